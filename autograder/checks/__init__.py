@@ -1,0 +1,26 @@
+"""Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure."""
+
+from autograder.checks.failure import CheckFailure
+from autograder.checks.hlo import COLLECTIVES, assert_collectives, assert_no_collectives, collectives_in, describe_collectives
+from autograder.checks.layout import (
+    Layout, assert_fully_replicated, assert_layout, assert_spec_equivalent, assert_tree_layouts, describe_layout,
+    is_same_layout, layout_hint, render_layout,
+)
+from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
+from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
+from autograder.checks.timing import (
+    TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, format_seconds,
+    measure_interleaved,
+)
+from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
+
+__all__ = [
+    "CheckFailure",
+    "COLLECTIVES", "collectives_in", "describe_collectives", "assert_collectives", "assert_no_collectives",
+    "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "format_spec",
+    "spec_problem", "assert_layout", "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
+    "is_allclose", "assert_allclose", "assert_tree_allclose",
+    "TimingStats", "measure_interleaved", "format_seconds", "assert_time_consistent", "assert_speedup_claim",
+    "assert_faster_verdict",
+    "is_type", "assert_type", "type_text", "normalise_axes",
+]

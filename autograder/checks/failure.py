@@ -1,0 +1,25 @@
+"""The exception every check raises: a message for the student, plus pictures for layouts."""
+
+from __future__ import annotations
+
+
+class CheckFailure(AssertionError):
+    """A check failed. ``str()`` is the message; layout checks also attach both block pictures."""
+
+    def __init__(self, message: str, expected_picture: str | None = None, found_picture: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.expected_picture = expected_picture
+        self.found_picture = found_picture
+
+    def __str__(self) -> str:
+        return self.message
+
+    def with_pictures(self) -> str:
+        """The message followed by the expected and found pictures, when there are any."""
+        parts = [self.message]
+        if self.expected_picture:
+            parts.append("Expected layout:\n" + self.expected_picture)
+        if self.found_picture:
+            parts.append("Found layout:\n" + self.found_picture)
+        return "\n\n".join(parts)

@@ -1,0 +1,220 @@
+"""Layouts (which block of an array each device holds), described in words and pictures, and their checks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, Union
+
+import jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from autograder.facts import Fact
+from autograder.checks.failure import CheckFailure
+from autograder.checks.found import leaf_name, quote, require_array, require_defined
+from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem
+from autograder.checks.picture import device_label, render_layout
+
+Block = tuple[tuple[int, int], ...]
+
+__all__ = [
+    "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "assert_layout",
+    "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
+]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An array's shape and, for each device id, the block it holds: ``((start, stop), ...)`` per dim."""
+
+    shape: tuple[int, ...]
+    blocks: dict[int, Block] = field(hash=False)
+
+    @classmethod
+    def of_fact(cls, fact: Fact, name: str = "the value") -> Layout:
+        """The layout the probe recorded for an array fact; a CheckFailure if it has none."""
+        fact = require_array(fact, name)
+        if fact.sharding is None:
+            raise CheckFailure(
+                f"{quote(name)} is {fact.describe()}, not a jax.Array on devices, so it has no layout"
+                " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))")
+        return cls(tuple(fact.shape), dict(fact.sharding.device_indices))
+
+    @classmethod
+    def of_spec(cls, mesh: MeshSpec | Mesh, spec: SpecLike, shape: Sequence[int]) -> Layout:
+        """The layout of ``NamedSharding(mesh, spec)`` for ``shape``; ValueError for an impossible spec."""
+        jax_mesh = mesh.build() if isinstance(mesh, MeshSpec) else mesh
+        problem = spec_problem(dict(jax_mesh.shape), spec, shape)
+        if problem:
+            raise ValueError(f"{format_spec(spec)} {problem}")
+        sharding = NamedSharding(jax_mesh, PartitionSpec(*spec_entries(spec)))
+        return cls._of_index_map(sharding.devices_indices_map(tuple(shape)), shape)
+
+    @classmethod
+    def of_array(cls, array: jax.Array) -> Layout:
+        """The layout of a live jax.Array."""
+        return cls._of_index_map(array.sharding.devices_indices_map(array.shape), array.shape)
+
+    @classmethod
+    def single_device(cls, device_id: int, shape: Sequence[int]) -> Layout:
+        """The whole array on one device."""
+        return cls(tuple(shape), {device_id: tuple((0, n) for n in shape)})
+
+    @classmethod
+    def replicated(cls, shape: Sequence[int], n_devices: int = 8) -> Layout:
+        """The whole array on each of devices ``0 .. n_devices - 1``."""
+        return cls(tuple(shape), {d: tuple((0, n) for n in shape) for d in range(n_devices)})
+
+    @classmethod
+    def _of_index_map(cls, index_map: dict, shape: Sequence[int]) -> Layout:
+        blocks = {
+            device.id: tuple(index.indices(size)[:2] for index, size in zip(indices, shape))
+            for device, indices in index_map.items()
+        }
+        return cls(tuple(shape), blocks)
+
+    @property
+    def devices(self) -> tuple[int, ...]:
+        return tuple(sorted(self.blocks))
+
+    def holders(self) -> dict[Block, tuple[int, ...]]:
+        """Each distinct block and the devices holding it."""
+        by_block: dict[Block, list[int]] = {}
+        for device, block in sorted(self.blocks.items()):
+            by_block.setdefault(block, []).append(device)
+        return {block: tuple(devices) for block, devices in by_block.items()}
+
+    def splits(self) -> tuple[int, ...]:
+        """How many distinct ranges each dimension is cut into."""
+        return tuple(len({block[d] for block in self.blocks.values()}) for d in range(len(self.shape)))
+
+
+def is_same_layout(a: Layout, b: Layout) -> bool:
+    """Same shape and every device holds the same block: P('a', None) and P('a') are one layout."""
+    return a.shape == b.shape and a.blocks == b.blocks
+
+
+def describe_layout(layout: Layout) -> str:
+    """The layout in words: "rows split into 4 blocks, each block replicated on 2 devices (8 devices)"."""
+    n_devices = len(layout.blocks)
+    if n_devices == 1:
+        return f"on 1 device ({device_label(layout.blocks)})"
+    holders = layout.holders()
+    if len(holders) == 1:
+        return f"fully replicated on {n_devices} devices"
+    copies = {len(devices) for devices in holders.values()}
+    splits = layout.splits()
+    if len(copies) > 1 or math.prod(splits) != len(holders):
+        return f"in {len(holders)} blocks held unevenly by {n_devices} devices"
+    cut = [(dim, ways) for dim, ways in enumerate(splits) if ways > 1]
+    words = [f"{_dim_name(dim, len(splits))} {'split ' if i == 0 else ''}into {ways} blocks"
+             for i, (dim, ways) in enumerate(cut)]
+    (count,) = copies
+    each = "each block on 1 device" if count == 1 else f"each block replicated on {count} devices"
+    return f"{' and '.join(words)}, {each} ({n_devices} devices)"
+
+
+def _dim_name(dim: int, ndim: int) -> str:
+    if ndim == 1:
+        return "the array"
+    if ndim == 2:
+        return ("rows", "columns")[dim]
+    return f"dimension {dim}"
+
+
+def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
+    """Fail unless the array ``found`` is laid out as ``expected`` (compared block by block)."""
+    fact = require_array(found, name)
+    layout = Layout.of_fact(fact, name)
+    if layout.shape != expected.shape:
+        hint = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
+        raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape}, found shape {layout.shape}{hint}")
+    if is_same_layout(layout, expected):
+        return
+    hint = layout_hint(expected, layout)
+    raise CheckFailure(
+        f"{quote(name)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
+        + (f" — {hint}" if hint else ""),
+        expected_picture=render_layout(expected), found_picture=render_layout(layout),
+    )
+
+
+def layout_hint(expected: Layout, found: Layout) -> str | None:
+    """The usual cause when ``found`` is a known confusion of ``expected``, else None."""
+    if set(found.blocks) != set(expected.blocks):
+        if len(found.blocks) == 1:
+            return "it sits on a single device: it was never placed on the mesh"
+        return (f"it is on devices {_ids(found.devices)}, not {_ids(expected.devices)}:"
+                " it was placed on another mesh or on only part of the devices")
+    found_splits, expected_splits = found.splits(), expected.splits()
+    if len(found.holders()) == 1:
+        return "every device holds the whole array: it is replicated, not sharded"
+    if len(expected.holders()) == 1:
+        return "it is sharded, but every device should hold the whole array (P() replicates)"
+    if found_splits != expected_splits and sorted(found_splits) == sorted(expected_splits):
+        wrong = ", ".join(
+            f"{_dim_name(d, len(found_splits))} {f} ways instead of {e}"
+            for d, (f, e) in enumerate(zip(found_splits, expected_splits)) if f != e)
+        return (f"the splits are swapped ({wrong}): the mesh axes are in the wrong order in the"
+                " PartitionSpec, or the mesh's shape is transposed")
+    if set(found.holders()) == set(expected.holders()):
+        return ("the blocks have the expected sizes but are held by other devices: check the order of the"
+                " mesh axes within one entry, e.g. ('a', 'b') versus ('b', 'a'), and the mesh's device order")
+    found_copies = len(found.blocks) // len(found.holders())
+    expected_copies = len(expected.blocks) // len(expected.holders())
+    if found_copies > expected_copies:
+        return (f"each block is held by {found_copies} devices instead of {expected_copies}: a dimension that"
+                " should be split is not (a mesh axis is missing from the PartitionSpec)")
+    if found_copies < expected_copies:
+        return (f"each block is held by {found_copies} device{'s' if found_copies > 1 else ''} instead of"
+                f" {expected_copies}: it is split over a mesh axis that should replicate it")
+    return None
+
+
+def _ids(devices: Sequence[int]) -> str:
+    return ", ".join(str(d) for d in devices)
+
+
+def assert_fully_replicated(found: Fact | None, name: str, n_devices: int = 8) -> None:
+    """Fail unless every one of devices ``0 .. n_devices - 1`` holds the whole array."""
+    fact = require_array(found, name)
+    assert_layout(fact, Layout.replicated(fact.shape, n_devices), name)
+
+
+def assert_spec_equivalent(
+    found_spec_fact: Fact | None, expected_spec: SpecLike, mesh: MeshSpec, shape: Sequence[int], name: str,
+) -> None:
+    """Fail unless the student's PartitionSpec lays out ``shape`` on ``mesh`` as ``expected_spec`` does."""
+    fact = require_defined(found_spec_fact, name)
+    if fact.kind != "spec":
+        raise CheckFailure(f"{quote(name)}: expected a PartitionSpec such as P('x', None), found {fact.describe()}")
+    problem = spec_problem(mesh.sizes, fact.spec, shape)
+    if problem:
+        raise CheckFailure(f"{quote(name)}: {format_spec(fact.spec)} {problem}")
+    expected = Layout.of_spec(mesh, expected_spec, shape)
+    found = Layout.of_spec(mesh, fact.spec, shape)
+    if is_same_layout(found, expected):
+        return
+    hint = layout_hint(expected, found)
+    raise CheckFailure(
+        f"{quote(name)}: expected a spec equivalent to {format_spec(expected_spec)} ({describe_layout(expected)}),"
+        f" found {format_spec(fact.spec)} ({describe_layout(found)})" + (f" — {hint}" if hint else ""),
+        expected_picture=render_layout(expected), found_picture=render_layout(found),
+    )
+
+
+ExpectedLayouts = Union[Sequence[Layout], Callable[[tuple[int, ...]], Layout]]
+
+
+def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str) -> None:
+    """Check each leaf of a tree fact (``jax.tree`` order) against a list of layouts, or a function
+    from the leaf's shape to its layout (e.g. ``Layout.replicated``)."""
+    fact = require_defined(found, name)
+    if fact.kind != "tree":
+        raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
+    if not callable(expected) and len(expected) != len(fact.leaves):
+        raise CheckFailure(f"{quote(name)}: expected {len(expected)} arrays, found {len(fact.leaves)}")
+    for index, leaf in enumerate(fact.leaves):
+        leaf_label = leaf_name(fact, name, index)
+        leaf = require_array(leaf, leaf_label)
+        assert_layout(leaf, expected(leaf.shape) if callable(expected) else expected[index], leaf_label)

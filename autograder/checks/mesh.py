@@ -1,0 +1,95 @@
+"""Meshes the grader builds (``MeshSpec``) and PartitionSpecs read as plain entries."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Sequence, Union
+
+import jax
+from jax.sharding import AxisType, Mesh, PartitionSpec
+
+AXIS_TYPES = {"auto": AxisType.Auto, "explicit": AxisType.Explicit}
+SpecEntries = tuple[Union[tuple[str, ...], None], ...]
+SpecLike = Union[PartitionSpec, Sequence[Union[str, Sequence[str], None]]]
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    """A device mesh as data: ``MeshSpec((4, 2), ("a", "b"), "auto").build()`` makes the jax Mesh."""
+
+    shape: tuple[int, ...]
+    axis_names: tuple[str, ...]
+    axis_types: str = "auto"
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", tuple(self.shape))
+        object.__setattr__(self, "axis_names", tuple(self.axis_names))
+        if len(self.shape) != len(self.axis_names):
+            raise ValueError(f"mesh shape {self.shape} and axis names {self.axis_names} differ in length")
+        if self.axis_types not in AXIS_TYPES:
+            raise ValueError(f"axis_types must be 'auto' or 'explicit', not {self.axis_types!r}")
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(zip(self.axis_names, self.shape))
+
+    def build(self) -> Mesh:
+        """The jax Mesh over the first ``prod(shape)`` devices (built once, then cached)."""
+        return _build(self)
+
+
+@functools.cache
+def _build(spec: MeshSpec) -> Mesh:
+    axis_types = (AXIS_TYPES[spec.axis_types],) * len(spec.shape)
+    devices = jax.devices()[: math.prod(spec.shape)]
+    return jax.make_mesh(spec.shape, spec.axis_names, axis_types=axis_types, devices=devices)
+
+
+def spec_entries(spec: SpecLike) -> SpecEntries:
+    """A PartitionSpec (or a fact's spec tuple) as one tuple of axis names, or None, per dimension."""
+    entries = []
+    for entry in spec:
+        if entry is None:
+            entries.append(None)
+        elif isinstance(entry, str):
+            entries.append((entry,))
+        else:
+            entries.append(tuple(entry) or None)
+    return tuple(entries)
+
+
+def format_spec(spec: SpecLike) -> str:
+    """``P('x', None)``, ``P(('a', 'b'),)``, ``P()``: how a spec reads in messages."""
+    parts = []
+    for entry in spec_entries(spec):
+        if entry is None:
+            parts.append("None")
+        elif len(entry) == 1:
+            parts.append(repr(entry[0]))
+        else:
+            parts.append("(" + ", ".join(repr(a) for a in entry) + ")")
+    if len(parts) == 1 and parts[0].startswith("("):
+        parts.append("")
+    return "P(" + ", ".join(parts).rstrip() + ")"
+
+
+def spec_problem(sizes: dict[str, int], spec: SpecLike, shape: Sequence[int]) -> str | None:
+    """Why ``spec`` cannot lay out an array of ``shape`` on a mesh with these axis sizes, or None."""
+    entries = spec_entries(spec)
+    if len(entries) > len(shape):
+        return f"has {len(entries)} entries, but the array has only {len(shape)} dimensions"
+    used: list[str] = []
+    for dim, entry in enumerate(entries):
+        for axis in entry or ():
+            if axis not in sizes:
+                known = ", ".join(repr(a) for a in sizes)
+                return f"names the mesh axis {axis!r}, but the mesh's axes are {known}"
+            if axis in used:
+                return f"uses the mesh axis {axis!r} for more than one dimension"
+            used.append(axis)
+        ways = math.prod(sizes[a] for a in entry or ())
+        if shape[dim] % ways:
+            return f"splits dimension {dim} (size {shape[dim]}) {ways} ways, which does not divide it evenly"
+    return None

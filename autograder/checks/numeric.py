@@ -1,0 +1,110 @@
+"""Value checks: a student's array (or number) against the values the grader computed itself."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
+import numpy as np
+
+from autograder.facts import Fact
+from autograder.checks.failure import CheckFailure
+from autograder.checks.found import leaf_name, quote, require_defined
+
+
+def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    """True when ``assert_allclose`` would pass."""
+    try:
+        assert_allclose(found, expected, "value", rtol=rtol, atol=atol)
+    except CheckFailure:
+        return False
+    return True
+
+
+def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """Fail unless ``found`` has the expected shape, kind of dtype and values (``np.isclose`` entry by entry)."""
+    expected = np.asarray(expected)
+    values = _found_values(found, name)
+    if values.shape != expected.shape:
+        hint = " — it looks transposed" if values.ndim > 1 and values.shape == expected.shape[::-1] else ""
+        raise CheckFailure(f"{quote(name)}: expected shape {expected.shape}, found shape {values.shape}{hint}")
+    if _kind(values.dtype) != _kind(expected.dtype):
+        raise CheckFailure(f"{quote(name)}: expected {_kind(expected.dtype)} values ({expected.dtype}),"
+                           f" found {_kind(values.dtype)} values ({values.dtype})")
+    wide = np.complex128 if _kind(expected.dtype) == "complex" else np.float64
+    got, want = values.astype(wide), expected.astype(wide)
+    close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    if close.all():
+        return
+    raise CheckFailure(f"{quote(name)}: {_mismatch(got, want, close)} (tolerance rtol={rtol:g}, atol={atol:g})"
+                       + _transposed_hint(got, want, rtol, atol))
+
+
+def assert_tree_allclose(found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """Check each leaf of a tree fact (``jax.tree`` order) against the expected arrays."""
+    fact = require_defined(found, name)
+    if fact.kind != "tree":
+        raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
+    if len(fact.leaves) != len(expected):
+        raise CheckFailure(f"{quote(name)}: expected {len(expected)} arrays, found {len(fact.leaves)}")
+    for index, (leaf, want) in enumerate(zip(fact.leaves, expected)):
+        assert_allclose(leaf, want, leaf_name(fact, name, index), rtol=rtol, atol=atol)
+
+
+def _found_values(found: Any, name: str) -> np.ndarray:
+    if not isinstance(found, Fact):
+        return np.asarray(found)
+    fact = require_defined(found, name)
+    if fact.kind == "array" and fact.values is not None:
+        return _typed(fact.values, fact.dtype)
+    if fact.kind == "value" and isinstance(fact.value, (int, float)) and not isinstance(fact.value, bool):
+        return np.asarray(fact.value)
+    if fact.kind == "value" and fact.type == "float" and fact.value in ("nan", "inf", "-inf"):
+        return np.asarray(float(fact.value))  # the probe records non-finite floats as text
+    raise CheckFailure(f"{quote(name)}: expected an array, found {fact.describe()}")
+
+
+def _typed(values: np.ndarray, dtype_name: str | None) -> np.ndarray:
+    """Values whose dtype a .npy file could not name (bfloat16 loads as raw bytes), viewed as that dtype."""
+    if values.dtype.kind != "V" or not dtype_name:
+        return values
+    try:
+        dtype = np.dtype(dtype_name)
+    except TypeError:
+        return values
+    return values.view(dtype) if dtype.itemsize == values.dtype.itemsize else values
+
+
+def _kind(dtype: np.dtype) -> str:
+    if dtype.kind == "c":
+        return "complex"
+    if dtype.kind == "f" or "float" in dtype.name:  # bfloat16 and float8 types have kind "V"
+        return "floating-point"
+    if dtype.kind in "iu":
+        return "integer"
+    if dtype.kind == "b":
+        return "boolean"
+    return dtype.name
+
+
+def _mismatch(got: np.ndarray, want: np.ndarray, close: np.ndarray) -> str:
+    bad = ~close
+    diff = np.abs(got - want)
+    finite = np.isfinite(diff) & bad
+    worst = f"{diff[finite].max():.6g}" if finite.any() else "nan"
+    if got.ndim == 0:
+        return f"expected {_number(want)}, found {_number(got)} (abs difference {worst})"
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    nan_note = f"; {int(np.isnan(got).sum())} found values are NaN" if np.isnan(got).any() else ""
+    return (f"{int(bad.sum())} of {got.size} values differ from the expected (max abs difference {worst}{nan_note});"
+            f" first at index {index}: expected {_number(want[index])}, found {_number(got[index])}")
+
+
+def _number(value) -> str:
+    return f"{value:.6g}" if np.isrealobj(value) else f"{complex(value):.6g}"
+
+
+def _transposed_hint(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
+    if got.ndim == 2 and got.shape[0] == got.shape[1] and np.allclose(got.T, want, rtol=rtol, atol=atol):
+        return " — the values are the transpose of the expected ones"
+    return ""

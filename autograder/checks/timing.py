@@ -1,0 +1,127 @@
+"""Timing the grader's own runs and checking students' timing claims against them.
+
+Why the tolerances are wide (measured with jax 0.10.2 on 2 cores, 8 virtual CPU devices; JAX_NOTES.md):
+
+- Sharding over virtual CPU devices does not speed code up: single ÷ sharded was 0.6–1.1 on an idle
+  machine, and another process burning a core shifted it by up to 40 %; on a heavily shared machine
+  single repeats ranged 0.43–2.9. So every measurement is warmed up, blocked, repeated, interleaved
+  (both sides see the same load) and summarised by its median.
+- A student's time is measured in another process at another moment, so it can only agree with ours
+  within a factor: 4× for a time per call, 2.5× for a ratio of two times (load affects both sides of
+  a ratio alike, so it varies less than either time).
+- The mistakes the checks must catch are far outside those factors: timing only the dispatch (the clock
+  stopped before ``jax.block_until_ready``) reads 100–1000× below the compute time, and timing the first
+  call includes compilation, many times the compute time of these small programs.
+- Whether sharding was "faster" cannot be called when the measured ratio is near 1, so inside a band
+  around 1 (0.8–1.25, the idle-machine spread) either answer passes.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import jax
+
+from autograder.checks.failure import CheckFailure
+from autograder.checks.found import found_bool, found_number, quote
+
+SPEEDUP_SELF_CONSISTENCY = 0.05  # the claimed ratio may differ from claimed_a / claimed_b by 5 %
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """Seconds per call: the median and every sample, in the order taken."""
+
+    median: float
+    samples: tuple[float, ...]
+
+
+def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, warmup: int = 2) -> dict[str, TimingStats]:
+    """Time each function ``repeats`` times, one call of each per round (order alternating between
+    rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
+    names = list(fns)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(warmup + repeats):
+        order = names if round_index % 2 == 0 else names[::-1]
+        for name in order:
+            start = time.perf_counter()
+            jax.block_until_ready(fns[name]())
+            elapsed = time.perf_counter() - start
+            if round_index >= warmup:
+                samples[name].append(elapsed)
+    return {name: TimingStats(statistics.median(s), tuple(s)) for name, s in samples.items()}
+
+
+def assert_time_consistent(claimed: Any, measured: float, name: str, factor: float = 4.0) -> None:
+    """Fail unless the claimed seconds per call are within ``factor`` of the grader's measurement."""
+    _require_positive(measured=measured)
+    seconds = found_number(claimed, name)
+    if seconds < measured / factor:
+        raise CheckFailure(
+            f"{quote(name)}: you report {format_seconds(seconds)} per call, but the grader measures"
+            f" {format_seconds(measured)} — more than {factor:g}× less. This looks like only the dispatch was"
+            " timed: call jax.block_until_ready on the result before stopping the clock (and time the jitted"
+            " function, after a warm-up call)")
+    if seconds > measured * factor:
+        raise CheckFailure(
+            f"{quote(name)}: you report {format_seconds(seconds)} per call, but the grader measures"
+            f" {format_seconds(measured)} — more than {factor:g}× more. The time probably includes compilation"
+            " (call the function once before starting the clock), or is a total rather than per call, or the"
+            " function was not jitted")
+
+
+def assert_speedup_claim(
+    claimed_speedup: Any, claimed_a: Any, claimed_b: Any, measured_ratio: float, name: str, factor: float = 2.5,
+    a_name: str = "the first time", b_name: str = "the second time",
+) -> None:
+    """Fail unless the claimed speedup equals claimed_a / claimed_b (within 5 %) and is within
+    ``factor`` of the grader's measured ratio."""
+    _require_positive(measured_ratio=measured_ratio)
+    speedup = found_number(claimed_speedup, name)
+    a, b = found_number(claimed_a, a_name), found_number(claimed_b, b_name)
+    own_ratio = a / b
+    if abs(speedup - own_ratio) > SPEEDUP_SELF_CONSISTENCY * own_ratio:
+        raise CheckFailure(
+            f"{quote(name)}: expected {quote(a_name)} / {quote(b_name)} = {format_seconds(a)} / {format_seconds(b)}"
+            f" = {own_ratio:.3g}, found {speedup:.3g}: the speedup must be computed from your two times")
+    low, high = measured_ratio / factor, measured_ratio * factor
+    if not low <= speedup <= high:
+        raise CheckFailure(
+            f"{quote(name)}: your speedup {speedup:.3g} is outside {low:.3g}–{high:.3g}, the range allowed around"
+            f" the grader's measured {measured_ratio:.3g} (a factor of {factor:g}): check that both times are"
+            " warm, blocked and per call")
+
+
+def assert_faster_verdict(claimed: Any, measured_ratio: float, name: str, band: tuple[float, float] = (0.8, 1.25)) -> None:
+    """Fail unless the claimed "sharded is faster" agrees with ``measured_ratio > 1`` (single ÷ sharded);
+    inside ``band`` the difference is within noise and either answer passes."""
+    _require_positive(measured_ratio=measured_ratio)
+    verdict = found_bool(claimed, name)
+    if band[0] <= measured_ratio <= band[1] or verdict == (measured_ratio > 1):
+        return
+    slower = "slower" if measured_ratio < 1 else "faster"
+    raise CheckFailure(
+        f"{quote(name)}: expected {measured_ratio > 1}, found {verdict}: the grader measured single ÷ sharded ="
+        f" {measured_ratio:.3g}, so the sharded code is clearly {slower} on this machine")
+
+
+def _require_positive(**values: float) -> None:
+    for key, value in values.items():
+        if not value > 0:
+            raise ValueError(f"{key} must be a positive number of seconds or a ratio, not {value!r}")
+
+
+def format_seconds(seconds: float) -> str:
+    """``12.3 ms``, ``45 µs``, ``1.2 s``."""
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.3g} µs"
+    return f"{seconds * 1e9:.3g} ns"

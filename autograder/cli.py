@@ -1,0 +1,85 @@
+"""The ``autograder`` command: assign, grade, check."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from autograder.devices import configure_grader_process
+
+
+def _limits(args):
+    from autograder.execute import Limits
+
+    return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout)
+
+
+def cmd_assign(args) -> int:
+    from autograder.assign import assign_lab
+    from autograder.lab import lab_ids, load_lab
+
+    stale = []
+    for lab_id in args.labs or lab_ids():
+        lab = load_lab(lab_id)
+        if not lab.solution_path.is_file():
+            print(f"{lab_id}: no solution notebook at {lab.solution_path}", file=sys.stderr)
+            return 2
+        outcome = assign_lab(lab.solution_path, lab.assignment_path, lab_id, check=args.check)
+        if outcome.changed:
+            stale.append(outcome.path)
+        verb = ("is stale" if args.check else "written") if outcome.changed else "is up to date"
+        print(f"{outcome.path} {verb}")
+    if args.check and stale:
+        print("assignments/ does not match solutions/: run `autograder assign`", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _grade(args, public_only: bool) -> int:
+    from autograder.grade import grade_notebook
+    from autograder.report import print_grade
+
+    result = grade_notebook(Path(args.notebook), args.lab, public_only, _limits(args), args.seed)
+    print_grade(result)
+    if getattr(args, "json", None):
+        Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
+    return 0 if result.status not in ("not a notebook", "unknown lab", "grader error") else 2
+
+
+def cmd_grade(args) -> int:
+    return _grade(args, public_only=False)
+
+
+def cmd_check(args) -> int:
+    return _grade(args, public_only=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autograder", description="Grade JAX parallelism lab notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    assign = sub.add_parser("assign", help="write assignments/ from solutions/")
+    assign.add_argument("labs", nargs="*", help="lab ids (default: every lab)")
+    assign.add_argument("--check", action="store_true", help="only report stale student notebooks; exit 1 if any")
+    assign.set_defaults(run=cmd_assign)
+
+    for name, run, text in (("grade", cmd_grade, "grade a notebook with every check"),
+                            ("check", cmd_check, "a student's self-check: public checks only")):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("notebook")
+        cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
+        cmd.add_argument("--timeout", type=float, default=600, help="seconds for the whole notebook (default 600)")
+        cmd.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
+        cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
+        if name == "grade":
+            cmd.add_argument("--json", help="write Gradescope's results.json here")
+        cmd.set_defaults(run=run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    configure_grader_process()
+    args = build_parser().parse_args(argv)
+    return args.run(args)

@@ -1,0 +1,228 @@
+"""Headless execution of a submission's plan in a fresh kernel, capturing facts after each task.
+
+The kernel runs the plan's cells with nbclient (errors allowed, so later tasks are still graded),
+with a timeout per cell, a deadline for the whole notebook and caps on output. After each task the
+probe writes that task's facts, which this process reads and validates at once, before any later
+student cell could touch them. A kernel that dies or hangs ends the run; facts read so far are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+
+from autograder.capture import TaskCapture, task_seed
+from autograder.facts import FactsError, TaskFacts, load_task_facts
+from autograder.kernel import PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
+from autograder.plan import CaptureTask, Plan, RunCell
+from autograder.probe import runtime
+
+TIMEOUT_ENAME = "CellTimeoutError"
+RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how loud a submission may be."""
+
+    cell_timeout: float = 120.0
+    total_timeout: float = 600.0
+    startup_timeout: float = 60.0
+    output_bytes_per_cell: int = 1_000_000
+    output_bytes_total: int = 8_000_000
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    label: str
+    origin: str
+    task: str | None
+    status: str  # "ok" | "error" | "timeout"
+    error: str | None
+    seconds: float
+    output_truncated: bool = False
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What running a submission produced: facts per task, and how the run went."""
+
+    status: str  # "completed" | "timeout" | "kernel died" | "kernel failed to start"
+    reason: str | None
+    ended_at: str | None
+    facts: dict[str, TaskFacts]
+    fact_errors: dict[str, str]
+    cells: tuple[CellOutcome, ...]
+    seconds: float
+    changes: tuple[str, ...] = field(default_factory=tuple)
+
+
+class _Hung(Exception):
+    """A cell that neither finished nor stopped when interrupted."""
+
+
+class _CappedClient(NotebookClient):
+    """nbclient's client, keeping at most a fixed amount of output per cell and in total."""
+
+    def __init__(self, nb, limits: Limits, **kwargs):
+        super().__init__(nb, **kwargs)
+        self.limits = limits
+        self.total_bytes = 0
+        self.cell_bytes = 0
+        self.truncated = False
+
+    def start_cell(self) -> None:
+        self.cell_bytes, self.truncated = 0, False
+
+    def output(self, outs, msg, display_id, cell_index):
+        size = len(str(msg.get("content", "")))
+        self.cell_bytes += size
+        self.total_bytes += size
+        if self.cell_bytes > self.limits.output_bytes_per_cell or self.total_bytes > self.limits.output_bytes_total:
+            self.truncated = True
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+
+class _Run:
+    """One execution: a kernel, its working directory and what has been learnt so far."""
+
+    def __init__(self, plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int, root: Path):
+        self.plan, self.captures, self.limits, self.seed = plan, captures, limits, seed
+        self.root = root
+        self.workdir = root / "work"
+        self.probe_dir = root / "probe"
+        self.facts_dir = root / "facts"
+        for d in (self.workdir, self.probe_dir, self.facts_dir):
+            d.mkdir()
+        shutil.copyfile(runtime.__file__, self.probe_dir / f"{PROBE_MODULE}.py")
+        self.km = HarnessKernelManager(self.workdir, root / "kernel.log")
+        self.facts: dict[str, TaskFacts] = {}
+        self.fact_errors: dict[str, str] = {}
+        self.cells: list[CellOutcome] = []
+        self.nb = nbformat.v4.new_notebook()
+        self.client = _CappedClient(
+            self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
+            interrupt_on_timeout=True, iopub_timeout=10, raise_on_iopub_timeout=False,
+            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
+                              "traceback": []},
+        )
+
+    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
+        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
+        cell = nbformat.v4.new_code_cell(source)
+        self.nb.cells.append(cell)
+        self.client.start_cell()
+        await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
+        return cell
+
+    async def execute(self) -> tuple[str, str | None, str | None]:
+        await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+        async with self.client.async_setup_kernel():
+            cell = await self.run_code(startup_code(str(self.probe_dir)), self.limits.startup_timeout)
+            if _error_of(cell):
+                return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
+            for step in self.plan.steps:
+                if isinstance(step, CaptureTask):
+                    await self.capture(step.task)
+                else:
+                    timed_out = await self.run_cell(step)
+                    if timed_out and not await self.responsive():
+                        return "timeout", f"{step.label} did not stop when interrupted", step.label
+        return "completed", None, None
+
+    async def run_cell(self, step: RunCell) -> bool:
+        started = time.monotonic()
+        try:
+            cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
+        except asyncio.TimeoutError:
+            raise _Hung(step.label) from None
+        error = _error_of(cell)
+        status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
+        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error,
+                                      time.monotonic() - started, self.client.truncated))
+        return status == "timeout"
+
+    async def responsive(self) -> bool:
+        """After an interrupted cell: does the kernel answer again within a few seconds?"""
+        try:
+            await self.run_code("pass", 15)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def capture(self, task: str) -> None:
+        capture = self.captures.get(task, TaskCapture(task))
+        out = self.facts_dir / task
+        cell = await self.run_code(probe_code(capture.manifest(str(out), task_seed(self.seed, task))),
+                                   self.limits.cell_timeout + 30)
+        try:
+            self.facts[task] = load_task_facts(out, task)
+        except FactsError as exc:
+            self.fact_errors[task] = str(exc) + (f" ({_error_of(cell)})" if _error_of(cell) else "")
+        shutil.rmtree(out, ignore_errors=True)
+
+    def died_reason(self) -> str:
+        log = self.km.log_tail()
+        if any(sign in log for sign in RENDEZVOUS_SIGNS):
+            return ("the kernel was aborted by XLA: a jitted program with collectives was started while "
+                    "another was still running (call jax.block_until_ready on each step of a loop)")
+        for sign, words in (("MemoryError", "it ran out of memory"), ("RESOURCE_EXHAUSTED", "it ran out of memory"),
+                            ("Segmentation fault", "it crashed (segmentation fault)")):
+            if sign in log:
+                return f"the kernel died: {words}"
+        return "the kernel died (it exited or was killed)"
+
+    async def shutdown(self) -> None:
+        try:
+            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
+        except Exception:
+            pass
+
+
+def _error_of(cell) -> str | None:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return f"{out.get('ename')}: {out.get('evalue')}"[:2000]
+    return None
+
+
+def _current_label(run: _Run) -> str | None:
+    executed = len(run.cells)
+    cells = [s for s in run.plan.steps if isinstance(s, RunCell)]
+    return cells[executed].label if executed < len(cells) else None
+
+
+async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int) -> Execution:
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="autograder-"))
+    run = _Run(plan, captures, limits, seed, root)
+    try:
+        status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
+    except _Hung as hung:
+        status, ended_at = "timeout", str(hung)
+        reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
+    except asyncio.TimeoutError:
+        status, ended_at = "timeout", _current_label(run)
+        reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
+    except DeadKernelError:
+        status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
+    except RuntimeError as exc:  # the kernel did not start or its client lost it
+        status, reason, ended_at = "kernel failed to start", str(exc), None
+    finally:
+        await run.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
+    return Execution(status, reason, ended_at, run.facts, run.fact_errors, tuple(run.cells),
+                     time.monotonic() - started, plan.changes)
+
+
+def execute_plan(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int) -> Execution:
+    return asyncio.run(execute_plan_async(plan, captures, limits, seed))

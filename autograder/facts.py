@@ -1,0 +1,309 @@
+"""Facts: what the harness read from the student's kernel, as validated plain data.
+
+The probe (``autograder/probe/runtime.py``) runs in the untrusted kernel and writes, after each task,
+``facts.json`` plus ``.npy`` files (never pickles). This module turns that plain data into frozen
+dataclasses for the graders, validating every field on the way: a malformed or forged file raises
+``FactsError`` and the task is graded as having no facts.
+
+JSON shape of one captured object (a "fact"):
+
+- ``{"kind": "missing", "error": "NameError: name 'y' is not defined"}``
+- ``{"kind": "value", "type": "float", "value": 0.5}`` — None, bool, int, float, str
+- ``{"kind": "spec", "type": "PartitionSpec", "spec": [["a"], null]}`` — a PartitionSpec
+  (``NamedSharding`` objects are recorded as their spec with ``"type": "NamedSharding"``)
+- ``{"kind": "array", "type": "jax.Array", "shape": [...], "dtype": "float32", "values": "t1/y.npy",
+  "sharding": {...} | null, "typeof": {...} | null}``
+- ``{"kind": "tree", "type": "list", "treedef": "...", "paths": ["[0][1]", ...], "leaves": [fact, ...]}``
+  — a list/tuple/dict, flattened in ``jax.tree`` order, each leaf with its key path
+- ``{"kind": "function", "type": "..."}`` — a callable (its behaviour is captured by calls)
+- ``{"kind": "other", "type": "...", "repr": "..."}`` — anything else
+
+A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...], "shape": [...],
+"axis_types": [...], "device_ids": nested list}, "spec": [...] , "device_indices": {"0":
+[[start, stop], ...], ...}}``. A type: ``{"str": "float32[4@x,16@y]", "shape": [...], "dtype":
+"float32", "sharded_axes": [[...] | null, ...]}``.
+
+A call (a student function run by the probe on inputs the grader chose):
+``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_FACTS_JSON_BYTES = 64 * 1024 * 1024
+MAX_TEXT = 4 * 1024 * 1024
+PRIMITIVE_TYPES = (type(None), bool, int, float, str)
+Block = tuple[tuple[int, int], ...]
+
+
+class FactsError(ValueError):
+    """The kernel's facts file is missing, malformed or inconsistent."""
+
+
+@dataclass(frozen=True)
+class MeshFact:
+    axis_names: tuple[str, ...]
+    shape: tuple[int, ...]
+    axis_types: tuple[str, ...]
+    device_ids: np.ndarray = field(compare=False)
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(zip(self.axis_names, self.shape))
+
+
+@dataclass(frozen=True)
+class ShardingFact:
+    """Where each block of an array lives: device id -> ((start, stop) per dimension)."""
+
+    kind: str
+    repr: str
+    device_indices: dict[int, Block]
+    mesh: MeshFact | None = None
+    spec: tuple[tuple[str, ...] | None, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TypeFact:
+    """The JAX-level type, ``jax.typeof``: shape, dtype and which mesh axes shard each dimension."""
+
+    text: str
+    shape: tuple[int, ...]
+    dtype: str
+    sharded_axes: tuple[tuple[str, ...] | None, ...] | None
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One object read from the kernel. ``kind`` says which of the optional fields are set."""
+
+    kind: str
+    type: str = ""
+    value: Any = None
+    error: str | None = None
+    spec: tuple[tuple[str, ...] | None, ...] | None = None
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    values: np.ndarray | None = field(default=None, compare=False, repr=False)
+    sharding: ShardingFact | None = None
+    typeof: TypeFact | None = None
+    leaves: tuple["Fact", ...] = ()
+    paths: tuple[str, ...] = ()
+    treedef: str = ""
+    repr: str = ""
+
+    @property
+    def is_missing(self) -> bool:
+        return self.kind == "missing"
+
+    def describe(self) -> str:
+        """A short description for messages: 'a float32[4,16] array', 'a float', 'undefined'."""
+        if self.kind == "missing":
+            return "undefined"
+        if self.kind == "array":
+            dims = ",".join(str(d) for d in self.shape or ())
+            return f"a {self.type} {self.dtype}[{dims}]"
+        if self.kind == "value":
+            return f"{self.type} {self.value!r}"
+        if self.kind == "tree":
+            return f"a {self.type} of {len(self.leaves)} arrays"
+        return f"a {self.type}"
+
+
+@dataclass(frozen=True)
+class CallFact:
+    """A student function called by the probe on the grader's inputs."""
+
+    output: Fact
+    stdout: str
+    error: str | None
+    hlo: str | None
+    hlo_error: str | None
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """Everything read right after one task's cells."""
+
+    task: str
+    names: dict[str, Fact]
+    calls: dict[str, CallFact]
+    error: str | None = None
+
+    def get(self, name: str) -> Fact:
+        return self.names.get(name, Fact(kind="missing", error=f"{name} was not captured"))
+
+
+def load_task_facts(directory: Path, task: str) -> TaskFacts:
+    """Read and validate ``directory/facts.json`` written by the probe for ``task``."""
+    path = directory / "facts.json"
+    if not path.is_file():
+        raise FactsError(f"no facts were written for {task}")
+    if path.stat().st_size > MAX_FACTS_JSON_BYTES:
+        raise FactsError(f"the facts of {task} are larger than {MAX_FACTS_JSON_BYTES} bytes")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FactsError(f"the facts of {task} are not valid JSON: {exc}") from None
+    reader = _Reader(directory)
+    _require(isinstance(raw, dict) and raw.get("task") == task, f"the facts file is not for {task}")
+    names = reader.mapping(raw.get("names", {}), reader.fact)
+    calls = reader.mapping(raw.get("calls", {}), reader.call)
+    error = raw.get("error")
+    _require(error is None or isinstance(error, str), "bad probe error")
+    return TaskFacts(task=task, names=names, calls=calls, error=_text(error))
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise FactsError(message)
+
+
+def _text(value: Any, limit: int = MAX_TEXT) -> str | None:
+    if value is None:
+        return None
+    _require(isinstance(value, str), f"expected text, found {type(value).__name__}")
+    return value[:limit]
+
+
+class _Reader:
+    """Validating conversion of the probe's JSON into dataclasses; arrays read without pickles."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory.resolve()
+
+    def mapping(self, raw: Any, convert) -> dict:
+        _require(isinstance(raw, dict), "expected a mapping")
+        return {str(key): convert(value) for key, value in raw.items()}
+
+    def fact(self, raw: Any) -> Fact:
+        _require(isinstance(raw, dict), "a fact must be a mapping")
+        kind = raw.get("kind")
+        type_name = _text(raw.get("type", "")) or ""
+        if kind == "missing":
+            return Fact(kind="missing", error=_text(raw.get("error", "")))
+        if kind == "value":
+            value = raw.get("value")
+            _require(isinstance(value, PRIMITIVE_TYPES), "a value fact must be a primitive")
+            return Fact(kind="value", type=type_name, value=value)
+        if kind == "spec":
+            return Fact(kind="spec", type=type_name, spec=self.spec(raw.get("spec")))
+        if kind == "array":
+            return self.array(raw, type_name)
+        if kind == "tree":
+            leaves = raw.get("leaves")
+            paths = raw.get("paths", [])
+            _require(isinstance(leaves, list) and isinstance(paths, list) and len(paths) == len(leaves)
+                     and all(isinstance(p, str) for p in paths), "a tree needs leaves and their paths")
+            return Fact(kind="tree", type=type_name, leaves=tuple(self.fact(leaf) for leaf in leaves),
+                        paths=tuple(paths), treedef=_text(raw.get("treedef", "")) or "")
+        if kind in ("function", "other"):
+            return Fact(kind=kind, type=type_name, repr=_text(raw.get("repr", ""), 2000) or "")
+        raise FactsError(f"unknown fact kind {kind!r}")
+
+    def array(self, raw: dict, type_name: str) -> Fact:
+        shape = self.shape(raw.get("shape"))
+        dtype = _text(raw.get("dtype"))
+        values = self.npy(raw.get("values"))
+        _require(values.shape == shape, f"array values have shape {values.shape}, expected {shape}")
+        sharding = raw.get("sharding")
+        typeof = raw.get("typeof")
+        return Fact(
+            kind="array", type=type_name, shape=shape, dtype=dtype, values=values,
+            sharding=None if sharding is None else self.sharding(sharding, shape),
+            typeof=None if typeof is None else self.type_fact(typeof),
+        )
+
+    def npy(self, relative: Any) -> np.ndarray:
+        _require(isinstance(relative, str), "array values must name a .npy file")
+        path = (self.directory / relative).resolve()
+        _require(path.is_relative_to(self.directory) and path.suffix == ".npy",
+                 f"array file {relative!r} is outside the facts directory")
+        try:
+            return np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise FactsError(f"cannot read {relative}: {exc}") from None
+
+    def shape(self, raw: Any) -> tuple[int, ...]:
+        _require(isinstance(raw, list) and all(isinstance(d, int) and d >= 0 for d in raw),
+                 "a shape must be a list of non-negative ints")
+        return tuple(raw)
+
+    def spec(self, raw: Any) -> tuple[tuple[str, ...] | None, ...]:
+        _require(isinstance(raw, list), "a PartitionSpec must be a list")
+        entries = []
+        for entry in raw:
+            if entry is None:
+                entries.append(None)
+            else:
+                _require(isinstance(entry, list) and all(isinstance(a, str) for a in entry),
+                         "a PartitionSpec entry must be null or a list of axis names")
+                entries.append(tuple(entry))
+        return tuple(entries)
+
+    def sharding(self, raw: Any, shape: tuple[int, ...]) -> ShardingFact:
+        _require(isinstance(raw, dict), "a sharding must be a mapping")
+        indices = raw.get("device_indices")
+        _require(isinstance(indices, dict) and indices, "a sharding needs device_indices")
+        device_indices = {}
+        for device, block in indices.items():
+            _require(str(device).isdigit(), "device ids must be integers")
+            _require(isinstance(block, list) and len(block) == len(shape), "a block needs one range a dimension")
+            ranges = []
+            for dim_range, size in zip(block, shape):
+                _require(isinstance(dim_range, list) and len(dim_range) == 2
+                         and all(isinstance(v, int) for v in dim_range)
+                         and 0 <= dim_range[0] <= dim_range[1] <= size, "bad block range")
+                ranges.append((dim_range[0], dim_range[1]))
+            device_indices[int(device)] = tuple(ranges)
+        mesh = raw.get("mesh")
+        spec = raw.get("spec")
+        return ShardingFact(
+            kind=_text(raw.get("kind", "")) or "", repr=_text(raw.get("repr", ""), 2000) or "",
+            device_indices=device_indices,
+            mesh=None if mesh is None else self.mesh(mesh),
+            spec=None if spec is None else self.spec(spec),
+        )
+
+    def mesh(self, raw: Any) -> MeshFact:
+        _require(isinstance(raw, dict), "a mesh must be a mapping")
+        names = raw.get("axis_names")
+        _require(isinstance(names, list) and all(isinstance(n, str) for n in names), "bad mesh axis names")
+        shape = self.shape(raw.get("shape"))
+        types = raw.get("axis_types", [])
+        _require(isinstance(types, list) and all(isinstance(t, str) for t in types), "bad axis types")
+        device_ids = np.asarray(raw.get("device_ids"), dtype=np.int64)
+        _require(device_ids.shape == shape and len(names) == len(shape), "mesh shape mismatch")
+        return MeshFact(tuple(names), shape, tuple(types), device_ids)
+
+    def type_fact(self, raw: Any) -> TypeFact:
+        _require(isinstance(raw, dict), "a type must be a mapping")
+        axes = raw.get("sharded_axes")
+        return TypeFact(
+            text=_text(raw.get("str", ""), 1000) or "",
+            shape=self.shape(raw.get("shape")),
+            dtype=_text(raw.get("dtype", "")) or "",
+            sharded_axes=None if axes is None else self.spec(axes),
+        )
+
+    def call(self, raw: Any) -> CallFact:
+        _require(isinstance(raw, dict), "a call must be a mapping")
+        return CallFact(
+            output=self.fact(raw.get("output", {"kind": "missing", "error": "no output"})),
+            stdout=_text(raw.get("stdout", ""), 200_000) or "",
+            error=_text(raw.get("error")),
+            hlo=_text(raw.get("hlo")),
+            hlo_error=_text(raw.get("hlo_error")),
+        )
+
+
+def is_finite_number(value: Any) -> bool:
+    """True for an int or float (not bool) that is finite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

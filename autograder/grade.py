@@ -1,0 +1,59 @@
+"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from autograder.execute import Limits, execute_plan
+from autograder.grading import CheckResult, GraderError, run_graders
+from autograder.lab import LabError, lab_of_notebook, load_lab
+from autograder.plan import build_plan
+from autograder.results import GradeResult, TaskResult
+from autograder.submission import NotANotebook, read_submission
+
+
+def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
+                   limits: Limits = Limits(), seed: int | None = None) -> GradeResult:
+    """The grade of one submission. Never raises for a bad submission: the status says what went wrong."""
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    try:
+        nb = read_submission(path)
+    except NotANotebook as exc:
+        return GradeResult(lab_id, str(path), "not a notebook", str(exc), 0.0, seed=seed)
+    found_lab = lab_of_notebook(nb)
+    lab_id = lab_id or found_lab
+    if lab_id is None:
+        return GradeResult(None, str(path), "unknown lab",
+                           "the notebook does not say which lab it is; pass --lab", 0.0, seed=seed)
+    try:
+        lab = load_lab(lab_id)
+        template = lab.template
+    except LabError as exc:
+        return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed)
+    notes = ()
+    if found_lab is not None and found_lab != lab_id:
+        notes = (f"the notebook says it is {found_lab}; it was graded as {lab_id}",)
+    plan = build_plan(template, nb)
+    execution = execute_plan(plan, lab.captures, limits, seed)
+    try:
+        checks = run_graders(lab, execution, seed, public_only)
+    except GraderError as exc:
+        return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed)
+    status = "graded" if execution.status == "completed" else execution.status
+    tasks = _by_task(lab.tasks, checks, public_only)
+    return GradeResult(
+        lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
+        max_score=sum(t.max_score for t in tasks), tasks=tasks, ended_at=execution.ended_at, changes=execution.changes,
+        cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
+        seed=seed, seconds=execution.seconds, public_only=public_only, notes=notes,
+    )
+
+
+def _by_task(tasks, checks: list[CheckResult], public_only: bool) -> tuple[TaskResult, ...]:
+    """Checks grouped by task; a self-check (public checks only) is out of the public points alone."""
+    results = []
+    for task in tasks:
+        mine = tuple(c for c in checks if c.task == task.id)
+        results.append(TaskResult(task.id, sum(c.points for c in mine) if public_only else task.points, mine))
+    return tuple(results)

@@ -1,0 +1,149 @@
+"""Running a lab's pytest graders in this (trusted) process against the facts of one submission.
+
+The graders are plain pytest files: one test per gradable fact, marked with its task, its points and
+whether it is hidden. They receive the submission through the ``submission`` fixture this plugin
+provides, and fail with ``CheckFailure`` messages that the student reads. No conftest.py is read and
+nothing under the submission's directory is ever given to pytest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+
+import pytest
+
+from autograder.capture import Call, task_seed
+from autograder.checks import CheckFailure
+from autograder.execute import Execution
+from autograder.facts import CallFact, Fact, TaskFacts
+from autograder.lab import Lab
+
+MARKERS = (
+    "task(id): the lab task a check belongs to",
+    "points(n): what a check is worth",
+    "hidden: a check the student's self-check does not run, and whose message the student does not see",
+)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    task: str
+    name: str
+    title: str
+    points: float
+    passed: bool
+    message: str
+    hidden: bool
+    grader_error: bool = False
+    expected_picture: str | None = None
+    found_picture: str | None = None
+
+    @property
+    def score(self) -> float:
+        return self.points if self.passed else 0.0
+
+
+class Submission:
+    """The facts of one submission as the graders see them, by task."""
+
+    def __init__(self, lab: Lab, execution: Execution, seed: int):
+        self.lab, self.execution, self.seed_value = lab, execution, seed
+
+    def task(self, task: str) -> TaskFacts:
+        facts = self.execution.facts.get(task)
+        if facts is not None:
+            return facts
+        if task in self.execution.fact_errors:
+            raise CheckFailure(f"nothing could be read after task {task}: {self.execution.fact_errors[task]}")
+        ended = self.execution.ended_at or "an earlier cell"
+        raise CheckFailure(f"the notebook stopped before task {task} was reached "
+                           f"({self.execution.status} at {ended}: {self.execution.reason})")
+
+    def name(self, task: str, name: str) -> Fact:
+        """The object bound to ``name`` right after ``task``; fails when it is not defined."""
+        fact = self.task(task).get(name)
+        if fact.is_missing:
+            raise CheckFailure(f"`{name}` is not defined after task {task}")
+        return fact
+
+    def call(self, task: str, call_id: str) -> CallFact:
+        """The result of the grader's call of a student function; fails when the call raised."""
+        call = self.task(task).calls.get(call_id)
+        if call is None:
+            raise CheckFailure(f"the grader could not call the function of task {task}")
+        if call.output.is_missing or call.error:
+            raise CheckFailure(f"calling it on the grader's inputs failed: {call.error or call.output.error}")
+        return call
+
+    def seed(self, task: str) -> int:
+        return task_seed(self.seed_value, task)
+
+    def inputs(self, task: str, call_id: str) -> list:
+        """The exact inputs the probe built for a call, rebuilt here from the same seed."""
+        call: Call = next(c for c in self.lab.captures[task].calls if c.id == call_id)
+        return [arg.build(self.seed(task)) for arg in call.args]
+
+
+class _GraderPlugin:
+    def __init__(self, submission: Submission):
+        self._submission = submission
+        self.results: list[CheckResult] = []
+        self.collection_errors: list[str] = []
+
+    def pytest_configure(self, config):
+        for line in MARKERS:
+            config.addinivalue_line("markers", line)
+
+    @pytest.fixture(scope="session")
+    def submission(self) -> Submission:
+        return self._submission
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(str(report.longrepr)[-4000:])
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.results.append(_result(item, call.excinfo))
+
+
+def _result(item, excinfo) -> CheckResult:
+    task = item.get_closest_marker("task")
+    points = item.get_closest_marker("points")
+    if task is None or points is None:
+        raise pytest.UsageError(f"{item.nodeid} needs @pytest.mark.task and @pytest.mark.points")
+    title = (item.function.__doc__ or item.name).strip().splitlines()[0]
+    common = dict(task=task.args[0], name=item.name, title=title, points=float(points.args[0]),
+                  hidden=item.get_closest_marker("hidden") is not None)
+    if excinfo is None:
+        return CheckResult(passed=True, message="", **common)
+    error = excinfo.value
+    if isinstance(error, CheckFailure):
+        return CheckResult(passed=False, message=str(error), expected_picture=error.expected_picture,
+                           found_picture=error.found_picture, **common)
+    if isinstance(error, AssertionError):
+        return CheckResult(passed=False, message=str(error).split("\nassert")[0] or "check failed", **common)
+    return CheckResult(passed=False, grader_error=True,
+                       message=f"the check could not run: {type(error).__name__}: {error}", **common)
+
+
+class GraderError(RuntimeError):
+    """The lab's graders could not be collected: a problem of the lab, not of the submission."""
+
+
+def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False) -> list[CheckResult]:
+    plugin = _GraderPlugin(Submission(lab, execution, seed))
+    args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
+            "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore"]
+    if public_only:
+        args += ["-m", "not hidden"]
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        code = pytest.main(args, plugins=[plugin])
+    if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])
+    return plugin.results

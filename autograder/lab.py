@@ -1,0 +1,87 @@
+"""A lab: its solution and student notebooks, its tasks and points, what to capture, and its graders."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import nbformat
+
+from autograder.capture import TaskCapture
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+LABS_PACKAGE = PACKAGE_DIR / "labs"
+
+
+class LabError(LookupError):
+    """No such lab, or the lab's files are missing."""
+
+
+def project_root() -> Path:
+    """Where ``solutions/`` and ``assignments/`` live: ``$AUTOGRADER_ROOT`` or this checkout."""
+    return Path(os.environ.get("AUTOGRADER_ROOT", PACKAGE_DIR.parent)).resolve()
+
+
+def lab_ids() -> list[str]:
+    return sorted(p.name for p in LABS_PACKAGE.iterdir() if (p / "__init__.py").is_file())
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    points: float
+
+
+@dataclass(frozen=True)
+class Lab:
+    id: str
+    root: Path
+
+    @property
+    def solution_path(self) -> Path:
+        return self.root / "solutions" / self.id / f"{self.id}.ipynb"
+
+    @property
+    def assignment_path(self) -> Path:
+        return self.root / "assignments" / self.id / f"{self.id}.ipynb"
+
+    @property
+    def grader_path(self) -> Path:
+        return LABS_PACKAGE / self.id / f"test_{self.id}.py"
+
+    @cached_property
+    def template(self) -> nbformat.NotebookNode:
+        """The student notebook as ``assign`` wrote it: the trusted version of every locked cell."""
+        if not self.assignment_path.is_file():
+            raise LabError(f"{self.assignment_path} is missing: run `autograder assign`")
+        return nbformat.read(self.assignment_path, as_version=4)
+
+    @cached_property
+    def tasks(self) -> tuple[Task, ...]:
+        meta = self.template.metadata.get("autograder", {})
+        return tuple(Task(t["id"], float(t["points"])) for t in meta.get("tasks", []))
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.points for t in self.tasks)
+
+    @cached_property
+    def captures(self) -> dict[str, TaskCapture]:
+        module = importlib.import_module(f"autograder.labs.{self.id}")
+        return {c.task: c for c in module.CAPTURES}
+
+
+def load_lab(lab_id: str) -> Lab:
+    if lab_id not in lab_ids():
+        raise LabError(f"unknown lab {lab_id!r}; labs: {', '.join(lab_ids())}")
+    return Lab(lab_id, project_root())
+
+
+def lab_of_notebook(nb: nbformat.NotebookNode) -> str | None:
+    """The lab id ``assign`` wrote into a notebook's metadata, if it survived."""
+    meta = nb.metadata.get("autograder")
+    lab = meta.get("lab") if isinstance(meta, dict) else None
+    return lab if isinstance(lab, str) and lab in lab_ids() else None

@@ -1,0 +1,227 @@
+"""The probe: imported into the student's kernel before any student cell, it records facts as plain data.
+
+This file runs in the untrusted kernel, so it holds no answers and no checks: it only describes what
+it finds (values as ``.npy`` without pickles, layouts, types, compiled HLO) and calls student functions
+on inputs whose seed the grader chooses at grading time. It imports nothing from ``autograder``: the
+harness copies it into the kernel as a standalone module. The grader imports ``make_input`` from here
+to rebuild the very same inputs in its own process.
+
+References to the library functions it uses are taken at import, before student code runs, so a
+notebook that later patches ``jax.typeof`` or ``numpy.save`` does not change what is recorded.
+"""
+
+import contextlib
+import io
+import json
+import math
+import os
+import shutil
+import traceback
+
+import jax
+import numpy as np
+
+_typeof = jax.typeof
+_device_get = jax.device_get
+_tree_flatten_with_path = jax.tree_util.tree_flatten_with_path
+_keystr = jax.tree_util.keystr
+_jit = jax.jit
+_device_put = jax.device_put
+_set_mesh = jax.set_mesh
+_make_mesh = jax.make_mesh
+_np_save = np.save
+_np_asarray = np.asarray
+_json_dumps = json.dumps
+_Array = jax.Array
+_PartitionSpec = jax.sharding.PartitionSpec
+_NamedSharding = jax.sharding.NamedSharding
+_AxisType = jax.sharding.AxisType
+
+MAX_ARRAY_BYTES = 256 * 1024 * 1024
+MAX_TEXT = 1024 * 1024
+MAX_TREE_LEAVES = 256
+
+
+def make_mesh(spec):
+    """A mesh from ``{"shape": [...], "axis_names": [...], "axis_types": "auto" | "explicit"}``."""
+    axis_type = _AxisType.Explicit if spec.get("axis_types", "auto") == "explicit" else _AxisType.Auto
+    shape = tuple(spec["shape"])
+    return _make_mesh(shape, tuple(spec["axis_names"]), axis_types=(axis_type,) * len(shape))
+
+
+def make_input(spec, seed):
+    """The array an input spec describes: fresh values from ``(seed, spec["key"])``, then placed."""
+    rng = np.random.default_rng([int(seed), int(spec.get("key", 0))])
+    shape = tuple(spec["shape"])
+    dist = spec.get("dist", "normal")
+    if dist == "uniform":
+        values = rng.uniform(spec.get("low", 0.0), spec.get("high", 1.0), size=shape)
+    elif dist == "arange":
+        values = np.arange(math.prod(shape)).reshape(shape)
+    else:
+        values = rng.standard_normal(shape) * spec.get("scale", 1.0)
+    values = values.astype(spec.get("dtype", "float32"))
+    placement = spec.get("sharding")
+    if placement is None:
+        return values
+    mesh = make_mesh(placement["mesh"])
+    spec_entries = [tuple(e) if isinstance(e, list) else e for e in placement["spec"]]
+    return _device_put(values, _NamedSharding(mesh, _PartitionSpec(*spec_entries)))
+
+
+def capture(manifest_json, namespace):
+    """Record the facts a task's manifest asks for into ``<out>/facts.json``."""
+    manifest = json.loads(manifest_json)
+    out = manifest["out"]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    recorder = _Recorder(out)
+    facts = {"task": manifest["task"], "names": {}, "calls": {}, "error": None}
+    try:
+        for name in manifest.get("names", []):
+            facts["names"][name] = recorder.named(name, namespace)
+        for call in manifest.get("calls", []):
+            facts["calls"][call["id"]] = recorder.call(call, namespace, manifest["seed"])
+    except Exception:
+        facts["error"] = traceback.format_exc(limit=5)[-MAX_TEXT:]
+    with open(os.path.join(out, "facts.json"), "w", encoding="utf-8") as handle:
+        handle.write(_json_dumps(facts))
+
+
+def _short_error(exc):
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+class _Recorder:
+    """Turns kernel objects into JSON-ready facts, writing array values as ``.npy`` files."""
+
+    def __init__(self, out):
+        self.out = out
+        self.count = 0
+
+    def named(self, name, namespace):
+        if name not in namespace:
+            return {"kind": "missing", "error": f"NameError: name '{name}' is not defined"}
+        try:
+            return self.fact(namespace[name])
+        except Exception as exc:
+            return {"kind": "other", "type": type(namespace[name]).__name__, "repr": _short_error(exc)}
+
+    def fact(self, obj, depth=0):
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            if isinstance(obj, float) and not math.isfinite(obj):
+                return {"kind": "value", "type": "float", "value": str(obj)}
+            return {"kind": "value", "type": type(obj).__name__, "value": obj if not isinstance(obj, str) else obj[:MAX_TEXT]}
+        if isinstance(obj, np.generic) and obj.ndim == 0 and obj.dtype.kind in "biuf":
+            return self.fact(obj.item(), depth)
+        if isinstance(obj, _PartitionSpec):
+            return {"kind": "spec", "type": "PartitionSpec", "spec": _spec_entries(obj)}
+        if isinstance(obj, _NamedSharding):
+            return {"kind": "spec", "type": "NamedSharding", "spec": _spec_entries(obj.spec)}
+        if isinstance(obj, (_Array, np.ndarray)):
+            return self.array(obj)
+        if isinstance(obj, (list, tuple, dict)) and depth == 0:
+            return self.tree(obj)
+        if callable(obj):
+            return {"kind": "function", "type": type(obj).__name__, "repr": repr(obj)[:200]}
+        return {"kind": "other", "type": type(obj).__name__, "repr": repr(obj)[:200]}
+
+    def tree(self, obj):
+        leaves, treedef = _tree_flatten_with_path(obj)
+        if len(leaves) > MAX_TREE_LEAVES:
+            return {"kind": "other", "type": type(obj).__name__, "repr": f"a tree of {len(leaves)} leaves"}
+        return {
+            "kind": "tree", "type": type(obj).__name__, "treedef": str(treedef)[:2000],
+            "paths": [_keystr(path) for path, _ in leaves],
+            "leaves": [self.fact(leaf, depth=1) for _, leaf in leaves],
+        }
+
+    def array(self, arr):
+        if arr.dtype.kind not in "biufc" or arr.nbytes > MAX_ARRAY_BYTES:
+            return {"kind": "other", "type": type(arr).__name__, "repr": f"{arr.dtype}{list(arr.shape)} array"}
+        self.count += 1
+        filename = f"array{self.count}.npy"
+        values = _np_asarray(_device_get(arr))
+        _np_save(os.path.join(self.out, filename), values, allow_pickle=False)
+        is_jax = isinstance(arr, _Array)
+        return {
+            "kind": "array", "type": "jax.Array" if is_jax else "numpy.ndarray",
+            "shape": list(arr.shape), "dtype": str(arr.dtype), "values": filename,
+            "sharding": _sharding(arr) if is_jax else None,
+            "typeof": _type(arr),
+        }
+
+    def call(self, call, namespace, seed):
+        function = namespace.get(call["function"])
+        if function is None:
+            error = f"NameError: name '{call['function']}' is not defined"
+            return {"output": {"kind": "missing", "error": error}, "stdout": "", "error": error}
+        if not callable(function):
+            error = f"TypeError: {call['function']} is a {type(function).__name__}, not a function"
+            return {"output": {"kind": "missing", "error": error}, "stdout": "", "error": error}
+        args = [make_input(spec, seed) for spec in call["args"]]
+        context = _set_mesh(make_mesh(call["mesh"])) if call.get("mesh") else contextlib.nullcontext()
+        stdout = io.StringIO()
+        record = {"output": {"kind": "missing", "error": "the call raised"}, "error": None, "hlo": None, "hlo_error": None}
+        with context, contextlib.redirect_stdout(stdout):
+            try:
+                result = jax.block_until_ready(function(*args))
+                record["output"] = self.fact(result)
+            except Exception as exc:
+                record["error"] = _short_error(exc)
+            if call.get("hlo") and record["error"] is None:
+                try:
+                    jitted = function if hasattr(function, "lower") else _jit(function)
+                    record["hlo"] = jitted.lower(*args).compile().as_text()[: 16 * MAX_TEXT]
+                except Exception as exc:
+                    record["hlo_error"] = _short_error(exc)
+        record["stdout"] = stdout.getvalue()[-MAX_TEXT:]
+        return record
+
+
+def _spec_entries(spec):
+    entries = []
+    for entry in spec:
+        if entry is None:
+            entries.append(None)
+        elif isinstance(entry, str):
+            entries.append([entry])
+        elif isinstance(entry, (tuple, list)) and all(isinstance(a, str) for a in entry):
+            entries.append(list(entry))
+        else:
+            raise TypeError(f"unsupported PartitionSpec entry {entry!r}")
+    return entries
+
+
+def _block(index, shape):
+    return [list(s.indices(size)[:2]) for s, size in zip(index, shape)]
+
+
+def _sharding(arr):
+    sharding = arr.sharding
+    record = {
+        "kind": type(sharding).__name__, "repr": repr(sharding)[:2000],
+        "device_indices": {str(device.id): _block(index, arr.shape)
+                           for device, index in sharding.devices_indices_map(arr.shape).items()},
+    }
+    if isinstance(sharding, _NamedSharding):
+        mesh = sharding.mesh
+        record["mesh"] = {
+            "axis_names": list(mesh.axis_names), "shape": list(mesh.devices.shape),
+            "axis_types": [t.name for t in mesh.axis_types],
+            "device_ids": np.vectorize(lambda d: d.id, otypes=[int])(mesh.devices).tolist(),
+        }
+        record["spec"] = _spec_entries(sharding.spec)
+    return record
+
+
+def _type(arr):
+    try:
+        abstract = _typeof(arr)
+        spec = getattr(getattr(abstract, "sharding", None), "spec", None)
+        return {
+            "str": str(abstract)[:1000], "shape": list(abstract.shape), "dtype": str(abstract.dtype),
+            "sharded_axes": None if spec is None else _spec_entries(spec),
+        }
+    except Exception:
+        return None
