@@ -145,10 +145,12 @@ class _Run:
             cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
         except asyncio.TimeoutError:
             raise _Hung(step.label) from None
-        error = _error_of(cell)
+        error, seconds = _error_of(cell), time.monotonic() - started
+        if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
+            error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
         status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
-        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error,
-                                      time.monotonic() - started, self.client.truncated))
+        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
+                                      self.client.truncated))
         return status == "timeout"
 
     async def responsive(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from dataclasses import dataclass
 
 import pytest
@@ -136,13 +137,16 @@ class GraderError(RuntimeError):
     """The lab's graders could not be collected: a problem of the lab, not of the submission."""
 
 
+_PYTEST_LOCK = threading.Lock()  # pytest sessions share process-wide state: one at a time
+
+
 def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False) -> list[CheckResult]:
     plugin = _GraderPlugin(Submission(lab, execution, seed))
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore"]
     if public_only:
         args += ["-m", "not hidden"]
-    with contextlib.redirect_stdout(io.StringIO()) as log:
+    with _PYTEST_LOCK, contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])

@@ -105,4 +105,17 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
         add_student_cells(t, task)
         if task is not None and region_end[task] == t:
             steps.append(CaptureTask(task))
-    return Plan(tuple(steps), tuple(changes))
+    return Plan(_without_idle_tail(steps), tuple(changes))
+
+
+def has_code(source: str) -> bool:
+    """Whether a cell does anything: a line that is neither blank nor a comment."""
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
+
+
+def _without_idle_tail(steps: list[RunCell | CaptureTask]) -> tuple[RunCell | CaptureTask, ...]:
+    """Drop the lab's cells after the student's last line of code: they cannot earn a point, since every
+    graded name is bound by the student, and skipping them makes unfinished notebooks quick to grade."""
+    last = max((i for i, s in enumerate(steps) if isinstance(s, RunCell) and s.origin == "student"
+                and has_code(s.source)), default=-1)
+    return tuple(s for i, s in enumerate(steps) if i <= last or isinstance(s, CaptureTask))

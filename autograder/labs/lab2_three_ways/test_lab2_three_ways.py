@@ -275,8 +275,10 @@ def test_t8_sharded_time(submission):
 @points(5)
 @hidden
 def test_t8_speedup(submission):
-    """`speedup` is t_unsharded / t_sharded and agrees with the grader's measured ratio"""
+    """`speedup` is t_unsharded / t_sharded, from sound times, and agrees with the grader's measured ratio"""
     single, sharded = ref.grad_loss_times()
+    assert_time_consistent(submission.name("t8", "t_unsharded"), single, "t_unsharded")
+    assert_time_consistent(submission.name("t8", "t_sharded"), sharded, "t_sharded")
     assert_speedup_claim(submission.name("t8", "speedup"), submission.name("t8", "t_unsharded"),
                          submission.name("t8", "t_sharded"), single / sharded, "speedup",
                          a_name="t_unsharded", b_name="t_sharded")

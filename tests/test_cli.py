@@ -1,0 +1,66 @@
+"""The command line: exit codes, Gradescope JSON, the student's self-check, and bad input."""
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder.cli import main
+from autograder.lab import load_lab
+
+LAB = load_lab("lab2_three_ways")
+
+
+def test_grade_writes_gradescope_results(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    assert main(["grade", str(LAB.assignment_path), "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["score"] == 0 and data["extra_data"]["max_score"] == 100
+    assert {t["visibility"] for t in data["tests"]} == {"visible", "after_published"}
+    assert "Total (score): 0 / 100" in capsys.readouterr().out
+
+
+def test_check_runs_public_checks_only(capsys):
+    assert main(["check", str(LAB.assignment_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "public checks" in printed
+    total = printed.split("Total (public checks): 0 / ")[1].split()[0]
+    assert 0 < float(total) < 100
+
+
+def test_not_a_notebook_gets_a_clear_reason(tmp_path, capsys):
+    path = tmp_path / "essay.ipynb"
+    path.write_text("Dear grader, here is my answer.")
+    assert main(["grade", str(path), "--lab", "lab2_three_ways"]) == 2
+    assert "not a notebook" in capsys.readouterr().out
+
+
+def test_a_notebook_without_lab_metadata_needs_lab(tmp_path, capsys):
+    nb = nbformat.read(LAB.assignment_path, as_version=4)
+    nb.metadata = {}
+    path = tmp_path / "stripped.ipynb"
+    nbformat.write(nb, path)
+    assert main(["grade", str(path)]) == 2
+    assert "pass --lab" in capsys.readouterr().out
+    assert main(["grade", str(path), "--lab", "lab2_three_ways"]) == 0
+
+
+def test_an_nbformat_3_notebook_is_upgraded_and_graded(tmp_path, capsys):
+    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+          "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}]}]}
+    path = tmp_path / "old.ipynb"
+    path.write_text(json.dumps(v3))
+    assert main(["grade", str(path), "--lab", "lab2_three_ways"]) == 0
+    assert "Status: graded" in capsys.readouterr().out
+
+
+def test_unknown_lab_is_named(tmp_path, capsys):
+    assert main(["grade", str(LAB.assignment_path), "--lab", "lab9"]) == 2
+    assert "unknown lab 'lab9'" in capsys.readouterr().out
+
+
+def test_module_entry_point_runs():
+    done = subprocess.run([sys.executable, "-m", "autograder", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "assign" in done.stdout and "grade" in done.stdout

@@ -1,0 +1,109 @@
+"""The probe's records, read back through the facts validator: round trips, and forged files refused."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+from autograder.capture import Call, Input, TaskCapture
+from autograder.checks import MeshSpec
+from autograder.facts import FactsError, load_task_facts
+from autograder.probe import runtime
+
+
+def _capture(tmp_path, namespace, capture):
+    out = tmp_path / capture.task
+    runtime.capture(capture.manifest(str(out), 7), namespace)
+    return load_task_facts(out, capture.task)
+
+
+def test_arrays_specs_trees_and_values_round_trip(tmp_path):
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    a = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", None)))
+    namespace = {"a": a, "spec": P("x", ("y",)), "params": [(np.ones(3), 2.0)], "n": np.float64(1.5),
+                 "flag": True, "f": lambda v: v}
+    facts = _capture(tmp_path, namespace, TaskCapture("t1", names=("a", "spec", "params", "n", "flag", "f", "gone")))
+    fact = facts.get("a")
+    assert fact.kind == "array" and fact.shape == (4, 8) and fact.dtype == "float32"
+    np.testing.assert_array_equal(fact.values, np.arange(32.0).reshape(4, 8))
+    assert fact.sharding.mesh.axis_names == ("x", "y") and fact.sharding.mesh.axis_types == ("Explicit", "Explicit")
+    assert fact.sharding.device_indices[0] == ((0, 2), (0, 8))
+    assert fact.typeof.text == "float32[4@x,8]" and fact.typeof.sharded_axes == (("x",), None)
+    assert facts.get("spec").spec == (("x",), ("y",))
+    params = facts.get("params")
+    assert params.kind == "tree" and params.paths == ("[0][0]", "[0][1]")
+    assert params.leaves[1].value == 2.0
+    assert facts.get("n").value == 1.5 and facts.get("flag").value is True
+    assert facts.get("f").kind == "function"
+    assert facts.get("gone").is_missing
+
+
+def test_a_patched_typeof_does_not_change_what_is_recorded(tmp_path, monkeypatch):
+    monkeypatch.setattr(jax, "typeof", lambda x: "float32[128@x,2]")
+    facts = _capture(tmp_path, {"a": jnp.ones((2, 2))}, TaskCapture("t1", names=("a",)))
+    assert facts.get("a").typeof.text == "float32[2,2]"
+
+
+def test_calls_run_on_the_graders_inputs_with_stdout_and_hlo(tmp_path):
+    mesh = MeshSpec((8,), ("x",), "auto")
+
+    def double(v):
+        print("tracing", jax.typeof(v))
+        return v * 2
+
+    call = Call("double", "double", args=(Input((16, 4), key=3, mesh=mesh, spec=("x", None)),), hlo=True)
+    capture = TaskCapture("t2", calls=(call,))
+    facts = _capture(tmp_path, {"double": jax.jit(double)}, capture)
+    result = facts.calls["double"]
+    assert result.error is None and "tracing float32[16,4]" in result.stdout
+    assert result.output.shape == (16, 4)
+    assert "multiply" in result.hlo
+    # the grader rebuilds the very input the kernel built, from the same seed
+    np.testing.assert_allclose(result.output.values, 2 * np.asarray(call.args[0].build(7)))
+    assert not np.allclose(np.asarray(call.args[0].build(8)), np.asarray(call.args[0].build(7)))
+
+
+def test_a_call_of_a_missing_or_raising_function_is_recorded(tmp_path):
+    def broken(v):
+        raise ValueError("nope")
+
+    capture = TaskCapture("t1", calls=(Call("gone", "gone", args=()), Call("broken", "broken", args=(Input((2,)),))))
+    facts = _capture(tmp_path, {"broken": broken}, capture)
+    assert "not defined" in facts.calls["gone"].error
+    assert facts.calls["broken"].error == "ValueError: nope"
+
+
+def _forge(tmp_path, facts, arrays=None):
+    out = tmp_path / "t1"
+    out.mkdir(exist_ok=True)
+    for name, array in (arrays or {}).items():
+        np.save(out / name, array, allow_pickle=True)
+    (out / "facts.json").write_text(json.dumps(facts) if not isinstance(facts, str) else facts)
+    return out
+
+
+def _array_fact(values="v.npy", shape=(2,)):
+    return {"task": "t1", "names": {"a": {"kind": "array", "type": "jax.Array", "shape": list(shape),
+                                          "dtype": "float32", "values": values, "sharding": None, "typeof": None}}}
+
+
+@pytest.mark.parametrize("facts, arrays, words", [
+    ("{not json", None, "not valid JSON"),
+    ({"task": "t2", "names": {}}, None, "not for t1"),
+    (_array_fact("../../outside.npy"), None, "outside the facts directory"),
+    (_array_fact(), {"v.npy": np.array([{"evil": 1}, 2], dtype=object)}, "cannot read"),
+    (_array_fact(shape=(3,)), {"v.npy": np.ones(2, np.float32)}, "shape"),
+    ({"task": "t1", "names": {"a": {"kind": "value", "value": {"nested": 1}}}}, None, "primitive"),
+    ({"task": "t1", "names": {"a": {"kind": "pickle"}}}, None, "unknown fact kind"),
+])
+def test_forged_or_malformed_facts_are_refused(tmp_path, facts, arrays, words):
+    with pytest.raises(FactsError, match=words):
+        load_task_facts(_forge(tmp_path, facts, arrays), "t1")
+
+
+def test_missing_facts_are_refused(tmp_path):
+    with pytest.raises(FactsError, match="no facts"):
+        load_task_facts(tmp_path, "t1")
