@@ -63,16 +63,30 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """Run ``function`` of the lab's ``kernel_probe.py`` in the kernel, for what a plain call can't do."""
+
+    id: str
+    function: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "function": self.function, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
 class TaskCapture:
     """The names a task binds and the calls that exercise its functions, read right after its cells."""
 
     task: str
     names: tuple[str, ...] = ()
     calls: tuple[Call, ...] = field(default_factory=tuple)
+    probes: tuple[Probe, ...] = field(default_factory=tuple)
 
     def manifest(self, out_dir: str, seed: int) -> str:
-        return json.dumps({"task": self.task, "out": out_dir, "seed": seed,
-                           "names": list(self.names), "calls": [c.to_json() for c in self.calls]})
+        return json.dumps({"task": self.task, "out": out_dir, "seed": seed, "names": list(self.names),
+                           "calls": [c.to_json() for c in self.calls],
+                           "probes": [p.to_json() for p in self.probes]})
 
 
 def task_seed(grading_seed: int, task: str) -> int:

@@ -21,7 +21,7 @@ from nbclient.exceptions import DeadKernelError
 
 from autograder.capture import TaskCapture, task_seed
 from autograder.facts import FactsError, TaskFacts, load_task_facts
-from autograder.kernel import PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
+from autograder.kernel import LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.probe import runtime
 
@@ -95,8 +95,10 @@ class _CappedClient(NotebookClient):
 class _Run:
     """One execution: a kernel, its working directory and what has been learnt so far."""
 
-    def __init__(self, plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int, root: Path):
+    def __init__(self, plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int, root: Path,
+                 lab_probe: Path | None):
         self.plan, self.captures, self.limits, self.seed = plan, captures, limits, seed
+        self.with_lab_probe = lab_probe is not None
         self.root = root
         self.workdir = root / "work"
         self.probe_dir = root / "probe"
@@ -104,6 +106,8 @@ class _Run:
         for d in (self.workdir, self.probe_dir, self.facts_dir):
             d.mkdir()
         shutil.copyfile(runtime.__file__, self.probe_dir / f"{PROBE_MODULE}.py")
+        if lab_probe is not None:
+            shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
         self.km = HarnessKernelManager(self.workdir, root / "kernel.log")
         self.facts: dict[str, TaskFacts] = {}
         self.fact_errors: dict[str, str] = {}
@@ -127,7 +131,7 @@ class _Run:
     async def execute(self) -> tuple[str, str | None, str | None]:
         await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
         async with self.client.async_setup_kernel():
-            cell = await self.run_code(startup_code(str(self.probe_dir)), self.limits.startup_timeout)
+            cell = await self.run_code(startup_code(str(self.probe_dir), self.with_lab_probe), self.limits.startup_timeout)
             if _error_of(cell):
                 return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
             for step in self.plan.steps:
@@ -203,10 +207,12 @@ def _current_label(run: _Run) -> str | None:
     return cells[executed].label if executed < len(cells) else None
 
 
-async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int) -> Execution:
+async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,
+                             lab_probe: Path | None = None) -> Execution:
+    """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one."""
     started = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="autograder-"))
-    run = _Run(plan, captures, limits, seed, root)
+    run = _Run(plan, captures, limits, seed, root, lab_probe)
     try:
         status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
     except _Hung as hung:
@@ -226,5 +232,6 @@ async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limit
                      time.monotonic() - started, plan.changes)
 
 
-def execute_plan(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int) -> Execution:
-    return asyncio.run(execute_plan_async(plan, captures, limits, seed))
+def execute_plan(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,
+                 lab_probe: Path | None = None) -> Execution:
+    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe))

@@ -23,6 +23,9 @@ A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...
 [[start, stop], ...], ...}}``. A type: ``{"str": "float32[4@x,16@y]", "shape": [...], "dtype":
 "float32", "sharded_axes": [[...] | null, ...]}``.
 
+A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: fact}, "stdout": str,
+"error": str | null}``.
+
 A call (a student function run by the probe on inputs the grader chose):
 ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null}``.
 """
@@ -129,6 +132,15 @@ class CallFact:
 
 
 @dataclass(frozen=True)
+class ProbeFact:
+    """What a lab's own probe function recorded (e.g. a layer it built from the student's class)."""
+
+    values: dict[str, Fact]
+    stdout: str
+    error: str | None
+
+
+@dataclass(frozen=True)
 class TaskFacts:
     """Everything read right after one task's cells."""
 
@@ -136,6 +148,7 @@ class TaskFacts:
     names: dict[str, Fact]
     calls: dict[str, CallFact]
     error: str | None = None
+    probes: dict[str, ProbeFact] = field(default_factory=dict)
 
     def get(self, name: str) -> Fact:
         return self.names.get(name, Fact(kind="missing", error=f"{name} was not captured"))
@@ -156,9 +169,10 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     _require(isinstance(raw, dict) and raw.get("task") == task, f"the facts file is not for {task}")
     names = reader.mapping(raw.get("names", {}), reader.fact)
     calls = reader.mapping(raw.get("calls", {}), reader.call)
+    probes = reader.mapping(raw.get("probes", {}), reader.probe)
     error = raw.get("error")
     _require(error is None or isinstance(error, str), "bad probe error")
-    return TaskFacts(task=task, names=names, calls=calls, error=_text(error))
+    return TaskFacts(task=task, names=names, calls=calls, error=_text(error), probes=probes)
 
 
 def _require(condition: bool, message: str) -> None:
@@ -292,6 +306,11 @@ class _Reader:
             dtype=_text(raw.get("dtype", "")) or "",
             sharded_axes=None if axes is None else self.spec(axes),
         )
+
+    def probe(self, raw: Any) -> ProbeFact:
+        _require(isinstance(raw, dict), "a probe record must be a mapping")
+        return ProbeFact(values=self.mapping(raw.get("values", {}), self.fact),
+                         stdout=_text(raw.get("stdout", ""), 200_000) or "", error=_text(raw.get("error")))
 
     def call(self, raw: Any) -> CallFact:
         _require(isinstance(raw, dict), "a call must be a mapping")

@@ -35,7 +35,7 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
     if found_lab is not None and found_lab != lab_id:
         notes = (f"the notebook says it is {found_lab}; it was graded as {lab_id}",)
     plan = build_plan(template, nb)
-    execution = execute_plan(plan, lab.captures, limits, seed)
+    execution = execute_plan(plan, lab.captures, limits, seed, lab.kernel_probe_path)
     try:
         checks = run_graders(lab, execution, seed, public_only)
     except GraderError as exc:

@@ -18,7 +18,7 @@ import pytest
 from autograder.capture import Call, task_seed
 from autograder.checks import CheckFailure
 from autograder.execute import Execution
-from autograder.facts import CallFact, Fact, TaskFacts
+from autograder.facts import CallFact, Fact, ProbeFact, TaskFacts
 from autograder.lab import Lab
 
 MARKERS = (
@@ -77,6 +77,15 @@ class Submission:
         if call.output.is_missing or call.error:
             raise CheckFailure(f"calling it on the grader's inputs failed: {call.error or call.output.error}")
         return call
+
+    def probe(self, task: str, probe_id: str) -> ProbeFact:
+        """What the lab's own probe recorded; fails with the probe's error (e.g. the student's class raised)."""
+        probe = self.task(task).probes.get(probe_id)
+        if probe is None:
+            raise CheckFailure(f"the grader could not examine the code of task {task}")
+        if probe.error:
+            raise CheckFailure(f"running your code on the grader's inputs failed: {probe.error}")
+        return probe
 
     def seed(self, task: str) -> int:
         return task_seed(self.seed_value, task)

@@ -11,22 +11,24 @@ from jupyter_client.kernelspec import KernelSpec
 from autograder.devices import DEVICE_COUNT, kernel_environment
 
 PROBE_MODULE = "_autograder_probe"
+LAB_PROBE_MODULE = "_autograder_lab_probe"
 
 
-def startup_code(probe_dir: str) -> str:
-    """Run before any student cell: load the probe and fix the device count for the kernel's life.
+def startup_code(probe_dir: str, with_lab_probe: bool) -> str:
+    """Run before any student cell: load the probes and fix the device count for the kernel's life.
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
     """
+    modules = [PROBE_MODULE] + ([LAB_PROBE_MODULE] if with_lab_probe else [])
     return (
         "import sys as _ag_sys\n"
         f"_ag_sys.path.insert(0, {probe_dir!r})\n"
-        f"import {PROBE_MODULE}\n"
-        f"_ag_sys.path.remove({probe_dir!r})\n"
+        + "".join(f"import {m}\n" for m in modules)
+        + f"_ag_sys.path.remove({probe_dir!r})\n"
         "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
-        f"del _ag_sys, _ag_jax, {PROBE_MODULE}\n"
+        f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"
     )
 
 

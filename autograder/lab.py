@@ -52,6 +52,12 @@ class Lab:
     def grader_path(self) -> Path:
         return LABS_PACKAGE / self.id / f"test_{self.id}.py"
 
+    @property
+    def kernel_probe_path(self) -> Path | None:
+        """The lab's own probe functions, run inside the kernel (optional)."""
+        path = LABS_PACKAGE / self.id / "kernel_probe.py"
+        return path if path.is_file() else None
+
     @cached_property
     def template(self) -> nbformat.NotebookNode:
         """The student notebook as ``assign`` wrote it: the trusted version of every locked cell."""

@@ -107,3 +107,27 @@ def test_forged_or_malformed_facts_are_refused(tmp_path, facts, arrays, words):
 def test_missing_facts_are_refused(tmp_path):
     with pytest.raises(FactsError, match="no facts"):
         load_task_facts(tmp_path, "t1")
+
+
+def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
+    import types
+
+    from autograder.capture import Probe
+
+    module = types.ModuleType(runtime.LAB_PROBE_MODULE)
+
+    def build(namespace, seed, params):
+        print("building")
+        return {"out": namespace["Cls"]()(params["n"]), "seed": seed}
+
+    def broken(namespace, seed, params):
+        raise RuntimeError("student class failed")
+
+    module.build, module.broken = build, broken
+    monkeypatch.setitem(__import__("sys").modules, runtime.LAB_PROBE_MODULE, module)
+    capture = TaskCapture("t6", probes=(Probe("b", "build", (("n", 3),)), Probe("x", "broken")))
+    facts = _capture(tmp_path, {"Cls": lambda: (lambda n: np.arange(n))}, capture)
+    assert facts.probes["b"].error is None and facts.probes["b"].stdout == "building\n"
+    np.testing.assert_array_equal(facts.probes["b"].values["out"].values, np.arange(3))
+    assert facts.probes["b"].values["seed"].value == 7
+    assert facts.probes["x"].error == "RuntimeError: student class failed"

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import traceback
 
 import jax
@@ -37,6 +38,7 @@ _PartitionSpec = jax.sharding.PartitionSpec
 _NamedSharding = jax.sharding.NamedSharding
 _AxisType = jax.sharding.AxisType
 
+LAB_PROBE_MODULE = "_autograder_lab_probe"
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 MAX_TEXT = 1024 * 1024
 MAX_TREE_LEAVES = 256
@@ -76,12 +78,14 @@ def capture(manifest_json, namespace):
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     recorder = _Recorder(out)
-    facts = {"task": manifest["task"], "names": {}, "calls": {}, "error": None}
+    facts = {"task": manifest["task"], "names": {}, "calls": {}, "probes": {}, "error": None}
     try:
         for name in manifest.get("names", []):
             facts["names"][name] = recorder.named(name, namespace)
         for call in manifest.get("calls", []):
             facts["calls"][call["id"]] = recorder.call(call, namespace, manifest["seed"])
+        for probe in manifest.get("probes", []):
+            facts["probes"][probe["id"]] = recorder.probe(probe, namespace, manifest["seed"])
     except Exception:
         facts["error"] = traceback.format_exc(limit=5)[-MAX_TEXT:]
     with open(os.path.join(out, "facts.json"), "w", encoding="utf-8") as handle:
@@ -175,6 +179,22 @@ class _Recorder:
                     record["hlo"] = jitted.lower(*args).compile().as_text()[: 16 * MAX_TEXT]
                 except Exception as exc:
                     record["hlo_error"] = _short_error(exc)
+        record["stdout"] = stdout.getvalue()[-MAX_TEXT:]
+        return record
+
+
+    def probe(self, probe, namespace, seed):
+        """Run a lab's own probe function (from its kernel_probe.py): it returns named objects to record."""
+        stdout = io.StringIO()
+        record = {"values": {}, "stdout": "", "error": None}
+        module = sys.modules.get(LAB_PROBE_MODULE)
+        try:
+            function = getattr(module, probe["function"])
+            with contextlib.redirect_stdout(stdout):
+                found = function(namespace, seed, probe.get("params", {}))
+            record["values"] = {str(k): self.fact(v) for k, v in found.items()}
+        except Exception as exc:
+            record["error"] = _short_error(exc)
         record["stdout"] = stdout.getvalue()[-MAX_TEXT:]
         return record
 
