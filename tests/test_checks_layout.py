@@ -215,8 +215,7 @@ def test_assert_fully_replicated():
 def test_a_predicted_spec_passes_when_equivalent():
     assert_spec_equivalent(fact_of(P("a")), P("a", None), MESH, SHAPE, "guess")
     assert_spec_equivalent(fact_of(P(None, None)), P(), MESH, SHAPE, "guess")
-    named = fact_of(P(None, "b")).__class__(kind="spec", type="NamedSharding", spec=(None, ("b",)))
-    assert_spec_equivalent(named, P(None, "b"), MESH, SHAPE, "guess")
+    assert_spec_equivalent(fact_of(NamedSharding(MESH.build(), P(None, "b"))), P(None, "b"), MESH, SHAPE, "guess")
 
 
 def test_a_wrong_prediction_names_both_specs_and_layouts():

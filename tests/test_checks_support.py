@@ -39,8 +39,9 @@ def _raw(obj, directory: Path, counter: list) -> dict:
         if isinstance(obj, float) and not math.isfinite(obj):
             return {"kind": "value", "type": "float", "value": str(obj)}
         return {"kind": "value", "type": type(obj).__name__, "value": obj}
-    if isinstance(obj, P):
-        return {"kind": "spec", "type": "PartitionSpec", "spec": [None if e is None else list(e) for e in _entries(obj)]}
+    if isinstance(obj, (P, NamedSharding)):
+        spec = obj.spec if isinstance(obj, NamedSharding) else obj
+        return {"kind": "spec", "type": type(obj).__name__, "spec": _entries(spec)}
     if isinstance(obj, (jax.Array, np.ndarray)):
         counter[0] += 1
         filename = f"array{counter[0]}.npy"
@@ -98,6 +99,8 @@ def test_array_fact_keeps_values_blocks_and_type():
 def test_other_kinds_round_trip():
     assert fact_of(np.ones(3)).sharding is None
     assert fact_of(P("x", None)).spec == (("x",), None)
+    named = fact_of(NamedSharding(jax.make_mesh((8,), ("x",)), P(None, "x")))
+    assert (named.kind, named.type, named.spec) == ("spec", "NamedSharding", (None, ("x",)))
     assert fact_of(float("nan")).value == "nan"
     tree = fact_of([jnp.ones(2), {"w": jnp.ones(3)}])
     assert len(tree.leaves) == 2 and tree.paths == ("[0]", "[1]['w']")

@@ -18,7 +18,7 @@ from autograder.checks.picture import device_label, render_layout
 Block = tuple[tuple[int, int], ...]
 
 __all__ = [
-    "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "assert_layout",
+    "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "assert_layout",
     "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
 ]
 
@@ -128,7 +128,8 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
     layout = Layout.of_fact(fact, name)
     if layout.shape != expected.shape:
         hint = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
-        raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape}, found shape {layout.shape}{hint}")
+        raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape}, found shape {layout.shape}{hint}",
+                           expected_picture=render_layout(expected), found_picture=render_layout(layout))
     if is_same_layout(layout, expected):
         return
     hint = layout_hint(expected, layout)

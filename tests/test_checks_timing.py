@@ -1,0 +1,131 @@
+"""Timing: interleaved, blocked measurement, and the checks of students' timing claims (fake numbers)."""
+
+import time
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from autograder.checks import (
+    CheckFailure, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, format_seconds,
+    measure_interleaved,
+)
+from test_checks_support import fact_of, missing_fact
+
+
+def message(check, *args, **kwargs) -> str:
+    with pytest.raises(CheckFailure) as info:
+        check(*args, **kwargs)
+    return str(info.value)
+
+
+# measure_interleaved
+
+def test_measure_interleaved_times_real_jitted_functions():
+    x = jnp.ones((64, 64))
+    small, large = jax.jit(lambda: x + 1), jax.jit(lambda: jnp.linalg.matrix_power(x, 16))
+    stats = measure_interleaved({"small": small, "large": large}, repeats=5, warmup=1)
+    assert set(stats) == {"small", "large"}
+    for stat in stats.values():
+        assert isinstance(stat, TimingStats) and len(stat.samples) == 5 and stat.median > 0
+        assert stat.median == sorted(stat.samples)[2]
+
+
+def test_measure_interleaved_alternates_the_two_sides_round_by_round_after_warmup():
+    calls = []
+    fns = {name: (lambda name=name: calls.append(name)) for name in ("a", "b")}
+    stats = measure_interleaved(fns, repeats=3, warmup=1)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a"]
+    assert [len(s.samples) for s in stats.values()] == [3, 3]
+
+
+def test_measure_interleaved_blocks_until_the_result_is_ready():
+    class Slow:
+        def block_until_ready(self):
+            time.sleep(0.01)
+            return self
+
+    stats = measure_interleaved({"slow": Slow}, repeats=2, warmup=0)
+    assert stats["slow"].median >= 0.009
+    with pytest.raises(ValueError):
+        measure_interleaved({"slow": Slow}, repeats=0)
+
+
+# assert_time_consistent
+
+def test_a_time_within_the_factor_passes():
+    assert_time_consistent(fact_of(0.012), 0.010, "t_single")
+    assert_time_consistent(0.0026, 0.010, "t_single")
+    assert_time_consistent(fact_of(jnp.float32(0.039)), 0.010, "t_single")
+
+
+def test_a_time_far_below_the_grader_s_looks_like_dispatch():
+    text = message(assert_time_consistent, fact_of(2e-5), 0.010, "t_sharded")
+    assert text.startswith("`t_sharded`: you report 20 µs per call, but the grader measures 10 ms — more than 4× less.")
+    assert "only the dispatch was timed" in text and "block_until_ready" in text
+
+
+def test_a_time_far_above_the_grader_s_looks_like_compilation():
+    text = message(assert_time_consistent, 0.5, 0.010, "t_single")
+    assert text.startswith("`t_single`: you report 500 ms per call, but the grader measures 10 ms — more than 4× more.")
+    assert "includes compilation" in text
+
+
+@pytest.mark.parametrize("claimed, words", [
+    (missing_fact("t"), "`t` is not defined after this task"),
+    (fact_of("fast"), "`t`: expected a number of seconds or a ratio, found str 'fast'"),
+    (fact_of(float("inf")), "`t`: expected a finite positive number, found inf"),
+    (fact_of(-1.0), "`t`: expected a finite positive number, found -1.0"),
+    (True, "`t`: expected a number of seconds or a ratio, found bool True"),
+])
+def test_a_claimed_time_must_be_a_finite_positive_number(claimed, words):
+    assert message(assert_time_consistent, claimed, 0.01, "t") == words
+
+
+# assert_speedup_claim
+
+def test_a_consistent_speedup_near_the_grader_s_passes():
+    assert_speedup_claim(fact_of(0.7), fact_of(0.007), fact_of(0.010), 0.9, "speedup")
+    assert_speedup_claim(0.72, 0.007, 0.010, 0.3, "speedup")  # 0.72 is within 2.5 × 0.3
+
+
+def test_a_speedup_not_computed_from_the_two_times_fails():
+    text = message(assert_speedup_claim, 2.0, 0.007, 0.010, 0.9, "speedup", a_name="t_single", b_name="t_sharded")
+    assert text == ("`speedup`: expected `t_single` / `t_sharded` = 7 ms / 10 ms = 0.7, found 2: the speedup must be"
+                    " computed from your two times")
+
+
+def test_a_speedup_far_from_the_grader_s_fails_with_both_ratios():
+    text = message(assert_speedup_claim, 8.0, 0.08, 0.01, 0.9, "speedup")
+    assert text.startswith("`speedup`: your speedup 8 is outside 0.36–2.25, the range allowed around the grader's"
+                           " measured 0.9 (a factor of 2.5)")
+
+
+def test_a_speedup_with_a_bad_time_names_that_time():
+    assert message(assert_speedup_claim, 1.0, 0.0, 0.01, 1.0, "speedup", a_name="t_single") == (
+        "`t_single`: expected a finite positive number, found 0.0")
+
+
+# assert_faster_verdict
+
+@pytest.mark.parametrize("claimed, ratio", [(False, 0.6), (True, 1.6), (True, 0.9), (False, 1.2), (True, 1.25)])
+def test_a_verdict_that_agrees_or_is_within_the_noise_band_passes(claimed, ratio):
+    assert_faster_verdict(fact_of(claimed), ratio, "cpu_faster")
+
+
+def test_a_verdict_that_disagrees_outside_the_band_fails():
+    assert message(assert_faster_verdict, fact_of(True), 0.6, "cpu_faster") == (
+        "`cpu_faster`: expected False, found True: the grader measured single ÷ sharded = 0.6, so the sharded"
+        " code is clearly slower on this machine")
+    assert "expected True, found False" in message(assert_faster_verdict, False, 1.5, "cpu_faster")
+    assert message(assert_faster_verdict, fact_of(1), 1.5, "cpu_faster") == (
+        "`cpu_faster`: expected True or False, found int 1")
+
+
+def test_the_grader_s_own_measurement_must_be_positive():
+    with pytest.raises(ValueError, match="measured_ratio must be a positive"):
+        assert_faster_verdict(True, 0.0, "cpu_faster")
+
+
+def test_format_seconds():
+    assert [format_seconds(s) for s in (2.5, 0.0123, 4.5e-5, 3e-9)] == ["2.5 s", "12.3 ms", "45 µs", "3 ns"]
