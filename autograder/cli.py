@@ -12,8 +12,10 @@ from autograder.devices import configure_grader_process
 
 def _limits(args):
     from autograder.execute import Limits
+    from autograder.sandbox import ResourceLimits
 
-    return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout)
+    sandbox = None if args.no_sandbox else ResourceLimits(memory_bytes=int(args.memory_gib * 2**30))
+    return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout, sandbox=sandbox)
 
 
 def cmd_assign(args) -> int:
@@ -40,8 +42,13 @@ def cmd_assign(args) -> int:
 def _grade(args, public_only: bool) -> int:
     from autograder.grade import grade_notebook
     from autograder.report import print_grade
+    from autograder.sandbox import SandboxUnavailable
 
-    result = grade_notebook(Path(args.notebook), args.lab, public_only, _limits(args), args.seed)
+    try:
+        result = grade_notebook(Path(args.notebook), args.lab, public_only, _limits(args), args.seed)
+    except SandboxUnavailable as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
     print_grade(result)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
@@ -73,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--timeout", type=float, default=600, help="seconds for the whole notebook (default 600)")
         cmd.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
         cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
+        cmd.add_argument("--memory-gib", type=float, default=4.0, help="memory the kernel may use (default 4)")
+        cmd.add_argument("--no-sandbox", action="store_true",
+                         help="run the kernel without bubblewrap (only for notebooks you trust)")
         if name == "grade":
             cmd.add_argument("--json", help="write Gradescope's results.json here")
         cmd.set_defaults(run=run)

@@ -9,6 +9,7 @@ student cell could touch them. A kernel that dies or hangs ends the run; facts r
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 import time
@@ -24,6 +25,7 @@ from autograder.facts import FactsError, TaskFacts, load_task_facts
 from autograder.kernel import LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.probe import runtime
+from autograder.sandbox import ResourceLimits
 
 TIMEOUT_ENAME = "CellTimeoutError"
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
@@ -38,6 +40,7 @@ class Limits:
     startup_timeout: float = 60.0
     output_bytes_per_cell: int = 1_000_000
     output_bytes_total: int = 8_000_000
+    sandbox: ResourceLimits | None = ResourceLimits()  # None: no sandbox (trusted notebooks only)
 
 
 @dataclass(frozen=True)
@@ -96,19 +99,23 @@ class _Run:
     """One execution: a kernel, its working directory and what has been learnt so far."""
 
     def __init__(self, plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int, root: Path,
-                 lab_probe: Path | None):
+                 lab_probe: Path | None, submission: Path | None):
         self.plan, self.captures, self.limits, self.seed = plan, captures, limits, seed
         self.with_lab_probe = lab_probe is not None
         self.root = root
-        self.workdir = root / "work"
+        self.workdir = root / "work"  # the kernel's only writable directory
         self.probe_dir = root / "probe"
-        self.facts_dir = root / "facts"
+        self.facts_dir = self.workdir / ".facts"
         for d in (self.workdir, self.probe_dir, self.facts_dir):
             d.mkdir()
         shutil.copyfile(runtime.__file__, self.probe_dir / f"{PROBE_MODULE}.py")
         if lab_probe is not None:
             shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
-        self.km = HarnessKernelManager(self.workdir, root / "kernel.log")
+        if submission is not None:
+            shutil.copyfile(submission, self.workdir / submission.name)
+        self.km = HarnessKernelManager(self.workdir, root / "kernel.log", limits.sandbox, [self.probe_dir])
+        if self.km.uid is not None:
+            os.chown(self.facts_dir, self.km.uid, self.km.uid)
         self.facts: dict[str, TaskFacts] = {}
         self.fact_errors: dict[str, str] = {}
         self.cells: list[CellOutcome] = []
@@ -208,11 +215,13 @@ def _current_label(run: _Run) -> str | None:
 
 
 async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,
-                             lab_probe: Path | None = None) -> Execution:
-    """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one."""
+                             lab_probe: Path | None = None, submission: Path | None = None) -> Execution:
+    """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one, and
+    a copy of ``submission`` is put in the kernel's working directory."""
     started = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="autograder-"))
-    run = _Run(plan, captures, limits, seed, root, lab_probe)
+    os.chmod(root, 0o755)
+    run = _Run(plan, captures, limits, seed, root, lab_probe, submission)
     try:
         status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
     except _Hung as hung:
@@ -233,5 +242,5 @@ async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limit
 
 
 def execute_plan(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,
-                 lab_probe: Path | None = None) -> Execution:
-    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe))
+                 lab_probe: Path | None = None, submission: Path | None = None) -> Execution:
+    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe, submission))

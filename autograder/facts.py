@@ -157,6 +157,8 @@ class TaskFacts:
 def load_task_facts(directory: Path, task: str) -> TaskFacts:
     """Read and validate ``directory/facts.json`` written by the probe for ``task``."""
     path = directory / "facts.json"
+    if directory.resolve() != directory.absolute() or path.is_symlink():
+        raise FactsError(f"the facts of {task} are behind a symbolic link")
     if not path.is_file():
         raise FactsError(f"no facts were written for {task}")
     if path.stat().st_size > MAX_FACTS_JSON_BYTES:
@@ -238,7 +240,8 @@ class _Reader:
     def npy(self, relative: Any) -> np.ndarray:
         _require(isinstance(relative, str), "array values must name a .npy file")
         path = (self.directory / relative).resolve()
-        _require(path.is_relative_to(self.directory) and path.suffix == ".npy",
+        _require(path.is_relative_to(self.directory) and path.suffix == ".npy"
+                 and not (self.directory / relative).is_symlink(),
                  f"array file {relative!r} is outside the facts directory")
         try:
             return np.load(path, allow_pickle=False)

@@ -10,12 +10,18 @@ from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import LabError, lab_of_notebook, load_lab
 from autograder.plan import build_plan
 from autograder.results import GradeResult, TaskResult
+from autograder.sandbox import SandboxUnavailable, sandbox_problem
 from autograder.submission import NotANotebook, read_submission
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
                    limits: Limits = Limits(), seed: int | None = None) -> GradeResult:
-    """The grade of one submission. Never raises for a bad submission: the status says what went wrong."""
+    """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
+
+    Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and bubblewrap cannot run here."""
+    if limits.sandbox is not None and sandbox_problem():
+        raise SandboxUnavailable(f"cannot sandbox the kernel: {sandbox_problem()}; grade with --no-sandbox "
+                                 "only notebooks you trust")
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
         nb = read_submission(path)
@@ -31,22 +37,26 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
         template = lab.template
     except LabError as exc:
         return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed)
-    notes = ()
+    notes = []
     if found_lab is not None and found_lab != lab_id:
-        notes = (f"the notebook says it is {found_lab}; it was graded as {lab_id}",)
+        notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
-    execution = execute_plan(plan, lab.captures, limits, seed, lab.kernel_probe_path)
+    execution = execute_plan(plan, lab.captures, limits, seed, lab.kernel_probe_path, path)
     try:
         checks = run_graders(lab, execution, seed, public_only)
     except GraderError as exc:
         return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed)
+    truncated = [c.label for c in execution.cells if c.output_truncated]
+    if truncated:
+        notes.append(f"output was truncated from {truncated[0]} on: more than {limits.output_bytes_per_cell:,} bytes "
+                     f"in a cell or {limits.output_bytes_total:,} in all")
     status = "graded" if execution.status == "completed" else execution.status
     tasks = _by_task(lab.tasks, checks, public_only)
     return GradeResult(
         lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
         max_score=sum(t.max_score for t in tasks), tasks=tasks, ended_at=execution.ended_at, changes=execution.changes,
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
-        seed=seed, seconds=execution.seconds, public_only=public_only, notes=notes,
+        seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes),
     )
 
 

@@ -1,14 +1,23 @@
-"""Starting a fresh kernel for one submission, with the harness's environment and devices."""
+"""Starting a fresh kernel for one submission, with the harness's environment and devices, sandboxed."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
+import zmq
+import zmq.asyncio
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
 
 from autograder.devices import DEVICE_COUNT, kernel_environment
+from autograder.sandbox import ResourceLimits, bwrap_command, sandbox_environment, sandbox_uid
+
+# What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
+# (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
+MAX_MESSAGE_BYTES = 4 * 2**20
+MAX_QUEUED_MESSAGES = 100
 
 PROBE_MODULE = "_autograder_probe"
 LAB_PROBE_MODULE = "_autograder_lab_probe"
@@ -37,23 +46,45 @@ def probe_code(manifest_json: str) -> str:
 
 
 class HarnessKernelManager(AsyncKernelManager):
-    """An ipykernel started from this Python with the harness's environment, not a kernelspec's."""
+    """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
 
-    def __init__(self, workdir: Path, log_path: Path, **kwargs):
+    With ``sandbox`` limits it runs under bubblewrap (see sandbox.py) and talks over ZeroMQ's ipc
+    transport through socket files in the working directory: the host cannot reach ports inside the
+    kernel's network namespace.
+    """
+
+    def __init__(self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None,
+                 readonly: list[Path] = (), **kwargs):
         super().__init__(kernel_name="python3", **kwargs)
-        self.workdir = workdir
-        self.log_path = log_path
-        self._kernel_spec = KernelSpec(
-            argv=self.kernel_argv(), display_name="autograder", language="python",
-            interrupt_mode="message",
-        )
+        self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
+        self.uid = sandbox_uid() if sandbox else None
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        if sandbox is not None:
+            self.transport = "ipc"
+            self.ip = str(workdir / ".kernel")
+            self.connection_file = str(workdir / ".connection.json")
+            argv = bwrap_command(argv, workdir, list(readonly), sandbox_environment(kernel_environment()),
+                                 sandbox, self.uid)
+            if self.uid is not None:
+                os.chown(workdir, self.uid, self.uid)
+        self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
+                                       interrupt_mode="message")
 
-    def kernel_argv(self) -> list[str]:
-        return [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    def client(self, **kwargs):
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        context.setsockopt(zmq.RCVHWM, MAX_QUEUED_MESSAGES)
+        return super().client(context=context, **kwargs)
+
+    def write_connection_file(self, **kwargs):
+        super().write_connection_file(**kwargs)
+        if self.uid is not None:  # the kernel's own user must read it
+            os.chown(self.connection_file, self.uid, self.uid)
 
     async def start(self) -> None:
+        env = kernel_environment() if self.sandbox is None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         with open(self.log_path, "ab") as log:
-            await self.start_kernel(env=kernel_environment(), cwd=str(self.workdir), stdout=log, stderr=log)
+            await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
 
     def log_tail(self, limit: int = 20_000) -> str:
         try:

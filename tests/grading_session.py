@@ -12,9 +12,11 @@ from notebooks import make_submission
 SEED = 20261121
 
 
-def grade_all(lab, cases, directory: Path, workers: int = 2) -> dict:
-    """name -> GradeResult for the solution, the untouched student notebook and every case."""
-    jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
+def grade_all(lab, cases, directory: Path, workers: int = 2, include_reference: bool = True) -> dict:
+    """name -> GradeResult for every case, and the solution and the untouched student notebook."""
+    jobs = {}
+    if include_reference:
+        jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
     for case in cases:
         path = make_submission(lab, case.answers, directory / f"{case.name}.ipynb")
         jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))

@@ -107,18 +107,23 @@ CASES = [
         "params_sharded = train(params, x, y)")},
          {"t7": 7}),
     Case("dispatch_only_timing", {**solved("t7"), "t8": (
-        "def per_call(fn, *args):\n"
+        "def dispatch_only(fn, *args):\n"
         "    fn(*args)\n"
         "    start = time.perf_counter()\n"
-        "    for _ in range(10):\n"
-        "        fn(*args)\n"
-        "    return (time.perf_counter() - start) / 10\n"
-        "t_unsharded = per_call(grad_loss, params, x, y)\n"
-        "t_sharded = per_call(grad_loss, params_replicated, x_sh, y_sh)\n"
-        "jax.block_until_ready(grad_loss(params, x, y))\n"
+        "    result = fn(*args)  # returns before the computation is done\n"
+        "    elapsed = time.perf_counter() - start\n"
+        "    jax.block_until_ready(result)\n"
+        "    return elapsed\n"
+        "def blocked(fn, *args):\n"
+        "    jax.block_until_ready(fn(*args))\n"
+        "    start = time.perf_counter()\n"
+        "    jax.block_until_ready(fn(*args))\n"
+        "    return time.perf_counter() - start\n"
+        "t_unsharded = dispatch_only(grad_loss, params, x, y)\n"
+        "t_sharded = blocked(grad_loss, params_replicated, x_sh, y_sh)\n"
         "speedup = t_unsharded / t_sharded\n"
         "cpu_faster = False")},
-         {"t7": 15, "t8": 4}, messages={"t8": "dispatch"}),
+         {"t7": 15, "t8": 7}, messages={"t8": "dispatch"}),
     Case("six_x_speedup_claim", {**solved("t7"), "t8": T8_TIMES + "speedup = 6.0\ncpu_faster = False"},
          {"t7": 15, "t8": 10}, messages={"t8": "speedup"}),
     Case("kernel_dies", {**solved("t1", "t2"), "t3": "import os\nos._exit(1)", **solved("t4")},

@@ -10,6 +10,7 @@ References to the library functions it uses are taken at import, before student 
 notebook that later patches ``jax.typeof`` or ``numpy.save`` does not change what is recorded.
 """
 
+import builtins
 import contextlib
 import io
 import json
@@ -21,6 +22,12 @@ import traceback
 
 import jax
 import numpy as np
+
+# Builtins bound as this module's globals: a notebook that patches ``builtins`` does not reach them.
+isinstance, callable, getattr, len, repr, str, type, float, list, dict = (  # noqa: A001
+    builtins.isinstance, builtins.callable, builtins.getattr, builtins.len, builtins.repr, builtins.str,
+    builtins.type, builtins.float, builtins.list, builtins.dict)
+open, sorted, zip, enumerate, range = builtins.open, builtins.sorted, builtins.zip, builtins.enumerate, builtins.range
 
 _typeof = jax.typeof
 _device_get = jax.device_get
