@@ -87,6 +87,8 @@ class _CappedClient(NotebookClient):
 
     def output(self, outs, msg, display_id, cell_index):
         size = len(str(msg.get("content", "")))
+        if runtime.TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
+            self.truncated = True
         self.cell_bytes += size
         self.total_bytes += size
         if self.cell_bytes > self.limits.output_bytes_per_cell or self.total_bytes > self.limits.output_bytes_total:
@@ -116,6 +118,7 @@ class _Run:
         self.km = HarnessKernelManager(self.workdir, root / "kernel.log", limits.sandbox, [self.probe_dir])
         if self.km.uid is not None:
             os.chown(self.facts_dir, self.km.uid, self.km.uid)
+        self.interrupted: str | None = None  # the last cell that had to be interrupted
         self.facts: dict[str, TaskFacts] = {}
         self.fact_errors: dict[str, str] = {}
         self.cells: list[CellOutcome] = []
@@ -138,7 +141,7 @@ class _Run:
     async def execute(self) -> tuple[str, str | None, str | None]:
         await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
         async with self.client.async_setup_kernel():
-            cell = await self.run_code(startup_code(str(self.probe_dir), self.with_lab_probe), self.limits.startup_timeout)
+            cell = await self.run_code(startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total), self.limits.startup_timeout)
             if _error_of(cell):
                 return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
             for step in self.plan.steps:
@@ -160,6 +163,7 @@ class _Run:
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
         status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
+        self.interrupted = step.label if status == "timeout" else None
         self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
                                       self.client.truncated))
         return status == "timeout"
@@ -231,12 +235,19 @@ async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limit
         status, ended_at = "timeout", _current_label(run)
         reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
     except DeadKernelError:
-        status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
+        if run.interrupted:  # it died of the interrupt, or stopped answering after it
+            status, ended_at = "timeout", run.interrupted
+            reason = f"{run.interrupted} did not stop when interrupted after {limits.cell_timeout:g} s"
+        else:
+            status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
     except RuntimeError as exc:  # the kernel did not start or its client lost it
         status, reason, ended_at = "kernel failed to start", str(exc), None
     finally:
         await run.shutdown()
-        shutil.rmtree(root, ignore_errors=True)
+        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     return Execution(status, reason, ended_at, run.facts, run.fact_errors, tuple(run.cells),
                      time.monotonic() - started, plan.changes)
 

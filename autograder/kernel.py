@@ -16,14 +16,14 @@ from autograder.sandbox import ResourceLimits, bwrap_command, sandbox_environmen
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
-MAX_MESSAGE_BYTES = 4 * 2**20
-MAX_QUEUED_MESSAGES = 100
+MAX_MESSAGE_BYTES = 16 * 2**20
+MAX_QUEUED_MESSAGES = 32
 
 PROBE_MODULE = "_autograder_probe"
 LAB_PROBE_MODULE = "_autograder_lab_probe"
 
 
-def startup_code(probe_dir: str, with_lab_probe: bool) -> str:
+def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
     """Run before any student cell: load the probes and fix the device count for the kernel's life.
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
@@ -35,6 +35,7 @@ def startup_code(probe_dir: str, with_lab_probe: bool) -> str:
         f"_ag_sys.path.insert(0, {probe_dir!r})\n"
         + "".join(f"import {m}\n" for m in modules)
         + f"_ag_sys.path.remove({probe_dir!r})\n"
+        f"{PROBE_MODULE}.cap_output({output_limit})\n"
         "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
         f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"

@@ -97,8 +97,8 @@ def bwrap_command(argv: list[str], workdir: Path, readonly: list[Path], env: dic
 def sandbox_environment(base: dict[str, str]) -> dict[str, str]:
     """The kernel's whole environment inside the sandbox: the harness's settings, nothing inherited."""
     keep = {k: v for k, v in base.items() if k in ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")}
-    return {**keep, "HOME": "/tmp/home", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-            "LANG": "C.UTF-8", "MPLCONFIGDIR": "/tmp/home/.matplotlib", "IPYTHONDIR": "/tmp/home/.ipython"}
+    return {**keep, "HOME": "/tmp", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+            "LANG": "C.UTF-8", "MPLCONFIGDIR": "/tmp/.matplotlib", "IPYTHONDIR": "/tmp/.ipython"}
 
 
 @functools.cache

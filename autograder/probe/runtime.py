@@ -51,6 +51,27 @@ MAX_TEXT = 1024 * 1024
 MAX_TREE_LEAVES = 256
 
 
+TRUNCATION_MARK = "[output truncated by the grader]"
+
+
+def cap_output(limit):
+    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark."""
+    import sys
+
+    written = {"chars": 0, "cut": False}
+    for stream in (sys.stdout, sys.stderr):
+        def capped(text, _write=stream.write):
+            written["chars"] += len(text)
+            if written["chars"] <= limit:
+                return _write(text)
+            if not written["cut"]:
+                written["cut"] = True
+                _write(f"\n{TRUNCATION_MARK}\n")
+            return len(text)
+
+        stream.write = capped
+
+
 def make_mesh(spec):
     """A mesh from ``{"shape": [...], "axis_names": [...], "axis_types": "auto" | "explicit"}``."""
     axis_type = _AxisType.Explicit if spec.get("axis_types", "auto") == "explicit" else _AxisType.Auto
