@@ -63,6 +63,38 @@ def cmd_check(args) -> int:
     return _grade(args, public_only=True)
 
 
+def cmd_batch(args) -> int:
+    from rich.console import Console
+
+    from autograder.batch import BatchOptions, run_batch
+    from autograder.collect import CollectError
+    from autograder.lab import LabError
+    from autograder.sandbox import sandbox_problem
+
+    if not args.no_sandbox and args.scheduler is None and sandbox_problem():
+        print(f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
+              "notebooks you trust", file=sys.stderr)
+        return 2
+    options = BatchOptions(lab=args.lab, out=Path(args.out), workers=args.workers, scheduler=args.scheduler,
+                           cell_timeout=args.cell_timeout, total_timeout=args.timeout,
+                           sandbox=not args.no_sandbox, memory_gib=args.memory_gib)
+    try:
+        results = run_batch(Path(args.submissions), options)
+    except (CollectError, LabError) as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: what was graded is saved; run the same command again to grade the rest",
+              file=sys.stderr)
+        return 130
+    statuses = {}
+    for result in results.values():
+        statuses[result.status] = statuses.get(result.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+    Console().print(f"{len(results)} submissions in {options.out}: {summary}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description="Grade JAX parallelism lab notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -86,6 +118,18 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "grade":
             cmd.add_argument("--json", help="write Gradescope's results.json here")
         cmd.set_defaults(run=run)
+
+    batch = sub.add_parser("batch", help="grade a class: a folder or zip of submissions")
+    batch.add_argument("submissions", help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
+    batch.add_argument("--lab", required=True)
+    batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
+    batch.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
+    batch.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
+    batch.add_argument("--timeout", type=float, default=600, help="seconds per notebook (default 600)")
+    batch.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
+    batch.add_argument("--memory-gib", type=float, default=4.0, help="memory each kernel may use (default 4)")
+    batch.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap (trusted notebooks)")
+    batch.set_defaults(run=cmd_batch)
     return parser
 
 

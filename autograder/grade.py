@@ -26,7 +26,7 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
     try:
         nb = read_submission(path)
     except NotANotebook as exc:
-        return GradeResult(lab_id, str(path), "not a notebook", str(exc), 0.0, seed=seed)
+        return GradeResult(lab_id, str(path), "not a notebook", str(exc), _max_score(lab_id), seed=seed)
     found_lab = lab_of_notebook(nb)
     lab_id = lab_id or found_lab
     if lab_id is None:
@@ -58,6 +58,13 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
         seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes),
     )
+
+
+def _max_score(lab_id: str | None) -> float:
+    try:
+        return load_lab(lab_id).max_score if lab_id else 0.0
+    except LabError:
+        return 0.0
 
 
 def _by_task(tasks, checks: list[CheckResult], public_only: bool) -> tuple[TaskResult, ...]:

@@ -1,0 +1,170 @@
+"""``autograder batch``: grading a whole class on Dask, in parallel, resumable, with feedback pages.
+
+Each submission is graded on a Dask worker in its own fresh, sandboxed kernel (a local cluster sized
+to the machine by default, or an existing cluster given by its scheduler's address). This process
+writes each student's results atomically as they arrive and rewrites the CSV gradebook after each,
+so an interrupted batch loses only what was in flight; running the same command again grades only
+the students without a saved result. This module imports no JAX: a worker imports it first, and the
+grading function sets up the devices before anything imports JAX.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.collect import Submission, collect
+from autograder.gradebook import is_done, load_results, save_student, gradebook_csv, write_atomically
+from autograder.results import GradeResult
+
+MAX_SUBMISSION_BYTES = 50 * 2**20
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    lab: str
+    out: Path
+    workers: int | None = None  # local cluster size; default: one per core
+    scheduler: str | None = None  # address of an existing Dask scheduler
+    cell_timeout: float = 120.0
+    total_timeout: float = 600.0
+    sandbox: bool = True
+    memory_gib: float = 4.0
+
+
+def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_kwargs: dict) -> dict:
+    """Grade one submission where this runs (a Dask worker); returns the result as plain data."""
+    from autograder.devices import configure_grader_process
+
+    configure_grader_process()
+    from autograder.execute import Limits
+    from autograder.grade import grade_notebook
+    from autograder.sandbox import ResourceLimits
+
+    sandbox = limits_kwargs.pop("sandbox")
+    limits = Limits(**limits_kwargs, sandbox=sandbox and ResourceLimits(memory_bytes=int(sandbox * 2**30)))
+    with tempfile.TemporaryDirectory(prefix="autograder-submission-") as folder:
+        path = Path(folder) / filename
+        path.write_bytes(data)
+        try:
+            result = grade_notebook(path, lab, limits=limits)
+        except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
+            result = GradeResult(lab, filename, "grader error", f"{type(exc).__name__}: {exc}", 0.0, seed=None)
+    return result.to_dict()
+
+
+def _read(submission: Submission) -> bytes | None:
+    with open(submission.path, "rb") as handle:
+        data = handle.read(MAX_SUBMISSION_BYTES + 1)
+    return None if len(data) > MAX_SUBMISSION_BYTES else data
+
+
+def _unreadable(submission: Submission, lab: str, reason: str, max_score: float) -> GradeResult:
+    return GradeResult(lab, str(submission.path or submission.student), "not a notebook", reason, max_score)
+
+
+class _Progress:
+    """A rich progress bar: done, failed, remaining and time left."""
+
+    def __init__(self, total: int, already: int):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(TextColumn("[bold]grading"), BarColumn(),
+                                 TextColumn("{task.completed}/{task.total} done · {task.fields[failed]} failed · "
+                                            "{task.fields[remaining]} remaining ·"),
+                                 TimeElapsedColumn(), TextColumn("elapsed ·"), TimeRemainingColumn(),
+                                 TextColumn("left"))
+        self.task = self.progress.add_task("grading", total=total, completed=already, failed=0,
+                                           remaining=total - already)
+        self.failed = 0
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.__exit__(*exc)
+
+    def advance(self, result: GradeResult) -> None:
+        self.failed += result.status != "graded"
+        remaining = self.progress.tasks[0].total - self.progress.tasks[0].completed - 1
+        self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)
+
+
+def _client(options: BatchOptions):
+    import logging
+
+    from dask.distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    if options.scheduler:
+        return Client(options.scheduler, timeout=30), None
+    workers = options.workers or max(1, os.cpu_count() or 1)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
+                           dashboard_address=None, death_timeout=10)
+    return Client(cluster), cluster
+
+
+def _write_summaries(options: BatchOptions, task_ids: list[str]) -> dict[str, GradeResult]:
+    from autograder.class_report import class_report_html
+
+    results = load_results(options.out)
+    write_atomically(options.out / "grades.csv", gradebook_csv(results, task_ids))
+    write_atomically(options.out / "report.html", class_report_html(results, options.lab, task_ids))
+    return results
+
+
+def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
+    """Grade every submission under ``source`` not graded yet into ``options.out``; returns all results."""
+    from dask.distributed import as_completed
+
+    from autograder.feedback import feedback_html
+    from autograder.lab import load_lab
+
+    lab = load_lab(options.lab)
+    task_ids = [t.id for t in lab.tasks]
+    options.out.mkdir(parents=True, exist_ok=True)
+    submissions = collect(source, options.lab)
+    saved = load_results(options.out)
+    todo = [s for s in submissions if not is_done(saved.get(s.student))]
+    limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,
+              "sandbox": options.memory_gib if options.sandbox else None}
+
+    def record(submission: Submission, result: GradeResult) -> None:
+        save_student(options.out, submission.student, result, feedback_html(result, submission.student))
+        _write_summaries(options, task_ids)
+        progress.advance(result)
+
+    with _Progress(len(submissions), len(submissions) - len(todo)) as progress:
+        client, cluster = (None, None) if not todo else _client(options)
+        futures = {}
+        try:
+            for submission in todo:
+                data = None if submission.path is None else _read(submission)
+                if data is None:
+                    reason = submission.problem or f"larger than {MAX_SUBMISSION_BYTES // 2**20} MiB"
+                    record(submission, _unreadable(submission, options.lab, reason, lab.max_score))
+                    continue
+                future = client.submit(grade_on_worker, submission.student, submission.path.name, data,
+                                       options.lab, dict(limits), key=f"grade-{submission.student}-{time.time_ns()}",
+                                       pure=False)
+                futures[future] = submission
+            for future in as_completed(futures):
+                submission = futures[future]
+                try:
+                    result = GradeResult.from_dict(future.result())
+                except Exception as exc:  # the worker itself died or lost the task
+                    result = GradeResult(options.lab, str(submission.path), "grader error",
+                                         f"{type(exc).__name__}: {exc}", lab.max_score)
+                record(submission, result)
+        finally:
+            for future in futures:
+                future.cancel()
+            if client is not None:
+                client.close(timeout=10)
+            if cluster is not None:
+                cluster.close(timeout=10)
+    return _write_summaries(options, task_ids)

@@ -1,0 +1,113 @@
+"""Finding the submissions of a class: a folder of notebooks, ``STUDENT/*.ipynb`` folders, a zip of
+either, or Gradescope's export (``submission_<id>/`` folders and ``submission_metadata.yml``)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+MAX_ZIP_BYTES = 2 * 2**30
+IGNORED = {"submission_metadata.yml", ".DS_Store", "__MACOSX", "Thumbs.db"}
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One student's submission: the file to grade, or None and the reason there is none."""
+
+    student: str
+    path: Path | None
+    problem: str | None = None
+
+
+class CollectError(ValueError):
+    """The submissions cannot be read at all (no such folder, a broken zip)."""
+
+
+def safe_id(name: str) -> str:
+    """A student id usable as a folder name."""
+    cleaned = re.sub(r"[^A-Za-z0-9._@+-]+", "_", name).strip("._") or "student"
+    return cleaned[:100]
+
+
+def extract_zip(path: Path, into: Path) -> Path:
+    """Unpack a zip of submissions, refusing paths that leave the folder and archives too large."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if sum(info.file_size for info in archive.infolist()) > MAX_ZIP_BYTES:
+                raise CollectError(f"{path.name} unpacks to more than {MAX_ZIP_BYTES // 2**30} GiB")
+            for info in archive.infolist():
+                target = (into / info.filename).resolve()
+                if not target.is_relative_to(into.resolve()):
+                    raise CollectError(f"{path.name} holds a path outside the archive: {info.filename}")
+            archive.extractall(into)
+    except zipfile.BadZipFile as exc:
+        raise CollectError(f"{path.name} is not a readable zip: {exc}") from None
+    entries = [p for p in into.iterdir() if p.name not in IGNORED]
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() and not _is_student_dir(entries[0]) else into
+
+
+def _is_student_dir(path: Path) -> bool:
+    return any(p.suffix == ".ipynb" for p in path.iterdir()) if path.is_dir() else False
+
+
+def _gradescope_names(root: Path) -> dict[str, str]:
+    """Folder name -> student id from Gradescope's submission_metadata.yml (sid, else email, else name)."""
+    meta = root / "submission_metadata.yml"
+    if not meta.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError:
+        return {}
+    names = {}
+    for folder, info in data.items() if isinstance(data, dict) else ():
+        submitters = (info or {}).get(":submitters") or (info or {}).get("submitters") or []
+        if submitters and isinstance(submitters[0], dict):
+            person = {k.lstrip(":"): v for k, v in submitters[0].items()}
+            names[str(folder)] = str(person.get("sid") or person.get("email") or person.get("name") or folder)
+    return names
+
+
+def _pick_notebook(folder: Path, lab: str) -> tuple[Path | None, str | None]:
+    notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    if not notebooks:
+        return None, f"the folder {folder.name} holds no notebook"
+    if len(notebooks) == 1:
+        return notebooks[0], None
+    named = [p for p in notebooks if lab in p.name]
+    return (named or notebooks)[0], None
+
+
+def collect(source: Path, lab: str, workdir: Path | None = None) -> list[Submission]:
+    """Every submission under ``source``, one per student, in a stable order."""
+    if not source.exists():
+        raise CollectError(f"{source} does not exist")
+    if source.is_file():
+        if source.suffix != ".zip":
+            raise CollectError(f"{source} is neither a folder nor a zip of submissions")
+        workdir = workdir or Path(tempfile.mkdtemp(prefix="autograder-class-"))
+        source = extract_zip(source, workdir)
+    names = _gradescope_names(source)
+    submissions: dict[str, Submission] = {}
+    for entry in sorted(source.iterdir()):
+        if entry.name in IGNORED or entry.name.startswith("."):
+            continue
+        student = safe_id(names.get(entry.name, entry.stem if entry.is_file() else entry.name))
+        if entry.is_dir():
+            path, problem = _pick_notebook(entry, lab)
+        else:
+            path, problem = entry, None
+        if student in submissions:
+            student = safe_id(f"{student}-{entry.name}")
+        submissions[student] = Submission(student, path, problem)
+    return list(submissions.values())
+
+
+def cleanup(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

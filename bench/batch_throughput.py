@@ -1,0 +1,67 @@
+"""Throughput of ``autograder batch`` against grading the same submissions one by one.
+
+Builds a class of lab 2 submissions (half correct on t1–t2, half wrong on t1), grades them one by one
+(each with ``autograder grade`` in a fresh process, as an instructor would in a loop), then as one
+batch with ``--workers`` local Dask workers, and prints submissions per minute and their ratio — both
+measured in this one run, since the machine's speed varies from run to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from autograder.lab import load_lab  # noqa: E402
+from notebooks import make_submission  # noqa: E402
+
+LAB = load_lab("lab2_three_ways")
+KINDS = [
+    {"t1": "SOLUTION", "t2": "SOLUTION"},
+    {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))", "t2": "SOLUTION"},
+]
+
+
+def make_class(folder: Path, size: int) -> list[Path]:
+    return [make_submission(LAB, KINDS[i % len(KINDS)], folder / f"student{i:03d}.ipynb") for i in range(size)]
+
+
+def one_by_one(paths: list[Path]) -> float:
+    started = time.perf_counter()
+    for path in paths:
+        subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def batch(folder: Path, out: Path, workers: int) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "autograder", "batch", str(folder), "--lab", LAB.id, "--out", str(out),
+                    "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=12, help="submissions in the class (default 12)")
+    parser.add_argument("--workers", type=int, default=2, help="local Dask workers (default 2)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "class"
+        paths = make_class(folder, args.size)
+        serial = one_by_one(paths)
+        parallel = batch(folder, Path(tmp) / "out", args.workers)
+    per_minute = lambda seconds: 60 * args.size / seconds  # noqa: E731
+    print(f"submissions:          {args.size}")
+    print(f"one by one:           {serial:7.1f} s  {per_minute(serial):6.1f} per minute")
+    print(f"batch ({args.workers} workers):    {parallel:7.1f} s  {per_minute(parallel):6.1f} per minute")
+    print(f"throughput ratio batch / one by one: {serial / parallel:.2f}")
+
+
+if __name__ == "__main__":
+    main()

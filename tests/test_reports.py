@@ -1,0 +1,100 @@
+"""Feedback pages, the class report, the gradebook and collecting submissions — without kernels."""
+
+import csv
+import io
+import shutil
+import subprocess
+import zipfile
+
+import pytest
+
+from autograder.checks import Layout, MeshSpec, render_layout
+from autograder.class_report import class_report_html
+from autograder.collect import CollectError, collect
+from autograder.feedback import feedback_html
+from autograder.gradebook import gradebook_csv, load_results, save_student
+from autograder.grading import CheckResult
+from autograder.results import GradeResult, TaskResult
+
+MESH = MeshSpec((2, 4), ("x", "y"))
+
+
+def _result(score_t1=True, hidden_failed=True):
+    expected = render_layout(Layout.of_spec(MESH, ("x", "y"), (4, 16)))
+    found = render_layout(Layout.of_spec(MESH, ("y", "x"), (4, 16)))
+    t1 = TaskResult("t1", 8, (
+        CheckResult("t1", "test_t1_values", "`A_sharded` holds the values of A", 3, True, "", False),
+        CheckResult("t1", "test_t1_layout", "`A_sharded` is laid out as P('x', 'y')", 5, score_t1,
+                    "" if score_t1 else "`A_sharded`: expected rows split into 2 blocks <b>, found ...", False,
+                    expected_picture=None if score_t1 else expected, found_picture=None if score_t1 else found),
+    ))
+    t2 = TaskResult("t2", 8, (
+        CheckResult("t2", "test_t2_secret", "fresh inputs", 8, not hidden_failed, "secret reference 42.0", True),
+    ))
+    return GradeResult("lab2_three_ways", "s.ipynb", "graded", None, 16, (t1, t2), seconds=12.5)
+
+
+def test_feedback_shows_points_pictures_and_hides_hidden_messages():
+    page = feedback_html(_result(score_t1=False), "ada")
+    assert "<span id='score'>3</span>" in page and "<span id='max-score'>16</span>" in page
+    assert "CPU 0" in page and "expected<pre>" in page and "found<pre>" in page
+    assert "&lt;b&gt;" in page and "<b>," not in page  # messages are escaped
+    assert "a hidden check failed" in page and "secret reference" not in page
+
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed")
+def test_feedback_renders_in_a_headless_browser(tmp_path):
+    page = tmp_path / "feedback.html"
+    page.write_text(feedback_html(_result(score_t1=False), "ada"))
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
+    dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    assert '<span id="score">3</span>' in dom and '<span id="max-score">16</span>' in dom
+    assert "Task t1" in dom and "CPU 0,1,2,3" in dom or "CPU 0" in dom
+    shot = tmp_path / "feedback.png"
+    subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1000,900", page.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.stat().st_size > 10_000  # a real picture, not an empty page
+
+
+def test_gradebook_has_one_row_per_student_and_survives_reloading(tmp_path):
+    save_student(tmp_path, "ada", _result(), "<html></html>")
+    save_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")
+    save_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")  # saved twice: still one row
+    results = load_results(tmp_path)
+    rows = list(csv.DictReader(io.StringIO(gradebook_csv(results, ["t1", "t2"]))))
+    assert [(r["student"], r["score"], r["t1"], r["t2"]) for r in rows] == [("ada", "8", "8", "0"), ("bo", "3", "3", "0")]
+    assert (tmp_path / "ada" / "results.json").is_file() and (tmp_path / "ada" / "feedback.html").is_file()
+
+
+def test_class_report_summarises_the_class():
+    results = {"ada": _result(), "bo": _result(score_t1=False), "cy": _result(hidden_failed=False)}
+    page = class_report_html(results, "lab2_three_ways", ["t1", "t2"])
+    assert "3 submissions" in page and "score histogram" in page
+    assert "<td>t1</td><td>2/3</td>" in page and "`A_sharded` is laid out" in page
+    assert "12.5 s" in page
+
+
+def test_collect_folders_files_and_gradescope_names(tmp_path):
+    (tmp_path / "ada.ipynb").write_text("{}")
+    (tmp_path / "bo").mkdir()
+    (tmp_path / "bo" / "lab2.ipynb").write_text("{}")
+    (tmp_path / "cy").mkdir()
+    (tmp_path / "notes.pdf").write_text("pdf")
+    found = {s.student: s for s in collect(tmp_path, "lab2")}
+    assert sorted(found) == ["ada", "bo", "cy", "notes"]
+    assert found["bo"].path.name == "lab2.ipynb" and "holds no notebook" in found["cy"].problem
+    assert found["notes"].path.suffix == ".pdf"
+
+
+def test_a_zip_that_escapes_its_folder_is_refused(tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("../../escaped.ipynb", "{}")
+    with pytest.raises(CollectError, match="outside the archive"):
+        collect(archive, "lab2", tmp_path / "x")
