@@ -141,8 +141,6 @@ class _Recorder:
 
     def fact(self, obj, depth=0):
         if obj is None or isinstance(obj, (bool, int, float, str)):
-            if isinstance(obj, float) and not math.isfinite(obj):
-                return {"kind": "value", "type": "float", "value": str(obj)}
             return {"kind": "value", "type": type(obj).__name__, "value": obj if not isinstance(obj, str) else obj[:MAX_TEXT]}
         if isinstance(obj, np.generic) and obj.ndim == 0 and obj.dtype.kind in "biuf":
             return self.fact(obj.item(), depth)
@@ -169,11 +167,13 @@ class _Recorder:
         }
 
     def array(self, arr):
-        if arr.dtype.kind not in "biufc" or arr.nbytes > MAX_ARRAY_BYTES:
+        if arr.dtype.kind not in "biufcV" or arr.nbytes > MAX_ARRAY_BYTES:
             return {"kind": "other", "type": type(arr).__name__, "repr": f"{arr.dtype}{list(arr.shape)} array"}
         self.count += 1
         filename = f"array{self.count}.npy"
         values = _np_asarray(_device_get(arr))
+        if values.dtype.kind not in "biufc":  # bfloat16 and friends: stored as float32, dtype kept below
+            values = values.astype(np.float32)
         _np_save(os.path.join(self.out, filename), values, allow_pickle=False)
         is_jax = isinstance(arr, _Array)
         return {
