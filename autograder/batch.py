@@ -69,7 +69,7 @@ def _unreadable(submission: Submission, lab: str, reason: str, max_score: float)
 class _Progress:
     """A rich progress bar: done, failed, remaining and time left."""
 
-    def __init__(self, total: int, already: int):
+    def __init__(self, total: int, already: int, already_failed: int):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
         self.progress = Progress(TextColumn("[bold]grading"), BarColumn(),
@@ -77,9 +77,9 @@ class _Progress:
                                             "{task.fields[remaining]} remaining ·"),
                                  TimeElapsedColumn(), TextColumn("elapsed ·"), TimeRemainingColumn(),
                                  TextColumn("left"))
-        self.task = self.progress.add_task("grading", total=total, completed=already, failed=0,
+        self.task = self.progress.add_task("grading", total=total, completed=already, failed=already_failed,
                                            remaining=total - already)
-        self.failed = 0
+        self.failed = already_failed
 
     def __enter__(self):
         self.progress.__enter__()
@@ -138,7 +138,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         _write_summaries(options, task_ids)
         progress.advance(result)
 
-    with _Progress(len(submissions), len(submissions) - len(todo)) as progress:
+    already_failed = sum(saved[s.student].status != "graded" for s in submissions if is_done(saved.get(s.student)))
+    with _Progress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
         client, cluster = (None, None) if not todo else _client(options)
         futures = {}
         try:
@@ -152,7 +153,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                                        options.lab, dict(limits), key=f"grade-{submission.student}-{time.time_ns()}",
                                        pure=False)
                 futures[future] = submission
-            for future in as_completed(futures):
+            for future in as_completed(futures) if futures else ():
                 submission = futures[future]
                 try:
                     result = GradeResult.from_dict(future.result())
