@@ -34,11 +34,16 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# CPython 3.11's ``ast`` is not safe to use from two threads at once, and both ``np.load`` (its header)
+# and pytest (assertion rewriting, tracebacks) use it: threads that grade side by side take this lock.
+PARSER_LOCK = threading.RLock()
 
 MAX_FACTS_JSON_BYTES = 64 * 1024 * 1024
 MAX_TEXT = 4 * 1024 * 1024
@@ -244,7 +249,8 @@ class _Reader:
                  and not (self.directory / relative).is_symlink(),
                  f"array file {relative!r} is outside the facts directory")
         try:
-            return np.load(path, allow_pickle=False)
+            with PARSER_LOCK:
+                return np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise FactsError(f"cannot read {relative}: {exc}") from None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import threading
 from dataclasses import dataclass
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from autograder.capture import Call, task_seed
 from autograder.checks import CheckFailure
 from autograder.execute import Execution
-from autograder.facts import CallFact, Fact, ProbeFact, TaskFacts
+from autograder.facts import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
 from autograder.lab import Lab
 
 MARKERS = (
@@ -146,16 +145,17 @@ class GraderError(RuntimeError):
     """The lab's graders could not be collected: a problem of the lab, not of the submission."""
 
 
-_PYTEST_LOCK = threading.Lock()  # pytest sessions share process-wide state: one at a time
 
 
 def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False) -> list[CheckResult]:
     plugin = _GraderPlugin(Submission(lab, execution, seed))
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
-            "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore"]
+            "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
+            "--tb=no"]
     if public_only:
         args += ["-m", "not hidden"]
-    with _PYTEST_LOCK, contextlib.redirect_stdout(io.StringIO()) as log:
+    # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
+    with PARSER_LOCK, contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])

@@ -4,7 +4,7 @@ Each must score exactly what its honest parts earn, end with a clear status, and
 and the next submission unharmed. ``network_case(port)`` needs a port the test listens on.
 """
 
-from lab2_submissions import Case, solved
+from cases import Case, solved
 
 WRONG_T1 = "A_sharded = jnp.zeros((4, 16))"
 

@@ -4,26 +4,7 @@ Each case fills some tasks' answer cells (the rest stay blank and score 0) and s
 every task. A wrong task loses exactly the points of the checks it gets wrong, and no others.
 """
 
-from dataclasses import dataclass, field
-
-from notebooks import SOLUTION
-
-FULL = {"t1": 8, "t2": 8, "t3": 12, "t4": 12, "t5": 14, "t6": 16, "t7": 15, "t8": 15}
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    answers: dict
-    scores: dict  # task -> expected points; tasks not named score 0
-    status: str = "graded"
-    cell_timeout: float = 120.0
-    messages: dict = field(default_factory=dict)  # task -> text that a failing message must contain
-
-
-def solved(*tasks):
-    return {t: SOLUTION for t in tasks}
-
+from cases import Case, solved
 
 T3_PREDICTIONS = "B_plus_C_spec = P('x', 'y')\nBt_C_spec = P(None, 'y')"
 T3_RESULTS = "B_plus_C = B + C\nBt_C = B.T @ C"

@@ -65,7 +65,7 @@ def test_malformed_markers_are_named(cells, words):
         student_notebook(_solution(*cells), "labX")
 
 
-@pytest.mark.parametrize("lab_id", ["lab2_three_ways"])
+@pytest.mark.parametrize("lab_id", lab_ids())
 def test_assignments_are_up_to_date_and_deterministic(lab_id):
     lab = load_lab(lab_id)
     solution = nbformat.read(lab.solution_path, as_version=4)
@@ -74,8 +74,9 @@ def test_assignments_are_up_to_date_and_deterministic(lab_id):
     assert lab.assignment_path.read_text(encoding="utf-8") == first
 
 
-def test_locked_cells_are_the_solutions_byte_for_byte():
-    lab = load_lab("lab2_three_ways")
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_locked_cells_are_the_solutions_byte_for_byte(lab_id):
+    lab = load_lab(lab_id)
     solution = nbformat.read(lab.solution_path, as_version=4)
     by_id = {c.id: c for c in solution.cells}
     for cell in lab.template.cells:

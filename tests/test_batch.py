@@ -22,7 +22,7 @@ from autograder.grade import grade_notebook
 from autograder.gradebook import GRADE_FILE, LOG_FILE
 from autograder.lab import load_lab
 from hostile_submissions import FAKE_RESULTS
-from lab2_submissions import solved
+from cases import solved
 from notebooks import make_submission
 
 LAB = load_lab("lab2_three_ways")

@@ -10,7 +10,6 @@ from autograder.lab import load_lab
 from autograder.sandbox import sandbox_problem
 from grading_session import grade_all
 from hostile_submissions import CASES, network_case
-from lab2_submissions import FULL
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 LAB = load_lab("lab2_three_ways")
@@ -30,7 +29,7 @@ def test_hostile_submission_earns_only_its_honest_points(hostile_grades, name):
     assert result.status == case.status, result.summary()
     scores = {t.task: t.score for t in result.tasks}
     detail = {t.task: [f"{c.name}: {c.message}" for c in t.checks if not c.passed] for t in result.tasks}
-    assert scores == {task: case.scores.get(task, 0) for task in FULL}, detail
+    assert scores == {t.id: case.scores.get(t.id, 0) for t in LAB.tasks}, detail
     for task, text in case.messages.items():
         assert text in " ".join(c.message for t in result.tasks if t.task == task for c in t.checks)
 

@@ -1,6 +1,7 @@
 """Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure."""
 
 from autograder.checks.failure import CheckFailure
+from autograder.checks.found import found_bool, found_number, leaf_name
 from autograder.checks.hlo import COLLECTIVES, assert_collectives, assert_no_collectives, collectives_in, describe_collectives
 from autograder.checks.layout import (
     Layout, assert_fully_replicated, assert_layout, assert_spec_equivalent, assert_tree_layouts, describe_layout,
@@ -15,7 +16,7 @@ from autograder.checks.timing import (
 from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 
 __all__ = [
-    "CheckFailure",
+    "CheckFailure", "found_bool", "found_number", "leaf_name",
     "COLLECTIVES", "collectives_in", "describe_collectives", "assert_collectives", "assert_no_collectives",
     "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "format_spec",
     "spec_problem", "assert_layout", "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",

@@ -1,0 +1,187 @@
+"""Lab 1's reference computations, done in the grader's own process (never in the student's kernel).
+
+Besides the lab's own mathematics (``x @ x``, the MLP trained 10 steps, timings, the RNG's compiled
+code), the grader compiles reference functions for the layouts a student's arrays were recorded with:
+what the compiled program needs is then read from code the grader compiled itself.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+
+from autograder.checks import CheckFailure, Layout, MeshSpec, collectives_in, is_same_layout, measure_interleaved
+from autograder.facts import Fact
+
+MESH = MeshSpec((4, 2), ("a", "b"), "auto")
+MESH_DP = MeshSpec((8,), ("batch",), "auto")
+MESH_TP = MeshSpec((4, 2), ("batch", "model"), "auto")
+N = 2048
+FRESH_SHAPE = (256, 512)  # the grader's input of task 5: another size than the lab's, so f is traced anew
+LAYER_SIZES, BATCH_SIZE, NUM_STEPS, STEP_SIZE = (784, 1024, 1024, 1024, 10), 1024, 10, 1e-3
+PARAM_SHAPES = tuple(shape for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:]) for shape in ((n_in, n_out), (n_out,)))
+BATCH_SHAPES = ((BATCH_SIZE, LAYER_SIZES[0]), (BATCH_SIZE, LAYER_SIZES[-1]))
+
+
+@functools.cache
+def array_x() -> np.ndarray:
+    """The lab's x (key 0), drawn as its locked cell draws it."""
+    return np.asarray(jax.random.normal(jax.random.key(0), (N, N)))
+
+
+@functools.cache
+def x_squared() -> np.ndarray:
+    """x @ x in float64: the float32 products of the lab differ from it by about 2e-4 at most."""
+    x = array_x().astype(np.float64)
+    return x @ x
+
+
+@functools.cache
+def incompatible_devices_error() -> str:
+    """The message of the error JAX raises here when two arrays committed to devices 0 and 1 are added."""
+    first, second = (jax.device_put(np.zeros(4, np.float32), device) for device in jax.devices()[:2])
+    try:
+        first + second
+    except ValueError as exc:
+        return str(exc)
+    raise RuntimeError("adding arrays committed to devices 0 and 1 no longer raises a ValueError")
+
+
+# The lab's MLP, as its locked cells define it.
+
+
+def predict(params, inputs):
+    for W, b in params:
+        outputs = jnp.dot(inputs, W) + b
+        inputs = jnp.maximum(outputs, 0)
+    return outputs
+
+
+def loss(params, batch):
+    inputs, targets = batch
+    predictions = predict(params, inputs)
+    return jnp.mean(jnp.sum((predictions - targets) ** 2, axis=-1))
+
+
+loss_jit = jax.jit(loss)
+gradfun = jax.jit(jax.grad(loss))
+
+
+def _init_layer(key, n_in, n_out):
+    k1, k2 = jax.random.split(key)
+    return jax.random.normal(k1, (n_in, n_out)) / jnp.sqrt(n_in), jax.random.normal(k2, (n_out,))
+
+
+@functools.cache
+def model_setup():
+    """The lab's initial parameters and batch (key 0), drawn eagerly as its locked cell does: a jitted
+    draw differs in the last bits."""
+    key, *keys = jax.random.split(jax.random.key(0), len(LAYER_SIZES))
+    params = list(map(_init_layer, keys, LAYER_SIZES[:-1], LAYER_SIZES[1:]))
+    key, *keys = jax.random.split(key, 3)
+    inputs = jax.random.normal(keys[0], (BATCH_SIZE, LAYER_SIZES[0]))
+    targets = jax.random.normal(keys[1], (BATCH_SIZE, LAYER_SIZES[-1]))
+    return params, (inputs, targets)
+
+
+def batch_values() -> list[np.ndarray]:
+    _, batch = model_setup()
+    return [np.asarray(a) for a in batch]
+
+
+@functools.cache
+def trained() -> tuple[tuple[np.ndarray, ...], float]:
+    """The parameters after the lab's 10 steps on one device (flattened in jax.tree order) and their loss."""
+    params, batch = model_setup()
+    for _ in range(NUM_STEPS):
+        grads = gradfun(params, batch)
+        params = jax.block_until_ready([(W - STEP_SIZE * dW, b - STEP_SIZE * db)
+                                        for (W, b), (dW, db) in zip(params, grads)])
+    return tuple(np.asarray(leaf) for leaf in jax.tree.leaves(params)), float(loss_jit(params, batch))
+
+
+@functools.cache
+def gradient_times() -> tuple[float, float]:
+    """The grader's own seconds per call of gradfun: one device vs the data-parallel layout of task 6."""
+    params, batch = model_setup()
+    device = jax.devices()[0]
+    params_single, batch_single = jax.device_put((params, batch), device)
+    mesh = MESH_DP.build()
+    params_dp = jax.device_put(params, NamedSharding(mesh, P()))
+    batch_dp = jax.device_put(batch, NamedSharding(mesh, P("batch")))
+    stats = measure_interleaved({"single": lambda: gradfun(params_single, batch_single),
+                                 "sharded": lambda: gradfun(params_dp, batch_dp)}, repeats=9, warmup=2)
+    return stats["single"].median, stats["sharded"].median
+
+
+@functools.cache
+def rng_communicates(partitionable: bool) -> bool:
+    """Whether the lab's f_rng, compiled here for its (key, x_rng), contains a collective-permute."""
+
+    @jax.jit
+    def f_rng(key, x):
+        return x + jax.random.uniform(key, x.shape)
+
+    mesh = Mesh(jax.devices(), "x", axis_types=(AxisType.Auto,))
+    x_rng = jax.device_put(jnp.arange(24), NamedSharding(mesh, P("x")))
+    with jax.threefry_partitionable(partitionable):
+        text = f_rng.lower(jax.random.key(42), x_rng).compile().as_text()
+    return collectives_in(text)["collective-permute"] > 0
+
+
+# Compiling reference code for the layouts of a student's arrays.
+
+
+def sharding_of(fact: Fact, name: str) -> jax.sharding.Sharding:
+    """The sharding the probe recorded for an array, rebuilt here; it must lay out the blocks it recorded."""
+    layout = Layout.of_fact(fact, name)
+    recorded = fact.sharding
+    devices = {device.id: device for device in jax.devices()}
+    if not set(layout.blocks) <= set(devices):
+        raise CheckFailure(f"`{name}` is on devices {sorted(layout.blocks)}, not all of which exist")
+    if recorded.mesh is not None and recorded.spec is not None:
+        try:
+            grid = np.vectorize(devices.__getitem__, otypes=[object])(recorded.mesh.device_ids)
+            axis_types = tuple(getattr(AxisType, t, AxisType.Auto) for t in recorded.mesh.axis_types)
+            mesh = Mesh(grid, recorded.mesh.axis_names, axis_types=axis_types)
+            sharding = NamedSharding(mesh, P(*recorded.spec))
+            rebuilt = Layout.of_spec(mesh, recorded.spec, layout.shape)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckFailure(f"`{name}`: the grader cannot rebuild its recorded sharding ({exc})") from None
+    elif len(layout.blocks) == 1:
+        (device_id,) = layout.blocks
+        sharding, rebuilt = SingleDeviceSharding(devices[device_id]), Layout.single_device(device_id, layout.shape)
+    else:
+        raise CheckFailure(f"`{name}` is laid out by a {recorded.kind}; place it with a NamedSharding")
+    if not is_same_layout(rebuilt, layout):
+        raise CheckFailure(f"`{name}`: its recorded sharding does not lay out the blocks recorded for it")
+    return sharding
+
+
+def leaves_of(fact: Fact, name: str, shapes: Sequence[tuple[int, ...]]) -> tuple[Fact, ...]:
+    """The arrays of a list/tuple fact, in jax.tree order, with the expected shapes."""
+    if fact.kind != "tree" or len(fact.leaves) != len(shapes):
+        raise CheckFailure(f"`{name}`: expected a list or tuple of {len(shapes)} arrays, found {fact.describe()}")
+    for index, (leaf, shape) in enumerate(zip(fact.leaves, shapes)):
+        if leaf.kind != "array" or tuple(leaf.shape) != tuple(shape):
+            raise CheckFailure(f"`{name}` leaf {index}: expected an array of shape {shape}, found {leaf.describe()}")
+    return fact.leaves
+
+
+def abstract(fact: Fact, name: str) -> jax.ShapeDtypeStruct:
+    """A student's array as the compiler sees it: shape, dtype and its recorded layout."""
+    return jax.ShapeDtypeStruct(tuple(fact.shape), np.dtype(fact.dtype), sharding=sharding_of(fact, name))
+
+
+def compiled_text(fn: Callable, args: tuple, description: str) -> str:
+    """The compiled HLO text of ``jax.jit(fn)`` for ``args`` (a tuple of pytrees of ``abstract`` arrays)."""
+    try:
+        return jax.jit(fn).lower(*args).compile().as_text()
+    except Exception as exc:  # the layouts cannot go together (e.g. two different sets of devices)
+        raise CheckFailure(f"the grader could not compile {description} for your layouts:"
+                           f" {type(exc).__name__}: {str(exc)[:500]}") from None

@@ -1,0 +1,67 @@
+"""Lab 3's own probe functions. This file runs INSIDE the student's kernel, as a standalone module.
+
+It holds no answers and no checks: it builds the student's ``TPLayer`` the way the grader asks and
+records what it finds (the six kernels with their layouts, the output, the compiled HLO). The grader
+recomputes the layer from these weights in its own process. It imports only jax, flax and numpy;
+references to what it uses are taken at import, before any student cell runs.
+"""
+
+import jax
+import numpy as np
+from flax import nnx
+from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+_make_mesh = jax.make_mesh
+_set_mesh = jax.set_mesh
+_device_put = jax.device_put
+_jit = jax.jit
+_block_until_ready = jax.block_until_ready
+_Rngs = nnx.Rngs
+_split = nnx.split
+_merge = nnx.merge
+_default_rng = np.random.default_rng
+
+KERNELS = (("attention", "Wq"), ("attention", "Wk"), ("attention", "Wv"), ("attention", "Wo"),
+           ("mlp", "W1"), ("mlp", "W2"))
+
+
+def _mesh():
+    return _make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+
+
+def _kernels(layer, label):
+    """Each kernel as an array, keyed by its name (Wq … W2)."""
+    found = {}
+    for block, name in KERNELS:
+        try:
+            found[name] = getattr(getattr(layer, block), name).kernel[...]
+        except AttributeError as exc:
+            raise AttributeError(f"{label}.{block}.{name}.kernel: {exc}") from None
+    return found
+
+
+def lab_layer(namespace, seed, params):
+    """The kernels of the notebook's own ``tp_layer``."""
+    if "tp_layer" not in namespace:
+        raise NameError("name 'tp_layer' is not defined")
+    return _kernels(namespace["tp_layer"], "tp_layer")
+
+
+def fresh_layer(namespace, seed, params):
+    """A ``TPLayer`` of the grader's sizes built under ``jax.set_mesh`` of the (2, 4) mesh, applied
+    (jitted) to a fresh input with the batch over ``data``: its kernels, output and compiled HLO.
+
+    The input is ``make_input``'s normal draw from ``(seed, params["key"])``, so the grader rebuilds it."""
+    if "TPLayer" not in namespace:
+        raise NameError("name 'TPLayer' is not defined")
+    shape = tuple(params["shape"])
+    x = _default_rng([int(seed), int(params["key"])]).standard_normal(shape).astype("float32")
+    mesh = _mesh()
+    with _set_mesh(mesh):
+        layer = namespace["TPLayer"](params["hidden_dim"], params["num_heads"], rngs=_Rngs(int(seed) % 2**31))
+        graphdef, state = _split(layer)
+        apply = _jit(lambda state, inputs: _merge(graphdef, state)(inputs))
+        inputs = _device_put(x, NamedSharding(mesh, PartitionSpec("data", None, None)))
+        out = _block_until_ready(apply(state, inputs))
+        hlo = apply.lower(state, inputs).compile().as_text()
+    return {**_kernels(layer, "TPLayer(...)"), "out": out, "hlo": hlo}

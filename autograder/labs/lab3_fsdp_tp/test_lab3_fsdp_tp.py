@@ -1,0 +1,337 @@
+"""Graders of lab 3, "FSDP and tensor parallelism": one test per gradable fact, worth its points.
+
+The public checks look at what the lab's own cells computed with the student's functions; the hidden
+ones call those functions on inputs the student has never seen (values, layout, compiled collectives),
+re-measure the benchmarked collectives, and build the student's TPLayer with the grader's own sizes.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from autograder.capture import Input
+from autograder.checks import (
+    CheckFailure, Layout, assert_allclose, assert_collectives, assert_layout, assert_time_consistent,
+    collectives_in, describe_collectives, is_allclose,
+)
+from autograder.checks import found_number
+from autograder.labs.lab3_fsdp_tp import reference as ref
+
+task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
+OPS = ("all_gather", "psum", "psum_scatter", "all_to_all")
+MLP_TOLERANCE = {"rtol": 1e-4, "atol": 1e-3}
+LAYER_TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
+
+
+def _mlp_of_inputs(submission, task_id, call_id):
+    return ref.mlp(*submission.inputs(task_id, call_id))
+
+
+# t1 — FSDP: gather the weight, keep the batch split
+
+
+@task("t1")
+@points(2)
+def test_t1_lab_result(submission):
+    """`B = fsdp_matmul(x, A)` is x @ A, laid out as P('data', None)"""
+    arrays = ref.lab_arrays()
+    found = submission.name("t1", "B")
+    assert_allclose(found, arrays["x"].astype(np.float64) @ arrays["A"], "B", **MLP_TOLERANCE)
+    assert_layout(found, Layout.of_spec(ref.MESH_2D, ("data", None), (ref.BATCH, ref.HIDDEN)), "B")
+
+
+@task("t1")
+@points(5)
+@hidden
+def test_t1_fresh_values(submission):
+    """`fsdp_matmul` computes x @ A on the grader's own inputs"""
+    call = submission.call("t1", "fsdp_matmul")
+    x, A = submission.inputs("t1", "fsdp_matmul")
+    assert_allclose(call.output, x.astype(np.float64) @ A, "fsdp_matmul(x, A)", **MLP_TOLERANCE)
+
+
+@task("t1")
+@points(4)
+@hidden
+def test_t1_fresh_layout(submission):
+    """`fsdp_matmul` returns its result with the rows over `data`, replicated over `model`"""
+    call = submission.call("t1", "fsdp_matmul")
+    expected = Layout.of_spec(ref.MESH_2D, ("data", None), (ref.BATCH, ref.HIDDEN))
+    assert_layout(call.output, expected, "fsdp_matmul(x, A)")
+
+
+@task("t1")
+@points(3)
+@hidden
+def test_t1_gathers_the_weight(submission):
+    """the compiled `fsdp_matmul` all-gathers (the blocks of A)"""
+    call = submission.call("t1", "fsdp_matmul")
+    assert_collectives(call.hlo, required=["all-gather"], name="the compiled fsdp_matmul", compile_error=call.hlo_error)
+
+
+# t2 — column-wise tensor parallelism
+
+
+@task("t2")
+@points(2)
+def test_t2_lab_result(submission):
+    """`C = tp_mlp(x, W1, W2)` is x @ W1 @ W2, laid out as P(None, 'model')"""
+    arrays = ref.lab_arrays()
+    found = submission.name("t2", "C")
+    assert_allclose(found, ref.mlp(arrays["x"], arrays["W1"], arrays["W2"]), "C", **MLP_TOLERANCE)
+    assert_layout(found, Layout.of_spec(ref.MESH_2D, (None, "model"), (ref.BATCH, ref.HIDDEN)), "C")
+
+
+@task("t2")
+@points(5)
+@hidden
+def test_t2_fresh_values(submission):
+    """`tp_mlp` computes x @ W1 @ W2 on the grader's own inputs"""
+    call = submission.call("t2", "tp_mlp")
+    assert_allclose(call.output, _mlp_of_inputs(submission, "t2", "tp_mlp"), "tp_mlp(x, W1, W2)", **MLP_TOLERANCE)
+
+
+@task("t2")
+@points(4)
+@hidden
+def test_t2_fresh_layout(submission):
+    """`tp_mlp` returns its result with the columns over `model`, replicated over `data`"""
+    call = submission.call("t2", "tp_mlp")
+    expected = Layout.of_spec(ref.MESH_2D, (None, "model"), (ref.BATCH, ref.HIDDEN))
+    assert_layout(call.output, expected, "tp_mlp(x, W1, W2)")
+
+
+@task("t2")
+@points(5)
+@hidden
+def test_t2_gathers_and_reduce_scatters(submission):
+    """the compiled `tp_mlp` all-gathers x and reduce-scatters the partial sums (psum_scatter, not psum)"""
+    call = submission.call("t2", "tp_mlp")
+    assert_collectives(call.hlo, required=["all-gather", "reduce-scatter"], name="the compiled tp_mlp",
+                       compile_error=call.hlo_error)
+
+
+# t3 — FSDP and TP together, with shard_map and with jax.jit(in_shardings=..., out_shardings=...)
+
+T3_FUNCTIONS = {"fsdp_tp_mlp": "D", "fsdp_tp_jit": "D_jit"}
+
+
+@task("t3")
+@points(1)
+@pytest.mark.parametrize("function", list(T3_FUNCTIONS))
+def test_t3_lab_result(submission, function):
+    """`D = fsdp_tp_mlp(x, W1, W2)` and `D_jit = fsdp_tp_jit(x, W1, W2)` are x @ W1 @ W2, as P('data', 'model')"""
+    arrays = ref.lab_arrays()
+    name = T3_FUNCTIONS[function]
+    found = submission.name("t3", name)
+    assert_allclose(found, ref.mlp(arrays["x"], arrays["W1"], arrays["W2"]), name, **MLP_TOLERANCE)
+    assert_layout(found, Layout.of_spec(ref.MESH_2D, ("data", "model"), (ref.BATCH, ref.HIDDEN)), name)
+
+
+@task("t3")
+@points(4)
+@hidden
+@pytest.mark.parametrize("function", list(T3_FUNCTIONS))
+def test_t3_fresh_values(submission, function):
+    """`fsdp_tp_mlp` and `fsdp_tp_jit` compute x @ W1 @ W2 on the grader's own (uncommitted) inputs"""
+    call = submission.call("t3", function)
+    assert_allclose(call.output, _mlp_of_inputs(submission, "t3", function), f"{function}(x, W1, W2)", **MLP_TOLERANCE)
+
+
+@task("t3")
+@points(3)
+@hidden
+@pytest.mark.parametrize("function", list(T3_FUNCTIONS))
+def test_t3_fresh_layout(submission, function):
+    """`fsdp_tp_mlp` and `fsdp_tp_jit` return the rows over `data` and the columns over `model`"""
+    call = submission.call("t3", function)
+    expected = Layout.of_spec(ref.MESH_2D, ("data", "model"), (ref.BATCH, ref.HIDDEN))
+    assert_layout(call.output, expected, f"{function}(x, W1, W2)")
+
+
+# t4 — the cost of the collectives
+
+_KEY_PATH = re.compile(r"""^\[(['"])(.*)\1\]$""")
+
+
+def _times_by_op(submission) -> dict:
+    """`collective_times` as {key: fact}; fails unless it is a dict with one number per key."""
+    fact = submission.name("t4", "collective_times")
+    if fact.kind != "tree" or fact.type != "dict":
+        raise CheckFailure(f"`collective_times`: expected a dict from op name to seconds per call,"
+                           f" found {fact.describe()}")
+    entries = {}
+    for path, leaf in zip(fact.paths, fact.leaves):
+        match = _KEY_PATH.match(path)
+        if match is None:
+            raise CheckFailure(f"`collective_times`: expected one number per op, found the entry"
+                               f" collective_times{path}")
+        entries[match.group(2)] = leaf
+    return entries
+
+
+@task("t4")
+@points(2)
+def test_t4_every_op_timed(submission):
+    """`collective_times` has exactly the keys of the four ops, each a positive number of seconds"""
+    entries = _times_by_op(submission)
+    if set(entries) != set(OPS):
+        missing, extra = [op for op in OPS if op not in entries], sorted(set(entries) - set(OPS))
+        problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + (
+            [f"unexpected {', '.join(map(repr, extra))}"] if extra else [])
+        raise CheckFailure(f"`collective_times`: expected exactly the keys {', '.join(map(repr, OPS))},"
+                           f" found {', '.join(map(repr, entries)) or 'no keys'} ({'; '.join(problems)})")
+    for op, leaf in entries.items():
+        found_number(leaf, f"collective_times['{op}']")
+
+
+@task("t4")
+@points(4)
+@hidden
+@pytest.mark.parametrize("op", OPS)
+def test_t4_time_consistent(submission, op):
+    """each time agrees with the grader's own warm, blocked measurement of the same jitted op"""
+    entries = _times_by_op(submission)
+    if op not in entries:
+        raise CheckFailure(f"`collective_times` has no key {op!r}")
+    assert_time_consistent(entries[op], ref.collective_times()[op], f"collective_times['{op}']",
+                           factor=ref.TIME_FACTOR)
+
+
+# t5 — all_to_all re-lays data out
+
+
+@task("t5")
+@points(2)
+def test_t5_x_t_values(submission):
+    """`X_t` holds the values of X at the same positions: all_to_all moved the blocks, it did not transpose"""
+    assert_allclose(submission.name("t5", "X_t"), ref.lab_X(), "X_t")
+
+
+@task("t5")
+@points(2)
+def test_t5_x_t_layout(submission):
+    """`X_t` is laid out by columns over `data`, P(None, 'data')"""
+    assert_layout(submission.name("t5", "X_t"), Layout.of_spec(ref.MESH_1D, (None, "data"), ref.X_SHAPE), "X_t")
+
+
+@task("t5")
+@points(2)
+def test_t5_roundtrip(submission):
+    """`X_roundtrip` holds the values of X, laid out by rows over `data` again"""
+    found = submission.name("t5", "X_roundtrip")
+    assert_allclose(found, ref.lab_X(), "X_roundtrip")
+    assert_layout(found, Layout.of_spec(ref.MESH_1D, ("data", None), ref.X_SHAPE), "X_roundtrip")
+
+
+@task("t5")
+@points(2)
+@hidden
+def test_t5_fresh_relayout(submission):
+    """on the grader's own input, `all_to_all` returns the same values, by columns over `data`"""
+    call = submission.call("t5", "all_to_all")
+    (X,) = submission.inputs("t5", "all_to_all")
+    assert_allclose(call.output, X, "all_to_all(X)")
+    assert_layout(call.output, Layout.of_spec(ref.MESH_1D, (None, "data"), ref.X_SHAPE), "all_to_all(X)")
+
+
+@task("t5")
+@points(2)
+@hidden
+def test_t5_all_to_all_collective(submission):
+    """the compiled `all_to_all` contains an all-to-all"""
+    call = submission.call("t5", "all_to_all")
+    assert_collectives(call.hlo, required=["all-to-all"], name="the compiled all_to_all", compile_error=call.hlo_error)
+
+
+# t6 — a tensor-parallel transformer layer with flax.nnx
+
+
+def _lab_kernels(submission):
+    """The kernels of the notebook's own `tp_layer` (read by the probe: not the grader's inputs)."""
+    probe = submission.task("t6").probes.get("lab_layer")
+    if probe is not None and probe.error:
+        raise CheckFailure(f"the kernels of `tp_layer` could not be read: {probe.error}")
+    return _kernels(submission.probe("t6", "lab_layer"))
+
+
+def _kernels(probe):
+    return {name: probe.values[name] for name in ref.KERNEL_NAMES}
+
+
+def _assert_kernel_layouts(kernels, hidden_dim, owner):
+    for name in ref.KERNEL_NAMES:
+        shape = ref.kernel_shape(name, hidden_dim)
+        spec = ref.KERNEL_SPECS[name]
+        block = "attention" if name in ("Wq", "Wk", "Wv", "Wo") else "mlp"
+        assert_layout(kernels[name], Layout.of_spec(ref.MESH_2D, spec, shape), f"{owner}.{block}.{name}.kernel")
+
+
+def _assert_layer_output(found, x, kernels, num_heads, name):
+    """The output against the reference layer with the same weights; names the 1/sqrt(hidden_dim) mistake."""
+    hidden_dim = x.shape[-1]
+    for key, fact in kernels.items():
+        expected = ref.kernel_shape(key, hidden_dim)
+        if fact.kind != "array" or fact.shape != expected:
+            raise CheckFailure(f"`{name}` cannot be checked: the kernel of {key} should be an array of shape"
+                               f" {expected}, found {fact.describe()}")
+    weights = {key: fact.values for key, fact in kernels.items()}
+    try:
+        assert_allclose(found, ref.tp_layer(x, weights, num_heads), name, **LAYER_TOLERANCE)
+    except CheckFailure as failure:
+        if is_allclose(found, ref.tp_layer(x, weights, num_heads, scale_dim=hidden_dim), **LAYER_TOLERANCE):
+            raise CheckFailure(f"{failure} — it is the layer with scores scaled by 1/sqrt(hidden_dim) ="
+                               f" 1/sqrt({hidden_dim}); scale them by 1/sqrt(head_dim) ="
+                               f" 1/sqrt({hidden_dim // num_heads})") from None
+        raise
+
+
+@task("t6")
+@points(4)
+def test_t6_lab_kernel_layouts(submission):
+    """the kernels of `tp_layer`: Wq, Wk, Wv, W1 by columns over `model`, Wo, W2 by rows"""
+    _assert_kernel_layouts(_lab_kernels(submission), ref.LAB_LAYER["hidden_dim"], "tp_layer")
+
+
+@task("t6")
+@points(5)
+def test_t6_layer_out(submission):
+    """`layer_out` is the layer's output for X_layer, computed from the weights of `tp_layer`"""
+    _assert_layer_output(submission.name("t6", "layer_out"), ref.lab_X_layer(), _lab_kernels(submission),
+                         ref.LAB_LAYER["num_heads"], "layer_out")
+
+
+@task("t6")
+@points(5)
+@hidden
+def test_t6_fresh_kernel_layouts(submission):
+    """a TPLayer of the grader's sizes, built under jax.set_mesh(mesh), has its kernels cut over `model`"""
+    kernels = _kernels(submission.probe("t6", "fresh_layer"))
+    _assert_kernel_layouts(kernels, ref.FRESH_LAYER["hidden_dim"], "TPLayer(...)")
+
+
+@task("t6")
+@points(8)
+@hidden
+def test_t6_fresh_values(submission):
+    """a TPLayer of the grader's sizes computes the layer (attention scaled by 1/sqrt(head_dim)) on a fresh input"""
+    probe = submission.probe("t6", "fresh_layer")
+    x = Input(ref.FRESH_LAYER["shape"], key=ref.FRESH_LAYER["key"]).build(submission.seed("t6"))
+    _assert_layer_output(probe.values["out"], x, _kernels(probe), ref.FRESH_LAYER["num_heads"], "TPLayer(...)(x)")
+
+
+@task("t6")
+@points(4)
+@hidden
+def test_t6_all_reduces(submission):
+    """the compiled layer sums the partial results of tensor parallelism: an all-reduce after Wo and after W2"""
+    hlo = submission.probe("t6", "fresh_layer").values["hlo"]
+    if hlo.kind != "value" or not isinstance(hlo.value, str):
+        raise CheckFailure("the compiled code of the layer could not be read")
+    counts = collectives_in(hlo.value)
+    if counts["all-reduce"] < 2:
+        raise CheckFailure(
+            f"the compiled TPLayer: expected at least 2 all-reduces over `model` (one summing the heads' partial"
+            f" products with Wo, one after W2), found {describe_collectives(counts)} — are the kernels partitioned"
+            " with nnx.with_partitioning, columns for Wq, Wk, Wv, W1 and rows for Wo, W2?")
