@@ -24,3 +24,12 @@ def grade_all(lab, cases, directory: Path, workers: int = 2, include_reference: 
         futures = {name: pool.submit(grade_notebook, path, lab.id, False, limits, SEED)
                    for name, (path, limits) in jobs.items()}
         return {name: future.result() for name, future in futures.items()}
+
+
+def assert_layout_failure_explained(result, check_name: str) -> None:
+    """The failed layout check says what was expected and what was found, with both pictures."""
+    (check,) = [c for t in result.tasks for c in t.checks if c.name == check_name]
+    assert not check.passed
+    assert "expected" in check.message and "found" in check.message
+    assert check.expected_picture and check.found_picture
+    assert check.expected_picture != check.found_picture

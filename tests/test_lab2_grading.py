@@ -1,17 +1,15 @@
 """Lab 2's graded submissions (graded once per session by the ``lab_grades`` fixture), beyond the
 scores every lab is tested for in test_lab_grades.py: messages, pictures, statuses, Gradescope output."""
 
+from grading_session import assert_layout_failure_explained
+
 
 def _lab2(lab_grades):
     return lab_grades("lab2_three_ways")[1]
 
 
 def test_a_failed_layout_check_says_expected_and_found_with_pictures(lab_grades):
-    result = _lab2(lab_grades)["wrong_axis_order"]
-    (layout,) = [c for t in result.tasks for c in t.checks if c.name == "test_t1_layout"]
-    assert "expected" in layout.message and "found" in layout.message
-    assert layout.expected_picture and layout.found_picture
-    assert layout.expected_picture != layout.found_picture
+    assert_layout_failure_explained(_lab2(lab_grades)["wrong_axis_order"], "test_t1_layout")
 
 
 def test_kernel_death_names_the_cell(lab_grades):
