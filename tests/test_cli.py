@@ -64,3 +64,17 @@ def test_unknown_lab_is_named(tmp_path, capsys):
 def test_module_entry_point_runs():
     done = subprocess.run([sys.executable, "-m", "autograder", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "assign" in done.stdout and "grade" in done.stdout
+
+
+def test_without_a_sandbox_grade_refuses_and_a_students_check_runs(monkeypatch, capsys):
+    import autograder.grade
+    import autograder.sandbox
+
+    reason = lambda: "`bwrap` is not installed (Debian package bubblewrap)"  # noqa: E731
+    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", reason)
+    monkeypatch.setattr(autograder.grade, "sandbox_problem", reason)
+    assert main(["grade", str(LAB.assignment_path)]) == 2
+    assert "cannot sandbox the kernel" in capsys.readouterr().err
+    assert main(["check", str(LAB.assignment_path)]) == 0
+    captured = capsys.readouterr()
+    assert "running without the sandbox" in captured.err and "Total (public checks)" in captured.out
