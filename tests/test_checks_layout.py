@@ -263,6 +263,15 @@ def test_a_wrong_leaf_is_named_by_its_path():
     assert "found fully replicated on 8 devices" in message
 
 
+def test_every_wrong_leaf_is_named():
+    params = {"W2": placed(MESH, P(), (4, 4)), "b2": placed(MESH, P(), (4,))}
+    expected = [Layout.of_spec(MESH, P(None, "b"), (4, 4)), Layout.of_spec(MESH, P("b"), (4,))]
+    error = failure(assert_tree_layouts, fact_of(params), expected, "params_tp")
+    assert str(error).startswith("2 of 2 arrays are not laid out as expected.")
+    assert "`params_tp['W2']`: expected" in str(error) and "`params_tp['b2']`: expected" in str(error)
+    assert error.expected_picture and error.found_picture
+
+
 def test_a_tree_of_the_wrong_size_or_kind_fails():
     expected = [Layout.replicated((4,))] * 3
     assert str(failure(assert_tree_layouts, fact_of([jnp.ones(4)]), expected, "p")) == "`p`: expected 3 arrays, found 1"

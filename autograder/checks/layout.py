@@ -215,7 +215,17 @@ def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str
         raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
     if not callable(expected) and len(expected) != len(fact.leaves):
         raise CheckFailure(f"{quote(name)}: expected {len(expected)} arrays, found {len(fact.leaves)}")
+    failures = []
     for index, leaf in enumerate(fact.leaves):
         leaf_label = leaf_name(fact, name, index)
-        leaf = require_array(leaf, leaf_label)
-        assert_layout(leaf, expected(leaf.shape) if callable(expected) else expected[index], leaf_label)
+        try:
+            leaf = require_array(leaf, leaf_label)
+            assert_layout(leaf, expected(leaf.shape) if callable(expected) else expected[index], leaf_label)
+        except CheckFailure as failure:
+            failures.append(failure)
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:  # every wrong leaf is named; the pictures are the first one's
+        raise CheckFailure(f"{len(failures)} of {len(fact.leaves)} arrays are not laid out as expected. "
+                           + " ".join(f.message for f in failures),
+                           failures[0].expected_picture, failures[0].found_picture)
