@@ -108,13 +108,11 @@ def _client(options: BatchOptions):
     return Client(cluster), cluster
 
 
-def _write_summaries(options: BatchOptions, task_ids: list[str]) -> dict[str, GradeResult]:
+def _write_summaries(options: BatchOptions, task_ids: list[str], results: dict[str, GradeResult]) -> None:
     from autograder.class_report import class_report_html
 
-    results = load_results(options.out)
     write_atomically(options.out / "grades.csv", gradebook_csv(results, task_ids))
     write_atomically(options.out / "report.html", class_report_html(results, options.lab, task_ids))
-    return results
 
 
 def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
@@ -128,14 +126,15 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     task_ids = [t.id for t in lab.tasks]
     options.out.mkdir(parents=True, exist_ok=True)
     submissions = collect(source, options.lab)
-    saved = load_results(options.out)
+    saved = load_results(options.out)  # read once; kept up to date as results arrive
     todo = [s for s in submissions if not is_done(saved.get(s.student))]
     limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,
               "sandbox": options.memory_gib if options.sandbox else None}
 
     def record(submission: Submission, result: GradeResult) -> None:
         save_student(options.out, submission.student, result, feedback_html(result, submission.student))
-        _write_summaries(options, task_ids)
+        saved[submission.student] = result
+        _write_summaries(options, task_ids, saved)
         progress.advance(result)
 
     already_failed = sum(saved[s.student].status != "graded" for s in submissions if is_done(saved.get(s.student)))
@@ -168,4 +167,5 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 client.close(timeout=10)
             if cluster is not None:
                 cluster.close(timeout=10)
-    return _write_summaries(options, task_ids)
+    _write_summaries(options, task_ids, saved)
+    return saved

@@ -141,7 +141,8 @@ class _Run:
     async def execute(self) -> tuple[str, str | None, str | None]:
         await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
         async with self.client.async_setup_kernel():
-            cell = await self.run_code(startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total), self.limits.startup_timeout)
+            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
+            cell = await self.run_code(startup, self.limits.startup_timeout)
             if _error_of(cell):
                 return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
             for step in self.plan.steps:

@@ -145,8 +145,6 @@ class GraderError(RuntimeError):
     """The lab's graders could not be collected: a problem of the lab, not of the submission."""
 
 
-
-
 def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False) -> list[CheckResult]:
     plugin = _GraderPlugin(Submission(lab, execution, seed))
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
