@@ -52,6 +52,7 @@ class CellOutcome:
     error: str | None
     seconds: float
     output_truncated: bool = False
+    leftover_processes: int = 0  # processes the cell started that were still running when it ended
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Execution:
     cells: tuple[CellOutcome, ...]
     seconds: float
     changes: tuple[str, ...] = field(default_factory=tuple)
+    output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
 
 
 class _Hung(Exception):
@@ -122,6 +124,7 @@ class _Run:
         self.facts: dict[str, TaskFacts] = {}
         self.fact_errors: dict[str, str] = {}
         self.cells: list[CellOutcome] = []
+        self.output_cut_by_task: str | None = None
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
             self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
@@ -145,6 +148,7 @@ class _Run:
             cell = await self.run_code(startup, self.limits.startup_timeout)
             if _error_of(cell):
                 return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
+            self.km.note_harness_processes()
             for step in self.plan.steps:
                 if isinstance(step, CaptureTask):
                     await self.capture(step.task)
@@ -165,9 +169,19 @@ class _Run:
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
         status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
         self.interrupted = step.label if status == "timeout" else None
+        truncated = self.client.truncated
+        leftovers = await self.stop_leftovers()
         self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
-                                      self.client.truncated))
+                                      truncated, leftovers))
         return status == "timeout"
+
+    async def stop_leftovers(self) -> int:
+        """Stop the processes the last cell left running, before anything else runs or is read; the
+        kernel then reaps those that were its children, which frees the sandbox's process limit."""
+        stopped = self.km.stop_leftover_processes()
+        if stopped:
+            await self.run_code(f"__import__({PROBE_MODULE!r}).reap_children()\n", 30)
+        return stopped
 
     async def responsive(self) -> bool:
         """After an interrupted cell: does the kernel answer again within a few seconds?"""
@@ -182,10 +196,14 @@ class _Run:
         out = self.facts_dir / task
         cell = await self.run_code(probe_code(capture.manifest(str(out), task_seed(self.seed, task))),
                                    self.limits.cell_timeout + 30)
+        await self.stop_leftovers()  # the grader's calls of student functions may have started some
         try:
             self.facts[task] = load_task_facts(out, task)
         except FactsError as exc:
-            self.fact_errors[task] = str(exc) + (f" ({_error_of(cell)})" if _error_of(cell) else "")
+            self.fact_errors[task] = str(exc) + _capture_problem(_error_of(cell))
+        else:
+            if self.facts[task].output_cut and self.output_cut_by_task is None:
+                self.output_cut_by_task = task
         shutil.rmtree(out, ignore_errors=True)
 
     def died_reason(self) -> str:
@@ -204,6 +222,7 @@ class _Run:
             await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
         except Exception:
             pass
+        self.km.stop_every_process()
 
 
 def _error_of(cell) -> str | None:
@@ -211,6 +230,16 @@ def _error_of(cell) -> str | None:
         if out.get("output_type") == "error":
             return f"{out.get('ename')}: {out.get('evalue')}"[:2000]
     return None
+
+
+def _capture_problem(error: str | None) -> str:
+    """Why the probe could not write a task's facts, in words, from the error of its cell."""
+    if error is None:
+        return ""
+    if "can't start new thread" in error or "Resource temporarily unavailable" in error:
+        return (f" (the kernel could not start a thread to record them: {error}; the notebook's own processes"
+                " or threads had used up the sandbox's process limit)")
+    return f" ({error})"
 
 
 def _current_label(run: _Run) -> str | None:
@@ -250,7 +279,7 @@ async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limit
         else:
             shutil.rmtree(root, ignore_errors=True)
     return Execution(status, reason, ended_at, run.facts, run.fact_errors, tuple(run.cells),
-                     time.monotonic() - started, plan.changes)
+                     time.monotonic() - started, plan.changes, run.output_cut_by_task)
 
 
 def execute_plan(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,

@@ -23,6 +23,10 @@ A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...
 [[start, stop], ...], ...}}``. A type: ``{"str": "float32[4@x,16@y]", "shape": [...], "dtype":
 "float32", "sharded_axes": [[...] | null, ...]}``.
 
+The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
+probe}, "error": str | null, "output_cut": bool}`` (``output_cut``: the kernel's own output cap had
+cut the notebook's output by then).
+
 A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: fact}, "stdout": str,
 "error": str | null}``.
 
@@ -154,6 +158,7 @@ class TaskFacts:
     calls: dict[str, CallFact]
     error: str | None = None
     probes: dict[str, ProbeFact] = field(default_factory=dict)
+    output_cut: bool = False  # the kernel had cut the notebook's output by the time of this capture
 
     def get(self, name: str) -> Fact:
         return self.names.get(name, Fact(kind="missing", error=f"{name} was not captured"))
@@ -179,7 +184,9 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     probes = reader.mapping(raw.get("probes", {}), reader.probe)
     error = raw.get("error")
     _require(error is None or isinstance(error, str), "bad probe error")
-    return TaskFacts(task=task, names=names, calls=calls, error=_text(error), probes=probes)
+    output_cut = raw.get("output_cut", False)
+    _require(isinstance(output_cut, bool), "output_cut must be true or false")
+    return TaskFacts(task=task, names=names, calls=calls, error=_text(error), probes=probes, output_cut=output_cut)
 
 
 def _require(condition: bool, message: str) -> None:

@@ -46,10 +46,7 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
         checks = run_graders(lab, execution, seed, public_only)
     except GraderError as exc:
         return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed)
-    truncated = [c.label for c in execution.cells if c.output_truncated]
-    if truncated:
-        notes.append(f"output was truncated from {truncated[0]} on: more than {limits.output_bytes_per_cell:,} bytes "
-                     f"in a cell or {limits.output_bytes_total:,} in all")
+    notes += execution_notes(execution, limits)
     status = "graded" if execution.status == "completed" else execution.status
     tasks = _by_task(lab.tasks, checks, public_only)
     return GradeResult(
@@ -58,6 +55,22 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
         seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes),
     )
+
+
+def execution_notes(execution, limits: Limits) -> list[str]:
+    """What the harness had to do to the run: output it cut, processes a cell left running."""
+    notes = []
+    truncated = [c.label for c in execution.cells if c.output_truncated]
+    if truncated or execution.output_cut_by_task:
+        where = f"from {truncated[0]} on" if truncated else f"by the end of task {execution.output_cut_by_task}"
+        notes.append(f"output was truncated {where}: more than {limits.output_bytes_per_cell:,} bytes "
+                     f"in a cell or {limits.output_bytes_total:,} in all")
+    for cell in execution.cells:
+        if cell.leftover_processes:
+            count = cell.leftover_processes
+            notes.append(f"{cell.label} left {count} process{'es' if count != 1 else ''} running; "
+                         f"{'they were' if count != 1 else 'it was'} stopped")
+    return notes
 
 
 def _max_score(lab_id: str | None) -> float:

@@ -12,7 +12,8 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
 
 from autograder.devices import DEVICE_COUNT, kernel_environment
-from autograder.sandbox import ResourceLimits, bwrap_command, sandbox_environment, sandbox_uid
+from autograder.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.sandbox import ResourceLimits, bwrap_command, release_sandbox_uid, sandbox_environment, sandbox_uid
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
@@ -70,6 +71,11 @@ class HarnessKernelManager(AsyncKernelManager):
                 os.chown(workdir, self.uid, self.uid)
         self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
                                        interrupt_mode="message")
+        self._launcher = None  # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
+        # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
+        # sandbox without one must name the kernel's own uid here, so that orphans are found by it.
+        self.leftovers_uid: int | None = None
+        self._harness_pids: frozenset[int] = frozenset()  # the launcher, the sandbox's init, the kernel
 
     def client(self, **kwargs):
         context = zmq.asyncio.Context()
@@ -86,6 +92,25 @@ class HarnessKernelManager(AsyncKernelManager):
         env = kernel_environment() if self.sandbox is None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         with open(self.log_path, "ab") as log:
             await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
+
+    def note_harness_processes(self) -> None:
+        """Remember the processes that make up the kernel before any student code runs: every other
+        process of the run, found later, was started by the notebook."""
+        self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
+        self._harness_pids = process_tree(self._launcher)
+
+    def stop_leftover_processes(self) -> int:
+        """Stop what the notebook started that is still running (see leftovers.py); how many."""
+        if not self._harness_pids:
+            return 0
+        return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
+
+    def stop_every_process(self) -> int:
+        """After shutdown: stop whatever of the run is still running, then give its uid back."""
+        try:
+            return stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+        finally:
+            release_sandbox_uid(self.uid)
 
     def log_tail(self, limit: int = 20_000) -> str:
         try:

@@ -5,22 +5,28 @@ empty ``/tmp`` and home, no network, its own process tree, and exactly one writa
 working directory, holding a copy of the submission. The project (solutions, graders, hidden checks),
 the installed ``autograder`` package and other students' files are not there. Limits on processes,
 file size and memory are set with ``prlimit``; run as root, the kernel drops to a uid of its own with
-no capabilities (``setpriv``), so the process limit counts its processes alone.
+no capabilities (``setpriv``), one per kernel, so the process limit counts its processes alone.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import random
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 import autograder
 
-FIRST_SANDBOX_UID = 60000
+SANDBOX_UIDS = range(60000, 90000)
+_uids_in_use: set[int] = set()
+_uids_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -41,9 +47,25 @@ class SandboxUnavailable(RuntimeError):
 
 
 def sandbox_uid() -> int | None:
-    """The uid a sandboxed kernel runs as when the grader is root: one per grading process, so the
-    process limit of one kernel does not count another's. None when not root (bwrap maps the user)."""
-    return FIRST_SANDBOX_UID + os.getpid() % 5000 if os.geteuid() == 0 else None
+    """A uid for one sandboxed kernel when the grader is root, None when not (bwrap maps the user).
+
+    Every kernel gets a uid no other process is running as, even kernels started side by side by one
+    grading process: the process limit then counts that kernel's processes alone, and what the kernel
+    left behind can be found by its uid. Give it back with ``release_sandbox_uid``."""
+    if os.geteuid() != 0:
+        return None
+    with _uids_lock:
+        running = {p.info["uids"].real for p in psutil.process_iter(["uids"]) if p.info.get("uids")}
+        while True:
+            uid = random.SystemRandom().choice(SANDBOX_UIDS)
+            if uid not in _uids_in_use and uid not in running:
+                _uids_in_use.add(uid)
+                return uid
+
+
+def release_sandbox_uid(uid: int | None) -> None:
+    with _uids_lock:
+        _uids_in_use.discard(uid)
 
 
 def _readonly_roots() -> list[Path]:
@@ -110,11 +132,14 @@ def sandbox_problem() -> str | None:
             return f"`{tool}` is not installed (Debian package {package})"
     probe = Path(os.environ.get("TMPDIR", "/tmp"))
     argv = [sys.executable, "-c", "print('ok')"]
-    command = bwrap_command(argv, probe, [], {}, ResourceLimits(), sandbox_uid())
+    uid = sandbox_uid()
+    command = bwrap_command(argv, probe, [], {}, ResourceLimits(), uid)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not start: {exc}"
+    finally:
+        release_sandbox_uid(uid)
     if done.returncode != 0 or done.stdout.strip() != "ok":
         return f"bubblewrap could not start a process: {done.stderr.strip()[:500]} (are user namespaces enabled?)"
     return None

@@ -39,6 +39,12 @@ def test_an_uninterruptible_cell_ends_the_run_naming_it(hostile_grades):
     assert "did not stop when interrupted" in result.reason and result.ended_at
 
 
+def test_a_fork_bombs_children_are_stopped_and_said(hostile_grades):
+    _, result = hostile_grades["fork_bomb"]
+    (note,) = [note for note in result.notes if "processes running; they were stopped" in note]
+    assert int(note.split(" left ")[1].split()[0]) > 50
+
+
 def test_an_output_flood_is_truncated_and_said(hostile_grades):
     _, result = hostile_grades["output_flood"]
     assert any("output" in note and "truncated" in note for note in result.notes)

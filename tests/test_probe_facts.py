@@ -131,3 +131,16 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
     np.testing.assert_array_equal(facts.probes["b"].values["out"].values, np.arange(3))
     assert facts.probes["b"].values["seed"].value == 7
     assert facts.probes["x"].error == "RuntimeError: student class failed"
+
+
+def test_the_kernels_own_output_cut_is_recorded_with_the_facts(tmp_path, monkeypatch):
+    assert _capture(tmp_path, {}, TaskCapture("t1")).output_cut is False
+    monkeypatch.setitem(runtime._output, "cut", True)
+    assert _capture(tmp_path, {}, TaskCapture("t2")).output_cut is True
+
+
+def test_an_output_cut_that_is_not_a_bool_is_refused(tmp_path):
+    (tmp_path / "t1").mkdir()
+    (tmp_path / "t1" / "facts.json").write_text(json.dumps({"task": "t1", "names": {}, "output_cut": "yes"}))
+    with pytest.raises(FactsError, match="output_cut"):
+        load_task_facts(tmp_path / "t1", "t1")

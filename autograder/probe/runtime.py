@@ -37,6 +37,8 @@ _jit = jax.jit
 _device_put = jax.device_put
 _set_mesh = jax.set_mesh
 _make_mesh = jax.make_mesh
+_waitpid = os.waitpid
+_WNOHANG = os.WNOHANG
 _np_save = np.save
 _np_asarray = np.asarray
 _json_dumps = json.dumps
@@ -54,22 +56,38 @@ MAX_TREE_LEAVES = 256
 TRUNCATION_MARK = "[output truncated by the grader]"
 
 
+_output = {"chars": 0, "cut": False}  # what cap_output let through, and whether it had to cut
+
+
 def cap_output(limit):
     """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark."""
     import sys
 
-    written = {"chars": 0, "cut": False}
     for stream in (sys.stdout, sys.stderr):
         def capped(text, _write=stream.write):
-            written["chars"] += len(text)
-            if written["chars"] <= limit:
+            _output["chars"] += len(text)
+            if _output["chars"] <= limit:
                 return _write(text)
-            if not written["cut"]:
-                written["cut"] = True
+            if not _output["cut"]:
+                _output["cut"] = True
                 _write(f"\n{TRUNCATION_MARK}\n")
             return len(text)
 
         stream.write = capped
+
+
+def reap_children():
+    """Collect the exit status of the kernel's children that the harness stopped after a cell, so
+    they no longer count against the sandbox's process limit; returns how many were collected."""
+    reaped = 0
+    while True:
+        try:
+            pid, _ = _waitpid(-1, _WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if pid == 0:
+            return reaped
+        reaped += 1
 
 
 def make_mesh(spec):
@@ -116,6 +134,7 @@ def capture(manifest_json, namespace):
             facts["probes"][probe["id"]] = recorder.probe(probe, namespace, manifest["seed"])
     except Exception:
         facts["error"] = traceback.format_exc(limit=5)[-MAX_TEXT:]
+    facts["output_cut"] = _output["cut"]
     with open(os.path.join(out, "facts.json"), "w", encoding="utf-8") as handle:
         handle.write(_json_dumps(facts))
 

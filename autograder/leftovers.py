@@ -1,0 +1,94 @@
+"""The processes a cell leaves behind in the sandbox: found and stopped before anything else runs.
+
+A cell may fork children that outlive it: a fork bomb that holds the kernel's process limit, so that
+the probe cannot start a thread, or a background writer that tampers with the working directory
+after its cell has ended. After every cell the harness stops every process of the run other than
+the harness's own (the sandbox's launcher and init, and the kernel): every descendant of the
+launcher (inside bubblewrap's pid namespace an orphan is re-parented to the sandbox's init, so it
+stays a descendant) and, when the kernel runs under a uid of its own, every process of that uid.
+
+Processes are first suspended, round after round until no new one appears (a stopped process
+cannot fork), then killed, so a fork bomb cannot outrun the sweep.
+"""
+
+from __future__ import annotations
+
+import time
+
+import psutil
+
+MAX_ROUNDS = 100
+SETTLE_SECONDS = 5.0
+
+
+def launcher_process(pid: int | None) -> psutil.Process | None:
+    """The process that launched the kernel, remembered with its start time (a reused pid is not it)."""
+    try:
+        return psutil.Process(pid) if pid and pid > 0 else None
+    except psutil.Error:
+        return None
+
+
+def process_tree(launcher: psutil.Process | None) -> frozenset[int]:
+    """The launcher and all its descendants now (empty when it is gone)."""
+    if launcher is None:
+        return frozenset()
+    try:
+        return frozenset([launcher.pid, *(p.pid for p in launcher.children(recursive=True))])
+    except psutil.Error:
+        return frozenset()
+
+
+def _candidates(launcher: psutil.Process | None, uid: int | None) -> list[psutil.Process]:
+    found: dict[int, psutil.Process] = {}
+    try:
+        for process in launcher.children(recursive=True) if launcher is not None else ():
+            found[process.pid] = process
+    except psutil.Error:
+        pass
+    if uid is not None:
+        for process in psutil.process_iter(["uids"]):
+            uids = process.info.get("uids")
+            if uids is not None and uid in (uids.real, uids.effective):
+                found.setdefault(process.pid, process)
+    return list(found.values())
+
+
+def stop_leftover_processes(launcher: psutil.Process | None, keep: frozenset[int], uid: int | None = None) -> int:
+    """Stop every process under ``launcher`` (and of ``uid``, a uid of the run's own) not in ``keep``;
+    return how many there were. Killed children of the kernel stay zombies until it reaps them."""
+    stopped: dict[int, psutil.Process] = {}
+    for _ in range(MAX_ROUNDS):
+        new = [p for p in _candidates(launcher, uid) if p.pid not in keep and p.pid not in stopped]
+        if not new:
+            break
+        for process in new:
+            try:
+                process.suspend()
+            except psutil.Error:
+                pass
+            stopped[process.pid] = process
+    for process in stopped.values():
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    _wait_until_dead(stopped.values())
+    return len(stopped)
+
+
+def _wait_until_dead(processes) -> None:
+    """Wait (briefly) until each process is gone or a zombie, so its parent can reap it at once."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    pending = list(processes)
+    while pending and time.monotonic() < deadline:
+        still = []
+        for process in pending:
+            try:
+                if process.status() != psutil.STATUS_ZOMBIE:
+                    still.append(process)
+            except psutil.Error:
+                pass
+        pending = still
+        if pending:
+            time.sleep(0.01)

@@ -1,0 +1,147 @@
+"""Processes a cell leaves behind are found and stopped: children, grandchildren, orphans, a fork bomb
+still forking, inside the sandbox and without it; the kernel's own processes are kept."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+from autograder.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.sandbox import ResourceLimits, bwrap_command, release_sandbox_uid, sandbox_problem, sandbox_uid
+
+# The "kernel": waits for a line, then leaves processes behind and says how many it started.
+KERNEL = textwrap.dedent("""
+    import os, sys, time
+    sys.stdin.readline()
+    started = 0
+    for _ in range(20):                      # children that sleep
+        if os.fork() == 0:
+            time.sleep(600); os._exit(0)
+        started += 1
+    if os.fork() == 0:                       # an orphan: its parent exits at once
+        if os.fork() == 0:
+            open("orphan.pid", "w").write(str(os.getpid()))
+            time.sleep(600); os._exit(0)
+        os._exit(0)
+    started += 2
+    os.wait()                                # the orphan's parent is gone
+    started -= 1
+    if os.fork() == 0:                       # a fork bomb that keeps forking
+        while True:
+            try:
+                if os.fork() == 0:
+                    time.sleep(600); os._exit(0)
+            except OSError:
+                time.sleep(0.01)
+    started += 1
+    print("started", started, flush=True)
+    time.sleep(600)
+""")
+
+
+def _start(command, **kwargs):
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, **kwargs)
+    launcher = launcher_process(process.pid)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # until the kernel process itself runs (bwrap starts it in steps)
+        tree = process_tree(launcher)
+        if any("python" in _name(pid) for pid in tree):
+            break
+        time.sleep(0.05)
+    return process, launcher, tree
+
+
+def _name(pid):
+    try:
+        return psutil.Process(pid).name()
+    except psutil.Error:
+        return ""
+
+
+def _alive(pids):
+    alive = set()
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.add(pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+def _check(process, launcher, harness, uid=None):
+    process.stdin.write("go\n")
+    process.stdin.flush()
+    assert process.stdout.readline().split()[0] == "started"
+    time.sleep(0.5)  # the fork bomb is at work
+    stopped = stop_leftover_processes(launcher, harness, uid)
+    assert stopped >= 21  # 20 children, the bomb and what it had forked by then (the orphan when findable)
+    left = process_tree(launcher) - harness
+    assert not _alive(left), [(p, _name(p)) for p in _alive(left)]
+    assert _alive(harness) == set(harness)  # the kernel and its launcher live on
+    time.sleep(0.5)
+    assert not _alive(process_tree(launcher) - harness)  # and nothing came back
+    process.kill()
+    process.wait()
+
+
+def test_leftovers_of_an_unsandboxed_kernel_are_stopped(tmp_path):
+    process, launcher, harness = _start([sys.executable, "-c", KERNEL], cwd=tmp_path)
+    assert harness == {process.pid}
+    try:
+        _check(process, launcher, harness)
+    finally:  # without a pid namespace or a uid of its own, an orphan is out of reach: a trusted run only
+        os.kill(int((tmp_path / "orphan.pid").read_text()), 9)
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+def test_leftovers_in_the_sandbox_are_stopped_orphans_included(tmp_path):
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    uid = sandbox_uid()
+    if uid is not None:
+        os.chmod(tmp_path, 0o755)
+        os.chown(workdir, uid, uid)
+    try:
+        command = bwrap_command([sys.executable, "-c", KERNEL], workdir, [], {}, ResourceLimits(), uid)
+        process, launcher, harness = _start(command, cwd=tmp_path)
+        assert len(harness) >= 2  # bubblewrap, and the kernel inside
+        _check(process, launcher, harness)
+    finally:
+        release_sandbox_uid(uid)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as another uid")
+def test_a_uid_of_its_own_finds_orphans_outside_any_namespace(tmp_path):
+    uid = sandbox_uid()
+    try:
+        command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
+                   sys.executable, "-c", KERNEL]
+        process, launcher, harness = _start(command, cwd=tmp_path)
+        process.stdin.write("go\n")
+        process.stdin.flush()
+        assert process.stdout.readline().split()[0] == "started"
+        stopped = stop_leftover_processes(launcher, harness, uid)
+        assert stopped >= 22  # the orphan, re-parented outside the tree, is found by its uid
+        running = [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
+        assert {p.pid for p in running if p.status() != psutil.STATUS_ZOMBIE} <= set(harness)
+        process.kill()
+        process.wait()
+    finally:
+        release_sandbox_uid(uid)
+
+
+def test_kernels_started_side_by_side_get_uids_of_their_own():
+    if os.geteuid() != 0:
+        assert sandbox_uid() is None
+        return
+    uids = [sandbox_uid() for _ in range(50)]
+    try:
+        assert len(set(uids)) == 50
+    finally:
+        for uid in uids:
+            release_sandbox_uid(uid)
