@@ -44,14 +44,15 @@ def cmd_assign(args) -> int:
 def _grade(args, public_only: bool) -> int:
     from autograder.grade import grade_notebook
     from autograder.report import print_grade
-    from autograder.sandbox import SandboxUnavailable, sandbox_level
+    from autograder import sandbox
+    from autograder.sandbox import SandboxUnavailable
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:
         try:
-            sandbox_level()
-        except SandboxUnavailable as exc:  # a student checking their own notebook needs no protection from it
-            print(f"note: running without the sandbox ({exc})", file=sys.stderr)
+            sandbox.sandbox_level()
+        except SandboxUnavailable:  # a student checking their own notebook needs no protection from it
+            print(f"note: running without the sandbox ({sandbox.sandbox_problem()})", file=sys.stderr)
             limits = dataclasses.replace(limits, sandbox=None)
     try:
         result = grade_notebook(Path(args.notebook), args.lab, public_only, limits, args.seed)
