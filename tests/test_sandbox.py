@@ -167,17 +167,19 @@ def test_uid_level_reads_and_writes_only_its_own_directory(uid_scratch):
 @needs_root
 def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader(uid_scratch):
     out, err = run_as_uid(uid_scratch, """
-        import os
+        import ctypes, os
         status = dict(line.split(':', 1) for line in open('/proc/self/status'))
         try:
             os.kill(os.getppid(), 0); signalled = True
         except PermissionError:
             signalled = False
+        death_signal = ctypes.c_int()
+        ctypes.CDLL(None).prctl(2, ctypes.byref(death_signal))  # PR_GET_PDEATHSIG: killed with the grader
         print(os.getuid() >= 60000, os.getgroups(), int(status['CapEff'], 16), status['NoNewPrivs'].strip(),
-              sorted(os.environ), signalled)
+              sorted(os.environ), signalled, death_signal.value)
     """)
     assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MPLCONFIGDIR', 'PATH', 'TMPDIR', 'XLA_FLAGS'] "
-                   "False"), err
+                   "False 9"), err
 
 
 @needs_root
