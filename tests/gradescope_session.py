@@ -35,7 +35,8 @@ class Installation:
         source = self.unpack(scratch / "setup")
         env = {**_clean_environment(), "AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable,
                "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin)}
-        subprocess.run(["bash", str(source / "setup.sh")], env=env, check=True, capture_output=True, timeout=600)
+        done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"setup.sh failed: {done.stderr}"
         self.without_bwrap = _path_without(scratch / "no-bwrap", "bwrap")
 
     def unpack(self, root: Path) -> Path:
