@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -43,13 +44,16 @@ def cmd_assign(args) -> int:
 def _grade(args, public_only: bool) -> int:
     from autograder.grade import grade_notebook
     from autograder.report import print_grade
-    from autograder.sandbox import SandboxUnavailable, sandbox_problem
+    from autograder import sandbox
+    from autograder.sandbox import SandboxUnavailable
 
     limits = _limits(args)
-    if public_only and limits.sandbox is not None and sandbox_problem():
-        # A student checking their own notebook needs no protection from it.
-        print(f"note: running without the sandbox ({sandbox_problem()})", file=sys.stderr)
-        limits = dataclasses.replace(limits, sandbox=None)
+    if public_only and limits.sandbox is not None:
+        try:
+            sandbox.sandbox_level()
+        except SandboxUnavailable:  # a student checking their own notebook needs no protection from it
+            print(f"note: running without the sandbox ({sandbox.sandbox_problem()})", file=sys.stderr)
+            limits = dataclasses.replace(limits, sandbox=None)
     try:
         result = grade_notebook(Path(args.notebook), args.lab, public_only, limits, args.seed)
     except SandboxUnavailable as exc:
@@ -101,6 +105,27 @@ def cmd_batch(args) -> int:
     return 0
 
 
+def cmd_gradescope(args) -> int:
+    from autograder.gradescope import GradescopeConfig, GradescopeError, build_autograder_zip
+    from autograder.lab import LabError
+
+    try:
+        config = GradescopeConfig(args.lab, args.hidden_visibility, args.cell_timeout, args.timeout, args.memory_gib)
+        out = build_autograder_zip(args.lab, Path(args.out), config)
+    except (GradescopeError, LabError) as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    print(f"{out} written: upload it as the autograder of a Gradescope programming assignment")
+    return 0
+
+
+def cmd_gradescope_run(args) -> int:
+    from autograder.gradescope import run_gradescope
+
+    run_gradescope(Path(args.root))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description="Grade JAX parallelism lab notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -136,6 +161,28 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--memory-gib", type=float, default=4.0, help="memory each kernel may use (default 4)")
     batch.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap (trusted notebooks)")
     batch.set_defaults(run=cmd_batch)
+
+    from autograder.gradescope import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
+
+    defaults = GradescopeConfig("lab")
+    gradescope = sub.add_parser("gradescope", help="build the autograder zip of a Gradescope programming assignment")
+    gradescope.add_argument("lab", help="the lab id")
+    gradescope.add_argument("--out", default="autograder.zip", help="where to write the zip (default autograder.zip)")
+    gradescope.add_argument("--hidden-visibility", choices=HIDDEN_VISIBILITIES, default=defaults.hidden_visibility,
+                            help=f"when students see hidden checks (default {defaults.hidden_visibility})")
+    gradescope.add_argument("--timeout", type=float, default=defaults.total_timeout,
+                            help=f"seconds for the whole notebook (default {defaults.total_timeout:g}; keep it under "
+                                 "the assignment's autograder timeout)")
+    gradescope.add_argument("--cell-timeout", type=float, default=defaults.cell_timeout,
+                            help=f"seconds per cell (default {defaults.cell_timeout:g})")
+    gradescope.add_argument("--memory-gib", type=float, default=defaults.memory_gib,
+                            help=f"memory the kernel may use (default {defaults.memory_gib:g})")
+    gradescope.set_defaults(run=cmd_gradescope)
+
+    run = sub.add_parser("gradescope-run", help="grade the submission in Gradescope's container (run_autograder does)")
+    run.add_argument("--root", default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),
+                     help=f"Gradescope's folder (default ${ROOT_VARIABLE}, else {DEFAULT_ROOT})")
+    run.set_defaults(run=cmd_gradescope_run)
     return parser
 
 

@@ -222,7 +222,6 @@ class _Run:
             await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
         except Exception:
             pass
-        self.km.stop_every_process()
 
 
 def _error_of(cell) -> str | None:

@@ -10,7 +10,7 @@ from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import LabError, lab_of_notebook, load_lab
 from autograder.plan import build_plan
 from autograder.results import GradeResult, TaskResult
-from autograder.sandbox import SandboxUnavailable, sandbox_problem
+from autograder.sandbox import NO_SANDBOX, sandbox_level
 from autograder.submission import NotANotebook, read_submission
 
 
@@ -18,10 +18,8 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
                    limits: Limits = Limits(), seed: int | None = None) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
 
-    Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and bubblewrap cannot run here."""
-    if limits.sandbox is not None and sandbox_problem():
-        raise SandboxUnavailable(f"cannot sandbox the kernel: {sandbox_problem()}; grade with --no-sandbox "
-                                 "only notebooks you trust")
+    Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
+    level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
         nb = read_submission(path)
@@ -53,7 +51,7 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
         lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
         max_score=sum(t.max_score for t in tasks), tasks=tasks, ended_at=execution.ended_at, changes=execution.changes,
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
-        seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes),
+        seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes), sandbox=level,
     )
 
 

@@ -13,7 +13,8 @@ from jupyter_client.kernelspec import KernelSpec
 
 from autograder.devices import DEVICE_COUNT, kernel_environment
 from autograder.leftovers import launcher_process, process_tree, stop_leftover_processes
-from autograder.sandbox import ResourceLimits, bwrap_command, release_sandbox_uid, sandbox_environment, sandbox_uid
+from autograder.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
+                                sandbox_environment, sandbox_level, uid_command)
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
@@ -50,31 +51,37 @@ def probe_code(manifest_json: str) -> str:
 class HarnessKernelManager(AsyncKernelManager):
     """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
 
-    With ``sandbox`` limits it runs under bubblewrap (see sandbox.py) and talks over ZeroMQ's ipc
-    transport through socket files in the working directory: the host cannot reach ports inside the
-    kernel's network namespace.
+    With ``sandbox`` limits it runs at the strongest level that works here (see sandbox.py; ``level``),
+    as root under a uid of its own (``uid``), and talks over ZeroMQ's ipc transport through socket files
+    in its working directory: the host cannot reach ports inside the kernel's network namespace.
     """
 
     def __init__(self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None,
                  readonly: list[Path] = (), **kwargs):
         super().__init__(kernel_name="python3", **kwargs)
         self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
-        self.uid = sandbox_uid() if sandbox else None
+        self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
+        self.uid_lease = lease_uid() if sandbox is not None else None
+        self.uid = self.uid_lease.uid if self.uid_lease else None
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
         if sandbox is not None:
             self.transport = "ipc"
             self.ip = str(workdir / ".kernel")
             self.connection_file = str(workdir / ".connection.json")
-            argv = bwrap_command(argv, workdir, list(readonly), sandbox_environment(kernel_environment()),
-                                 sandbox, self.uid)
             if self.uid is not None:
-                os.chown(workdir, self.uid, self.uid)
+                make_private(workdir, self.uid)
+            if self.level == BUBBLEWRAP:
+                argv = bwrap_command(argv, workdir, list(readonly), sandbox_environment(kernel_environment()),
+                                     sandbox, self.uid)
+            else:  # its working directory is its home
+                env = sandbox_environment(kernel_environment(), home=str(workdir))
+                argv = uid_command(argv, env, sandbox, self.uid)
         self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
                                        interrupt_mode="message")
         self._launcher = None  # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
         # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
         # sandbox without one must name the kernel's own uid here, so that orphans are found by it.
-        self.leftovers_uid: int | None = None
+        self.leftovers_uid: int | None = self.uid if self.level not in (BUBBLEWRAP, NO_SANDBOX) else None
         self._harness_pids: frozenset[int] = frozenset()  # the launcher, the sandbox's init, the kernel
 
     def client(self, **kwargs):
@@ -90,7 +97,7 @@ class HarnessKernelManager(AsyncKernelManager):
 
     async def start(self) -> None:
         env = kernel_environment() if self.sandbox is None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        with open(self.log_path, "ab") as log:
+        with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
             await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
 
     def note_harness_processes(self) -> None:
@@ -105,12 +112,15 @@ class HarnessKernelManager(AsyncKernelManager):
             return 0
         return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
 
-    def stop_every_process(self) -> int:
-        """After shutdown: stop whatever of the run is still running, then give its uid back."""
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+        """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""
         try:
-            return stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+            await super().shutdown_kernel(now=now, restart=restart)
         finally:
-            release_sandbox_uid(self.uid)
+            if not restart:
+                stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+                if self.uid_lease is not None:
+                    self.uid_lease.release()
 
     def log_tail(self, limit: int = 20_000) -> str:
         try:

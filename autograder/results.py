@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from autograder.grading import CheckResult
+from autograder.sandbox import LEVEL_DESCRIPTIONS
 
 # Every status a submission can end with; "graded" means the notebook ran to its end.
 STATUSES = ("graded", "timeout", "kernel died", "kernel failed to start", "not a notebook", "unknown lab",
@@ -41,6 +42,7 @@ class GradeResult:
     seconds: float = 0.0
     public_only: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    sandbox: str | None = None  # the level the kernel ran at (sandbox.py); None when no kernel ran
 
     @property
     def score(self) -> float:
@@ -52,6 +54,8 @@ class GradeResult:
         if self.ended_at:
             lines.append(f"The run ended at {self.ended_at}; tasks after it could not be graded.")
         lines += list(self.changes) + list(self.notes)
+        if self.sandbox:
+            lines.append(f"Sandbox: {LEVEL_DESCRIPTIONS.get(self.sandbox, self.sandbox)}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -69,8 +73,10 @@ class GradeResult:
             data[key] = tuple(data.get(key, ()))
         return cls(tasks=tasks, **data)
 
-    def to_gradescope(self) -> dict:
-        """Gradescope's results.json: one test per check; hidden checks visible only after publishing."""
+    def to_gradescope(self, hidden_visibility: str = "after_published", stdout_visibility: str = "hidden") -> dict:
+        """Gradescope's results.json: one test per check. Hidden checks get ``hidden_visibility``
+        ("hidden", "after_due_date" or "after_published") and say nothing but that they failed;
+        the run's stdout (the grader's log) is shown as ``stdout_visibility``."""
         tests = []
         for task in self.tasks:
             for check in task.checks:
@@ -80,11 +86,11 @@ class GradeResult:
                 tests.append({
                     "name": f"{task.task}: {check.title}", "score": check.score, "max_score": check.points,
                     "status": "passed" if check.passed else "failed", "output": output,
-                    "visibility": "after_published" if check.hidden else "visible",
+                    "visibility": hidden_visibility if check.hidden else "visible",
                 })
         return {
             "score": self.score, "execution_time": round(self.seconds, 1), "output": self.summary(),
-            "tests": tests,
+            "stdout_visibility": stdout_visibility, "tests": tests,
             "extra_data": {"lab": self.lab, "max_score": self.max_score, "status": self.status,
-                           "reason": self.reason, "seed": self.seed},
+                           "reason": self.reason, "seed": self.seed, "sandbox": self.sandbox},
         }

@@ -1,32 +1,42 @@
 """The kernel's sandbox: bubblewrap around ipykernel, as an unprivileged user, with resource limits.
 
-Inside, the kernel sees a read-only system (``/usr``, ``/etc`` and the Python installation), its own
+Two levels, chosen by ``sandbox_level()``: ``bubblewrap`` where it runs, else, as root (Gradescope's
+container: no user namespaces), ``uid``: the kernel runs as an unprivileged uid of its own with the same
+resource limits, in a private directory, seeing whatever file permissions let any user see (so the
+harness's files must be private: ``uid_sandbox_problem`` says when they are not).
+
+Under bubblewrap, the kernel sees a read-only system (``/usr``, ``/etc`` and the Python installation), its own
 empty ``/tmp`` and home, no network, its own process tree, and exactly one writable directory: the run's
 working directory, holding a copy of the submission. The project (solutions, graders, hidden checks),
 the installed ``autograder`` package and other students' files are not there. Limits on processes,
 file size and memory are set with ``prlimit``; run as root, the kernel drops to a uid of its own with
-no capabilities (``setpriv``), one per kernel, so the process limit counts its processes alone.
+no capabilities (``setpriv``), so the process limit counts its processes alone.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
-import random
 import shutil
+import stat
 import subprocess
 import sys
-import threading
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 import autograder
 
-SANDBOX_UIDS = range(60000, 90000)
-_uids_in_use: set[int] = set()
-_uids_lock = threading.Lock()
+FIRST_SANDBOX_UID = 60000
+SANDBOX_UIDS = 5000
+
+BUBBLEWRAP, UID, NO_SANDBOX = "bubblewrap", "uid", "none"
+LEVEL_DESCRIPTIONS = {
+    BUBBLEWRAP: "bubblewrap (own filesystem view, no network, own process tree, unprivileged uid)",
+    UID: "uid (an unprivileged uid of its own and file permissions; the network stays open)",
+    NO_SANDBOX: "none (--no-sandbox: the notebook was trusted)",
+}
 
 
 @dataclass(frozen=True)
@@ -46,26 +56,49 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap cannot confine a kernel on this machine; the message says why."""
 
 
-def sandbox_uid() -> int | None:
-    """A uid for one sandboxed kernel when the grader is root, None when not (bwrap maps the user).
+class UidLease:
+    """A uid of its own for one kernel, held until ``release``: no other kernel, in this process or in
+    another, gets it meanwhile (a lock file per uid), so one kernel's process limit, files and signals
+    never reach another's."""
 
-    Every kernel gets a uid no other process is running as, even kernels started side by side by one
-    grading process: the process limit then counts that kernel's processes alone, and what the kernel
-    left behind can be found by its uid. Give it back with ``release_sandbox_uid``."""
-    if os.geteuid() != 0:
-        return None
-    with _uids_lock:
-        running = {p.info["uids"].real for p in psutil.process_iter(["uids"]) if p.info.get("uids")}
-        while True:
-            uid = random.SystemRandom().choice(SANDBOX_UIDS)
-            if uid not in _uids_in_use and uid not in running:
-                _uids_in_use.add(uid)
-                return uid
+    def __init__(self):
+        directory = _lease_directory()
+        for offset in range(SANDBOX_UIDS):
+            uid = FIRST_SANDBOX_UID + (os.getpid() + offset) % SANDBOX_UIDS
+            fd = os.open(directory / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.uid, self._fd = uid, fd
+            return
+        raise SandboxUnavailable(f"all {SANDBOX_UIDS} sandbox uids are held by running kernels")
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
-def release_sandbox_uid(uid: int | None) -> None:
-    with _uids_lock:
-        _uids_in_use.discard(uid)
+def _lease_directory() -> Path:
+    directory = Path(tempfile.gettempdir()) / "autograder-uids"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise SandboxUnavailable(f"{directory} must be a private directory of uid {os.geteuid()}")
+    return directory
+
+
+def lease_uid() -> UidLease | None:
+    """A uid of its own for a kernel when the grader is root; None otherwise (bwrap maps the user)."""
+    return UidLease() if os.geteuid() == 0 else None
+
+
+def setpriv_args(uid: int) -> list[str]:
+    """Become ``uid`` with no groups, no capabilities, and no way to gain any (no_new_privs)."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs"]
 
 
 def _readonly_roots() -> list[Path]:
@@ -111,16 +144,31 @@ def bwrap_command(argv: list[str], workdir: Path, readonly: list[Path], env: dic
     if uid is None:
         command += ["--unshare-user", "--"]
     else:
-        command += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+        command += ["--", *setpriv_args(uid), "--"]
     return command + argv
 
 
-def sandbox_environment(base: dict[str, str]) -> dict[str, str]:
-    """The kernel's whole environment inside the sandbox: the harness's settings, nothing inherited."""
+def uid_command(argv: list[str], env: dict[str, str], limits: ResourceLimits, uid: int) -> list[str]:
+    """The command that runs ``argv`` as ``uid`` (the uid level): resource limits, no capabilities,
+    killed when its parent dies, and exactly the environment ``env``. Its working directory must be
+    a private directory of ``uid`` (``make_private``)."""
+    assignments = [f"{key}={value}" for key, value in sorted(env.items())]
+    return ["prlimit", *limits.prlimit_args(), "--", *setpriv_args(uid), "--pdeathsig=KILL", "--",
+            "env", "-i", *assignments, *argv]
+
+
+def make_private(directory: Path, uid: int) -> None:
+    """Give ``directory`` to ``uid`` alone (0700): a kernel's working directory and home."""
+    os.chown(directory, uid, uid)
+    os.chmod(directory, 0o700)
+
+
+def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, str]:
+    """The kernel's whole environment in the sandbox: the harness's settings, nothing inherited;
+    ``home`` is the kernel's own writable directory (its private ``/tmp`` under bubblewrap)."""
     keep = {k: v for k, v in base.items() if k in ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")}
-    return {**keep, "HOME": "/tmp", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-            "LANG": "C.UTF-8", "MPLCONFIGDIR": "/tmp/.matplotlib", "IPYTHONDIR": "/tmp/.ipython"}
+    return {**keep, "HOME": home, "TMPDIR": home, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+            "LANG": "C.UTF-8", "MPLCONFIGDIR": f"{home}/.matplotlib", "IPYTHONDIR": f"{home}/.ipython"}
 
 
 @functools.cache
@@ -132,14 +180,81 @@ def sandbox_problem() -> str | None:
             return f"`{tool}` is not installed (Debian package {package})"
     probe = Path(os.environ.get("TMPDIR", "/tmp"))
     argv = [sys.executable, "-c", "print('ok')"]
-    uid = sandbox_uid()
-    command = bwrap_command(argv, probe, [], {}, ResourceLimits(), uid)
+    lease = lease_uid()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap could not start: {exc}"
+        done = _run_probe(bwrap_command(argv, probe, [], {}, ResourceLimits(), lease and lease.uid))
     finally:
-        release_sandbox_uid(uid)
+        if lease:
+            lease.release()
+    if isinstance(done, str):
+        return f"bubblewrap could not start: {done}"
     if done.returncode != 0 or done.stdout.strip() != "ok":
         return f"bubblewrap could not start a process: {done.stderr.strip()[:500]} (are user namespaces enabled?)"
     return None
+
+
+def _run_probe(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess | str:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=30, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+
+
+def harness_paths() -> list[Path]:
+    """What a kernel must not read: this package (graders, references) and the project's notebooks
+    (``$AUTOGRADER_ROOT``, else the checkout holding this package)."""
+    package = Path(autograder.__file__).resolve().parent
+    project = Path(os.environ.get("AUTOGRADER_ROOT", package.parent)).resolve()
+    return [package, project / "solutions", project / "assignments"]
+
+
+def readable_by_others(path: Path) -> bool:
+    """Can a user with no groups reach ``path``: is every directory from ``/`` to it searchable by others?"""
+    if not path.exists():
+        return False
+    for directory in [path, *path.parents]:
+        if directory.is_dir() and not os.stat(directory).st_mode & stat.S_IXOTH:
+            return False
+    return path.is_dir() or bool(os.stat(path).st_mode & stat.S_IROTH)
+
+
+@functools.cache
+def uid_sandbox_problem() -> str | None:
+    """Why the uid level cannot confine a kernel here, or None (checked once per process)."""
+    if os.geteuid() != 0:
+        return "it needs root, to run the kernel as a uid of its own"
+    for tool in ("prlimit", "setpriv", "env"):
+        if shutil.which(tool) is None:
+            return f"`{tool}` is not installed (Debian package util-linux / coreutils)"
+    exposed = [str(p) for p in harness_paths() if readable_by_others(p)]
+    if exposed:
+        return (f"the harness's files are readable by any user: {', '.join(exposed)}; make them private "
+                "(chmod 0700; run_autograder does this on Gradescope)")
+    lease = UidLease()
+    home = Path(tempfile.mkdtemp(prefix="autograder-probe-"))
+    try:
+        make_private(home, lease.uid)
+        env = sandbox_environment({}, str(home))
+        done = _run_probe(uid_command([sys.executable, "-c", "print('ok')"], env, ResourceLimits(), lease.uid), home)
+    finally:
+        lease.release()
+        shutil.rmtree(home, ignore_errors=True)
+    if isinstance(done, str) or done.returncode != 0 or done.stdout.strip() != "ok":
+        error = done if isinstance(done, str) else done.stderr.strip()[:500]
+        return (f"an unprivileged uid cannot run {sys.executable}: {error} (the Python installation must be "
+                "readable and searchable by every user)")
+    return None
+
+
+def sandbox_level() -> str:
+    """The strongest sandbox that works here: bubblewrap, else the uid level (as root).
+
+    Raises ``SandboxUnavailable``, saying why neither works, when there is none."""
+    bwrap = sandbox_problem()
+    if bwrap is None:
+        return BUBBLEWRAP
+    uid = uid_sandbox_problem()
+    if uid is None:
+        return UID
+    raise SandboxUnavailable(f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}. "
+                             "Grade with --no-sandbox only notebooks you trust")

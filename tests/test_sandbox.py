@@ -4,15 +4,20 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
 import autograder
-from autograder.sandbox import ResourceLimits, bwrap_command, sandbox_problem, sandbox_uid
+import autograder.sandbox
+from autograder.sandbox import (ResourceLimits, SandboxUnavailable, UidLease, bwrap_command, lease_uid, make_private,
+                                readable_by_others, sandbox_environment, sandbox_level, sandbox_problem, uid_command)
+from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
 
-pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")
 
 PROJECT = Path(autograder.__file__).resolve().parents[1]
 
@@ -20,15 +25,21 @@ PROJECT = Path(autograder.__file__).resolve().parents[1]
 def run_inside(tmp_path, code, limits=ResourceLimits(), env=None):
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
-    uid = sandbox_uid()
-    if uid is not None:
+    lease = lease_uid()
+    if lease is not None:
         os.chmod(tmp_path, 0o755)
-        os.chown(workdir, uid, uid)
-    command = bwrap_command([sys.executable, "-c", textwrap.dedent(code)], workdir, [], env or {}, limits, uid)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        make_private(workdir, lease.uid)
+    try:
+        command = bwrap_command([sys.executable, "-c", textwrap.dedent(code)], workdir, [], env or {}, limits,
+                                lease and lease.uid)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    finally:
+        if lease is not None:
+            lease.release()
     return done.stdout.strip(), done.stderr, done.returncode
 
 
+@needs_bwrap
 def test_the_project_and_the_installed_graders_are_invisible(tmp_path):
     out, err, _ = run_inside(tmp_path, f"""
         import os, importlib.util
@@ -38,6 +49,7 @@ def test_the_project_and_the_installed_graders_are_invisible(tmp_path):
     assert out == "False False False", err
 
 
+@needs_bwrap
 def test_only_the_working_directory_is_writable(tmp_path):
     out, err, _ = run_inside(tmp_path, """
         import os
@@ -53,6 +65,7 @@ def test_only_the_working_directory_is_writable(tmp_path):
     assert (tmp_path / "work" / "result.json").exists()
 
 
+@needs_bwrap
 def test_no_network_not_even_the_hosts_loopback(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
@@ -66,6 +79,7 @@ def test_no_network_not_even_the_hosts_loopback(tmp_path):
     assert out == "refused", err
 
 
+@needs_bwrap
 def test_runs_unprivileged_in_its_own_process_tree_without_the_hosts_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_SECRET", "hunter2")
     out, err, _ = run_inside(tmp_path, """
@@ -76,6 +90,7 @@ def test_runs_unprivileged_in_its_own_process_tree_without_the_hosts_environment
     assert out == "True True False", err
 
 
+@needs_bwrap
 def test_resource_limits_hold(tmp_path):
     limits = ResourceLimits(memory_bytes=2 * 2**30, max_processes=64, max_file_bytes=2**20)
     out, err, _ = run_inside(tmp_path, """
@@ -99,3 +114,141 @@ def test_resource_limits_hold(tmp_path):
         print(children < 64)
     """, limits)
     assert out.split() == ["MemoryError", "EFBIG", "True"], err
+
+
+# The uid level: what bubblewrap cannot give in Gradescope's container (root, no user namespaces).
+
+@pytest.fixture(scope="module")
+def uid_scratch():
+    """A scratch folder every user can search, and a Python the kernel's uid can run."""
+    restore = python_searchable_by_all()
+    scratch = traversable_scratch()
+    private = scratch / "harness"  # stands for the graders and results: private to root, as run_autograder makes them
+    private.mkdir(mode=0o700)
+    (private / "test_lab.py").write_text("hidden check")
+    yield scratch
+    restore_modes(restore)
+    subprocess.run(["rm", "-rf", str(scratch)], check=False)
+
+
+def run_as_uid(scratch, code, limits=ResourceLimits()):
+    lease = UidLease()
+    home = Path(tempfile.mkdtemp(dir=scratch, prefix="home-"))
+    make_private(home, lease.uid)
+    try:
+        env = sandbox_environment({"XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}, str(home))
+        command = uid_command([sys.executable, "-c", textwrap.dedent(code)], env, limits, lease.uid)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=home)
+    finally:
+        lease.release()
+    return done.stdout.strip(), done.stderr
+
+
+@needs_root
+def test_uid_level_reads_and_writes_only_its_own_directory(uid_scratch):
+    out, err = run_as_uid(uid_scratch, f"""
+        import os
+        ok = []
+        for path in [{str(uid_scratch / 'harness' / 'test_lab.py')!r}, '/etc/shadow']:
+            try:
+                open(path).read(); ok.append('read ' + path)
+            except OSError:
+                pass
+        for path in ['mine', {str(uid_scratch / 'harness' / 'x')!r}, {str(uid_scratch / 'x')!r}, '/usr/x', '/etc/x']:
+            try:
+                open(path, 'w').write('forged'); ok.append('write ' + os.path.basename(path))
+            except OSError:
+                pass
+        print(ok, os.getcwd() == os.environ['HOME'], oct(os.stat('.').st_mode & 0o777))
+    """)
+    assert out == "['write mine'] True 0o700", err
+
+
+@needs_root
+def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader(uid_scratch):
+    out, err = run_as_uid(uid_scratch, """
+        import ctypes, os
+        status = dict(line.split(':', 1) for line in open('/proc/self/status'))
+        try:
+            os.kill(os.getppid(), 0); signalled = True
+        except PermissionError:
+            signalled = False
+        death_signal = ctypes.c_int()
+        ctypes.CDLL(None).prctl(2, ctypes.byref(death_signal))  # PR_GET_PDEATHSIG: killed with the grader
+        print(os.getuid() >= 60000, os.getgroups(), int(status['CapEff'], 16), status['NoNewPrivs'].strip(),
+              sorted(os.environ), signalled, death_signal.value)
+    """)
+    assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MPLCONFIGDIR', 'PATH', 'TMPDIR', 'XLA_FLAGS'] "
+                   "False 9"), err
+
+
+@needs_root
+def test_uid_level_resource_limits_hold(uid_scratch):
+    limits = ResourceLimits(memory_bytes=2 * 2**30, max_processes=64, max_file_bytes=2**20)
+    out, err = run_as_uid(uid_scratch, """
+        try:
+            b = bytearray(3 * 2**30); print('allocated')
+        except MemoryError:
+            print('MemoryError')
+        try:
+            open('big', 'wb').write(b'x' * 2**21); print('wrote')
+        except OSError as exc:
+            print('EFBIG')
+    """, limits)
+    assert out.split() == ["MemoryError", "EFBIG"], err
+
+
+def test_each_live_kernel_holds_a_uid_of_its_own():
+    first, second = UidLease(), UidLease()
+    try:
+        assert first.uid != second.uid
+    finally:
+        first.release()
+        second.release()
+    third = UidLease()
+    third.release()
+    assert third.uid == first.uid  # released uids are used again
+
+
+def test_readable_by_others_follows_the_directories_above(tmp_path):
+    os.chmod(tmp_path, 0o755)
+    (tmp_path / "open").mkdir(mode=0o755)
+    (tmp_path / "open" / "f").write_text("x")
+    (tmp_path / "closed").mkdir(mode=0o700)
+    (tmp_path / "closed" / "f").write_text("x")
+    assert readable_by_others(tmp_path / "open" / "f") is (os.stat(tmp_path.parent).st_mode & 0o001 != 0
+                                                           and all(os.stat(p).st_mode & 0o001 for p in tmp_path.parents))
+    assert not readable_by_others(tmp_path / "closed" / "f")
+    assert not readable_by_others(tmp_path / "missing")
+
+
+def test_the_level_is_bubblewrap_then_uid_as_root_then_a_refusal(monkeypatch):
+    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: None)
+    assert sandbox_level() == "bubblewrap"
+    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", lambda: None)
+    assert sandbox_level() == "uid"
+    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", lambda: "it needs root")
+    with pytest.raises(SandboxUnavailable, match="`bwrap` is not installed; and the uid sandbox cannot either: "
+                                                 "it needs root.*--no-sandbox"):
+        sandbox_level()
+
+
+def test_the_uid_level_refuses_without_root_or_while_the_graders_are_readable(monkeypatch):
+    check = autograder.sandbox.uid_sandbox_problem.__wrapped__
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "needs root" in check()
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(autograder.sandbox, "readable_by_others", lambda path: True)
+    assert "the harness's files are readable by any user" in check()
+
+
+def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypatch, capsys):
+    from autograder.cli import main
+
+    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", autograder.sandbox.uid_sandbox_problem.__wrapped__)
+    assert main(["grade", str(PROJECT / "assignments" / "lab2_three_ways" / "lab2_three_ways.ipynb")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot sandbox the kernel: `bwrap` is not installed; and the uid sandbox cannot either: it needs root" in err
