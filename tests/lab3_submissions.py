@@ -269,7 +269,7 @@ CASES = [
     }, {"t1": 8, "t3": 12}, messages={"t1": "replicated", "t3": "D_jit"}),
     Case("seed_benchmark", {"t4": T4_SEED_BENCHMARK}, {"t4": 2}, messages={"t4": "jitted"}),
     Case("unjitted_benchmark", {"t4": T4_UNJITTED_BLOCKED}, {"t4": 2}, messages={"t4": "jitted"}),
-    Case("times_in_milliseconds", {"t4": T4_MILLISECONDS}, {"t4": 2}, messages={"t4": "more than"}),
+    Case("times_in_milliseconds", {"t4": T4_MILLISECONDS}, {"t4": 2}, messages={"t4": "milliseconds where seconds were asked"}),
     Case("x_t_claimed_transpose", {"t5": (
         "all_to_all = jax.jit(jax.shard_map(\n"
         "    lambda b: jax.lax.all_to_all(b, 'data', split_axis=1, concat_axis=0, tiled=True),\n"
