@@ -1,5 +1,5 @@
 """The page a student reads: each task with its points and what the checks found, layouts as pictures
-of the expected and the found blocks side by side, hidden checks only as passed or failed."""
+of the expected and the found blocks side by side, a failed hidden check only by its task and points."""
 
 from __future__ import annotations
 

@@ -239,10 +239,11 @@ def test_t6_fresh_values(submission):
 @points(3)
 @hidden
 def test_t6_fresh_layout(submission):
-    """`layer_man` returns its output with the rows split over the 8 devices"""
+    """`layer_man` returns its output with the rows split over the 8 devices of the Auto mesh `mesh_1d`"""
     call = submission.call("t6", "layer_man")
     expected = Layout.of_spec(ref.MESH_1D, ("x",), (ref.FRESH_N_DATA, ref.N_OUT))
     assert_layout(call.output, expected, "layer_man(x, W, b)")
+    assert_axis_types(call.output, "Auto", "layer_man(x, W, b)")
 
 
 @task("t6")
