@@ -63,13 +63,12 @@ ALT_STYLE_A = {
            "B_plus_C = jax.jit(lambda b, c: b + c)(B, C)\nBt_C = jnp.einsum('ij,ik->jk', B, C)"],
     "t4": T4_LAYER.format(mesh="jax.sharding.Mesh(np.array(jax.devices()), ('x',))"),
 }
-ALT_STYLE_B = {"t5": T5_LAYER_EXPLICIT, "t6": (
+ALT_STYLE_B = {"t5": T5_LAYER_EXPLICIT, "t6": (  # a mesh of its own, with another axis name
+    "mesh_i = jax.sharding.Mesh(np.array(jax.devices()), ('i',))\n"
     "def per_device(x_block, W, b):\n"
     "    return jax.nn.softmax(jnp.einsum('nf,fo->no', x_block, W) + b)\n"
-    "\n"
-    "with jax.set_mesh(mesh_1d):  # shard_map takes its mesh from the context\n"
-    "    layer_man = jax.jit(jax.shard_map(per_device, in_specs=(P('x', None), P(), P()), out_specs=P('x', None)))\n"
-    "    out_man = layer_man(x, W, b)")}
+    "layer_man = jax.jit(jax.shard_map(per_device, mesh=mesh_i, in_specs=(P('i', None), P(), P()), out_specs=P('i')))\n"
+    "out_man = layer_man(x, W, b)")}
 ALT_STYLE_C = {
     "t7": ("shard_rows = NamedSharding(mesh_1d, P('x', None))\n"
            "x_sh, y_sh = jax.device_put((x, y), shard_rows)\n"

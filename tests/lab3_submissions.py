@@ -257,16 +257,17 @@ collective_times = {name: float(np.median(s)) for name, s in samples.items()}
 ALT_T5 = '''
 from functools import partial
 
-with jax.set_mesh(mesh1d):  # the shard_maps take their mesh from the context
-    @jax.jit
-    @partial(jax.shard_map, in_specs=P("data"), out_specs=P(None, "data"))
-    def all_to_all(block):
-        return jax.lax.all_to_all(block, axis_name="data", split_axis=1, concat_axis=0, tiled=True)
 
-    X_t = all_to_all(X)
-    back = jax.jit(jax.shard_map(partial(jax.lax.all_to_all, axis_name="data", split_axis=0, concat_axis=1,
-                                         tiled=True), in_specs=P(None, "data"), out_specs=P("data")))
-    X_roundtrip = back(X_t)
+@jax.jit
+@partial(jax.shard_map, mesh=mesh1d, in_specs=P("data"), out_specs=P(None, "data"))
+def all_to_all(block):
+    return jax.lax.all_to_all(block, axis_name="data", split_axis=1, concat_axis=0, tiled=True)
+
+
+X_t = all_to_all(X)
+back = jax.jit(jax.shard_map(partial(jax.lax.all_to_all, axis_name="data", split_axis=0, concat_axis=1, tiled=True),
+                             mesh=mesh1d, in_specs=P(None, "data"), out_specs=P("data")))
+X_roundtrip = back(X_t)
 '''
 
 # Another initializer, heads without transposes, the scale as a power, and the layer called without jit.

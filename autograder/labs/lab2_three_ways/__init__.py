@@ -1,7 +1,7 @@
 """Lab 2, "three ways to parallelize": what the harness reads from the kernel after each task."""
 
 from autograder.capture import Call, Input, TaskCapture
-from autograder.labs.lab2_three_ways.reference import FRESH_N_DATA, MESH_1D, MESH_1D_EXPLICIT, N_FEATURES, N_OUT
+from autograder.labs.lab2_three_ways.reference import FRESH_N_DATA, MESH_1D_EXPLICIT, N_FEATURES, N_OUT
 
 CAPTURES = (
     TaskCapture("t1", names=("A_sharded",)),
@@ -16,9 +16,8 @@ CAPTURES = (
         )),
     )),
     TaskCapture("t6", names=("out_man",), calls=(
-        # Uncommitted inputs, like the lab's own x, W, b: shard_map places them as its in_specs say. Under
-        # jax.set_mesh(mesh_1d), so a shard_map that takes its mesh from the context works too.
-        Call("layer_man", "layer_man", hlo=True, mesh=MESH_1D, args=(
+        # Uncommitted inputs, like the lab's own x, W, b: shard_map places them as its in_specs say.
+        Call("layer_man", "layer_man", hlo=True, args=(
             Input((FRESH_N_DATA, N_FEATURES), key=1), Input((N_FEATURES, N_OUT), key=2), Input((N_OUT,), key=3),
         )),
     )),

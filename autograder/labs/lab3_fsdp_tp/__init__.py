@@ -1,26 +1,25 @@
 """Lab 3, "FSDP and tensor parallelism": what the harness reads from the kernel after each task."""
 
 from autograder.capture import Call, Input, Probe, TaskCapture
-from autograder.labs.lab3_fsdp_tp.reference import BATCH, FRESH_LAYER, HIDDEN, MESH_1D, MESH_2D, MLP_WIDTH, X_SHAPE
+from autograder.labs.lab3_fsdp_tp.reference import BATCH, FRESH_LAYER, HIDDEN, MLP_WIDTH, X_SHAPE
 
 # Uncommitted inputs, like the lab's own x, A, W1, W2: shard_map places them as its in_specs say, and
-# jax.jit(in_shardings=...) accepts them (it refuses arrays committed to another layout). Each call runs
-# under jax.set_mesh of the task's mesh, so a program that takes its mesh from the context works too.
+# jax.jit(in_shardings=...) accepts them (it refuses arrays committed to another layout).
 MLP_INPUTS = (Input((BATCH, HIDDEN), key=1), Input((HIDDEN, MLP_WIDTH), key=2), Input((MLP_WIDTH, HIDDEN), key=3))
 
 CAPTURES = (
     TaskCapture("t1", names=("B",), calls=(
-        Call("fsdp_matmul", "fsdp_matmul", hlo=True, mesh=MESH_2D,
+        Call("fsdp_matmul", "fsdp_matmul", hlo=True,
              args=(Input((BATCH, HIDDEN), key=1), Input((HIDDEN, HIDDEN), key=2))),
     )),
-    TaskCapture("t2", names=("C",), calls=(Call("tp_mlp", "tp_mlp", hlo=True, mesh=MESH_2D, args=MLP_INPUTS),)),
+    TaskCapture("t2", names=("C",), calls=(Call("tp_mlp", "tp_mlp", hlo=True, args=MLP_INPUTS),)),
     TaskCapture("t3", names=("D", "D_jit"), calls=(
-        Call("fsdp_tp_mlp", "fsdp_tp_mlp", hlo=True, mesh=MESH_2D, args=MLP_INPUTS),
-        Call("fsdp_tp_jit", "fsdp_tp_jit", mesh=MESH_2D, args=MLP_INPUTS),
+        Call("fsdp_tp_mlp", "fsdp_tp_mlp", hlo=True, args=MLP_INPUTS),
+        Call("fsdp_tp_jit", "fsdp_tp_jit", args=MLP_INPUTS),
     )),
     TaskCapture("t4", names=("collective_times",)),
     TaskCapture("t5", names=("X_t", "X_roundtrip"), calls=(
-        Call("all_to_all", "all_to_all", hlo=True, mesh=MESH_1D, args=(Input(X_SHAPE, key=1),)),
+        Call("all_to_all", "all_to_all", hlo=True, args=(Input(X_SHAPE, key=1),)),
     )),
     TaskCapture("t6", names=("layer_out",), probes=(
         Probe("lab_layer", "lab_layer"),
