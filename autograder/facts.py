@@ -31,7 +31,11 @@ A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: f
 "error": str | null}``.
 
 A call (a student function run by the probe on inputs the grader chose):
-``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null}``.
+``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
+"program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
+``{"jit_object": bool, "top": [primitive, ...], "primitives": [primitive, ...], "in_shardings": [sharding |
+null, ...] | null, "out_shardings": [...] | null, "error": str | null}``; a sharding given to ``jit`` also
+holds the ``"shape"`` of its value.
 """
 
 from __future__ import annotations
@@ -130,6 +134,28 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class ProgramFact:
+    """How a student function is built: a jitted function object or not, and what its trace holds.
+
+    ``top`` are the primitives of the trace's top level (a jitted function is one ``jit``), ``primitives``
+    those of the whole program; ``in_shardings`` / ``out_shardings`` are the layouts given to a top-level
+    ``jax.jit`` (None for a value without one, and None altogether when the top level is not one ``jit``).
+    """
+
+    jit_object: bool
+    top: tuple[str, ...]
+    primitives: frozenset[str]
+    in_shardings: tuple[ShardingFact | None, ...] | None = None
+    out_shardings: tuple[ShardingFact | None, ...] | None = None
+    error: str | None = None
+
+    @property
+    def is_jitted(self) -> bool:
+        """A jitted function object, or a function whose whole work is one call of a jitted function."""
+        return self.jit_object or self.top in (("jit",), ("pjit",))
+
+
+@dataclass(frozen=True)
 class CallFact:
     """A student function called by the probe on the grader's inputs."""
 
@@ -138,6 +164,7 @@ class CallFact:
     error: str | None
     hlo: str | None
     hlo_error: str | None
+    program: ProgramFact | None = None
 
 
 @dataclass(frozen=True)
@@ -330,13 +357,44 @@ class _Reader:
 
     def call(self, raw: Any) -> CallFact:
         _require(isinstance(raw, dict), "a call must be a mapping")
+        program = raw.get("program")
         return CallFact(
             output=self.fact(raw.get("output", {"kind": "missing", "error": "no output"})),
             stdout=_text(raw.get("stdout", ""), 200_000) or "",
             error=_text(raw.get("error")),
             hlo=_text(raw.get("hlo")),
             hlo_error=_text(raw.get("hlo_error")),
+            program=None if program is None else self.program(program),
         )
+
+    def program(self, raw: Any) -> ProgramFact:
+        _require(isinstance(raw, dict), "a program record must be a mapping")
+        jit_object = raw.get("jit_object")
+        _require(isinstance(jit_object, bool), "jit_object must be a bool")
+        names = {}
+        for key in ("top", "primitives"):
+            value = raw.get(key, [])
+            _require(isinstance(value, list) and all(isinstance(n, str) for n in value),
+                     f"{key} must be a list of primitive names")
+            names[key] = tuple(n[:200] for n in value)
+        return ProgramFact(jit_object=jit_object, top=names["top"], primitives=frozenset(names["primitives"]),
+                           in_shardings=self.given_shardings(raw.get("in_shardings")),
+                           out_shardings=self.given_shardings(raw.get("out_shardings")),
+                           error=_text(raw.get("error"), 2000))
+
+    def given_shardings(self, raw: Any) -> tuple[ShardingFact | None, ...] | None:
+        if raw is None:
+            return None
+        _require(isinstance(raw, list), "shardings given to jit must be a list")
+        found = []
+        for entry in raw:
+            if entry is None:
+                found.append(None)
+                continue
+            _require(isinstance(entry, dict), "a given sharding must be a mapping")
+            shape = self.shape(entry.get("shape"))
+            found.append(self.sharding(entry, shape))
+        return tuple(found)
 
 
 def is_finite_number(value: Any) -> bool:

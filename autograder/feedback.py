@@ -1,12 +1,12 @@
 """The page a student reads: each task with its points and what the checks found, layouts as pictures
-of the expected and the found blocks side by side, hidden checks only as passed or failed."""
+of the expected and the found blocks side by side, a failed hidden check only by its task and points."""
 
 from __future__ import annotations
 
 import re
 from html import escape as _escape
 
-from autograder.results import GradeResult
+from autograder.results import GradeResult, hidden_failure
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -36,7 +36,7 @@ def _check_item(check) -> str:
     if check.passed:
         return f"<li>{mark} {title} <small>({_points(check.points)} pts)</small></li>"
     if check.hidden:
-        return f"<li>{mark} a hidden check failed <small>(0/{_points(check.points)} pts)</small></li>"
+        return f"<li>{mark} {escape(hidden_failure(check))}</li>"
     pictures = ""
     if check.expected_picture and check.found_picture:
         pictures = ('<div class="pictures">'

@@ -65,8 +65,17 @@ class Submission:
         """The object bound to ``name`` right after ``task``; fails when it is not defined."""
         fact = self.task(task).get(name)
         if fact.is_missing:
-            raise CheckFailure(f"`{name}` is not defined after task {task}")
+            raise CheckFailure(f"`{name}` is not defined after task {task}{self.failed_cell(task)}")
         return fact
+
+    def failed_cell(self, task: str) -> str:
+        """The usual cause of a missing name: the first cell of the task that raised, with its error."""
+        failed = [c for c in self.execution.cells if c.task == task and c.status != "ok" and c.error]
+        if not failed:
+            return ""
+        cell = failed[0]
+        whose = "a locked cell of the lab" if cell.origin == "lab" else "your code"
+        return f": {cell.label} ({whose}) failed with {cell.error[:1000]}"
 
     def call(self, task: str, call_id: str) -> CallFact:
         """The result of the grader's call of a student function; fails when the call raised."""
@@ -74,7 +83,9 @@ class Submission:
         if call is None:
             raise CheckFailure(f"the grader could not call the function of task {task}")
         if call.output.is_missing or call.error:
-            raise CheckFailure(f"calling it on the grader's inputs failed: {call.error or call.output.error}")
+            error = call.error or call.output.error or ""
+            cause = self.failed_cell(task) if error.startswith("NameError") else ""
+            raise CheckFailure(f"calling it on the grader's inputs failed: {error}{cause}")
         return call
 
     def probe(self, task: str, probe_id: str) -> ProbeFact:

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import GradeResult
+from autograder.results import GradeResult, hidden_failure
 
 
 def _points(value: float) -> str:
@@ -25,6 +25,9 @@ def grade_table(result: GradeResult, show_pictures: bool = True) -> Table:
         lines = []
         for check in task.checks:
             if check.passed:
+                continue
+            if check.hidden:
+                lines.append(escape(f"• {hidden_failure(check)}"))
                 continue
             lines.append(escape(f"• {check.title}: {check.message}"))
             if show_pictures and check.expected_picture and check.found_picture:

@@ -82,7 +82,7 @@ class GradeResult:
             for check in task.checks:
                 output = "" if check.passed else check.message
                 if check.hidden and not check.passed:
-                    output = "A hidden check failed."
+                    output = hidden_failure(check)
                 tests.append({
                     "name": f"{task.task}: {check.title}", "score": check.score, "max_score": check.points,
                     "status": "passed" if check.passed else "failed", "output": output,
@@ -94,3 +94,8 @@ class GradeResult:
             "extra_data": {"lab": self.lab, "max_score": self.max_score, "status": self.status,
                            "reason": self.reason, "seed": self.seed, "sandbox": self.sandbox},
         }
+
+
+def hidden_failure(check: CheckResult) -> str:
+    """What a student reads of a failed hidden check: its task and points, never its content."""
+    return f"A hidden check of task {check.task} failed (0/{check.points:g} points)."

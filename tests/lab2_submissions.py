@@ -24,7 +24,91 @@ t_unsharded = per_call(grad_loss, params, x, y)
 t_sharded = per_call(grad_loss, params_replicated, x_sh, y_sh)
 """
 
+T5_LAYER_EXPLICIT = """
+mesh_ex = jax.sharding.Mesh(np.array(jax.devices()), ('x',), axis_types=(AxisType.Explicit,))
+
+def _layer_explicit(x, W, b):
+    for name, value in (('x', x), ('W', W), ('b', b)):
+        print(name, jax.typeof(value))
+    out = jax.nn.softmax(x @ W + b)
+    print('out', jax.typeof(out))
+    return out
+
+layer_explicit = jax.jit(_layer_explicit)
+x_ex, W_ex, b_ex = (jax.device_put(a, NamedSharding(mesh_ex, s)) for a, s in ((x, P('x', None)), (W, P(None, None)), (b, P(None))))
+out_explicit = layer_explicit(x_ex, W_ex, b_ex)
+"""
+T6_PER_DEVICE = """
+def per_device(x_block, W, b):
+    return jax.nn.softmax(jnp.einsum('nf,fo->no', x_block, W) + b)
+
+layer_man = {wrap}(jax.shard_map(per_device, mesh=mesh_1d, in_specs=(P('x', None), P(), P()), out_specs=P('x', None)))
+out_man = layer_man(x, W, b)
+"""
+T4_LAYER = """
+m = {mesh}
+x_dp = jax.device_put(x, NamedSharding(m, P('x', None)))
+W_dp, b_dp = jax.tree.map(lambda a: jax.device_put(a, NamedSharding(m, P())), (W, b))
+out_dp = layer(x_dp, W_dp, b_dp)
+"""
+
+# Also correct, in styles the solution does not use; each notebook stops after its last answered task.
+ALT_STYLE_A = {
+    "t1": "A_sharded = jnp.asarray(A, device=jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec('x', 'y')))",
+    "t2": ("A_xN, A_Ny, A_NN, A_Nx = [jax.device_put(A, NamedSharding(mesh, s))\n"
+           "                          for s in (P('x'), P(None, ('y',)), P(), P(None, 'x'))]"),
+    "t3": ["B = jax.device_put(np.ones((4, 8), np.float32), jax.sharding.NamedSharding(mesh, P('x', None)))\n"
+           "C = jax.device_put(jax.random.normal(jax.random.key(3), (4, 8)), NamedSharding(mesh, P(None, 'y')))",
+           "B_plus_C_spec = P(('x',), ('y',))\nBt_C_spec = NamedSharding(mesh, P(None, 'y'))",
+           "B_plus_C = jax.jit(lambda b, c: b + c)(B, C)\nBt_C = jnp.einsum('ij,ik->jk', B, C)"],
+    "t4": T4_LAYER.format(mesh="jax.sharding.Mesh(np.array(jax.devices()), ('x',))"),
+}
+ALT_STYLE_B = {"t5": T5_LAYER_EXPLICIT, "t6": (  # a mesh of its own, with another axis name
+    "mesh_i = jax.sharding.Mesh(np.array(jax.devices()), ('i',))\n"
+    "def per_device(x_block, W, b):\n"
+    "    return jax.nn.softmax(jnp.einsum('nf,fo->no', x_block, W) + b)\n"
+    "layer_man = jax.jit(jax.shard_map(per_device, mesh=mesh_i, in_specs=(P('i', None), P(), P()), out_specs=P('i')))\n"
+    "out_man = layer_man(x, W, b)")}
+ALT_STYLE_C = {
+    "t7": ("shard_rows = NamedSharding(mesh_1d, P('x', None))\n"
+           "x_sh, y_sh = jax.device_put((x, y), shard_rows)\n"
+           "params_replicated = jax.tree.map(lambda p: jax.device_put(p, NamedSharding(mesh_1d, P())), params)\n"
+           "params_sharded = train(params_replicated, x_sh, y_sh)"),
+    "t8": ("def median_time(fn, args, repeats=11):\n"
+           "    jax.block_until_ready(fn(*args))\n"
+           "    samples = []\n"
+           "    for _ in range(repeats):\n"
+           "        t0 = time.perf_counter()\n"
+           "        jax.block_until_ready(fn(*args))\n"
+           "        samples.append(time.perf_counter() - t0)\n"
+           "    return sorted(samples)[repeats // 2]\n"
+           "t_unsharded = median_time(grad_loss, (params, x, y))\n"
+           "t_sharded = median_time(grad_loss, (params_replicated, x_sh, y_sh))\n"
+           "speedup = t_unsharded / t_sharded\n"
+           "cpu_faster = t_sharded < t_unsharded"),
+}
+
 CASES = [
+    Case("alt_style_a", ALT_STYLE_A, {"t1": 8, "t2": 8, "t3": 12, "t4": 12}),
+    Case("alt_style_b", ALT_STYLE_B, {"t5": 14, "t6": 16}),
+    Case("alt_style_c", ALT_STYLE_C, {"t7": 15, "t8": 15}),
+    # Wrong in one detail each.
+    Case("layer_explicit_not_jitted", {"t5": T5_LAYER_EXPLICIT.replace("jax.jit(_layer_explicit)", "_layer_explicit")},
+         {"t5": 12}, messages={"t5": "expected a jitted function"}),
+    Case("layer_man_not_jitted", {"t6": T6_PER_DEVICE.format(wrap="")}, {"t6": 15},
+         messages={"t6": "expected a jitted function"}),
+    Case("layer_man_without_shard_map", {"t6": (
+        "replicated = NamedSharding(mesh_1d, P())\n"
+        "layer_man = jax.jit(layer, in_shardings=(NamedSharding(mesh_1d, P('x')), replicated, replicated),\n"
+        "                    out_shardings=NamedSharding(mesh_1d, P('x')))\n"
+        "out_man = layer_man(x, W, b)")},
+         {"t6": 14}, messages={"t6": "jax.shard_map"}),
+    Case("data_parallel_on_explicit_mesh", {"t4": T4_LAYER.format(mesh="jax.make_mesh((8,), ('x',))")},
+         {"t4": 9}, messages={"t4": "Explicit"}),
+    Case("results_computed_in_numpy", {"t3": [T3_ARRAYS, T3_PREDICTIONS,
+                                              "B_plus_C = np.asarray(B) + np.asarray(C)\n"
+                                              "Bt_C = np.asarray(B).T @ np.asarray(C)"]},
+         {"t3": 11}, messages={"t3": "B_plus_C"}),
     Case("wrong_axis_order", {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"},
          {"t1": 3}, messages={"t1": "expected"}),
     Case("wrong_values", {"t1": "A_sharded = jax.device_put(jnp.ones((4, 16)), NamedSharding(mesh, P('x', 'y')))"},
@@ -67,7 +151,7 @@ CASES = [
         "out_explicit = layer_explicit(jax.device_put(x, NamedSharding(m, P('x'))),\n"
         "                              jax.device_put(W, NamedSharding(m, P())),\n"
         "                              jax.device_put(b, NamedSharding(m, P())))")},
-         {"t5": 11}),
+         {"t5": 12}),
     Case("shard_map_forgets_psum", {"t6": (
         "mesh2 = jax.make_mesh((2,), ('x',), axis_types=(AxisType.Auto,), devices=jax.devices()[:2])\n"
         "def local(x, W, b):\n"
@@ -75,14 +159,14 @@ CASES = [
         "layer_man = jax.jit(jax.shard_map(local, mesh=mesh2, in_specs=(P(None, 'x'), P('x', None), P()),\n"
         "                                  out_specs=P(), check_vma=False))\n"
         "out_man = layer_man(x, W, b)")},
-         {"t6": 4}),
+         {"t6": 6}),
     Case("shard_map_gathers_result", {"t6": (
         "def local(x, W, b):\n"
         "    return jax.lax.all_gather(layer(x, W, b), 'x', tiled=True)\n"
         "layer_man = jax.jit(jax.shard_map(local, mesh=mesh_1d, in_specs=(P('x'), P(), P()), out_specs=P(),\n"
         "                                  check_vma=False))\n"
         "out_man = layer_man(x, W, b)")},
-         {"t6": 8}, messages={"t6": "all-gather"}),
+         {"t6": 10}, messages={"t6": "all-gather"}),
     Case("training_unsharded", {"t7": (
         "x_sh, y_sh = x, y\n"
         "params_sharded = train(params, x, y)")},
@@ -125,6 +209,7 @@ CASES = [
                "W_dp, b_dp = jax.device_put((W, b), NamedSharding(m1, P()))\n"
                "out_dp = jax.jit(layer, out_shardings=NamedSharding(m1, P('x')))(x_dp, W_dp, b_dp)"),
         "t6": ("from functools import partial\n"
+               "@jax.jit\n"
                "@partial(jax.shard_map, mesh=mesh_1d, in_specs=(P('x', None), P(None, None), P(None)),\n"
                "         out_specs=P('x', None))\n"
                "def layer_man(x, W, b):\n"

@@ -71,6 +71,17 @@ def test_a_time_far_above_the_grader_s_looks_like_compilation():
     assert "includes compilation" in text
 
 
+@pytest.mark.parametrize("claimed", [10.0, 3.1, 36.0])
+def test_a_time_about_1000_times_the_grader_s_looks_like_milliseconds(claimed):
+    text = message(assert_time_consistent, fact_of(claimed), 0.010, "t_single")
+    assert "about 1000×" in text and "milliseconds where seconds were asked" in text
+    assert f"{claimed / 1000:.4g} s" in text
+
+
+def test_a_time_far_above_but_not_near_1000_times_is_not_called_milliseconds():
+    assert "milliseconds" not in message(assert_time_consistent, 500.0, 0.010, "t_single")
+
+
 @pytest.mark.parametrize("claimed, words", [
     (missing_fact("t"), "`t` is not defined after this task"),
     (fact_of("fast"), "`t`: expected a number of seconds or a ratio, found str 'fast'"),

@@ -144,3 +144,47 @@ def test_an_output_cut_that_is_not_a_bool_is_refused(tmp_path):
     (tmp_path / "t1" / "facts.json").write_text(json.dumps({"task": "t1", "names": {}, "output_cut": "yes"}))
     with pytest.raises(FactsError, match="output_cut"):
         load_task_facts(tmp_path / "t1", "t1")
+
+
+def _program_of(tmp_path, function, spec=("x", None)):
+    mesh = MeshSpec((8,), ("x",), "auto")
+    capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input((16, 8), mesh=mesh, spec=spec),)),))
+    result = _capture(tmp_path, {"fn": function}, capture).calls["fn"]
+    assert result.error is None, result.error
+    return result.program
+
+
+def test_the_program_says_whether_a_function_is_jitted(tmp_path):
+    import functools
+
+    def plain(v):
+        return jax.lax.with_sharding_constraint(v + 1, NamedSharding(MeshSpec((8,), ("x",)).build(), P()))
+
+    jitted = jax.jit(plain)
+    assert not _program_of(tmp_path, plain).is_jitted
+    assert _program_of(tmp_path, plain).primitives >= {"add", "sharding_constraint"}
+    for spelled in (jitted, functools.partial(jax.jit(lambda v, k: v + k), k=1), lambda v: jitted(v)):
+        program = _program_of(tmp_path, spelled)
+        assert program.is_jitted and program.top == ("jit",)
+    assert _program_of(tmp_path, jitted).jit_object
+    assert not _program_of(tmp_path, lambda v: jitted(v) * 2).is_jitted  # work outside the compiled call
+
+
+def test_the_program_records_shard_map_and_the_shardings_given_to_jit(tmp_path):
+    mesh = MeshSpec((8,), ("x",)).build()
+    mapped = jax.shard_map(lambda b: b * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    program = _program_of(tmp_path, mapped)
+    assert "shard_map" in program.primitives and not program.is_jitted and program.in_shardings is None
+    program = _program_of(tmp_path, jax.jit(mapped))
+    assert program.is_jitted and "shard_map" in program.primitives
+    assert program.in_shardings == (None,) and program.out_shardings == (None,)
+    given = jax.jit(mapped, in_shardings=NamedSharding(mesh, P("x")), out_shardings=NamedSharding(mesh, P(None)))
+    program = _program_of(tmp_path, given)
+    (into,), (out,) = program.in_shardings, program.out_shardings
+    assert into.device_indices[1] == ((2, 4), (0, 8)) and out.device_indices[1] == ((0, 16), (0, 8))
+
+
+def test_a_forged_program_record_is_refused(tmp_path):
+    call = {"output": {"kind": "value", "type": "int", "value": 1}, "program": {"jit_object": "yes"}}
+    with pytest.raises(FactsError, match="jit_object"):
+        load_task_facts(_forge(tmp_path, {"task": "t1", "calls": {"f": call}}), "t1")

@@ -39,7 +39,22 @@ def test_feedback_shows_points_pictures_and_hides_hidden_messages():
     assert "<span id='score'>3</span>" in page and "<span id='max-score'>16</span>" in page
     assert "CPU 0" in page and "expected<pre>" in page and "found<pre>" in page
     assert "&lt;b&gt;" in page and "<b>," not in page  # messages are escaped
-    assert "a hidden check failed" in page and "secret reference" not in page
+    assert "A hidden check of task t2 failed (0/8 points)." in page and "secret reference" not in page
+
+
+def test_a_failed_hidden_check_names_its_task_and_points_in_every_view():
+    from rich.console import Console
+
+    from autograder.report import print_grade
+
+    result = _result(score_t1=False)
+    (hidden,) = [t for t in result.to_gradescope()["tests"] if t["visibility"] == "after_published"]
+    assert hidden["output"] == "A hidden check of task t2 failed (0/8 points)."
+    console = Console(record=True, width=200)
+    print_grade(result, console)
+    text = console.export_text()
+    assert "A hidden check of task t2 failed (0/8 points)." in text and "secret reference" not in text
+    assert "found ..." in text  # a visible check's message is shown
 
 
 def _chromium():

@@ -4,10 +4,11 @@ from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, leaf_name
 from autograder.checks.hlo import COLLECTIVES, assert_collectives, assert_no_collectives, collectives_in, describe_collectives
 from autograder.checks.layout import (
-    Layout, assert_fully_replicated, assert_layout, assert_spec_equivalent, assert_tree_layouts, describe_layout,
+    Layout, assert_axis_types, assert_fully_replicated, assert_layout, assert_spec_equivalent, assert_tree_layouts, describe_layout,
     is_same_layout, layout_hint, render_layout,
 )
 from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
+from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
 from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
 from autograder.checks.timing import (
     TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, format_seconds,
@@ -24,4 +25,5 @@ __all__ = [
     "TimingStats", "measure_interleaved", "format_seconds", "assert_time_consistent", "assert_speedup_claim",
     "assert_faster_verdict",
     "is_type", "assert_type", "type_text", "normalise_axes",
+    "assert_jitted", "assert_uses", "assert_jit_given_layouts", "assert_axis_types",
 ]

@@ -19,7 +19,7 @@ Block = tuple[tuple[int, int], ...]
 
 __all__ = [
     "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "assert_layout",
-    "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
+    "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts", "assert_axis_types",
 ]
 
 
@@ -229,3 +229,18 @@ def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str
         raise CheckFailure(f"{len(failures)} of {len(fact.leaves)} arrays are not laid out as expected. "
                            + " ".join(f.message for f in failures),
                            failures[0].expected_picture, failures[0].found_picture)
+
+
+def assert_axis_types(found: Fact | None, expected: str, name: str) -> None:
+    """Fail unless the array lies on a mesh whose axes are all of type ``expected`` ('Auto' or 'Explicit')."""
+    fact = require_array(found, name)
+    mesh = fact.sharding.mesh if fact.sharding is not None else None
+    if mesh is None:
+        raise CheckFailure(f"{quote(name)}: expected an array placed on a mesh with {expected} axes, found"
+                           f" {fact.describe()} with no mesh (place it with jax.device_put(..., NamedSharding(mesh, ...)))")
+    wrong = [f"{axis} is {kind}" for axis, kind in zip(mesh.axis_names, mesh.axis_types) if kind != expected]
+    if wrong:
+        usual = (" — jax.make_mesh makes Explicit axes unless given axis_types=(AxisType.Auto, ...)"
+                 if expected == "Auto" else " — pass axis_types=(AxisType.Explicit, ...) to jax.make_mesh")
+        raise CheckFailure(f"{quote(name)}: expected a mesh with {expected} axes, found one where"
+                           f" {', '.join(wrong)}{usual}")

@@ -68,6 +68,11 @@ def assert_time_consistent(claimed: Any, measured: float, name: str, factor: flo
             f" {format_seconds(measured)} — more than {factor:g}× less. This looks like only the dispatch was"
             " timed: call jax.block_until_ready on the result before stopping the clock (and time the jitted"
             " function, after a warm-up call)")
+    if seconds > measured * factor and measured / factor <= seconds / 1000 <= measured * factor:
+        raise CheckFailure(
+            f"{quote(name)}: you report {seconds:.4g} per call, about 1000× the grader's measurement of"
+            f" {format_seconds(measured)}: it looks like milliseconds where seconds were asked — report"
+            f" seconds ({seconds / 1000:.4g} s, not {seconds:.4g})")
     if seconds > measured * factor:
         raise CheckFailure(
             f"{quote(name)}: you report {format_seconds(seconds)} per call, but the grader measures"

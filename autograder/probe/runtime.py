@@ -34,6 +34,7 @@ _device_get = jax.device_get
 _tree_flatten_with_path = jax.tree_util.tree_flatten_with_path
 _keystr = jax.tree_util.keystr
 _jit = jax.jit
+_make_jaxpr = jax.make_jaxpr
 _device_put = jax.device_put
 _set_mesh = jax.set_mesh
 _make_mesh = jax.make_mesh
@@ -213,13 +214,16 @@ class _Recorder:
         args = [make_input(spec, seed) for spec in call["args"]]
         context = _set_mesh(make_mesh(call["mesh"])) if call.get("mesh") else contextlib.nullcontext()
         stdout = io.StringIO()
-        record = {"output": {"kind": "missing", "error": "the call raised"}, "error": None, "hlo": None, "hlo_error": None}
+        record = {"output": {"kind": "missing", "error": "the call raised"}, "error": None, "hlo": None,
+                  "hlo_error": None, "program": None}
         with context, contextlib.redirect_stdout(stdout):
             try:
                 result = jax.block_until_ready(function(*args))
                 record["output"] = self.fact(result)
             except Exception as exc:
                 record["error"] = _short_error(exc)
+            if record["error"] is None:
+                record["program"] = _program(function, args)
             if call.get("hlo") and record["error"] is None:
                 try:
                     jitted = function if hasattr(function, "lower") else _jit(function)
@@ -246,6 +250,49 @@ class _Recorder:
         return record
 
 
+def _program(function, args):
+    """How the student's function is built, from its object and its trace (``jax.make_jaxpr``): whether
+    it is a jitted function, the primitives of its top level and of its whole program, and the layouts a
+    top-level ``jit`` was given (``in_shardings`` / ``out_shardings``, None where not given)."""
+    record = {"jit_object": callable(getattr(function, "lower", None)), "top": [], "primitives": [],
+              "in_shardings": None, "out_shardings": None, "error": None}
+    try:
+        closed = _make_jaxpr(function)(*args)
+    except Exception as exc:
+        record["error"] = _short_error(exc)
+        return record
+    eqns = closed.jaxpr.eqns
+    record["top"] = [eqn.primitive.name for eqn in eqns]
+    record["primitives"] = sorted(_primitives(closed.jaxpr, set()))
+    if len(eqns) == 1 and "in_shardings" in eqns[0].params:
+        eqn = eqns[0]
+        record["in_shardings"] = [_given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["in_shardings"], eqn.invars)]
+        record["out_shardings"] = [_given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["out_shardings"], eqn.outvars)]
+    return record
+
+
+def _primitives(jaxpr, found, depth=0):
+    """The names of every primitive in ``jaxpr`` and in the programs nested in its equations."""
+    if depth > 50:
+        return found
+    for eqn in jaxpr.eqns:
+        found.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for inner in (value if isinstance(value, (tuple, list)) else (value,)):
+                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
+                if hasattr(inner, "eqns"):
+                    _primitives(inner, found, depth + 1)
+    return found
+
+
+def _given_sharding(sharding, shape):
+    """A sharding given to ``jax.jit`` for a value of ``shape``, as blocks per device; None if not given."""
+    if not hasattr(sharding, "devices_indices_map"):
+        return None
+    shape = tuple(shape)
+    return {**_sharding_record(sharding, shape), "shape": list(shape)}
+
+
 def _spec_entries(spec):
     entries = []
     for entry in spec:
@@ -265,11 +312,14 @@ def _block(index, shape):
 
 
 def _sharding(arr):
-    sharding = arr.sharding
+    return _sharding_record(arr.sharding, arr.shape)
+
+
+def _sharding_record(sharding, shape):
     record = {
         "kind": type(sharding).__name__, "repr": repr(sharding)[:2000],
-        "device_indices": {str(device.id): _block(index, arr.shape)
-                           for device, index in sharding.devices_indices_map(arr.shape).items()},
+        "device_indices": {str(device.id): _block(index, shape)
+                           for device, index in sharding.devices_indices_map(shape).items()},
     }
     if isinstance(sharding, _NamedSharding):
         mesh = sharding.mesh

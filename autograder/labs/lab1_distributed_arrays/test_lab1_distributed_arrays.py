@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_collectives, assert_layout, assert_no_collectives,
-    assert_spec_equivalent, assert_speedup_claim, assert_time_consistent, assert_tree_allclose,
-    assert_tree_layouts,
+    CheckFailure, Layout, assert_allclose, assert_axis_types, assert_collectives, assert_jitted, assert_layout,
+    assert_no_collectives, assert_spec_equivalent, assert_speedup_claim, assert_time_consistent,
+    assert_tree_allclose, assert_tree_layouts,
 )
 from autograder.labs.lab1_distributed_arrays import reference as ref
 
@@ -81,10 +81,17 @@ def test_t3_operands(submission):
 
 
 @task("t3")
-@points(2)
+@points(1)
 def test_t3_product_values(submission):
     """`w` is x @ x"""
     assert_allclose(submission.name("t3", "w"), ref.x_squared(), "w", rtol=1e-4, atol=1e-2)
+
+
+@task("t3")
+@points(1)
+def test_t3_product_layout(submission):
+    """`w` is the product of the sharded operands, laid out as the compiler chose: rows over 'a', columns over 'b'"""
+    assert_layout(submission.name("t3", "w"), Layout.of_spec(ref.MESH, ("a", "b"), SQUARE), "w")
 
 
 @task("t3")
@@ -153,6 +160,14 @@ def test_t5_f_replicated_layout(submission):
 
 @task("t5")
 @points(2)
+def test_t5_jitted(submission):
+    """`f` and `f_replicated` are jitted functions: the constraint is a hint to the compiler inside jax.jit"""
+    for call_id in ("f", "f_replicated"):
+        assert_jitted(submission.call("t5", call_id), call_id)
+
+
+@task("t5")
+@points(1)
 @hidden
 def test_t5_f_communication(submission):
     """compiled for an input laid out as P('a', 'b'), `f` exchanges blocks with an all-to-all"""
@@ -161,7 +176,7 @@ def test_t5_f_communication(submission):
 
 
 @task("t5")
-@points(2)
+@points(1)
 @hidden
 def test_t5_f_replicated_communication(submission):
     """compiled for an input laid out as P('a', 'b'), `f_replicated` collects all blocks with an all-gather"""
@@ -180,12 +195,13 @@ def _check_batch(submission, task_id, name, spec, mesh):
         label = _leaf_label(fact, name, index)
         assert_allclose(leaf, value, label)
         assert_layout(leaf, Layout.of_spec(mesh, spec, value.shape), label)
+        assert_axis_types(leaf, "Auto", label)
 
 
 @task("t6")
 @points(3)
 def test_t6_batch_sharded(submission):
-    """`batch_dp` holds the inputs and targets of the batch, their rows split 8 ways"""
+    """`batch_dp` holds the inputs and targets of the batch, their rows split 8 ways on a mesh with an Auto axis"""
     _check_batch(submission, "t6", "batch_dp", ("batch",), ref.MESH_DP)
 
 
@@ -234,7 +250,7 @@ def test_t6_gradient_all_reduce(submission):
 @task("t7")
 @points(3)
 def test_t7_batch_layout(submission):
-    """`batch_tp` holds the batch with its rows split over 'batch' (4 ways) and replicated over 'model'"""
+    """`batch_tp` holds the batch with its rows split over 'batch' (4 ways) and replicated over 'model', on Auto axes"""
     _check_batch(submission, "t7", "batch_tp", ("batch", None), ref.MESH_TP)
 
 

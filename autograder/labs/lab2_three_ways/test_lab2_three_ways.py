@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from autograder.checks import (
-    Layout, assert_allclose, assert_faster_verdict, assert_fully_replicated, assert_layout,
-    assert_no_collectives, assert_spec_equivalent, assert_speedup_claim, assert_time_consistent,
-    assert_tree_allclose, assert_tree_layouts, assert_type, CheckFailure,
+    Layout, assert_allclose, assert_axis_types, assert_faster_verdict, assert_fully_replicated, assert_jitted,
+    assert_layout, assert_no_collectives, assert_spec_equivalent, assert_speedup_claim, assert_time_consistent,
+    assert_tree_allclose, assert_tree_layouts, assert_type, assert_uses, CheckFailure,
 )
 from autograder.labs.lab2_three_ways import reference as ref
 
@@ -75,12 +75,20 @@ def _student_array(submission, task_id, name):
 
 
 @task("t3")
-@points(2)
+@points(1)
 def test_t3_results(submission):
     """`B_plus_C` and `Bt_C` are B + C and B.T @ C of your B and C"""
     B, C = _student_array(submission, "t3", "B"), _student_array(submission, "t3", "C")
     assert_allclose(submission.name("t3", "B_plus_C"), B + C, "B_plus_C")
     assert_allclose(submission.name("t3", "Bt_C"), B.T @ C, "Bt_C", rtol=1e-4, atol=1e-3)
+
+
+@task("t3")
+@points(1)
+def test_t3_result_layouts(submission):
+    """`B_plus_C` and `Bt_C` were computed by JAX from the sharded B and C: laid out as P('x', 'y') and P(None, 'y')"""
+    for name, spec, shape in (("B_plus_C", ("x", "y"), (4, 8)), ("Bt_C", (None, "y"), (8, 8))):
+        assert_layout(submission.name("t3", name), Layout.of_spec(ref.MESH_2D, spec, shape), name)
 
 
 @task("t3")
@@ -103,11 +111,12 @@ def test_t3_predicted_product(submission):
 @task("t4")
 @points(3)
 def test_t4_data_sharded(submission):
-    """`x_dp` holds x with its rows split over the 8 devices"""
+    """`x_dp` holds x with its rows split over the 8 devices of a mesh with an Auto axis"""
     x, _, _ = ref.layer_data()
     found = submission.name("t4", "x_dp")
     assert_allclose(found, x, "x_dp")
     assert_layout(found, Layout.of_spec(ref.MESH_1D, ("x",), x.shape), "x_dp")
+    assert_axis_types(found, "Auto", "x_dp")
 
 
 @task("t4")
@@ -149,7 +158,14 @@ def test_t5_output_type(submission):
 
 
 @task("t5")
-@points(4)
+@points(2)
+def test_t5_jitted(submission):
+    """`layer_explicit` is a jitted function"""
+    assert_jitted(submission.call("t5", "layer_explicit"), "layer_explicit")
+
+
+@task("t5")
+@points(3)
 @hidden
 def test_t5_fresh_values(submission):
     """`layer_explicit` computes the layer on the grader's own inputs"""
@@ -168,16 +184,20 @@ def test_t5_fresh_type(submission):
 
 
 @task("t5")
-@points(3)
+@points(2)
 @hidden
 def test_t5_prints_types(submission):
-    """while tracing, `layer_explicit` prints the JAX-level types, which name the sharded axis"""
+    """while tracing, `layer_explicit` prints the JAX-level types of x, W, b and of the output, with the sharded axis"""
     call = submission.call("t5", "layer_explicit")
-    expected = f"float32[{ref.FRESH_N_DATA}@x,{ref.N_FEATURES}]"
-    if expected not in call.stdout.replace(" ", ""):
-        printed = call.stdout.strip()[:300] or "nothing"
-        raise CheckFailure(f"`layer_explicit` should print jax.typeof of its inputs while tracing; for the grader's"
-                           f" input that is {expected}. It printed: {printed}")
+    n, features, out = ref.FRESH_N_DATA, ref.N_FEATURES, ref.N_OUT
+    expected = {"x": f"float32[{n}@x,{features}]", "W": f"float32[{features},{out}]", "b": f"float32[{out}]",
+                "the output": f"float32[{n}@x,{out}]"}
+    printed = call.stdout.replace(" ", "")
+    missing = [f"{what} ({text})" for what, text in expected.items() if text not in printed]
+    if missing:
+        shown = call.stdout.strip()[:300] or "nothing"
+        raise CheckFailure(f"`layer_explicit` should print jax.typeof of x, W, b and of the output while tracing;"
+                           f" for the grader's inputs the types of {', '.join(missing)} are missing. It printed: {shown}")
 
 
 # t6 — shard_map
@@ -192,7 +212,21 @@ def test_t6_output_values(submission):
 
 
 @task("t6")
-@points(5)
+@points(2)
+def test_t6_shard_map(submission):
+    """`layer_man` is built with jax.shard_map"""
+    assert_uses(submission.call("t6", "layer_man"), "shard_map", "layer_man")
+
+
+@task("t6")
+@points(1)
+def test_t6_jitted(submission):
+    """`layer_man` is wrapped in jax.jit"""
+    assert_jitted(submission.call("t6", "layer_man"), "layer_man")
+
+
+@task("t6")
+@points(4)
 @hidden
 def test_t6_fresh_values(submission):
     """`layer_man` computes the layer on the grader's own inputs"""
@@ -202,17 +236,18 @@ def test_t6_fresh_values(submission):
 
 
 @task("t6")
-@points(4)
+@points(3)
 @hidden
 def test_t6_fresh_layout(submission):
-    """`layer_man` returns its output with the rows split over the 8 devices"""
+    """`layer_man` returns its output with the rows split over the 8 devices of the Auto mesh `mesh_1d`"""
     call = submission.call("t6", "layer_man")
     expected = Layout.of_spec(ref.MESH_1D, ("x",), (ref.FRESH_N_DATA, ref.N_OUT))
     assert_layout(call.output, expected, "layer_man(x, W, b)")
+    assert_axis_types(call.output, "Auto", "layer_man(x, W, b)")
 
 
 @task("t6")
-@points(4)
+@points(3)
 @hidden
 def test_t6_no_communication(submission):
     """the compiled `layer_man` contains no collective: data parallelism needs no communication here"""
@@ -226,12 +261,13 @@ def test_t6_no_communication(submission):
 @task("t7")
 @points(4)
 def test_t7_data_sharded(submission):
-    """`x_sh` and `y_sh` hold the training data with rows split over the 8 devices"""
+    """`x_sh` and `y_sh` hold the training data with rows split over the 8 devices of the Auto mesh"""
     x, y, _ = ref.regression_setup()
     for name, value in (("x_sh", x), ("y_sh", y)):
         found = submission.name("t7", name)
         assert_allclose(found, np.asarray(value), name)
         assert_layout(found, Layout.of_spec(ref.MESH_1D, ("x",), value.shape), name)
+        assert_axis_types(found, "Auto", name)
 
 
 @task("t7")

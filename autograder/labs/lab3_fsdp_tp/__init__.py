@@ -14,7 +14,7 @@ CAPTURES = (
     )),
     TaskCapture("t2", names=("C",), calls=(Call("tp_mlp", "tp_mlp", hlo=True, args=MLP_INPUTS),)),
     TaskCapture("t3", names=("D", "D_jit"), calls=(
-        Call("fsdp_tp_mlp", "fsdp_tp_mlp", args=MLP_INPUTS),
+        Call("fsdp_tp_mlp", "fsdp_tp_mlp", hlo=True, args=MLP_INPUTS),
         Call("fsdp_tp_jit", "fsdp_tp_jit", args=MLP_INPUTS),
     )),
     TaskCapture("t4", names=("collective_times",)),

@@ -30,13 +30,18 @@ def _mesh():
 
 
 def _kernels(layer, label):
-    """Each kernel as an array, keyed by its name (Wq … W2)."""
-    found = {}
+    """Each kernel as an array, keyed by its name (Wq … W2), and under "biases" the names of the
+    linear layers that have a bias, comma-separated."""
+    found, biases = {}, []
     for block, name in KERNELS:
         try:
-            found[name] = getattr(getattr(layer, block), name).kernel[...]
+            linear = getattr(getattr(layer, block), name)
+            found[name] = linear.kernel[...]
         except AttributeError as exc:
             raise AttributeError(f"{label}.{block}.{name}.kernel: {exc}") from None
+        if getattr(linear, "bias", None) is not None:
+            biases.append(f"{block}.{name}")
+    found["biases"] = ", ".join(biases)
     return found
 
 

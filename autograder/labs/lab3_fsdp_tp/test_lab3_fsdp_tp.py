@@ -12,8 +12,8 @@ import pytest
 
 from autograder.capture import Input
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_collectives, assert_layout, assert_time_consistent,
-    collectives_in, describe_collectives, is_allclose,
+    CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted,
+    assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, is_allclose,
 )
 from autograder.checks import found_number
 from autograder.labs.lab3_fsdp_tp import reference as ref
@@ -26,6 +26,12 @@ LAYER_TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 def _mlp_of_inputs(submission, task_id, call_id):
     return ref.mlp(*submission.inputs(task_id, call_id))
+
+
+def _assert_jitted_shard_map(submission, task_id, function):
+    call = submission.call(task_id, function)
+    assert_uses(call, "shard_map", function)
+    assert_jitted(call, function)
 
 
 # t1 — FSDP: gather the weight, keep the batch split
@@ -42,7 +48,14 @@ def test_t1_lab_result(submission):
 
 
 @task("t1")
-@points(5)
+@points(2)
+def test_t1_jitted_shard_map(submission):
+    """`fsdp_matmul` is a jax.shard_map wrapped in jax.jit"""
+    _assert_jitted_shard_map(submission, "t1", "fsdp_matmul")
+
+
+@task("t1")
+@points(4)
 @hidden
 def test_t1_fresh_values(submission):
     """`fsdp_matmul` computes x @ A on the grader's own inputs"""
@@ -52,7 +65,7 @@ def test_t1_fresh_values(submission):
 
 
 @task("t1")
-@points(4)
+@points(3)
 @hidden
 def test_t1_fresh_layout(submission):
     """`fsdp_matmul` returns its result with the rows over `data`, replicated over `model`"""
@@ -84,7 +97,14 @@ def test_t2_lab_result(submission):
 
 
 @task("t2")
-@points(5)
+@points(2)
+def test_t2_jitted_shard_map(submission):
+    """`tp_mlp` is a jax.shard_map wrapped in jax.jit"""
+    _assert_jitted_shard_map(submission, "t2", "tp_mlp")
+
+
+@task("t2")
+@points(4)
 @hidden
 def test_t2_fresh_values(submission):
     """`tp_mlp` computes x @ W1 @ W2 on the grader's own inputs"""
@@ -93,7 +113,7 @@ def test_t2_fresh_values(submission):
 
 
 @task("t2")
-@points(4)
+@points(3)
 @hidden
 def test_t2_fresh_layout(submission):
     """`tp_mlp` returns its result with the columns over `model`, replicated over `data`"""
@@ -130,7 +150,7 @@ def test_t3_lab_result(submission, function):
 
 
 @task("t3")
-@points(4)
+@points(3)
 @hidden
 @pytest.mark.parametrize("function", list(T3_FUNCTIONS))
 def test_t3_fresh_values(submission, function):
@@ -140,7 +160,7 @@ def test_t3_fresh_values(submission, function):
 
 
 @task("t3")
-@points(3)
+@points(2)
 @hidden
 @pytest.mark.parametrize("function", list(T3_FUNCTIONS))
 def test_t3_fresh_layout(submission, function):
@@ -148,6 +168,36 @@ def test_t3_fresh_layout(submission, function):
     call = submission.call("t3", function)
     expected = Layout.of_spec(ref.MESH_2D, ("data", "model"), (ref.BATCH, ref.HIDDEN))
     assert_layout(call.output, expected, f"{function}(x, W1, W2)")
+
+
+@task("t3")
+@points(1)
+def test_t3_jitted_shard_map(submission):
+    """`fsdp_tp_mlp` is a jax.shard_map wrapped in jax.jit"""
+    _assert_jitted_shard_map(submission, "t3", "fsdp_tp_mlp")
+
+
+@task("t3")
+@points(1)
+@hidden
+def test_t3_gathers_and_reduce_scatters(submission):
+    """the compiled `fsdp_tp_mlp` all-gathers (x over `model`, the weights over `data`) and reduce-scatters"""
+    call = submission.call("t3", "fsdp_tp_mlp")
+    assert_collectives(call.hlo, required=["all-gather", "reduce-scatter"], name="the compiled fsdp_tp_mlp",
+                       compile_error=call.hlo_error)
+
+
+@task("t3")
+@points(2)
+def test_t3_jit_with_shardings(submission):
+    """`fsdp_tp_jit` is the shard_map program under jax.jit(in_shardings=..., out_shardings=...) with the specs of the table"""
+    call = submission.call("t3", "fsdp_tp_jit")
+    assert_uses(call, "shard_map", "fsdp_tp_jit")
+    shapes = ((ref.BATCH, ref.HIDDEN), (ref.HIDDEN, ref.MLP_WIDTH), (ref.MLP_WIDTH, ref.HIDDEN))
+    specs = (("data", "model"), ("data", "model"), ("model", "data"))
+    expected_in = [Layout.of_spec(ref.MESH_2D, spec, shape) for spec, shape in zip(specs, shapes)]
+    expected_out = [Layout.of_spec(ref.MESH_2D, ("data", "model"), (ref.BATCH, ref.HIDDEN))]
+    assert_jit_given_layouts(call, expected_in, expected_out, "fsdp_tp_jit")
 
 
 # t4 — the cost of the collectives
@@ -237,7 +287,14 @@ def test_t5_fresh_relayout(submission):
 
 
 @task("t5")
-@points(2)
+@points(1)
+def test_t5_jitted_shard_map(submission):
+    """`all_to_all` is a jax.shard_map wrapped in jax.jit"""
+    _assert_jitted_shard_map(submission, "t5", "all_to_all")
+
+
+@task("t5")
+@points(1)
 @hidden
 def test_t5_all_to_all_collective(submission):
     """the compiled `all_to_all` contains an all-to-all"""
@@ -312,7 +369,20 @@ def test_t6_fresh_kernel_layouts(submission):
 
 
 @task("t6")
-@points(8)
+@points(1)
+@hidden
+def test_t6_no_biases(submission):
+    """the linear layers of a TPLayer have no bias (use_bias=False)"""
+    biases = submission.probe("t6", "fresh_layer").values.get("biases")
+    if biases is None or biases.kind != "value":
+        raise CheckFailure("the grader could not read whether the linear layers of TPLayer have biases")
+    if biases.value:
+        raise CheckFailure(f"TPLayer(...): expected linear layers without bias (nnx.Linear(..., use_bias=False)),"
+                           f" found a bias in {biases.value}")
+
+
+@task("t6")
+@points(7)
 @hidden
 def test_t6_fresh_values(submission):
     """a TPLayer of the grader's sizes computes the layer (attention scaled by 1/sqrt(head_dim)) on a fresh input"""

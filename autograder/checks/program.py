@@ -1,0 +1,74 @@
+"""How a student's function is built, read from its trace: jitted or not, what it uses, what jit was given."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from autograder.checks.failure import CheckFailure
+from autograder.checks.found import quote
+from autograder.checks.layout import Layout, describe_layout, is_same_layout, layout_hint
+from autograder.checks.picture import render_layout
+from autograder.facts import CallFact, ProgramFact, ShardingFact
+
+__all__ = ["assert_jitted", "assert_uses", "assert_jit_given_layouts"]
+
+# What a student writes, for the primitive that shows it in a trace.
+PRIMITIVE_SPELLING = {"shard_map": "jax.shard_map", "sharding_constraint": "jax.lax.with_sharding_constraint"}
+
+
+def _program(call: CallFact, name: str) -> ProgramFact:
+    program = call.program
+    if program is None:
+        raise CheckFailure(f"{quote(name)}: the grader could not read how the function is built")
+    if program.error:
+        raise CheckFailure(f"{quote(name)}: the grader could not trace it with jax.make_jaxpr: {program.error}")
+    return program
+
+
+def assert_jitted(call: CallFact, name: str) -> None:
+    """Fail unless the function is jitted: a ``jax.jit`` function, or one whose work is one jitted call."""
+    program = _program(call, name)
+    if program.is_jitted:
+        return
+    done = ", ".join(sorted(set(program.top))[:6]) or "nothing"
+    raise CheckFailure(
+        f"{quote(name)}: expected a jitted function, found a plain Python function that runs its operations"
+        f" one by one ({done}) — wrap it in jax.jit (`@jax.jit` above the def, or `{name} = jax.jit(...)`)")
+
+
+def assert_uses(call: CallFact, primitive: str, name: str) -> None:
+    """Fail unless the function's program contains ``primitive`` (e.g. ``shard_map``)."""
+    program = _program(call, name)
+    if primitive in program.primitives:
+        return
+    spelled = PRIMITIVE_SPELLING.get(primitive, primitive)
+    raise CheckFailure(f"{quote(name)}: expected a program built with {spelled}, found none in its trace"
+                       f" (it holds {', '.join(sorted(program.primitives)[:8]) or 'nothing'})")
+
+
+def assert_jit_given_layouts(call: CallFact, expected_in: Sequence[Layout], expected_out: Sequence[Layout],
+                             name: str) -> None:
+    """Fail unless the function is ``jax.jit(..., in_shardings=..., out_shardings=...)`` with these layouts."""
+    program = _program(call, name)
+    if program.in_shardings is None:
+        raise CheckFailure(f"{quote(name)}: expected jax.jit(..., in_shardings=..., out_shardings=...), found"
+                           " no jitted function at the top of its program")
+    for keyword, given, expected in (("in_shardings", program.in_shardings, expected_in),
+                                     ("out_shardings", program.out_shardings, expected_out)):
+        if all(g is None for g in given):
+            raise CheckFailure(f"{quote(name)}: expected jax.jit to be given {keyword}, found it given none")
+        for index, (found, layout) in enumerate(zip(given, expected)):
+            _assert_given(found, layout, f"{keyword}[{index}] of {name}" if len(expected) > 1 else
+                          f"{keyword} of {name}")
+
+
+def _assert_given(found: ShardingFact | None, expected: Layout, label: str) -> None:
+    if found is None:
+        raise CheckFailure(f"{quote(label)}: expected {describe_layout(expected)}, found no sharding given")
+    layout = Layout(expected.shape, dict(found.device_indices))
+    if is_same_layout(layout, expected):
+        return
+    hint = layout_hint(expected, layout)
+    raise CheckFailure(f"{quote(label)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
+                       + (f" — {hint}" if hint else ""),
+                       expected_picture=render_layout(expected), found_picture=render_layout(layout))
