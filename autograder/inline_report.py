@@ -1,6 +1,6 @@
 """What a check from the notebook shows: each task's public checks with their messages and layout
-pictures (drawn as on the feedback page), "not attempted" for a task not done yet, or a plain message
-saying why nothing could be checked."""
+pictures (drawn as on the feedback page), "not attempted" for a task not done yet, "no public checks"
+for a task checked only in grading, or a plain message saying why nothing could be checked."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from autograder.results import TaskResult
 
 SCOPE = "autograder-check"
 NOT_ATTEMPTED = "not attempted"
+NO_PUBLIC_CHECKS = "no public checks"
 STYLE = (f".{SCOPE}{{font-family:system-ui,sans-serif;color:#222;background:#fff;max-width:60rem;"
          "padding:.1rem .8rem;border-radius:6px}"
          f".{SCOPE} .todo{{color:#666}} .{SCOPE} .note{{color:#555;font-size:.85rem}}" + scoped_style(f".{SCOPE}"))
@@ -42,9 +43,11 @@ class TaskCheck:
 
     @property
     def verdict(self) -> str:
-        """'passed', 'partial', 'failed', or 'not attempted'."""
+        """'passed', 'partial', 'failed', 'not attempted', or 'no public checks'."""
         if not self.attempted:
             return NOT_ATTEMPTED
+        if not self.checks:
+            return NO_PUBLIC_CHECKS
         if all(c.passed for c in self.checks):
             return "passed"
         return "partial" if self.score else "failed"
@@ -66,6 +69,9 @@ def _task_html(check: TaskCheck) -> str:
         body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
                 f"<p>{escape(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
                 "</section>")
+    elif not check.checks:
+        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
+                "</h2><p>This task is checked only when your notebook is graded.</p></section>")
     else:
         body = task_section(TaskResult(check.task, check.points, check.checks))
     return f"<div data-task='{task}' data-verdict='{_escape(check.verdict)}'>{body}</div>"

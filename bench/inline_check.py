@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     namespace = solution_namespace(max(TASKS, key=lambda t: int(t[1:])))
     print(f"solution cells up to t6 ran in {time.perf_counter() - started:.1f} s")
     for task, kind in TASKS.items():
-        print(f"first check of {task} ({kind}; starts the checker, computes references): "
-              f"{timed_check(namespace, task):.2f} s")
+        print(f"first check of {task} ({kind}; the first one starts the checker; each computes its task's "
+              f"references): {timed_check(namespace, task):.2f} s")
     times = {task: [] for task in TASKS}
     for _ in range(args.runs):
         for task in TASKS:

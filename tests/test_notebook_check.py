@@ -22,7 +22,7 @@ import autograder.notebook as ag
 from autograder.checker_process import CheckerProcess, checker_environment
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.grading import CheckResult
-from autograder.inline_report import NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
+from autograder.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
 from autograder.lab import load_lab
 from browser import chromium, render
 from cases import solved
@@ -48,7 +48,8 @@ def test_inline_verdicts_equal_the_public_verdicts_of_grading(lab_grades, lab_in
         assert {c.name: c.passed for c in checks} == graded, name
         assert not any(c.hidden for c in checks)
         failures += sum(not c.passed for c in checks)
-    assert {c.task for c in inline["solution"]} == {t.id for t in lab.tasks}
+    public_tasks = {c.task for t in grades["solution"].tasks for c in t.checks if not c.hidden}
+    assert {c.task for c in inline["solution"]} == public_tasks
     assert all(c.passed for c in inline["solution"]) and failures  # both verdicts were compared
 
 
@@ -191,12 +192,13 @@ def _report() -> NotebookCheck:
           CheckResult("t1", "test_t1_layout", "`A_sharded` is laid out as P('x', 'y')", 5, False,
                       "`A_sharded`: expected rows over `x`, found rows over `y` <b>", False,
                       expected_picture=expected, found_picture=found))
-    return NotebookCheck(LAB.id, (TaskCheck("t1", t1), TaskCheck("t2", undefined=("A_xN", "A_Ny"))))
+    return NotebookCheck(LAB.id, (TaskCheck("t1", t1), TaskCheck("t2", undefined=("A_xN", "A_Ny")), TaskCheck("t3")))
 
 
 def test_the_inline_result_shows_points_messages_and_pictures_escaped():
     html = check_html(_report())
-    assert VERDICT.findall(html) == [("t1", "partial"), ("t2", NOT_ATTEMPTED)]
+    assert VERDICT.findall(html) == [("t1", "partial"), ("t2", NOT_ATTEMPTED), ("t3", NO_PUBLIC_CHECKS)]
+    assert "checked only when your notebook is graded" in html
     assert "3 / 8" in html and "expected<pre>" in html and "found<pre>" in html and "CPU 0" in html
     assert "&lt;b&gt;" in html and "<b>," not in html
     assert "body{" not in html  # styles only the check's own output, not the notebook around it
@@ -210,5 +212,6 @@ def test_the_inline_result_renders_in_a_headless_browser(tmp_path):
     shot = tmp_path / "cell.png"
     dom = render(page, shot)
     assert 'data-task="t1" data-verdict="partial"' in dom and 'data-verdict="not attempted"' in dom
+    assert 'data-verdict="no public checks"' in dom
     assert "CPU 0" in dom and "Task t1" in dom
     assert shot.stat().st_size > 10_000  # a real picture, not an empty page
