@@ -33,9 +33,9 @@ These cells are not run when your notebook is graded, so nothing you write in th
 They need two things in this notebook's kernel:
 
 * the grading harness, the `autograder` package: if the cell fails with
-  `ModuleNotFoundError: No module named 'autograder'`, install it into the kernel's environment with
-  `%pip install PATH_OR_URL_OF_THE_HARNESS` (the folder or repository your course gives), then restart
-  the kernel;
+  `ModuleNotFoundError: No module named 'autograder'`, install it into this kernel's environment by
+  running `%pip install` followed by the folder or repository address of the harness that your course
+  gives, then restart the kernel;
 * 8 CPU devices: `XLA_FLAGS=--xla_force_host_platform_device_count=8` and `JAX_PLATFORMS=cpu` set before
   JAX is imported (the check tells you how when they are missing)."""
 
