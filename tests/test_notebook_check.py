@@ -215,3 +215,10 @@ def test_the_inline_result_renders_in_a_headless_browser(tmp_path):
     assert 'data-verdict="no public checks"' in dom
     assert "CPU 0" in dom and "Task t1" in dom
     assert shot.stat().st_size > 10_000  # a real picture, not an empty page
+
+
+def test_a_labs_own_probe_runs_in_the_students_kernel():
+    report = ag.check_namespace({"layer_out": 1.0}, "t6", "lab3_fsdp_tp")
+    ((task),) = report.tasks
+    assert report.problem is None and task.verdict == "failed"
+    assert any("name 'tp_layer' is not defined" in c.message for c in task.checks), task.checks
