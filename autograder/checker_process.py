@@ -84,9 +84,9 @@ class CheckerProcess:
             try:
                 return self._exchange(payload)
             except _Died:
+                tail = self.log_tail()
+                self.close(now=True)  # it may not have exited yet: it must not be written to again
                 if attempt == 2:
-                    tail = self.log_tail()
-                    self.close()
                     raise CheckerError("the checker process stopped before it answered"
                                        + (f"; its last words:\n{tail}" if tail else "")) from None
         raise AssertionError("unreachable")
