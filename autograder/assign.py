@@ -2,7 +2,9 @@
 
 Deterministic: answers become ``### Your code here``, outputs are cleared, marker cells are dropped,
 and every other cell is the solution's, byte for byte. Each cell is tagged with its task and whether
-it is an answer cell, which is how grading finds task boundaries in a submission.
+it is an answer cell, which is how grading finds task boundaries in a submission. After each task comes
+a cell that checks it from the notebook, and after the first cell, one that explains how
+(``check_cells.py``; grading never runs them).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import markers
+from autograder import check_cells, markers
 
 
 @dataclass(frozen=True)
@@ -27,25 +29,33 @@ def student_notebook(solution: nbformat.NotebookNode, lab_id: str) -> nbformat.N
     """The student version of a solution notebook."""
     questions = markers.parse_questions(solution)
     task_of = {i: q.task for q in questions for i in range(q.first_cell, q.last_cell + 1)}
+    last_cell_of = {q.last_cell: q.task for q in questions}
     student = copy.deepcopy(solution)
     student.cells = []
     for index, cell in enumerate(solution.cells):
-        if markers.is_marker_cell(cell):
-            continue
-        cell = copy.deepcopy(cell)
-        cell.setdefault("id", f"cell-{index:03d}")
-        answer = False
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-            if markers.has_solution(cell.source):
-                if index not in task_of:
-                    raise markers.MarkerError(f"cell {index} has solution markers outside a question")
-                cell.source, answer = markers.strip_solution(cell.source), True
-        cell.metadata["autograder"] = {"task": task_of.get(index), "answer": answer}
-        student.cells.append(cell)
+        if not markers.is_marker_cell(cell):
+            student.cells.append(_student_cell(cell, index, task_of))
+        if index == 0:
+            student.cells.append(check_cells.new_intro_cell(lab_id))
+        if index in last_cell_of:
+            student.cells.append(check_cells.new_check_cell(last_cell_of[index], lab_id))
     student.metadata["autograder"] = {
         "lab": lab_id, "tasks": [{"id": q.task, "points": q.points} for q in questions]}
     return student
+
+
+def _student_cell(cell, index: int, task_of: dict[int, str]):
+    cell = copy.deepcopy(cell)
+    cell.setdefault("id", f"cell-{index:03d}")
+    answer = False
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+        if markers.has_solution(cell.source):
+            if index not in task_of:
+                raise markers.MarkerError(f"cell {index} has solution markers outside a question")
+            cell.source, answer = markers.strip_solution(cell.source), True
+    cell.metadata["autograder"] = {"task": task_of.get(index), "answer": answer}
+    return cell
 
 
 def render(nb: nbformat.NotebookNode) -> str:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import re
 from html import escape as _escape
 
-from autograder.results import GradeResult, hidden_failure
+from autograder.results import GradeResult, TaskResult, hidden_failure
 
-STYLE = """
+PAGE_STYLE = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.5rem} .total{font-size:1.25rem;font-weight:600}
+"""
+# The style of a task's section, also used inside a notebook (``scoped_style``).
+SECTION_STYLE = """
 .task{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
 .task h2{font-size:1.1rem;margin:.3rem 0;display:flex;justify-content:space-between}
 .pass{color:#176f2c} .fail{color:#b3261e} .partial{color:#8a5a00}
@@ -19,6 +22,16 @@ ul{padding-left:1.2rem} li{margin:.35rem 0}
 .pictures pre{background:#f6f6f6;padding:.4rem;margin:.2rem 0;font-size:.8rem;line-height:1.1}
 .status{background:#fff4e5;border-left:4px solid #e0a030;padding:.5rem 1rem;white-space:pre-wrap}
 """
+STYLE = PAGE_STYLE + SECTION_STYLE
+
+
+def scoped_style(scope: str) -> str:
+    """``SECTION_STYLE`` with every selector inside ``scope`` (a CSS selector), so that it styles
+    nothing else on the page it is put in."""
+    def scoped(match: re.Match) -> str:
+        return ",".join(f"{scope} {selector.strip()}" for selector in match.group(1).split(",")) + "{"
+
+    return re.sub(r"([^{}]+)\{", scoped, SECTION_STYLE)
 
 
 def escape(text: str) -> str:
@@ -46,6 +59,15 @@ def _check_item(check) -> str:
             f"{escape(check.message)}{pictures}</li>")
 
 
+def task_section(task: TaskResult, note: str = "") -> str:
+    """One task: its points, and each check with its message and pictures; ``note`` (HTML) below them."""
+    state = "pass" if task.passed else ("partial" if task.score else "fail")
+    items = "".join(_check_item(c) for c in task.checks)
+    return (f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
+            f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
+            f"<ul>{items}</ul>{note}</section>")
+
+
 def feedback_html(result: GradeResult, student: str) -> str:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Feedback — {escape(student)}</title>"
              f"<style>{STYLE}</style></head><body>",
@@ -54,11 +76,6 @@ def feedback_html(result: GradeResult, student: str) -> str:
              f"<span id='max-score'>{_points(result.max_score)}</span></p>"]
     if result.status != "graded" or result.changes or result.notes:
         parts.append(f"<div class='status'>{escape(result.summary())}</div>")
-    for task in result.tasks:
-        state = "pass" if task.passed else ("partial" if task.score else "fail")
-        items = "".join(_check_item(c) for c in task.checks)
-        parts.append(f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
-                     f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
-                     f"<ul>{items}</ul></section>")
+    parts += [task_section(task) for task in result.tasks]
     parts.append("</body></html>\n")
     return "\n".join(parts)

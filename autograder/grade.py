@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from autograder.execute import Limits, execute_plan
+from autograder.execute import Execution, Limits, execute_plan
 from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import LabError, lab_of_notebook, load_lab
 from autograder.plan import build_plan
@@ -19,22 +19,29 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
 
     Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
+    return grade_with_execution(path, lab_id, public_only, limits, seed)[0]
+
+
+def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
+                         limits: Limits = Limits(), seed: int | None = None) -> tuple[GradeResult, Execution | None]:
+    """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
+    notebook was not run."""
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
         nb = read_submission(path)
     except NotANotebook as exc:
-        return GradeResult(lab_id, str(path), "not a notebook", str(exc), _max_score(lab_id), seed=seed)
+        return GradeResult(lab_id, str(path), "not a notebook", str(exc), _max_score(lab_id), seed=seed), None
     found_lab = lab_of_notebook(nb)
     lab_id = lab_id or found_lab
     if lab_id is None:
         return GradeResult(None, str(path), "unknown lab",
-                           "the notebook does not say which lab it is; pass --lab", 0.0, seed=seed)
+                           "the notebook does not say which lab it is; pass --lab", 0.0, seed=seed), None
     try:
         lab = load_lab(lab_id)
         template = lab.template
     except LabError as exc:
-        return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed)
+        return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed), None
     notes = []
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
@@ -43,16 +50,17 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
     try:
         checks = run_graders(lab, execution, seed, public_only)
     except GraderError as exc:
-        return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed)
+        return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), execution
     notes += execution_notes(execution, limits)
     status = "graded" if execution.status == "completed" else execution.status
     tasks = _by_task(lab.tasks, checks, public_only)
-    return GradeResult(
+    result = GradeResult(
         lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
         max_score=sum(t.max_score for t in tasks), tasks=tasks, ended_at=execution.ended_at, changes=execution.changes,
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
         seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes), sandbox=level,
     )
+    return result, execution
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:

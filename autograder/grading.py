@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import pytest
@@ -107,8 +108,9 @@ class Submission:
 
 
 class _GraderPlugin:
-    def __init__(self, submission: Submission):
+    def __init__(self, submission: Submission, tasks: Collection[str] | None = None):
         self._submission = submission
+        self._tasks = None if tasks is None else frozenset(tasks)
         self.results: list[CheckResult] = []
         self.collection_errors: list[str] = []
 
@@ -119,6 +121,17 @@ class _GraderPlugin:
     @pytest.fixture(scope="session")
     def submission(self) -> Submission:
         return self._submission
+
+    def pytest_collection_modifyitems(self, config, items):
+        """With ``tasks``, only the checks of those tasks run (a check without a task marker still runs)."""
+        if self._tasks is None:
+            return
+        kept, dropped = [], []
+        for item in items:
+            marker = item.get_closest_marker("task")
+            (dropped if marker is not None and marker.args[0] not in self._tasks else kept).append(item)
+        items[:] = kept
+        config.hook.pytest_deselected(items=dropped)
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -156,8 +169,11 @@ class GraderError(RuntimeError):
     """The lab's graders could not be collected: a problem of the lab, not of the submission."""
 
 
-def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False) -> list[CheckResult]:
-    plugin = _GraderPlugin(Submission(lab, execution, seed))
+def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False,
+                tasks: Collection[str] | None = None) -> list[CheckResult]:
+    """The results of the lab's checks (only the public ones with ``public_only``; only those of
+    ``tasks`` when given)."""
+    plugin = _GraderPlugin(Submission(lab, execution, seed), tasks)
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
             "--tb=no"]

@@ -11,19 +11,33 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def lab_grades(tmp_path_factory):
-    """lab id -> (lab, grades): the lab's solution, untouched notebook and known-grade submissions,
-    graded once per session on first use, two at a time."""
+def _lab_runs(tmp_path_factory):
+    """lab id -> (lab, grades, inline checks), graded once per session on first use (see lab_grades)."""
     from autograder.lab import load_lab
     from grading_session import grade_all
     from lab_submissions import CASES_BY_LAB
 
-    graded = {}
+    runs = {}
 
-    def grades(lab_id: str):
-        if lab_id not in graded:
-            lab = load_lab(lab_id)
-            graded[lab_id] = (lab, grade_all(lab, CASES_BY_LAB[lab_id], tmp_path_factory.mktemp(lab_id)))
-        return graded[lab_id]
+    def run(lab_id: str):
+        if lab_id not in runs:
+            lab, inline = load_lab(lab_id), {}
+            grades = grade_all(lab, CASES_BY_LAB[lab_id], tmp_path_factory.mktemp(lab_id), inline=inline)
+            runs[lab_id] = (lab, grades, inline)
+        return runs[lab_id]
 
-    return grades
+    return run
+
+
+@pytest.fixture(scope="session")
+def lab_grades(_lab_runs):
+    """lab id -> (lab, grades): the lab's solution, untouched notebook and known-grade submissions,
+    graded once per session on first use, two at a time."""
+    return lambda lab_id: _lab_runs(lab_id)[:2]
+
+
+@pytest.fixture(scope="session")
+def lab_inline_checks(_lab_runs):
+    """lab id -> name -> the public checks that checking from the notebook finds on the facts of the
+    same gradings as lab_grades (run by the notebook's checker, in this process)."""
+    return lambda lab_id: _lab_runs(lab_id)[2]
