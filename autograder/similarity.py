@@ -308,7 +308,7 @@ body{font-family:system-ui,sans-serif;max-width:90rem;margin:2rem auto;padding:0
 table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left}
 .pair{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
 .pair h3{font-size:1rem;margin:.3rem 0}
-.sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
+.sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}
 .sides pre{background:#f6f6f6;padding:.5rem;font-size:.8rem;overflow-x:auto;margin:.2rem 0}
 .shared{background:#ffe9a8;display:inline-block;width:100%}
 .note{color:#555}
