@@ -118,7 +118,10 @@ def cmd_batch(args) -> int:
     for result in results.values():
         statuses[result.status] = statuses.get(result.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
-    Console().print(f"{len(results)} submissions in {options.out}: {summary}")
+    overrides = sum(len(r.overrides) for r in results.values())
+    penalised = sum(r.penalty > 0 for r in results.values())
+    Console().print(f"{len(results)} submissions in {options.out}: {summary}; {overrides} overrides, "
+                    f"{penalised} late penalties")
     return 0
 
 
