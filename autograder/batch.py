@@ -17,10 +17,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.collect import Submission, collect
 from autograder.gradebook import is_done, load_results, log_grading
 from autograder.results import GradeResult
+
+if TYPE_CHECKING:
+    from autograder.late import LatePolicy
 
 MAX_SUBMISSION_BYTES = 50 * 2**20
 
@@ -37,7 +41,7 @@ class BatchOptions:
     memory_gib: float = 4.0
     regrade: tuple[str, ...] = ()  # students graded again although they have a result
     regrade_all: bool = False
-    late_policy: object = None  # a late.LatePolicy to save and apply; None keeps OUT's saved one
+    late_policy: LatePolicy | None = None  # saved in OUT and applied; None keeps OUT's saved one
     drop_late_policy: bool = False  # forget OUT's saved late policy
     similarity: bool = True  # write OUT/similarity.html
 
@@ -160,7 +164,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     apply the overrides and the late policy, and write every output; returns the class's results."""
     from dask.distributed import as_completed
 
-    from autograder.adjustments import publish_student, publish_summaries, refresh
+    from autograder.adjustments import Adjustments, publish_student, publish_summaries, refresh
     from autograder.late import with_submission_time
     from autograder.lab import load_lab
 
@@ -217,6 +221,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 client.close(timeout=10)
             if cluster is not None:
                 cluster.close(timeout=10)
-    refresh(options.out, adjustments, saved)
+    # overrides recorded while this run graded (``autograder override`` in another shell) apply now
+    students = {s.student for s in submissions} | set(saved)
+    refresh(options.out, Adjustments.load(options.out, adjustments.task_points, students), saved)
     publish_summaries(options.out, options.lab, task_ids, saved)
     return saved
