@@ -161,3 +161,15 @@ def test_the_similarity_page_renders_in_a_headless_browser(tmp_path):
     subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
                    capture_output=True, timeout=120)
     assert shot.stat().st_size > 10_000
+
+
+def test_the_similarity_command_writes_the_page_without_grading(tmp_path, capsys):
+    from autograder.cli import main
+
+    _class(tmp_path / "class", LAB3, {"ada": {"t2": TP_MLP}, "bo": {"t2": TP_MLP_COPY}, "cy": {}})
+    (tmp_path / "class" / "dan.pdf").write_text("my answers")
+    assert main(["similarity", str(tmp_path / "class"), "--lab", LAB3.id, "--out", str(tmp_path / "out")]) == 0
+    assert "1 pairs flagged among 4 submissions" in capsys.readouterr().out
+    page = (tmp_path / "out" / "similarity.html").read_text()
+    assert "ada</b>" in page and "Not notebooks, not compared: dan" in page
+    assert main(["similarity", str(tmp_path / "nowhere"), "--lab", LAB3.id, "--out", str(tmp_path / "out")]) == 2
