@@ -62,8 +62,8 @@ def feedback_html(result: GradeResult, student: str) -> str:
              f"<p class='total'>Score: <span id='score'>{_points(result.score)}</span> / "
              f"<span id='max-score'>{_points(result.max_score)}</span></p>"]
     if result.late is not None and result.late.is_late:
-        parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}. "
-                     f"Score before the penalty: {_points(result.raw_score)}.</div>")
+        before = f" Score before the penalty: {_points(result.raw_score)}." if result.late.points else ""
+        parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")
     if result.status != "graded" or result.changes or result.notes:
         parts.append(f"<div class='status'>{escape(result.summary())}</div>")
     for task in result.tasks:

@@ -38,7 +38,7 @@ import nbformat
 import numpy as np
 
 from autograder.plan import RunCell, build_plan, has_code
-from autograder.submission import NotANotebook, read_submission
+from autograder.submission import read_submission
 
 SIMILARITY_FILE = "similarity.html"
 SHINGLE = 5  # tokens per shingle
@@ -90,7 +90,7 @@ class TaskSimilarity:
 class SimilarityReport:
     tasks: tuple[TaskSimilarity, ...]
     students: int
-    unreadable: tuple[str, ...]  # students whose submission is not a notebook
+    unreadable: tuple[str, ...]  # students whose submission could not be read as a notebook
 
     @property
     def flagged(self) -> int:
@@ -244,7 +244,7 @@ def read_answers(template: nbformat.NotebookNode, paths: dict[str, Path]) -> tup
     for student, path in sorted(paths.items()):
         try:
             answers[student] = answer_sources(template, read_submission(path))
-        except NotANotebook:
+        except Exception:  # NotANotebook, or a malformed notebook the plan cannot align: not compared
             unreadable.append(student)
     return answers, unreadable
 
