@@ -156,6 +156,9 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
                            f"{format_duration(late)} late, within the {format_duration(policy.grace_seconds)} "
                            f"grace period: no penalty; {when}")
     units = math.ceil(late / UNITS[policy.unit])
+    if not policy.percent:
+        return LatePenalty(due, submitted_at.isoformat(), source, late, 0.0, 0.0,
+                           f"{format_duration(late)} late (no penalty: 0% per {policy.unit}); {when}")
     percent = min(policy.cap, units * policy.percent)
     points = round(score * percent / 100, 2)
     capped = " (the cap)" if percent < units * policy.percent else ""
