@@ -9,7 +9,7 @@ students whose outputs change, and the summaries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from autograder.class_report import class_report_html
 from autograder.feedback import feedback_html
 from autograder.gradebook import gradebook_csv, load_results, write_atomically, write_student
 from autograder.lab import load_lab
-from autograder.late import LatePolicy, apply_late, load_policy
+from autograder.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
 from autograder.overrides import (Override, OverrideError, append_override, apply_overrides, check_overrides,
                                   current_overrides, parse_points, read_overrides)
 from autograder.results import GradeResult
@@ -31,20 +31,22 @@ class Adjustments:
     task_points: dict[str, float]  # the lab's tasks and their points, in order
     overrides: dict[str, dict[str, Override]]  # student -> task -> override in force
     policy: LatePolicy | None
+    extensions: dict[str, Extension] = field(default_factory=dict)  # student -> a later due date
 
     @classmethod
     def load(cls, out: Path, task_points: dict[str, float], students: set[str],
              policy: LatePolicy | None = None) -> "Adjustments":
-        """OUT's overrides (checked against ``students`` and the tasks) and its saved late policy (or
-        ``policy``); raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
+        """OUT's overrides (checked against ``students`` and the tasks), its saved late policy (or
+        ``policy``) and its extensions; raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
         rows = read_overrides(out)
         check_overrides(rows, students, task_points, str(out / "overrides.csv"))
-        return cls(dict(task_points), current_overrides(rows), policy or load_policy(out))
+        return cls(dict(task_points), current_overrides(rows), policy or load_policy(out),
+                   read_extensions(out, students))
 
     def apply(self, student: str, result: GradeResult) -> GradeResult:
         """The student's result as published: automatic points, then overrides, then the late penalty."""
         adjusted = apply_overrides(result.automatic(), self.overrides.get(student, {}), self.task_points)
-        return apply_late(adjusted, self.policy)
+        return apply_late(adjusted, self.policy, self.extensions.get(student))
 
 
 def publish_student(out: Path, student: str, result: GradeResult) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -140,7 +140,7 @@ def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
     if options.late_policy is not None or options.drop_late_policy:
         save_policy(options.out, options.late_policy)
         if options.drop_late_policy:
-            adjustments = Adjustments(adjustments.task_points, adjustments.overrides, None)
+            adjustments = replace(adjustments, policy=None)
     for student, result in saved.items():  # results saved before submission times were kept
         if student in by_student and result.submitted_at is None:
             submission = by_student[student]

@@ -9,6 +9,8 @@ was earned. Times without a UTC offset are the grading machine's local time.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -20,6 +22,7 @@ from autograder.gradebook import write_atomically
 from autograder.results import GradeResult, LatePenalty
 
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
+EXTENSIONS_FILE = "extensions.csv"  # in OUT: student, due, comment — a later due date for some students
 UNITS = {"day": 86400.0, "hour": 3600.0}
 DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "hours": 3600,
                   "d": 86400, "day": 86400, "days": 86400}
@@ -168,12 +171,58 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
     return LatePenalty(due, submitted_at.isoformat(), source, late, percent, points, reason)
 
 
-def apply_late(result: GradeResult, policy: LatePolicy | None) -> GradeResult:
-    """``result`` with the penalty of ``policy`` (none without a policy), from its raw score."""
+@dataclass(frozen=True)
+class Extension:
+    """A later due date for one student."""
+
+    student: str
+    due: datetime
+    comment: str
+
+
+def read_extensions(out: Path, students: set[str]) -> dict[str, Extension]:
+    """``OUT/extensions.csv`` (student, due, comment) by student; a row with an unknown student or a
+    due date that cannot be read is refused, with every bad line named."""
+    path = out / EXTENSIONS_FILE
+    if not path.is_file():
+        return {}
+    reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")))
+    header = [name.strip() for name in reader.fieldnames or []]
+    if header and not {"student", "due"} <= set(header):
+        raise LatePolicyError(f"{path}: expected the columns student, due, comment; found {', '.join(header)}")
+    extensions, problems = {}, []
+    for row in reader:
+        row = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in row.items()}
+        if not row.get("student") and not row.get("due"):
+            continue
+        where = f"{path} line {reader.line_num}"
+        try:
+            due = parse_due(row.get("due", ""))
+        except LatePolicyError as exc:
+            problems.append(f"{where}: {str(exc).replace('--due', 'due')}")
+            continue
+        if row["student"] not in students:
+            problems.append(f"{where}: unknown student {row['student']!r} (no submission of that name)")
+            continue
+        extensions[row["student"]] = Extension(row["student"], due, row.get("comment", ""))
+    if problems:
+        raise LatePolicyError("\n".join(problems))
+    return extensions
+
+
+def apply_late(result: GradeResult, policy: LatePolicy | None, extension: Extension | None = None) -> GradeResult:
+    """``result`` with the penalty of ``policy`` (none without a policy), from its raw score, counted
+    from the student's extended due date if they have one."""
     if policy is None:
         return replace(result, late=None)
+    if extension is not None:
+        policy = replace(policy, due=extension.due)
     submitted = datetime.fromisoformat(result.submitted_at) if result.submitted_at else None
     penalty = late_penalty(policy, submitted, result.submitted_time_source, result.raw_score)
+    if extension is not None:
+        note = f"due date extended to {extension.due.isoformat(timespec='minutes')}"
+        note += f" ({extension.comment})" if extension.comment else ""
+        penalty = replace(penalty, reason=f"{note}; {penalty.reason}")
     return replace(result, late=penalty)
 
 

@@ -20,8 +20,9 @@ from autograder.cli import main
 from autograder.collect import collect
 from autograder.feedback import feedback_html
 from autograder.gradebook import gradebook_csv, load_results
-from autograder.late import (FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late, build_policy,
-                             late_penalty, load_policy, parse_due, save_policy, submission_time)
+from autograder.late import (EXTENSIONS_FILE, FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late,
+                             build_policy, late_penalty, load_policy, parse_due, read_extensions, save_policy,
+                             submission_time)
 from autograder.overrides import Override
 from synthetic_results import TASK_POINTS, lab2_result
 
@@ -141,6 +142,10 @@ def test_batch_refuses_a_partial_policy(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def _rows_of(out: Path) -> dict[str, dict]:
+    return {r["student"]: r for r in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+
+
 def test_a_policy_given_to_a_rerun_applies_to_saved_results_and_stays(tmp_path):
     from autograder.batch import BatchOptions, run_batch
     from autograder.lab import load_lab
@@ -167,6 +172,31 @@ def test_a_policy_given_to_a_rerun_applies_to_saved_results_and_stays(tmp_path):
     assert "1 late, 1 penalised (1.6 points in all); 1 on time." in report
     run_batch(folder, BatchOptions(lab=lab.id, out=out, similarity=False))  # the saved policy still applies
     assert load_results(out)["bo"].score == 14.4
+    (out / EXTENSIONS_FILE).write_text("student,due,comment\nbo,2026-12-05T12:00+00:00,family emergency\n")
+    run_batch(folder, BatchOptions(lab=lab.id, out=out, similarity=False))
+    assert load_results(out)["bo"].score == 16 and "family emergency" in _rows_of(out)["bo"]["late"]
     run_batch(folder, BatchOptions(lab=lab.id, out=out, drop_late_policy=True, similarity=False))
     assert load_results(out)["bo"].score == 16 and load_policy(out) is None
     shutil.rmtree(folder)
+
+
+def test_an_extension_moves_one_students_due_date(tmp_path):
+    (tmp_path / EXTENSIONS_FILE).write_text("student,due,comment\nbo,2026-12-03T23:59+00:00,illness\n")
+    extensions = read_extensions(tmp_path, {"ada", "bo"})
+    policy = build_policy(DUE.isoformat(), "10%/day")
+    result = replace(lab2_result({"t1", "t2"}), submitted_at=(DUE + 2 * DAY).isoformat(),
+                     submitted_time_source=FROM_METADATA)
+    assert apply_late(result, policy).penalty == 3.2  # two days late: 20% of 16
+    extended = apply_late(result, policy, extensions["bo"])
+    assert extended.penalty == 0 and extended.late.reason.startswith("due date extended to 2026-12-03T23:59+00:00 "
+                                                                     "(illness); on time")
+    adjustments = Adjustments(TASK_POINTS, {}, policy, extensions)
+    assert adjustments.apply("bo", result).penalty == 0 and adjustments.apply("ada", result).penalty == 3.2
+
+
+def test_a_bad_extension_is_refused_naming_the_line(tmp_path):
+    (tmp_path / EXTENSIONS_FILE).write_text("student,due,comment\nzed,2026-12-03T23:59,x\nbo,tomorrow,y\n")
+    with pytest.raises(LatePolicyError) as error:
+        read_extensions(tmp_path, {"ada", "bo"})
+    assert "line 2: unknown student 'zed'" in str(error.value)
+    assert "line 3: due 'tomorrow': expected a date and time" in str(error.value)
