@@ -6,8 +6,9 @@ writes each student's results atomically as they arrive and rewrites the CSV gra
 so an interrupted batch loses only what was in flight; running the same command again grades only
 the students without a saved result (and those named by ``--regrade``). Every run applies the
 instructor's overrides and late policy to the saved results and rewrites what they change, writes the
-similarity report, and rewrites the summaries, even when nothing is left to grade. This module imports no JAX: a worker imports it first, and the
-grading function sets up the devices before anything imports JAX.
+similarity report, and rewrites the summaries, even when nothing is left to grade. This module imports
+no JAX: a worker imports it first, and the grading function sets up the devices before anything
+imports JAX.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ Its code is tokenized (``tokenize``): comments, blank lines and indentation are 
 becomes ``0`` and every string ``S``, and every name becomes ``V`` — the student's own and the lab's
 variables alike — except keywords, builtins, names imported without an alias in the lab or the answer
 (``jax``, ``NamedSharding``), keyword arguments (``in_specs=``) and attribute names (``.device_put``;
-those the answer assigns, ``self.w1 = ...``, become ``V`` too); trailing commas, and ``;`` against a new line, make no difference. The answer is then the set of its
-runs of ``SHINGLE`` consecutive tokens (shingles), minus
+those the answer assigns, ``self.w1 = ...``, become ``V`` too); trailing commas, and ``;`` against a new
+line, make no difference. The answer is then the set of its runs of ``SHINGLE`` consecutive tokens
+(shingles), minus
 
 - every shingle of the lab's own code (all code cells of the template, the starter code of answer
   cells included), so blank or lightly edited notebooks do not match each other;
@@ -211,7 +212,8 @@ def shingles(cells: list[str], library: frozenset[str] = frozenset()) -> dict[in
     texts = [t for t, _ in tokens]
     found: dict[int, tuple[int, int]] = {}
     for i in range(max(1, len(tokens) - SHINGLE + 1) if tokens else 0):
-        found.setdefault(hash(tuple(texts[i:i + SHINGLE])), (tokens[i][1], tokens[min(i + SHINGLE, len(tokens)) - 1][1]))
+        last = tokens[min(i + SHINGLE, len(tokens)) - 1]
+        found.setdefault(hash(tuple(texts[i:i + SHINGLE])), (tokens[i][1], last[1]))
     return found
 
 
@@ -238,7 +240,8 @@ def lab_shingles(template: nbformat.NotebookNode, library: frozenset[str]) -> se
     return found
 
 
-def read_answers(template: nbformat.NotebookNode, paths: dict[str, Path]) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+def read_answers(template: nbformat.NotebookNode,
+                 paths: dict[str, Path]) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
     """student -> task -> code, and the students whose file is not a notebook."""
     answers, unreadable = {}, []
     for student, path in sorted(paths.items()):

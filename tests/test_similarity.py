@@ -39,7 +39,8 @@ def block(inp, a, b):
     return jax.lax.psum_scatter(part, 'model',
                                 scatter_dimension=1,
                                 tiled=True,)
-tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(None, 'model'), P(None, 'model'), P('model', None),), out_specs=P(None, 'model')))
+tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(None, 'model'), P(None, 'model'), P('model', None),),
+                               out_specs=P(None, 'model')))
 '''
 # Correct too, written independently.
 TP_MLP_OTHER = '''from functools import partial
