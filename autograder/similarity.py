@@ -49,6 +49,7 @@ CONTAINMENT_THRESHOLD = 0.9
 COMMON_FRACTION = 0.25
 COMMON_MIN_ANSWERS = 20
 MAX_PAIRS_SHOWN = 100  # per task, the most similar first
+MAX_CELL_CHARS = 50_000  # of each answer cell compared: a huge cell cannot stall the report
 
 _KEEP = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
 _MAGIC = re.compile(r"^\s*[%!?]")
@@ -227,7 +228,7 @@ def answer_sources(template: nbformat.NotebookNode, submission: nbformat.Noteboo
     cells: dict[str, list[str]] = {}
     for step in build_plan(template, submission).steps:
         if isinstance(step, RunCell) and step.origin == "student" and step.task and has_code(step.source):
-            cells.setdefault(step.task, []).append(step.source.strip("\n"))
+            cells.setdefault(step.task, []).append(step.source[:MAX_CELL_CHARS].strip("\n"))
     return cells
 
 

@@ -174,3 +174,12 @@ def test_the_similarity_command_writes_the_page_without_grading(tmp_path, capsys
     page = (tmp_path / "out" / "similarity.html").read_text()
     assert "ada</b>" in page and "Not notebooks, not compared: dan" in page
     assert main(["similarity", str(tmp_path / "nowhere"), "--lab", LAB3.id, "--out", str(tmp_path / "out")]) == 2
+
+
+def test_a_huge_answer_cell_is_cut_before_it_is_compared(tmp_path):
+    from autograder.similarity import MAX_CELL_CHARS
+
+    huge = "x = [" + ", ".join(["1"] * MAX_CELL_CHARS) + "]\n" + TP_MLP
+    paths = _class(tmp_path, LAB3, {"ada": {"t2": huge}, "bo": {"t2": TP_MLP}})
+    report = find_similar(LAB3.template, paths)
+    assert report.tasks[1].answered == 2 and report.flagged == 0  # ada's copy of TP_MLP was past the cut
