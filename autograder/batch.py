@@ -4,8 +4,11 @@ Each submission is graded on a Dask worker in its own fresh, sandboxed kernel (a
 to the machine by default, or an existing cluster given by its scheduler's address). This process
 writes each student's results atomically as they arrive and rewrites the CSV gradebook after each,
 so an interrupted batch loses only what was in flight; running the same command again grades only
-the students without a saved result. This module imports no JAX: a worker imports it first, and the
-grading function sets up the devices before anything imports JAX.
+the students without a saved result (and those named by ``--regrade``). Every run applies the
+instructor's overrides and late policy to the saved results and rewrites what they change, writes the
+similarity report, and rewrites the summaries, even when nothing is left to grade. This module imports
+no JAX: a worker imports it first, and the grading function sets up the devices before anything
+imports JAX.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.collect import Submission, collect
-from autograder.gradebook import is_done, load_results, save_student, gradebook_csv, write_atomically
+from autograder.gradebook import is_done, load_results, log_grading
 from autograder.results import GradeResult
+
+if TYPE_CHECKING:
+    from autograder.late import LatePolicy
 
 MAX_SUBMISSION_BYTES = 50 * 2**20
 
@@ -33,6 +40,15 @@ class BatchOptions:
     total_timeout: float = 600.0
     sandbox: bool = True
     memory_gib: float = 4.0
+    regrade: tuple[str, ...] = ()  # students graded again although they have a result
+    regrade_all: bool = False
+    late_policy: LatePolicy | None = None  # saved in OUT and applied; None keeps OUT's saved one
+    drop_late_policy: bool = False  # forget OUT's saved late policy
+    similarity: bool = True  # write OUT/similarity.html
+
+
+class BatchError(ValueError):
+    """Options that do not fit the class (a student to regrade who has no submission)."""
 
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_kwargs: dict) -> dict:
@@ -108,36 +124,73 @@ def _client(options: BatchOptions):
     return Client(cluster), cluster
 
 
-def _write_summaries(options: BatchOptions, task_ids: list[str], results: dict[str, GradeResult]) -> None:
-    from autograder.class_report import class_report_html
+def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
+    """Check the options against the class, save the late policy, and bring the saved outputs up to date
+    with the adjustments; returns (adjustments, saved results, submissions to grade)."""
+    from autograder.adjustments import Adjustments, refresh
+    from autograder.late import save_policy, with_submission_time
 
-    write_atomically(options.out / "grades.csv", gradebook_csv(results, task_ids))
-    write_atomically(options.out / "report.html", class_report_html(results, options.lab, task_ids))
+    by_student = {s.student: s for s in submissions}
+    unknown = sorted(set(options.regrade) - set(by_student))
+    if unknown:
+        raise BatchError(f"--regrade: no submission for {', '.join(unknown)} in this class "
+                         f"({len(by_student)} students)")
+    saved = load_results(options.out)
+    task_points = {t.id: t.points for t in lab.tasks}
+    adjustments = Adjustments.load(options.out, task_points, set(by_student) | set(saved), options.late_policy)
+    if options.late_policy is not None or options.drop_late_policy:
+        save_policy(options.out, options.late_policy)
+        if options.drop_late_policy:
+            adjustments = replace(adjustments, policy=None)
+    for student, result in saved.items():  # results saved before submission times were kept
+        if student in by_student and result.submitted_at is None:
+            submission = by_student[student]
+            saved[student] = with_submission_time(result, submission.path, submission.created_at)
+    refresh(options.out, adjustments, saved)
+    regrade = set(by_student) if options.regrade_all else set(options.regrade)
+    todo = [s for s in submissions if s.student in regrade or not is_done(saved.get(s.student))]
+    return adjustments, saved, todo
+
+
+def _write_similarity(options: BatchOptions, lab, submissions: list[Submission]) -> None:
+    from autograder.gradebook import write_atomically
+    from autograder.similarity import SIMILARITY_FILE, find_similar, similarity_html
+
+    report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
+    write_atomically(options.out / SIMILARITY_FILE, similarity_html(report, lab.id))
 
 
 def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
-    """Grade every submission under ``source`` not graded yet into ``options.out``; returns all results."""
+    """Grade every submission under ``source`` not graded yet (or named to regrade) into ``options.out``,
+    apply the overrides and the late policy, and write every output; returns the class's results."""
     from dask.distributed import as_completed
 
-    from autograder.feedback import feedback_html
+    from autograder.adjustments import Adjustments, publish_student, publish_summaries, refresh
+    from autograder.late import with_submission_time
     from autograder.lab import load_lab
 
     lab = load_lab(options.lab)
     task_ids = [t.id for t in lab.tasks]
     options.out.mkdir(parents=True, exist_ok=True)
     submissions = collect(source, options.lab)
-    saved = load_results(options.out)  # read once; kept up to date as results arrive
-    todo = [s for s in submissions if not is_done(saved.get(s.student))]
+    adjustments, saved, todo = _prepare(options, lab, submissions)
+    publish_summaries(options.out, options.lab, task_ids, saved)
     limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,
               "sandbox": options.memory_gib if options.sandbox else None}
 
     def record(submission: Submission, result: GradeResult) -> None:
-        save_student(options.out, submission.student, result, feedback_html(result, submission.student))
+        result = with_submission_time(result, submission.path, submission.created_at)
+        result = adjustments.apply(submission.student, result)
+        kind = "regraded" if is_done(saved.get(submission.student)) else "graded"
+        publish_student(options.out, submission.student, result)
+        log_grading(options.out, submission.student, result, kind)
         saved[submission.student] = result
-        _write_summaries(options, task_ids, saved)
+        publish_summaries(options.out, options.lab, task_ids, saved)
         progress.advance(result)
 
-    already_failed = sum(saved[s.student].status != "graded" for s in submissions if is_done(saved.get(s.student)))
+    todo_students = {s.student for s in todo}
+    already_failed = sum(saved[s.student].status != "graded" for s in submissions
+                         if s.student not in todo_students and is_done(saved.get(s.student)))
     with _Progress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
         client, cluster = (None, None) if not todo else _client(options)
         futures = {}
@@ -152,6 +205,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                                        options.lab, dict(limits), key=f"grade-{submission.student}-{time.time_ns()}",
                                        pure=False)
                 futures[future] = submission
+            if options.similarity:  # needs no grade: written while the workers grade
+                _write_similarity(options, lab, submissions)
             for future in as_completed(futures) if futures else ():
                 submission = futures[future]
                 try:
@@ -167,5 +222,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 client.close(timeout=10)
             if cluster is not None:
                 cluster.close(timeout=10)
-    _write_summaries(options, task_ids, saved)
+    # overrides recorded while this run graded (``autograder override`` in another shell) apply now
+    students = {s.student for s in submissions} | set(saved)
+    refresh(options.out, Adjustments.load(options.out, adjustments.task_points, students), saved)
+    publish_summaries(options.out, options.lab, task_ids, saved)
     return saved

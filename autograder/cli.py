@@ -1,4 +1,4 @@
-"""The ``autograder`` command: assign, grade, check."""
+"""The ``autograder`` command: assign, grade, check, batch, override, similarity."""
 
 from __future__ import annotations
 
@@ -73,24 +73,45 @@ def cmd_check(args) -> int:
     return _grade(args, public_only=True)
 
 
+def _late_policy(args):
+    """The late policy the options give, or None; raises LatePolicyError for a bad or partial one."""
+    from autograder.late import LatePolicyError, build_policy
+
+    if args.due is None:
+        if args.late_penalty or args.late_cap or args.grace:
+            raise LatePolicyError("--late-penalty, --late-cap and --grace need --due")
+        return None
+    if not args.late_penalty:
+        raise LatePolicyError("--due needs --late-penalty, e.g. 10%/day (0%/day only reports lateness)")
+    return build_policy(args.due, args.late_penalty, args.late_cap or "100%", args.grace or "0")
+
+
 def cmd_batch(args) -> int:
     from rich.console import Console
 
-    from autograder.batch import BatchOptions, run_batch
+    from autograder.batch import BatchError, BatchOptions, run_batch
     from autograder.collect import CollectError
     from autograder.lab import LabError
+    from autograder.late import LatePolicyError
+    from autograder.overrides import OverrideError
     from autograder.sandbox import sandbox_problem
 
     if not args.no_sandbox and args.scheduler is None and sandbox_problem():
         print(f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
               "notebooks you trust", file=sys.stderr)
         return 2
-    options = BatchOptions(lab=args.lab, out=Path(args.out), workers=args.workers, scheduler=args.scheduler,
-                           cell_timeout=args.cell_timeout, total_timeout=args.timeout,
-                           sandbox=not args.no_sandbox, memory_gib=args.memory_gib)
     try:
+        policy = _late_policy(args)
+        if policy is not None and args.no_late_policy:
+            raise LatePolicyError("--no-late-policy cannot go with --due")
+        options = BatchOptions(lab=args.lab, out=Path(args.out), workers=args.workers, scheduler=args.scheduler,
+                               cell_timeout=args.cell_timeout, total_timeout=args.timeout,
+                               sandbox=not args.no_sandbox, memory_gib=args.memory_gib,
+                               regrade=tuple(args.regrade or ()), regrade_all=args.regrade_all,
+                               late_policy=policy, drop_late_policy=args.no_late_policy,
+                               similarity=not args.no_similarity)
         results = run_batch(Path(args.submissions), options)
-    except (CollectError, LabError) as exc:
+    except (CollectError, LabError, BatchError, LatePolicyError, OverrideError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -101,7 +122,49 @@ def cmd_batch(args) -> int:
     for result in results.values():
         statuses[result.status] = statuses.get(result.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
-    Console().print(f"{len(results)} submissions in {options.out}: {summary}")
+    overrides = sum(len(r.overrides) for r in results.values())
+    penalised = sum(r.penalty > 0 for r in results.values())
+    Console().print(f"{len(results)} submissions in {options.out}: {summary}; {overrides} overrides, "
+                    f"{penalised} late penalties")
+    return 0
+
+
+def cmd_override(args) -> int:
+    import getpass
+
+    from autograder.adjustments import record_override
+    from autograder.lab import LabError
+    from autograder.late import LatePolicyError
+    from autograder.overrides import OverrideError
+
+    try:
+        before, after = record_override(Path(args.out), args.student, args.task, args.points, args.comment,
+                                        args.grader or getpass.getuser())
+    except (OverrideError, LatePolicyError, LabError) as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    task = next(t for t in after.tasks if t.task == args.task)
+    print(f"{args.student} {args.task}: {task.score:g} / {task.max_score:g} (the checks gave {task.auto_score:g}); "
+          f"score {before.score:g} → {after.score:g}")
+    return 0
+
+
+def cmd_similarity(args) -> int:
+    from autograder.collect import CollectError, collect
+    from autograder.gradebook import write_atomically
+    from autograder.lab import LabError, load_lab
+    from autograder.similarity import SIMILARITY_FILE, find_similar, similarity_html
+
+    try:
+        lab = load_lab(args.lab)
+        submissions = collect(Path(args.submissions), args.lab)
+        report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
+    except (CollectError, LabError) as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.out) / SIMILARITY_FILE
+    write_atomically(path, similarity_html(report, lab.id))
+    print(f"{report.flagged} pairs flagged among {report.students} submissions: {path}")
     return 0
 
 
@@ -160,6 +223,17 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
     batch.add_argument("--memory-gib", type=float, default=4.0, help="memory each kernel may use (default 4)")
     batch.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap (trusted notebooks)")
+    batch.add_argument("--regrade", nargs="+", metavar="STUDENT",
+                       help="grade these students again, replacing their results (the others are kept)")
+    batch.add_argument("--regrade-all", action="store_true", help="grade every submission again")
+    batch.add_argument("--due", help="due date, e.g. 2026-12-01T23:59 (local time) or 2026-12-01T23:59-08:00; "
+                                     "the late policy is saved in OUT and applies to later runs too")
+    batch.add_argument("--late-penalty", help="percent of the score taken off per day or hour late (started), "
+                                              "e.g. 10%%/day or 2%%/hour")
+    batch.add_argument("--late-cap", help="the most the late penalty takes off (default 100%%)")
+    batch.add_argument("--grace", help="lateness forgiven, e.g. 15m, 2h (default none)")
+    batch.add_argument("--no-late-policy", action="store_true", help="forget the late policy saved in OUT")
+    batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
 
     from autograder.gradescope import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
@@ -183,6 +257,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--root", default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),
                      help=f"Gradescope's folder (default ${ROOT_VARIABLE}, else {DEFAULT_ROOT})")
     run.set_defaults(run=cmd_gradescope_run)
+
+    override = sub.add_parser("override", help="set one task's points for one student, with a comment")
+    override.add_argument("out", help="the batch's output folder")
+    override.add_argument("student")
+    override.add_argument("task", help="a task id, e.g. t3")
+    override.add_argument("points", help="the task's points, or 'auto' for the automatic points again")
+    override.add_argument("--comment", required=True, help="why (the student reads it)")
+    override.add_argument("--grader", help="who (default: this user)")
+    override.set_defaults(run=cmd_override)
+
+    similarity = sub.add_parser("similarity", help="write similarity.html for a class without grading it")
+    similarity.add_argument("submissions", help="as for batch")
+    similarity.add_argument("--lab", required=True)
+    similarity.add_argument("--out", required=True, help="the folder similarity.html goes in")
+    similarity.set_defaults(run=cmd_similarity)
     return parser
 
 

@@ -3,9 +3,11 @@ either, or Gradescope's export (``submission_<id>/`` folders and ``submission_me
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ class Submission:
     student: str
     path: Path | None
     problem: str | None = None
+    created_at: object = None  # Gradescope's ``:created_at`` for this submission, as the YAML gave it
 
 
 class CollectError(ValueError):
@@ -46,6 +49,12 @@ def extract_zip(path: Path, into: Path) -> Path:
                 if not target.is_relative_to(into.resolve()):
                     raise CollectError(f"{path.name} holds a path outside the archive: {info.filename}")
             archive.extractall(into)
+            for info in archive.infolist():  # keep each file's time: it may be its submission time
+                stamp = time.mktime(info.date_time + (0, 0, -1))
+                try:
+                    os.utime(into / info.filename, (stamp, stamp))
+                except OSError:
+                    continue
     except zipfile.BadZipFile as exc:
         raise CollectError(f"{path.name} is not a readable zip: {exc}") from None
     entries = [p for p in into.iterdir() if p.name not in IGNORED]
@@ -56,22 +65,26 @@ def _is_student_dir(path: Path) -> bool:
     return any(p.suffix == ".ipynb" for p in path.iterdir()) if path.is_dir() else False
 
 
-def _gradescope_names(root: Path) -> dict[str, str]:
-    """Folder name -> student id from Gradescope's submission_metadata.yml (sid, else email, else name)."""
+def _gradescope_metadata(root: Path) -> tuple[dict[str, str], dict[str, object]]:
+    """From Gradescope's submission_metadata.yml: folder name -> student id (sid, else email, else name),
+    and folder name -> ``:created_at``."""
     meta = root / "submission_metadata.yml"
     if not meta.is_file():
-        return {}
+        return {}, {}
     try:
         data = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError:
-        return {}
-    names = {}
+        return {}, {}
+    names, created = {}, {}
     for folder, info in data.items() if isinstance(data, dict) else ():
-        submitters = (info or {}).get(":submitters") or (info or {}).get("submitters") or []
+        info = {str(k).lstrip(":"): v for k, v in info.items()} if isinstance(info, dict) else {}
+        submitters = info.get("submitters") or []
         if submitters and isinstance(submitters[0], dict):
             person = {k.lstrip(":"): v for k, v in submitters[0].items()}
             names[str(folder)] = str(person.get("sid") or person.get("email") or person.get("name") or folder)
-    return names
+        if info.get("created_at") is not None:
+            created[str(folder)] = info["created_at"]
+    return names, created
 
 
 def _pick_notebook(folder: Path, lab: str) -> tuple[Path | None, str | None]:
@@ -93,7 +106,7 @@ def collect(source: Path, lab: str, workdir: Path | None = None) -> list[Submiss
             raise CollectError(f"{source} is neither a folder nor a zip of submissions")
         workdir = workdir or Path(tempfile.mkdtemp(prefix="autograder-class-"))
         source = extract_zip(source, workdir)
-    names = _gradescope_names(source)
+    names, created = _gradescope_metadata(source)
     submissions: dict[str, Submission] = {}
     for entry in sorted(source.iterdir()):
         if entry.name in IGNORED or entry.name.startswith("."):
@@ -105,7 +118,7 @@ def collect(source: Path, lab: str, workdir: Path | None = None) -> list[Submiss
             path, problem = entry, None
         if student in submissions:
             student = safe_id(f"{student}-{entry.name}")
-        submissions[student] = Submission(student, path, problem)
+        submissions[student] = Submission(student, path, problem, created.get(entry.name))
     return list(submissions.values())
 
 

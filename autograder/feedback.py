@@ -21,6 +21,8 @@ ul{padding-left:1.2rem} li{margin:.35rem 0}
 .pictures{display:flex;gap:2rem;flex-wrap:wrap;margin:.4rem 0}
 .pictures pre{background:#f6f6f6;padding:.4rem;margin:.2rem 0;font-size:.8rem;line-height:1.1}
 .status{background:#fff4e5;border-left:4px solid #e0a030;padding:.5rem 1rem;white-space:pre-wrap}
+.late{background:#fdecea;border-left:4px solid #b3261e;padding:.5rem 1rem}
+.override{background:#eef3fb;border-left:4px solid #4a78c2;padding:.3rem .8rem;margin:.4rem 0}
 """
 STYLE = PAGE_STYLE + SECTION_STYLE
 
@@ -59,13 +61,24 @@ def _check_item(check) -> str:
             f"{escape(check.message)}{pictures}</li>")
 
 
+def _override_note(task) -> str:
+    if task.override is None:
+        return ""
+    return (f"<div class='override'>Points set by a grader: {_points(task.score)} "
+            f"(the checks gave {_points(task.auto_score)}). {escape(task.override.comment)}</div>")
+
+
 def task_section(task: TaskResult, note: str = "") -> str:
-    """One task: its points, and each check with its message and pictures; ``note`` (HTML) below them."""
-    state = "pass" if task.passed else ("partial" if task.score else "fail")
+    """One task: its points (a grader's override shown), and each check with its message and pictures;
+    ``note`` (HTML) below them."""
+    if task.override is not None:
+        state = "pass" if task.score >= task.max_score else ("partial" if task.score else "fail")
+    else:
+        state = "pass" if task.passed else ("partial" if task.score else "fail")
     items = "".join(_check_item(c) for c in task.checks)
     return (f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
             f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
-            f"<ul>{items}</ul>{note}</section>")
+            f"{_override_note(task)}<ul>{items}</ul>{note}</section>")
 
 
 def feedback_html(result: GradeResult, student: str) -> str:
@@ -74,6 +87,9 @@ def feedback_html(result: GradeResult, student: str) -> str:
              f"<h1>{escape(result.lab or 'Lab')} — feedback for {escape(student)}</h1>",
              f"<p class='total'>Score: <span id='score'>{_points(result.score)}</span> / "
              f"<span id='max-score'>{_points(result.max_score)}</span></p>"]
+    if result.late is not None and result.late.is_late:
+        before = f" Score before the penalty: {_points(result.raw_score)}." if result.late.points else ""
+        parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")
     if result.status != "graded" or result.changes or result.notes:
         parts.append(f"<div class='status'>{escape(result.summary())}</div>")
     parts += [task_section(task) for task in result.tasks]

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.results import GradeResult
@@ -26,14 +27,25 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def save_student(out: Path, student: str, result: GradeResult, feedback_html: str) -> None:
-    """Write one student's files, the full result last, then log the grading."""
+def write_student(out: Path, student: str, result: GradeResult, feedback_html: str) -> None:
+    """Write one student's files, each atomically, the full result last."""
     folder = out / student
     write_atomically(folder / RESULTS_FILE, json.dumps(result.to_gradescope(), indent=2) + "\n")
     write_atomically(folder / FEEDBACK_FILE, feedback_html)
     write_atomically(folder / GRADE_FILE, json.dumps(result.to_dict(), indent=1) + "\n")
+
+
+def log_grading(out: Path, student: str, result: GradeResult, kind: str = "graded") -> None:
+    """One line in graded.log: student, status, automatic score, when, and whether it was a regrade."""
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with open(out / LOG_FILE, "a", encoding="utf-8") as log:
-        log.write(f"{student}\t{result.status}\t{result.score:g}\n")
+        log.write(f"{student}\t{result.status}\t{result.auto_score:g}\t{when}\t{kind}\n")
+
+
+def save_student(out: Path, student: str, result: GradeResult, feedback_html: str, kind: str = "graded") -> None:
+    """Write one student's files, then log the grading."""
+    write_student(out, student, result, feedback_html)
+    log_grading(out, student, result, kind)
 
 
 def load_results(out: Path) -> dict[str, GradeResult]:
@@ -52,13 +64,23 @@ def is_done(result: GradeResult | None) -> bool:
 
 
 def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
-    """One row per student: id, lab, score, max, status, reason, and the points of each task."""
+    """One row per student: id, lab, final score, max, status, reason, the points of each task (overrides
+    applied); then the score before the late penalty, the penalty, the automatic score and each task's
+    automatic points, the submission time, the late policy's verdict, and the overrides in words."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "lab", "score", "max_score", "status", "reason", *task_ids])
+    writer.writerow(["student", "lab", "score", "max_score", "status", "reason", *task_ids,
+                     "raw_score", "late_penalty", "auto_score", *[f"{t}_auto" for t in task_ids],
+                     "submitted_at", "late", "overrides"])
     for student in sorted(results):
         result = results[student]
         per_task = {t.task: f"{t.score:g}" for t in result.tasks}
+        auto = {t.task: f"{t.auto_score:g}" for t in result.tasks}
+        overrides = "; ".join(f"{t.task}: {t.auto_score:g} → {t.score:g} by {t.override.grader} "
+                              f"({t.override.comment})" for t in result.overrides)
         writer.writerow([student, result.lab or "", f"{result.score:g}", f"{result.max_score:g}", result.status,
-                         result.reason or "", *[per_task.get(t, "0") for t in task_ids]])
+                         result.reason or "", *[per_task.get(t, "0") for t in task_ids],
+                         f"{result.raw_score:g}", f"{result.penalty:g}", f"{result.auto_score:g}",
+                         *[auto.get(t, "0") for t in task_ids], result.submitted_at or "",
+                         result.late.reason if result.late else "", overrides])
     return buffer.getvalue()

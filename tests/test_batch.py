@@ -196,3 +196,40 @@ def test_gradescope_export_zip_is_read(tmp_path, one_by_one):
     _, stderr = done.communicate(timeout=900)
     assert done.returncode == 0, stderr[-3000:]
     _assert_same_as_one_by_one(tmp_path / "out", {"s-1": "correct", "s-2": "correct"}, one_by_one)
+
+
+def test_regrade_replaces_only_the_named_students_and_keeps_overrides(tmp_path):
+    from autograder.cli import main
+
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    wrong_t1 = KINDS["wrong"]["t1"]
+    for student, answers in (("untouched", {}), ("right", solved("t1")), ("wrong", {"t1": wrong_t1})):
+        make_submission(LAB, answers, folder / f"{student}.ipynb")
+    first = _batch([folder, "--out", out, "--workers", "2"])
+    _, stderr = first.communicate(timeout=900)
+    assert first.returncode == 0, stderr[-3000:]
+    assert {s: r["t1"] for s, r in _grades(out).items()} == {"untouched": "0", "right": "8", "wrong": "3"}
+    assert main(["override", str(out), "right", "t3", "6", "--comment", "explained it in words", "--grader", "ta"]) == 0
+    saved = {s: (out / s / GRADE_FILE).read_bytes() for s in ("untouched", "right", "wrong")}
+    # "wrong" resubmits a correct t1; "untouched" changes its file too, but is not regraded
+    make_submission(LAB, solved("t1"), folder / "wrong.ipynb")
+    make_submission(LAB, solved("t1"), folder / "untouched.ipynb")
+    refused = _batch([folder, "--out", out, "--regrade", "nobody"])
+    _, stderr = refused.communicate(timeout=300)
+    assert refused.returncode == 2 and "no submission for nobody" in stderr
+    second = _batch([folder, "--out", out, "--workers", "2", "--regrade", "wrong", "right"])
+    _, stderr = second.communicate(timeout=900)
+    assert second.returncode == 0, stderr[-3000:]
+    rows = _grades(out)
+    assert {s: (r["t1"], r["t3"]) for s, r in rows.items()} == {
+        "untouched": ("0", "0"), "right": ("8", "6"), "wrong": ("8", "0")}
+    assert (rows["right"]["score"], rows["right"]["auto_score"], rows["right"]["t3_auto"]) == ("14", "8", "0")
+    assert (out / "untouched" / GRADE_FILE).read_bytes() == saved["untouched"]
+    assert (out / "wrong" / GRADE_FILE).read_bytes() != saved["wrong"]
+    log = [line.split("\t") for line in (out / LOG_FILE).read_text().splitlines()]
+    assert sorted((entry[0], entry[-1]) for entry in log) == [
+        ("right", "graded"), ("right", "regraded"), ("untouched", "graded"), ("wrong", "graded"), ("wrong", "regraded")]
+    assert [entry[2] for entry in log if entry[0] == "wrong"] == ["3", "8"]
+    assert "explained it in words" in (out / "right" / "feedback.html").read_text()
+    assert (out / "similarity.html").is_file() and "href='similarity.html'" in (out / "report.html").read_text()

@@ -113,3 +113,64 @@ def test_a_zip_that_escapes_its_folder_is_refused(tmp_path):
         z.writestr("../../escaped.ipynb", "{}")
     with pytest.raises(CollectError, match="outside the archive"):
         collect(archive, "lab2", tmp_path / "x")
+
+
+def _term_class():
+    """Five students of lab 2: one overridden, one late, one that timed out."""
+    from dataclasses import replace
+
+    from autograder.late import build_policy, apply_late
+    from autograder.overrides import Override, apply_overrides
+    from synthetic_results import TASK_POINTS, lab2_result
+
+    policy = build_policy("2026-12-01T23:59+00:00", "10%/day", "50%")
+    results = {f"s{i}": lab2_result({f"t{j}" for j in range(1, i + 2)},
+                                    seconds=10.0 + 5 * i) for i in range(5)}
+    results["s1"] = apply_overrides(results["s1"], {"t5": Override("s1", "t5", 7, "half right <b>", "ta1")},
+                                    TASK_POINTS)
+    results["s2"] = apply_late(replace(results["s2"], submitted_at="2026-12-02T10:00:00+00:00",
+                                       submitted_time_source="the file's modification time"), policy)
+    results["s3"] = replace(results["s3"], status="timeout", reason="the notebook took longer than 600 s")
+    return results
+
+
+def test_class_report_counts_checks_quantiles_overrides_and_late_penalties():
+    results = _term_class()
+    page = class_report_html(results, "lab2_three_ways", ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"])
+    # per check: t3's values check passed by s2, s3, s4 (3 of 5), with its most common message
+    assert "<td>t3</td><td>t3: the values</td><td class='num'>3</td><td>3/5</td>" in page
+    assert "t3: expected the reference values, found zeros <small>(2×)</small>" in page
+    assert "t4: the layout <small>(hidden)</small>" in page
+    scores = sorted(r.score for r in results.values())
+    assert f"<td class='num' id='q-min'>{scores[0]:.1f}</td>" in page
+    assert f"<td class='num' id='q-median'>{scores[2]:.1f}</td>" in page
+    assert "1 overrides for 1 students" in page and "half right &lt;b&gt;" in page
+    assert "1 late, 1 penalised" in page and "4 on time" not in page  # only s2 was judged by the policy
+    assert "<td>timeout</td><td>1</td>" in page
+    assert page.index("s4</td><td>30.0 s") < page.index("s0</td><td>10.0 s")  # slowest first
+    assert "href='similarity.html'" in page
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed")
+def test_class_report_and_adjusted_feedback_render_in_a_headless_browser(tmp_path):
+    results = _term_class()
+    pages = {"report.html": class_report_html(results, "lab2_three_ways", [f"t{j}" for j in range(1, 9)]),
+             "s1.html": feedback_html(results["s1"], "s1"), "s2.html": feedback_html(results["s2"], "s2")}
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
+    dom = {}
+    for name, text in pages.items():
+        (tmp_path / name).write_text(text)
+        uri = (tmp_path / name).as_uri()
+        dom[name] = subprocess.run([_chromium(), *flags, "--dump-dom", uri], capture_output=True, text=True,
+                                   timeout=120).stdout
+        shot = tmp_path / f"{name}.png"
+        subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1100,1400", uri],
+                       capture_output=True, timeout=120)
+        assert shot.stat().st_size > 10_000, name
+    assert 'id="checks"' in dom["report.html"] and 'id="similarity" href="similarity.html"' in dom["report.html"]
+    assert "1 overrides for 1 students" in dom["report.html"]
+    assert "Points set by a grader: 7 (the checks gave 0). half right &lt;b&gt;" in dom["s1.html"]
+    assert '<span id="score">23</span>' in dom["s1.html"]
+    assert 'id="late"' in dom["s2.html"] and "Score before the penalty: 28" in dom["s2.html"]
+    assert '<span id="score">25.2</span>' in dom["s2.html"]
