@@ -90,29 +90,34 @@ def test_runs_unprivileged_in_its_own_process_tree_without_the_hosts_environment
     assert out == "True True False", err
 
 
+# Allocates past the memory limit and writes past the file-size limit of LIMITS.
+LIMITS = ResourceLimits(memory_bytes=2 * 2**30, max_processes=64, max_file_bytes=2**20)
+MEMORY_AND_FILE = """
+try:
+    b = bytearray(3 * 2**30); print('allocated')
+except MemoryError:
+    print('MemoryError')
+try:
+    open('big', 'wb').write(b'x' * 2**21); print('wrote')
+except OSError as exc:
+    print('EFBIG')
+"""
+
+
 @needs_bwrap
 def test_resource_limits_hold(tmp_path):
-    limits = ResourceLimits(memory_bytes=2 * 2**30, max_processes=64, max_file_bytes=2**20)
-    out, err, _ = run_inside(tmp_path, """
-        import os
-        try:
-            b = bytearray(3 * 2**30); print('allocated')
-        except MemoryError:
-            print('MemoryError')
-        try:
-            open('big', 'wb').write(b'x' * 2**21); print('wrote')
-        except OSError as exc:
-            print('EFBIG')
-        children = 0
-        for _ in range(200):
-            try:
-                if os.fork() == 0:
-                    import time; time.sleep(3); os._exit(0)
-                children += 1
-            except OSError:
-                break
-        print(children < 64)
-    """, limits)
+    out, err, _ = run_inside(tmp_path, MEMORY_AND_FILE + """
+import os
+children = 0
+for _ in range(200):
+    try:
+        if os.fork() == 0:
+            import time; time.sleep(3); os._exit(0)
+        children += 1
+    except OSError:
+        break
+print(children < 64)
+""", LIMITS)
     assert out.split() == ["MemoryError", "EFBIG", "True"], err
 
 
@@ -184,17 +189,7 @@ def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader
 
 @needs_root
 def test_uid_level_resource_limits_hold(uid_scratch):
-    limits = ResourceLimits(memory_bytes=2 * 2**30, max_processes=64, max_file_bytes=2**20)
-    out, err = run_as_uid(uid_scratch, """
-        try:
-            b = bytearray(3 * 2**30); print('allocated')
-        except MemoryError:
-            print('MemoryError')
-        try:
-            open('big', 'wb').write(b'x' * 2**21); print('wrote')
-        except OSError as exc:
-            print('EFBIG')
-    """, limits)
+    out, err = run_as_uid(uid_scratch, MEMORY_AND_FILE, LIMITS)
     assert out.split() == ["MemoryError", "EFBIG"], err
 
 
