@@ -146,7 +146,8 @@ def test_the_untouched_notebook_gets_zero_and_hidden_checks_wait_for_publishing(
     assert results["score"] == 0, output
     hidden = [t for t in results["tests"] if t["visibility"] != "visible"]
     assert hidden and {t["visibility"] for t in hidden} == {"after_published"}
-    assert all(t["output"] == "A hidden check failed." for t in hidden)
+    assert all(t["output"] == f"A hidden check of task {t['name'].split(':')[0]} failed (0/{t['max_score']:g} points)."
+               for t in hidden)
     hidden_names = {t["name"].split(": ", 1)[1] for t in hidden}
     assert not any(name in results["output"] for name in hidden_names)
     assert results["stdout_visibility"] == "hidden"
