@@ -2,8 +2,12 @@
 
 The kernel runs the plan's cells with nbclient (errors allowed, so later tasks are still graded),
 with a timeout per cell, a deadline for the whole notebook and caps on output. After each task the
-probe writes that task's facts, which this process reads and validates at once, before any later
-student cell could touch them. A kernel that dies or hangs ends the run; facts read so far are kept.
+probe writes that task's facts, which this process takes out of the kernel's reach at once, before
+any later student cell could touch them, and validates when they are read (see taken_facts.py). A
+kernel that dies or hangs ends the run; facts taken so far are kept. With a ``LiveExecution`` the
+grader, in another thread, reads each task's facts while the kernel goes on.
+
+This module imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,14 +25,18 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
+from autograder import quiet
 from autograder.capture import TaskCapture, task_seed
-from autograder.facts import FactsError, TaskFacts, load_task_facts
+from autograder.facts import TaskFacts
 from autograder.kernel import LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
+from autograder.live_execution import LiveExecution
 from autograder.plan import CaptureTask, Plan, RunCell
-from autograder.probe import runtime
 from autograder.sandbox import ResourceLimits
+from autograder.taken_facts import TakenFacts
 
 TIMEOUT_ENAME = "CellTimeoutError"
+PROBE_SOURCE = Path(__file__).resolve().parent / "probe" / "runtime.py"
+TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (runtime.TRUNCATION_MARK)
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
 
 
@@ -69,6 +78,16 @@ class Execution:
     changes: tuple[str, ...] = field(default_factory=tuple)
     output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
 
+    def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
+        """(facts, error) of a task: (None, None) when the run did not reach it."""
+        return self.facts.get(task), self.fact_errors.get(task)
+
+    def wait_for(self, task: str, release=None) -> None:
+        """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
+
+    def wait_for_end(self, release=None) -> None:
+        """A finished execution has ended."""
+
 
 class _Hung(Exception):
     """A cell that neither finished nor stopped when interrupted."""
@@ -89,7 +108,7 @@ class _CappedClient(NotebookClient):
 
     def output(self, outs, msg, display_id, cell_index):
         size = len(str(msg.get("content", "")))
-        if runtime.TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
+        if TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
             self.truncated = True
         self.cell_bytes += size
         self.total_bytes += size
@@ -102,9 +121,10 @@ class _CappedClient(NotebookClient):
 class _Run:
     """One execution: a kernel, its working directory and what has been learnt so far."""
 
-    def __init__(self, plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int, root: Path,
-                 lab_probe: Path | None, submission: Path | None):
-        self.plan, self.captures, self.limits, self.seed = plan, captures, limits, seed
+    def __init__(self, plan: Plan, captures: Captures, limits: Limits, seed: int, root: Path,
+                 lab_probe: Path | None, submission: Path | None, live: LiveExecution | None):
+        self.plan, self._captures, self.limits, self.seed = plan, captures, limits, seed
+        self.live = live
         self.with_lab_probe = lab_probe is not None
         self.root = root
         self.workdir = root / "work"  # the kernel's only writable directory
@@ -112,7 +132,7 @@ class _Run:
         self.facts_dir = self.workdir / ".facts"
         for d in (self.workdir, self.probe_dir, self.facts_dir):
             d.mkdir()
-        shutil.copyfile(runtime.__file__, self.probe_dir / f"{PROBE_MODULE}.py")
+        shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
         if lab_probe is not None:
             shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
         if submission is not None:
@@ -121,10 +141,10 @@ class _Run:
         if self.km.uid is not None:
             os.chown(self.facts_dir, self.km.uid, self.km.uid)
         self.interrupted: str | None = None  # the last cell that had to be interrupted
-        self.facts: dict[str, TaskFacts] = {}
-        self.fact_errors: dict[str, str] = {}
+        self.taken = TakenFacts(root / "taken")  # outside the kernel's view
         self.cells: list[CellOutcome] = []
-        self.output_cut_by_task: str | None = None
+        if live is not None:
+            live.started(self.taken, self.cells)
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
             self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
@@ -149,14 +169,28 @@ class _Run:
             if _error_of(cell):
                 return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
             self.km.note_harness_processes()
-            for step in self.plan.steps:
-                if isinstance(step, CaptureTask):
-                    await self.capture(step.task)
-                else:
+            with quiet.student_code_running():
+                for step in self.plan.steps:
+                    if isinstance(step, CaptureTask):
+                        await self.capture(step.task)
+                        continue
+                    if self.live is not None and self.times_code(step.task):
+                        await self.live.until_grader_idle()  # its timing runs with the grader idle
                     timed_out = await self.run_cell(step)
                     if timed_out and not await self.responsive():
                         return "timeout", f"{step.label} did not stop when interrupted", step.label
         return "completed", None, None
+
+    def times_code(self, task: str | None) -> bool:
+        capture = self.captures.get(task) if task else None
+        return capture is not None and capture.times_code
+
+    @property
+    def captures(self) -> Mapping[str, TaskCapture]:
+        """The lab's captures, asked for when first needed (a lab's may import JAX)."""
+        if callable(self._captures):
+            self._captures = self._captures()
+        return self._captures
 
     async def run_cell(self, step: RunCell) -> bool:
         started = time.monotonic()
@@ -197,14 +231,10 @@ class _Run:
         cell = await self.run_code(probe_code(capture.manifest(str(out), task_seed(self.seed, task))),
                                    self.limits.cell_timeout + 30)
         await self.stop_leftovers()  # the grader's calls of student functions may have started some
-        try:
-            self.facts[task] = load_task_facts(out, task)
-        except FactsError as exc:
-            self.fact_errors[task] = str(exc) + _capture_problem(_error_of(cell))
-        else:
-            if self.facts[task].output_cut and self.output_cut_by_task is None:
-                self.output_cut_by_task = task
+        self.taken.take(task, out, _capture_problem(_error_of(cell)))
         shutil.rmtree(out, ignore_errors=True)
+        if self.live is not None:
+            self.live.task_taken()
 
     def died_reason(self) -> str:
         log = self.km.log_tail()
@@ -247,14 +277,21 @@ def _current_label(run: _Run) -> str | None:
     return cells[executed].label if executed < len(cells) else None
 
 
-async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,
-                             lab_probe: Path | None = None, submission: Path | None = None) -> Execution:
+Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
+
+
+async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, seed: int,
+                             lab_probe: Path | None = None, submission: Path | None = None,
+                             live: LiveExecution | None = None) -> Execution:
     """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one, and
-    a copy of ``submission`` is put in the kernel's working directory."""
+    a copy of ``submission`` is put in the kernel's working directory. ``captures`` may be a function
+    that returns them, called once the kernel is starting. With ``live``, a grader in another thread
+    follows the run, and the cells of a task that times code wait until that grader is idle."""
     started = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="autograder-"))
     os.chmod(root, 0o755)
-    run = _Run(plan, captures, limits, seed, root, lab_probe, submission)
+    run = _Run(plan, captures, limits, seed, root, lab_probe, submission, live)
+    status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
     try:
         status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
     except _Hung as hung:
@@ -272,15 +309,20 @@ async def execute_plan_async(plan: Plan, captures: dict[str, TaskCapture], limit
     except RuntimeError as exc:  # the kernel did not start or its client lost it
         status, reason, ended_at = "kernel failed to start", str(exc), None
     finally:
+        if live is not None:
+            live.ended(status, reason, ended_at)
         await run.shutdown()
+        seconds = time.monotonic() - started
+        facts, fact_errors = run.taken.read_all()
         if os.environ.get("AUTOGRADER_KEEP_RUNS"):
             print(f"kept {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
-    return Execution(status, reason, ended_at, run.facts, run.fact_errors, tuple(run.cells),
-                     time.monotonic() - started, plan.changes, run.output_cut_by_task)
+    cut_by = next((task for task in run.taken.order if task in facts and facts[task].output_cut), None)
+    return Execution(status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by)
 
 
-def execute_plan(plan: Plan, captures: dict[str, TaskCapture], limits: Limits, seed: int,
-                 lab_probe: Path | None = None, submission: Path | None = None) -> Execution:
-    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe, submission))
+def execute_plan(plan: Plan, captures: Captures, limits: Limits, seed: int,
+                 lab_probe: Path | None = None, submission: Path | None = None,
+                 live: LiveExecution | None = None) -> Execution:
+    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live))

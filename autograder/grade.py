@@ -1,13 +1,21 @@
-"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it."""
+"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it.
+
+The kernel starts first, in a thread of its own; the graders' imports (JAX, pytest, the lab's
+references) load meanwhile, and each task is checked as soon as its facts are taken, while the
+kernel goes on with the next one (see live_execution.py). Only what follows the last task waits for
+the notebook to end. Nothing here imports JAX before the kernel has been started.
+"""
 
 from __future__ import annotations
 
 import secrets
+import threading
 from pathlib import Path
 
+from autograder.check_result import CheckResult
 from autograder.execute import Execution, Limits, execute_plan
-from autograder.grading import CheckResult, GraderError, run_graders
-from autograder.lab import LabError, lab_of_notebook, load_lab
+from autograder.lab import Lab, LabError, lab_of_notebook, load_lab
+from autograder.live_execution import LiveExecution
 from autograder.plan import build_plan
 from autograder.results import GradeResult, TaskResult
 from autograder.sandbox import NO_SANDBOX, sandbox_level
@@ -46,11 +54,16 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
-    execution = execute_plan(plan, lab.captures, limits, seed, lab.kernel_probe_path, path)
+    run = _RunInBackground(plan, lab, limits, seed, path)
     try:
-        checks = run_graders(lab, execution, seed, public_only)
+        from autograder.grading import GraderError, run_graders  # JAX loads while the kernel starts
+
+        checks = run_graders(lab, run.live, seed, public_only)
     except GraderError as exc:
-        return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), execution
+        return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
+    finally:
+        run.live.grader_done()
+    execution = run.result()
     notes += execution_notes(execution, limits)
     status = "graded" if execution.status == "completed" else execution.status
     tasks = _by_task(lab.tasks, checks, public_only)
@@ -61,6 +74,31 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
         seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes), sandbox=level,
     )
     return result, execution
+
+
+class _RunInBackground:
+    """The submission's execution, started at once in a thread of its own and followed live."""
+
+    def __init__(self, plan, lab: Lab, limits: Limits, seed: int, path: Path):
+        self.live = LiveExecution()
+        self._outcome: Execution | BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(plan, lab, limits, seed, path),
+                                         name="autograder-kernel", daemon=True)
+        self._thread.start()
+
+    def _run(self, plan, lab: Lab, limits: Limits, seed: int, path: Path) -> None:
+        try:
+            self._outcome = execute_plan(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path,
+                                         self.live)
+        except BaseException as exc:  # handed to the grader's thread, which raises it
+            self._outcome = exc
+            self.live.ended("kernel failed to start", f"{type(exc).__name__}: {exc}", None)
+
+    def result(self) -> Execution:
+        self._thread.join()
+        if isinstance(self._outcome, BaseException):
+            raise self._outcome
+        return self._outcome
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from collections.abc import Collection
-from dataclasses import dataclass
 
 import pytest
 
 from autograder.capture import Call, task_seed
+from autograder.check_result import CheckResult
 from autograder.checks import CheckFailure
 from autograder.execute import Execution
 from autograder.facts import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
 from autograder.lab import Lab
+from autograder.live_execution import LiveExecution
 
 MARKERS = (
     "task(id): the lab task a check belongs to",
@@ -28,36 +30,30 @@ MARKERS = (
 )
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    task: str
-    name: str
-    title: str
-    points: float
-    passed: bool
-    message: str
-    hidden: bool
-    grader_error: bool = False
-    expected_picture: str | None = None
-    found_picture: str | None = None
+# Waiting for a task's facts gives up the parser lock (however deeply held), so that the run going on
+# in another thread can read facts meanwhile.
+_PARSER_FREE = threading.Condition(PARSER_LOCK)
 
-    @property
-    def score(self) -> float:
-        return self.points if self.passed else 0.0
+
+def _wait_without_parser(seconds: float) -> None:
+    with _PARSER_FREE:
+        _PARSER_FREE.wait(seconds)
 
 
 class Submission:
-    """The facts of one submission as the graders see them, by task."""
+    """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
+    from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
 
-    def __init__(self, lab: Lab, execution: Execution, seed: int):
+    def __init__(self, lab: Lab, execution: Execution | LiveExecution, seed: int):
         self.lab, self.execution, self.seed_value = lab, execution, seed
 
     def task(self, task: str) -> TaskFacts:
-        facts = self.execution.facts.get(task)
+        self.execution.wait_for(task, _wait_without_parser)
+        facts, error = self.execution.task_facts(task)
         if facts is not None:
             return facts
-        if task in self.execution.fact_errors:
-            raise CheckFailure(f"nothing could be read after task {task}: {self.execution.fact_errors[task]}")
+        if error is not None:
+            raise CheckFailure(f"nothing could be read after task {task}: {error}")
         ended = self.execution.ended_at or "an earlier cell"
         raise CheckFailure(f"the notebook stopped before task {task} was reached "
                            f"({self.execution.status} at {ended}: {self.execution.reason})")
@@ -169,7 +165,7 @@ class GraderError(RuntimeError):
     """The lab's graders could not be collected: a problem of the lab, not of the submission."""
 
 
-def run_graders(lab: Lab, execution: Execution, seed: int, public_only: bool = False,
+def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, public_only: bool = False,
                 tasks: Collection[str] | None = None) -> list[CheckResult]:
     """The results of the lab's checks (only the public ones with ``public_only``; only those of
     ``tasks`` when given)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from html import escape as _escape
 
 from autograder.feedback import escape, scoped_style, task_section
-from autograder.grading import CheckResult
+from autograder.check_result import CheckResult
 from autograder.results import TaskResult
 
 SCOPE = "autograder-check"

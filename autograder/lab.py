@@ -7,10 +7,12 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 
-from autograder.capture import TaskCapture
+if TYPE_CHECKING:
+    from autograder.capture import TaskCapture
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 LABS_PACKAGE = PACKAGE_DIR / "labs"

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import jax
 
+from autograder import quiet
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
 
@@ -40,11 +41,16 @@ class TimingStats:
     samples: tuple[float, ...]
 
 
+QUIET_TIMEOUT = 900.0  # longer than any run may last: past it, measure anyway
+
+
 def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, warmup: int = 2) -> dict[str, TimingStats]:
     """Time each function ``repeats`` times, one call of each per round (order alternating between
-    rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds."""
+    rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds; never while
+    a student's kernel of this process is running cells (it waits until none is)."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
+    quiet.wait_for_quiet(QUIET_TIMEOUT)
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for round_index in range(warmup + repeats):

@@ -22,5 +22,5 @@ CAPTURES = (
         )),
     )),
     TaskCapture("t7", names=("x_sh", "y_sh", "params_sharded")),
-    TaskCapture("t8", names=("t_unsharded", "t_sharded", "speedup", "cpu_faster")),
+    TaskCapture("t8", names=("t_unsharded", "t_sharded", "speedup", "cpu_faster"), times_code=True),
 )

@@ -17,7 +17,7 @@ CAPTURES = (
         Call("fsdp_tp_mlp", "fsdp_tp_mlp", hlo=True, args=MLP_INPUTS),
         Call("fsdp_tp_jit", "fsdp_tp_jit", args=MLP_INPUTS),
     )),
-    TaskCapture("t4", names=("collective_times",)),
+    TaskCapture("t4", names=("collective_times",), times_code=True),
     TaskCapture("t5", names=("X_t", "X_roundtrip"), calls=(
         Call("all_to_all", "all_to_all", hlo=True, args=(Input(X_SHAPE, key=1),)),
     )),

@@ -1,0 +1,35 @@
+"""When the grader may time code itself: never while a student's kernel of this process runs cells.
+
+The grader's own timing measurements (the reference a student's time claims are checked against)
+must reflect the machine's load, not compete with the notebook they grade. An execution holds
+``student_code_running`` while its kernel runs cells; ``wait_for_quiet`` returns once none does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+_changed = threading.Condition()
+_running = 0
+
+
+@contextlib.contextmanager
+def student_code_running() -> Iterator[None]:
+    """Hold while a student's kernel of this process is running cells."""
+    global _running
+    with _changed:
+        _running += 1
+    try:
+        yield
+    finally:
+        with _changed:
+            _running -= 1
+            _changed.notify_all()
+
+
+def wait_for_quiet(timeout: float | None = None) -> bool:
+    """Wait until no student kernel of this process runs cells; False if ``timeout`` passed first."""
+    with _changed:
+        return _changed.wait_for(lambda: _running == 0, timeout)
