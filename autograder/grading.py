@@ -178,6 +178,8 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
     with PARSER_LOCK, contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
+    if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
+        raise KeyboardInterrupt
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])
     return plugin.results
