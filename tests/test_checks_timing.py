@@ -133,6 +133,22 @@ def test_a_verdict_that_disagrees_outside_the_band_fails():
         "`cpu_faster`: expected True or False, found int 1")
 
 
+@pytest.mark.parametrize("claimed, own, passes", [
+    (True, (1.0, 0.8), True),    # own ratio 1.25: the load swung the grader's 0.6; within 2.5× of it
+    (True, (1.0, 1.2), False),   # own times say slower too: the verdict follows from nothing
+    (True, (1.0, 0.3), False),   # own ratio 3.3 is beyond 2.5× of 0.6: times not credible
+    (True, (1.0, "x"), False),   # no own ratio to go by
+    (False, (1.0, 0.8), True),   # agrees with the grader
+])
+def test_a_verdict_that_follows_from_the_students_own_credible_times_passes(claimed, own, passes):
+    own_times = tuple(fact_of(t) for t in own)
+    if passes:
+        assert_faster_verdict(fact_of(claimed), 0.6, "cpu_faster", own_times=own_times)
+    else:
+        assert "expected False, found True" in message(assert_faster_verdict, fact_of(claimed), 0.6, "cpu_faster",
+                                                       own_times=own_times)
+
+
 def test_the_grader_s_own_measurement_must_be_positive():
     with pytest.raises(ValueError, match="measured_ratio must be a positive"):
         assert_faster_verdict(True, 0.0, "cpu_faster")

@@ -109,17 +109,37 @@ def assert_speedup_claim(
             " warm, blocked and per call")
 
 
-def assert_faster_verdict(claimed: Any, measured_ratio: float, name: str, band: tuple[float, float] = (0.8, 1.25)) -> None:
-    """Fail unless the claimed "sharded is faster" agrees with ``measured_ratio > 1`` (single ÷ sharded);
-    inside ``band`` the difference is within noise and either answer passes."""
+def assert_faster_verdict(claimed: Any, measured_ratio: float, name: str, own_times: tuple[Any, Any] | None = None,
+                          band: tuple[float, float] = (0.8, 1.25), factor: float = 2.5) -> None:
+    """Fail unless the claimed "sharded is faster" agrees with ``measured_ratio > 1`` (single ÷ sharded).
+
+    Either answer passes inside ``band``, where the difference is within noise; and an answer that
+    follows from the student's own times (single, sharded) passes when their ratio is within ``factor``
+    of the grader's, the tolerance a speedup claim gets: a verdict is as sound as the measurement it
+    comes from, and a load that swings one measurement swings the verdict of the other."""
     _require_positive(measured_ratio=measured_ratio)
     verdict = found_bool(claimed, name)
     if band[0] <= measured_ratio <= band[1] or verdict == (measured_ratio > 1):
         return
+    own_ratio = _ratio_of(own_times)
+    if own_ratio is not None and measured_ratio / factor <= own_ratio <= measured_ratio * factor \
+            and verdict == (own_ratio > 1):
+        return
     slower = "slower" if measured_ratio < 1 else "faster"
+    own = "" if own_ratio is None else f", and your own times give {own_ratio:.3g}"
     raise CheckFailure(
         f"{quote(name)}: expected {measured_ratio > 1}, found {verdict}: the grader measured single ÷ sharded ="
-        f" {measured_ratio:.3g}, so the sharded code is clearly {slower} on this machine")
+        f" {measured_ratio:.3g}{own}, so the sharded code is clearly {slower} on this machine")
+
+
+def _ratio_of(times: tuple[Any, Any] | None) -> float | None:
+    """single ÷ sharded from a student's two times, or None when they are not two positive numbers."""
+    if times is None:
+        return None
+    try:
+        return found_number(times[0], "single") / found_number(times[1], "sharded")
+    except CheckFailure:
+        return None
 
 
 def _require_positive(**values: float) -> None:
