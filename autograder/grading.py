@@ -119,7 +119,11 @@ class _GraderPlugin:
         return self._submission
 
     def pytest_collection_modifyitems(self, config, items):
-        """With ``tasks``, only the checks of those tasks run (a check without a task marker still runs)."""
+        """The checks of tasks that time code run last: they wait for the grader's own measurement, which
+        waits for the notebook's end, and the other tasks' checks need not wait behind them. With
+        ``tasks``, only the checks of those tasks run (a check without a task marker still runs)."""
+        timed = {task for task, capture in self._submission.lab.captures.items() if capture.times_code}
+        items.sort(key=lambda item: _task_of(item) in timed)  # stable: the file's order otherwise
         if self._tasks is None:
             return
         kept, dropped = [], []
@@ -139,6 +143,11 @@ class _GraderPlugin:
         report = outcome.get_result()
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self.results.append(_result(item, call.excinfo))
+
+
+def _task_of(item) -> str | None:
+    marker = item.get_closest_marker("task")
+    return marker.args[0] if marker is not None and marker.args else None
 
 
 def _result(item, excinfo) -> CheckResult:

@@ -185,3 +185,15 @@ def test_waiting_for_quiet_can_give_up(timeout, expected):
         return
     with quiet.student_code_running():
         assert quiet.wait_for_quiet(timeout) is False
+
+
+@pytest.mark.parametrize("lab_id, timed", [("lab1_distributed_arrays", "t8"), ("lab3_fsdp_tp", "t4")])
+def test_the_checks_of_a_task_that_times_code_run_last(lab_id, timed, tmp_path):
+    """They wait for the notebook's end; the later tasks' checks do not wait behind them."""
+    live = LiveExecution()
+    live.started(TakenFacts(tmp_path / "taken"), [])
+    live.ended("kernel died", "the kernel died", "cell 2")
+    order = [c.task for c in run_graders(load_lab(lab_id), live, seed=7)]
+    first_timed = order.index(timed)
+    assert set(order[first_timed:]) == {timed}
+    assert order[:first_timed] == sorted(order[:first_timed], key=lambda t: int(t[1:]))
