@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import threading
 from collections.abc import Collection
 
 import pytest
@@ -30,16 +29,6 @@ MARKERS = (
 )
 
 
-# Waiting for a task's facts gives up the parser lock (however deeply held), so that the run going on
-# in another thread can read facts meanwhile.
-_PARSER_FREE = threading.Condition(PARSER_LOCK)
-
-
-def _wait_without_parser(seconds: float) -> None:
-    with _PARSER_FREE:
-        _PARSER_FREE.wait(seconds)
-
-
 class Submission:
     """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
     from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
@@ -48,7 +37,7 @@ class Submission:
         self.lab, self.execution, self.seed_value = lab, execution, seed
 
     def task(self, task: str) -> TaskFacts:
-        self.execution.wait_for(task, _wait_without_parser)
+        self.execution.wait_for(task)
         facts, error = self.execution.task_facts(task)
         if facts is not None:
             return facts
@@ -185,7 +174,7 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     if public_only:
         args += ["-m", "not hidden"]
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
-    with PARSER_LOCK, contextlib.redirect_stdout(io.StringIO()) as log:
+    with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
         raise KeyboardInterrupt

@@ -10,6 +10,7 @@ left to check, so neither side's measurement runs against the other's work.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ class LiveExecution:
         self.reason: str | None = None
         self.ended_at: str | None = None
         self._grader_waits_for: Callable[[], bool] | None = None
+        self._grader_checking = False  # in its pytest session (which another grade's may hold up)
         self._grader_done = False
 
     # The kernel's side.
@@ -55,33 +57,37 @@ class LiveExecution:
 
     def _grader_idle(self) -> bool:
         with self._changed:
+            if self._grader_done or not self._grader_checking:
+                return True
             waiting = self._grader_waits_for
-            return self._grader_done or (waiting is not None and not waiting())
+            return waiting is not None and not waiting()
 
     # The grader's side.
 
-    def wait_for(self, task: str, release: Callable[[float], object]) -> None:
-        """Block until ``task``'s facts are taken or the run has ended; ``release(seconds)`` is how the
-        grader waits while letting the kernel's thread go on (e.g. it gives up a lock meanwhile)."""
-        self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken), release)
+    def wait_for(self, task: str) -> None:
+        """Block until ``task``'s facts are taken or the run has ended."""
+        self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
 
-    def wait_for_end(self, release: Callable[[float], object]) -> None:
-        self._wait(lambda: self.status is not None, release)
+    def wait_for_end(self) -> None:
+        self._wait(lambda: self.status is not None)
 
-    def _wait(self, ready: Callable[[], bool], release: Callable[[float], object]) -> None:
+    def _wait(self, ready: Callable[[], bool]) -> None:
         with self._changed:
-            if ready():
-                return
             self._grader_waits_for = ready
-        try:
-            while True:
-                with self._changed:
-                    if ready():
-                        return
-                release(0.05)
-        finally:
-            with self._changed:
+            try:
+                self._changed.wait_for(ready)
+            finally:
                 self._grader_waits_for = None
+
+    @contextlib.contextmanager
+    def checking(self):
+        """Held by the grader while its checks run (idle only when it waits for facts)."""
+        with self._changed:
+            self._grader_checking = True
+        try:
+            yield
+        finally:
+            self.grader_done()
 
     def grader_done(self) -> None:
         with self._changed:

@@ -142,9 +142,10 @@ def test_timed_cells_wait_until_the_grader_has_nothing_left_to_check(tmp_path):
     idle_at = []
 
     def grader():
-        time.sleep(0.5)  # checking an earlier task
-        idle_at.append(time.monotonic())
-        live.wait_for("t8", lambda seconds: time.sleep(seconds))
+        with live.checking():
+            time.sleep(0.5)  # checking an earlier task
+            idle_at.append(time.monotonic())
+            live.wait_for("t8")
 
     thread = threading.Thread(target=grader, daemon=True)
     thread.start()
@@ -153,6 +154,13 @@ def test_timed_cells_wait_until_the_grader_has_nothing_left_to_check(tmp_path):
     live.ended("completed", None, None)
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_timed_cells_do_not_wait_for_a_grader_whose_checks_have_not_begun(tmp_path):
+    """E.g. held up by another grading's pytest session in the same process: it uses no CPU."""
+    live = LiveExecution()
+    live.started(TakenFacts(tmp_path / "taken"), [])
+    asyncio.run(asyncio.wait_for(live.until_grader_idle(), 5))
 
 
 def test_timed_cells_do_not_wait_for_a_grader_that_is_done(tmp_path):
