@@ -15,15 +15,17 @@ from autograder.submission import NotANotebook, read_submission
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
-                   limits: Limits = Limits(), seed: int | None = None) -> GradeResult:
+                   limits: Limits = Limits(), seed: int | None = None, execute=execute_plan) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
+    ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
 
     Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
-    return grade_with_execution(path, lab_id, public_only, limits, seed)[0]
+    return grade_with_execution(path, lab_id, public_only, limits, seed, execute)[0]
 
 
 def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
-                         limits: Limits = Limits(), seed: int | None = None) -> tuple[GradeResult, Execution | None]:
+                         limits: Limits = Limits(), seed: int | None = None,
+                         execute=execute_plan) -> tuple[GradeResult, Execution | None]:
     """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
     notebook was not run."""
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
@@ -46,7 +48,7 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
-    execution = execute_plan(plan, lab.captures, limits, seed, lab.kernel_probe_path, path)
+    execution = execute(plan, lab.captures, limits, seed, lab.kernel_probe_path, path)
     try:
         checks = run_graders(lab, execution, seed, public_only)
     except GraderError as exc:
