@@ -129,6 +129,7 @@ class StartedKernel:
         self.state = "new"  # then "starting", then "started" once the startup code has run
         self.failure: str | None = None  # why the startup code failed, if it did
         self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
+        self.start_ended = asyncio.Event()  # started, failed to, or closed
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
             self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
@@ -146,14 +147,17 @@ class StartedKernel:
         """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
         Then remember the harness's processes: any other process found later was started by student code."""
         self.state = "starting"
-        await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
-        await self.client.async_start_new_kernel_client()
-        startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
-        cell = await self.run_code(startup, self.limits.startup_timeout)
-        self.failure = _error_of(cell)
-        if self.failure is None:
-            self.km.note_harness_processes()
-        self.state = "started"
+        try:
+            await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+            await self.client.async_start_new_kernel_client()
+            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
+            cell = await self.run_code(startup, self.limits.startup_timeout)
+            self.failure = _error_of(cell)
+            if self.failure is None:
+                self.km.note_harness_processes()
+            self.state = "started"
+        finally:
+            self.start_ended.set()
 
     async def ready(self, timeout: float = 15) -> bool:
         """Started without failing, still running, and answering: may it take a submission now?"""
@@ -174,6 +178,7 @@ class StartedKernel:
 
     async def close(self) -> None:
         """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
+        self.start_ended.set()
         try:
             await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
         except Exception:

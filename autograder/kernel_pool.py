@@ -55,9 +55,11 @@ class KernelPool:
     async def _execute(self, plan, captures, limits, seed, lab_probe, submission) -> Execution:
         asked = time.monotonic()
         kernel = await self._claim(limits, lab_probe)
-        if kernel is not None:
+        if kernel is None:  # started by the execution, as execute_plan does
+            kernel = StartedKernel(limits, lab_probe)
+        else:
             kernel.waited = time.monotonic() - asked
-        self._warm(limits, lab_probe)
+        self._warm(limits, lab_probe, after=kernel)
         return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, kernel=kernel)
 
     async def _claim(self, limits: Limits, lab_probe: Path | None) -> StartedKernel | None:
@@ -74,13 +76,14 @@ class KernelPool:
         await _discard(kernel, starting)
         return None
 
-    def _warm(self, limits: Limits, lab_probe: Path | None) -> None:
-        """Start the next kernel in the background (none when this machine cannot start one)."""
+    def _warm(self, limits: Limits, lab_probe: Path | None, after: StartedKernel) -> None:
+        """Start the next kernel in the background once ``after`` has started (two starts at once
+        would slow the submission waiting for the first)."""
         try:
             kernel = StartedKernel(limits, lab_probe)
-        except Exception:  # e.g. no sandbox here: the execution itself will say why
+        except Exception:  # e.g. no uid left: the next submission gets a kernel started for it
             return
-        self._spare = (kernel, self._loop.create_task(kernel.start()))
+        self._spare = (kernel, self._loop.create_task(_start_after(kernel, after)))
 
     async def spare(self) -> StartedKernel | None:
         """The spare kernel once its start has ended (for tests and diagnostics)."""
@@ -117,6 +120,11 @@ class KernelPool:
         await asyncio.gather(*running, return_exceptions=True)  # executions close their kernels
         if spare is not None:
             await _discard(*spare)
+
+
+async def _start_after(kernel: StartedKernel, first: StartedKernel) -> None:
+    await first.start_ended.wait()
+    await kernel.start()
 
 
 async def _discard(kernel: StartedKernel, starting: asyncio.Task) -> None:

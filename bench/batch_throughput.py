@@ -3,12 +3,16 @@
 Builds a class of lab 2 submissions (half correct on t1–t2, half wrong on t1), grades them one by one
 (each with ``autograder grade`` in a fresh process, as an instructor would in a loop), then as one
 batch with ``--workers`` local Dask workers, and prints submissions per minute and their ratio — both
-measured in this one run, since the machine's speed varies from run to run.
+measured in this one run, since the machine's speed varies from run to run. Also prints the median
+execution time of a submission (results.json's ``execution_time``: from asking for a kernel to its
+shutdown, so a kernel's start-up counts unless a batch worker had started it ahead).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,12 +35,17 @@ def make_class(folder: Path, size: int) -> list[Path]:
     return [make_submission(LAB, KINDS[i % len(KINDS)], folder / f"student{i:03d}.ipynb") for i in range(size)]
 
 
-def one_by_one(paths: list[Path]) -> float:
+def one_by_one(paths: list[Path], out: Path) -> float:
+    out.mkdir()
     started = time.perf_counter()
     for path in paths:
-        subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--json", str(out / f"{path.stem}.json")],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - started
+
+
+def median_execution(results: list[Path]) -> float:
+    return statistics.median(json.loads(path.read_text())["execution_time"] for path in results)
 
 
 def batch(folder: Path, out: Path, workers: int) -> float:
@@ -54,13 +63,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         paths = make_class(folder, args.size)
-        serial = one_by_one(paths)
+        serial = one_by_one(paths, Path(tmp) / "serial")
         parallel = batch(folder, Path(tmp) / "out", args.workers)
+        serial_execution = median_execution(sorted((Path(tmp) / "serial").glob("*.json")))
+        batch_execution = median_execution(sorted((Path(tmp) / "out").glob("*/results.json")))
     per_minute = lambda seconds: 60 * args.size / seconds  # noqa: E731
     print(f"submissions:          {args.size}")
     print(f"one by one:           {serial:7.1f} s  {per_minute(serial):6.1f} per minute")
     print(f"batch ({args.workers} workers):    {parallel:7.1f} s  {per_minute(parallel):6.1f} per minute")
     print(f"throughput ratio batch / one by one: {serial / parallel:.2f}")
+    print(f"median execution per submission: one by one {serial_execution:.1f} s, batch {batch_execution:.1f} s")
 
 
 if __name__ == "__main__":

@@ -37,12 +37,16 @@ SEE_NO_TRACES = _plan(
 
 @pytest.fixture
 def pool(monkeypatch):
-    """A pool that records each kernel it hands to an execution, with the kernel's launcher pid."""
+    """A pool that records each kernel it hands to an execution: the kernel, whether it was started
+    ahead, and the pid of the process that launched it."""
     used = []
 
     async def recording(plan, captures, limits, seed, lab_probe=None, submission=None, kernel=None):
-        used.append((kernel, kernel.km.provisioner.process.pid if kernel is not None else None))
-        return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, kernel=kernel)
+        warm = kernel.state == "started"
+        try:
+            return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, kernel=kernel)
+        finally:
+            used.append((kernel, warm, kernel.km._launcher.pid))
 
     monkeypatch.setattr(kernel_pool, "execute_plan_async", recording)
     made = kernel_pool.KernelPool()
@@ -70,11 +74,12 @@ def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(p
     second = pool.execute(SEE_NO_TRACES, {}, LIMITS, seed=2)
     assert second.status == "completed", second.reason
     assert _cells(second) == [("ok", None)] * 5
-    (cold, cold_pid), (warm, warm_pid) = pool.used
-    assert cold is None  # the first submission had nothing warm: its kernel was started for it
-    assert warm is spare and warm_pid != cold_pid
-    assert not warm.root.exists()  # used, shut down, removed
-    assert _gone(warm_pid)
+    (cold, was_warm, cold_pid), (warm, is_warm, warm_pid) = pool.used
+    assert not was_warm  # the first submission had nothing warm: its kernel was started for it
+    assert warm is spare and is_warm and warm_pid != cold_pid and warm.root != cold.root
+    assert not warm.root.exists() and not cold.root.exists()  # used, shut down, removed
+    assert _gone(warm_pid) and _gone(cold_pid)
+    assert warm.km.uid is None or warm.km.uid != cold.km.uid  # a uid lease of its own
 
 
 def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_path):
@@ -88,12 +93,12 @@ def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_p
     assert warmed_for_a.fits(LIMITS, lab_a) and not warmed_for_a.fits(LIMITS, lab_b)
     other_lab = pool.execute(_plan(which_lab.format("b")), {}, LIMITS, 2, lab_probe=lab_b)
     assert _cells(other_lab) == [("ok", None)]
-    assert pool.used[-1][0] is None  # started for it, not the one warmed for lab a
+    assert not pool.used[-1][1]  # started for it, not the one warmed for lab a
     assert not warmed_for_a.root.exists() and _gone(warmed_for_a.launcher)
     warmed_for_b = pool.run(pool.spare())
     other_limits = Limits(cell_timeout=31, total_timeout=120)
     assert pool.execute(_plan("pass"), {}, other_limits, 3, lab_probe=lab_b).status == "completed"
-    assert pool.used[-1][0] is None and not warmed_for_b.root.exists()
+    assert not pool.used[-1][1] and not warmed_for_b.root.exists()
     same_lab_changed = tmp_path / "b2.py"
     same_lab_changed.write_text("LAB = 'b2'\n")  # a lab probe is known by its content
     assert not pool.run(pool.spare()).fits(other_limits, same_lab_changed)
@@ -110,7 +115,7 @@ def test_a_warm_kernel_that_died_while_waiting_is_replaced(pool):
     execution = pool.execute(SEE_NO_TRACES, {}, LIMITS, 2)
     assert execution.status == "completed", execution.reason
     assert _cells(execution) == [("ok", None)] * 5
-    assert pool.used[-1][0] is None and not spare.root.exists()
+    assert not pool.used[-1][1] and pool.used[-1][0] is not spare and not spare.root.exists()
 
 
 def test_after_close_no_kernel_process_or_directory_remains(pool):
