@@ -86,7 +86,7 @@ def _watch_kernels(batch: subprocess.Popen) -> dict[int, tuple[psutil.Process, P
                     command = process.cmdline()
                 except psutil.Error:
                     continue
-                if command[:1] == ["bwrap"] and "--chdir" in command:
+                if command[:1] == ["bwrap"] and "ipykernel_launcher" in command:
                     seen.setdefault(process.pid, (process, Path(command[command.index("--chdir") + 1])))
             time.sleep(0.2)
 

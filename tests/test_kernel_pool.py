@@ -4,8 +4,8 @@ kernel process and no directory behind. Plans of a few cells, no lab notebook.""
 
 from __future__ import annotations
 
-import os
 import signal
+from pathlib import Path
 
 import psutil
 import pytest
@@ -32,6 +32,8 @@ SEE_NO_TRACES = _plan(
     "assert 'LEFT_BEHIND' not in os.environ, 'an environment variable of the student before'",
     "import numpy\nassert not hasattr(numpy, 'LEFT_BEHIND'), 'a module patched by the student before'",
     "import jax\nassert jax.device_count() == 8",
+    f"import os\nassert not os.path.exists({str(Path(kernel_pool.__file__).parent)!r}), 'the harness is visible'",
+    "import subprocess\nsubprocess.Popen(['sleep', '600'])",  # stopped when the cell ends
 )
 
 
@@ -73,7 +75,8 @@ def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(p
     assert spare is not None and spare.state == "started" and spare.failure is None
     second = pool.execute(SEE_NO_TRACES, {}, LIMITS, seed=2)
     assert second.status == "completed", second.reason
-    assert _cells(second) == [("ok", None)] * 5
+    assert _cells(second) == [("ok", None)] * 7
+    assert [c.leftover_processes for c in second.cells] == [0] * 6 + [1]
     (cold, was_warm, cold_pid), (warm, is_warm, warm_pid) = pool.used
     assert not was_warm  # the first submission had nothing warm: its kernel was started for it
     assert warm is spare and is_warm and warm_pid != cold_pid and warm.root != cold.root
@@ -114,7 +117,7 @@ def test_a_warm_kernel_that_died_while_waiting_is_replaced(pool):
     psutil.wait_procs([psutil.Process(launcher)], timeout=60)  # the sandbox ends with its kernel
     execution = pool.execute(SEE_NO_TRACES, {}, LIMITS, 2)
     assert execution.status == "completed", execution.reason
-    assert _cells(execution) == [("ok", None)] * 5
+    assert _cells(execution) == [("ok", None)] * 7
     assert not pool.used[-1][1] and pool.used[-1][0] is not spare and not spare.root.exists()
 
 
@@ -124,7 +127,8 @@ def test_after_close_no_kernel_process_or_directory_remains(pool):
     launcher = spare.km.provisioner.process.pid
     pool.close()
     assert _gone(launcher) and not spare.root.exists()
-    leftovers = [p for p in psutil.process_iter(["cmdline"]) if any(str(spare.root) in arg for arg in p.info["cmdline"] or [])]
+    leftovers = [p for p in psutil.process_iter(["cmdline"])
+                 if any(str(spare.root) in arg for arg in p.info["cmdline"] or [])]
     assert leftovers == []
     with pytest.raises(RuntimeError, match="closed"):
         pool.execute(_plan("pass"), {}, LIMITS, 2)
