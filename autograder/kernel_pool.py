@@ -78,7 +78,10 @@ class KernelPool:
 
     def _warm(self, limits: Limits, lab_probe: Path | None, after: StartedKernel) -> None:
         """Start the next kernel in the background once ``after`` has started (two starts at once
-        would slow the submission waiting for the first)."""
+        would slow the submission waiting for the first). One spare at most: an execution that
+        claimed nothing while another was claiming leaves the spare it finds."""
+        if self._spare is not None:
+            return
         try:
             kernel = StartedKernel(limits, lab_probe)
         except Exception:  # e.g. no uid left: the next submission gets a kernel started for it

@@ -144,3 +144,18 @@ def test_the_worker_pool_is_made_once_and_closed_with_its_spare():
     assert not spare.root.exists() and _gone(launcher)
     assert kernel_pool.worker_pool() is not pool
     kernel_pool.close_worker_pool()
+
+
+def test_executions_at_once_get_a_kernel_each_and_leave_none_behind(pool):
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool.execute(_plan("pass"), {}, LIMITS, 1)  # a spare for one of the next two
+    with ThreadPoolExecutor(2) as threads:
+        executions = list(threads.map(lambda seed: pool.execute(SEE_NO_TRACES, {}, LIMITS, seed), (2, 3)))
+    assert [e.status for e in executions] == ["completed"] * 2
+    kernels = [kernel for kernel, _, _ in pool.used]
+    assert len({id(k) for k in kernels}) == 3 and len({pid for _, _, pid in pool.used}) == 3
+    spare = pool.run(pool.spare())
+    assert spare is not None
+    pool.close()
+    assert not any(k.root.exists() for k in [*kernels, spare]) and all(_gone(pid) for _, _, pid in pool.used)
