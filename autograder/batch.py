@@ -1,10 +1,10 @@
 """``autograder batch``: grading a whole class on Dask, in parallel, resumable, with feedback pages.
 
-Each submission is graded on a Dask worker in its own fresh, sandboxed kernel, which the worker
-started while it graded the submission before (kernel_pool.py; a local cluster sized to the machine
-by default, or an existing cluster given by its scheduler's address). This process
-writes each student's results atomically as they arrive and rewrites the CSV gradebook after each,
-so an interrupted batch loses only what was in flight; running the same command again grades only
+Each submission is graded on a Dask worker (a local cluster sized to the machine by default, or an
+existing cluster given by its scheduler's address) in its own fresh, sandboxed kernel, which the
+worker started while it graded the submission before (kernel_pool.py). This process writes each
+student's results atomically as they arrive and rewrites the CSV gradebook after each, so an
+interrupted batch loses only what was in flight; running the same command again grades only
 the students without a saved result (and those named by ``--regrade``). Every run applies the
 instructor's overrides and late policy to the saved results and rewrites what they change, writes the
 similarity report, and rewrites the summaries, even when nothing is left to grade. This module imports
