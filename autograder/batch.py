@@ -1,9 +1,10 @@
 """``autograder batch``: grading a whole class on Dask, in parallel, resumable, with feedback pages.
 
-Each submission is graded on a Dask worker in its own fresh, sandboxed kernel (a local cluster sized
-to the machine by default, or an existing cluster given by its scheduler's address). This process
-writes each student's results atomically as they arrive and rewrites the CSV gradebook after each,
-so an interrupted batch loses only what was in flight; running the same command again grades only
+Each submission is graded on a Dask worker (a local cluster sized to the machine by default, or an
+existing cluster given by its scheduler's address) in its own fresh, sandboxed kernel, which the
+worker started while it graded the submission before (kernel_pool.py). This process writes each
+student's results atomically as they arrive and rewrites the CSV gradebook after each, so an
+interrupted batch loses only what was in flight; running the same command again grades only
 the students without a saved result (and those named by ``--regrade``). Every run applies the
 instructor's overrides and late policy to the saved results and rewrites what they change, writes the
 similarity report, and rewrites the summaries, even when nothing is left to grade. This module imports
@@ -58,6 +59,7 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_k
     configure_grader_process()
     from autograder.execute import Limits
     from autograder.grade import grade_notebook
+    from autograder.kernel_pool import worker_pool
     from autograder.sandbox import ResourceLimits
 
     sandbox = limits_kwargs.pop("sandbox")
@@ -66,10 +68,19 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_k
         path = Path(folder) / filename
         path.write_bytes(data)
         try:
-            result = grade_notebook(path, lab, limits=limits)
+            result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
             result = GradeResult(lab, filename, "grader error", f"{type(exc).__name__}: {exc}", 0.0, seed=None)
     return result.to_dict()
+
+
+def release_kernels() -> None:
+    """Shut down this worker's spare kernel (run on every worker once the batch has no more work)."""
+    import sys
+
+    pool = sys.modules.get("autograder.kernel_pool")  # imported only where something was graded
+    if pool is not None:
+        pool.close_worker_pool()
 
 
 def _read(submission: Submission) -> bytes | None:
@@ -122,6 +133,13 @@ def _client(options: BatchOptions):
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
                            dashboard_address=None, death_timeout=10)
     return Client(cluster), cluster
+
+
+def _release_kernels(client) -> None:
+    try:
+        client.run(release_kernels)
+    except Exception:  # a worker gone: its kernels went with it (they die with their parent)
+        pass
 
 
 def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
@@ -219,6 +237,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
             for future in futures:
                 future.cancel()
             if client is not None:
+                _release_kernels(client)
                 client.close(timeout=10)
             if cluster is not None:
                 cluster.close(timeout=10)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -123,40 +124,73 @@ class _CappedClient(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-class _Run:
-    """One execution: a kernel, its working directory and what has been learnt so far."""
+class StartedKernel:
+    """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
+    (probes loaded, JAX imported, the devices initialised): ready for one submission, and used once.
 
-    def __init__(self, plan: Plan, captures: Captures, limits: Limits, seed: int, root: Path,
-                 lab_probe: Path | None, submission: Path | None, live: LiveExecution | None):
-        self.plan, self._captures, self.limits, self.seed = plan, captures, limits, seed
-        self.live = live
-        self.with_lab_probe = lab_probe is not None
-        self.root = root
-        self.workdir = root / "work"  # the kernel's only writable directory
-        self.probe_dir = root / "probe"
-        self.facts_dir = self.workdir / ".facts"
-        for d in (self.workdir, self.probe_dir, self.facts_dir):
-            d.mkdir()
-        shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
-        if lab_probe is not None:
-            shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
-        if submission is not None:
-            shutil.copyfile(submission, self.workdir / submission.name)
-        self.km = HarnessKernelManager(self.workdir, root / "kernel.log", limits.sandbox, [self.probe_dir])
+    It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
+
+    def __init__(self, limits: Limits, lab_probe: Path | None):
+        self.limits, self.with_lab_probe = limits, lab_probe is not None
+        self.probe_digest = _digest(lab_probe)
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
+        try:
+            os.chmod(self.root, 0o755)
+            self.workdir = self.root / "work"  # the kernel's only writable directory
+            self.probe_dir = self.root / "probe"
+            self.facts_dir = self.workdir / ".facts"
+            for d in (self.workdir, self.probe_dir, self.facts_dir):
+                d.mkdir()
+            shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
+            if lab_probe is not None:
+                shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
+            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.probe_dir])
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
         if self.km.uid is not None:
             os.chown(self.facts_dir, self.km.uid, self.km.uid)
-        self.interrupted: str | None = None  # the last cell that had to be interrupted
-        self.taken = TakenFacts(root / "taken")  # outside the kernel's view
-        self.cells: list[CellOutcome] = []
-        if live is not None:
-            live.started(self.taken, self.cells)
+        self.state = "new"  # then "starting", then "started" once the startup code has run
+        self.failure: str | None = None  # why the startup code failed, if it did
+        self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
+        self.start_ended = asyncio.Event()  # started, failed to, or closed
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
             self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
             interrupt_on_timeout=True, iopub_timeout=10, raise_on_iopub_timeout=False,
+            startup_timeout=int(limits.startup_timeout),
             error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
                               "traceback": []},
         )
+
+    def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
+        """Was it made for these limits and this lab probe (compared by content)?"""
+        return limits == self.limits and _digest(lab_probe) == self.probe_digest
+
+    async def start(self) -> None:
+        """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
+        Then remember the harness's processes: any other process found later was started by student code."""
+        self.state = "starting"
+        try:
+            await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+            await self.client.async_start_new_kernel_client()
+            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
+            cell = await self.run_code(startup, self.limits.startup_timeout)
+            self.failure = _error_of(cell)
+            if self.failure is None:
+                self.km.note_harness_processes()
+            self.state = "started"
+        finally:
+            self.start_ended.set()
+
+    async def ready(self, timeout: float = 15) -> bool:
+        """Started without failing, still running, and answering: may it take a submission now?"""
+        if self.state != "started" or self.failure is not None or self.client.kc is None:
+            return False
+        try:
+            return await self.km.is_alive() and _error_of(await self.run_code("pass", timeout)) is None
+        except Exception:  # it died, or does not answer
+            return False
 
     async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
         """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
@@ -166,14 +200,50 @@ class _Run:
         await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
         return cell
 
+    async def close(self) -> None:
+        """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
+        self.start_ended.set()
+        try:
+            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
+        except Exception:
+            pass
+        if self.client.kc is not None:
+            self.client.kc.stop_channels()
+        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
+            print(f"kept {self.root}")
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _digest(path: Path | None) -> str | None:
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class _Run:
+    """One execution: a started kernel, the submission's plan, and what has been learnt so far."""
+
+    def __init__(self, plan: Plan, captures: Captures, seed: int, kernel: StartedKernel,
+                 submission: Path | None, live: LiveExecution | None):
+        self.plan, self._captures, self.limits, self.seed = plan, captures, kernel.limits, seed
+        self.live = live
+        self.kernel, self.km, self.client, self.facts_dir = kernel, kernel.km, kernel.client, kernel.facts_dir
+        if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
+            shutil.copyfile(submission, kernel.workdir / submission.name)
+        self.interrupted: str | None = None  # the last cell that had to be interrupted
+        self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
+        self.cells: list[CellOutcome] = []
+        if live is not None:
+            live.started(self.taken, self.cells)
+
+    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
+        return await self.kernel.run_code(source, timeout)
+
     async def execute(self) -> tuple[str, str | None, str | None]:
-        await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+        if self.kernel.state == "new":
+            await self.kernel.start()
+        if self.kernel.failure:
+            return "kernel failed to start", f"the device setup failed: {self.kernel.failure}", None
         async with self.client.async_setup_kernel():
-            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
-            cell = await self.run_code(startup, self.limits.startup_timeout)
-            if _error_of(cell):
-                return "kernel failed to start", f"the device setup failed: {_error_of(cell)}", None
-            self.km.note_harness_processes()
             with quiet.student_code_running():
                 for step in self.plan.steps:
                     if isinstance(step, CaptureTask):
@@ -252,12 +322,6 @@ class _Run:
                 return f"the kernel died: {words}"
         return "the kernel died (it exited or was killed)"
 
-    async def shutdown(self) -> None:
-        try:
-            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
-        except Exception:
-            pass
-
 
 def _error_of(cell) -> str | None:
     for out in cell.get("outputs", []):
@@ -287,15 +351,23 @@ Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
 
 async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, seed: int,
                              lab_probe: Path | None = None, submission: Path | None = None,
-                             live: LiveExecution | None = None) -> Execution:
+                             live: LiveExecution | None = None, kernel: StartedKernel | None = None) -> Execution:
     """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one, and
     a copy of ``submission`` is put in the kernel's working directory. ``captures`` may be a function
     that returns them, called once the kernel is starting. With ``live``, a grader in another thread
-    follows the run, and the cells of a task that times code wait until that grader is idle."""
-    started = time.monotonic()
-    root = Path(tempfile.mkdtemp(prefix="autograder-"))
-    os.chmod(root, 0o755)
-    run = _Run(plan, captures, limits, seed, root, lab_probe, submission, live)
+    follows the run, and the cells of a task that times code wait until that grader is idle.
+    ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started here);
+    it is shut down after."""
+    started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
+    if kernel is not None and not kernel.fits(limits, lab_probe):
+        await kernel.close()
+        raise ValueError("the kernel given was started for other limits or another lab probe")
+    kernel = kernel or StartedKernel(limits, lab_probe)
+    try:
+        run = _Run(plan, captures, seed, kernel, submission, live)
+    except BaseException:
+        await kernel.close()
+        raise
     status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
     try:
         status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
@@ -316,13 +388,10 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
     finally:
         if live is not None:
             live.ended(status, reason, ended_at)
-        await run.shutdown()
+        await kernel.close()
         seconds = time.monotonic() - started
         facts, fact_errors = run.taken.read_all()
-        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
-            print(f"kept {root}")
-        else:
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(run.taken.directory, ignore_errors=True)
     cut_by = next((task for task in run.taken.order if task in facts and facts[task].output_cut), None)
     return Execution(status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by)
 

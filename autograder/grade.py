@@ -23,15 +23,17 @@ from autograder.submission import NotANotebook, read_submission
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
-                   limits: Limits = Limits(), seed: int | None = None) -> GradeResult:
+                   limits: Limits = Limits(), seed: int | None = None, execute=execute_plan) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
+    ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
 
     Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
-    return grade_with_execution(path, lab_id, public_only, limits, seed)[0]
+    return grade_with_execution(path, lab_id, public_only, limits, seed, execute)[0]
 
 
 def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
-                         limits: Limits = Limits(), seed: int | None = None) -> tuple[GradeResult, Execution | None]:
+                         limits: Limits = Limits(), seed: int | None = None,
+                         execute=execute_plan) -> tuple[GradeResult, Execution | None]:
     """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
     notebook was not run."""
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
@@ -54,7 +56,7 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
-    run = _RunInBackground(plan, lab, limits, seed, path)
+    run = _RunInBackground(execute, plan, lab, limits, seed, path)
     try:
         from autograder.grading import GraderError, run_graders  # JAX loads while the kernel starts
 
@@ -79,17 +81,16 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
 class _RunInBackground:
     """The submission's execution, started at once in a thread of its own and followed live."""
 
-    def __init__(self, plan, lab: Lab, limits: Limits, seed: int, path: Path):
+    def __init__(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path):
         self.live = LiveExecution()
         self._outcome: Execution | BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(plan, lab, limits, seed, path),
+        self._thread = threading.Thread(target=self._run, args=(execute, plan, lab, limits, seed, path),
                                          name="autograder-kernel", daemon=True)
         self._thread.start()
 
-    def _run(self, plan, lab: Lab, limits: Limits, seed: int, path: Path) -> None:
+    def _run(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path) -> None:
         try:
-            self._outcome = execute_plan(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path,
-                                         self.live)
+            self._outcome = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, self.live)
         except BaseException as exc:  # handed to the grader's thread, which raises it
             self._outcome = exc
             self.live.ended("kernel failed to start", f"{type(exc).__name__}: {exc}", None)

@@ -3,12 +3,20 @@
 Builds a class of lab 2 submissions (half correct on t1–t2, half wrong on t1), grades them one by one
 (each with ``autograder grade`` in a fresh process, as an instructor would in a loop), then as one
 batch with ``--workers`` local Dask workers, and prints submissions per minute and their ratio — both
-measured in this one run, since the machine's speed varies from run to run.
+measured in this one run, since the machine's speed varies from run to run. Also prints the median
+execution time of a submission (results.json's ``execution_time``: from asking for a kernel to its
+shutdown, so a kernel's start-up counts unless a batch worker had started it ahead).
+
+With ``--baseline CHECKOUT`` it also grades the class as a batch with another checkout's code (the
+commit before a change), alternating with this checkout's ``--rounds`` times, and prints both.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,36 +39,69 @@ def make_class(folder: Path, size: int) -> list[Path]:
     return [make_submission(LAB, KINDS[i % len(KINDS)], folder / f"student{i:03d}.ipynb") for i in range(size)]
 
 
-def one_by_one(paths: list[Path]) -> float:
+def one_by_one(paths: list[Path], out: Path) -> float:
+    out.mkdir()
     started = time.perf_counter()
     for path in paths:
-        subprocess.run([sys.executable, "-m", "autograder", "grade", str(path)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        results = out / f"{path.stem}.json"
+        subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--json", str(results)],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
-def batch(folder: Path, out: Path, workers: int) -> float:
+def median_execution(results: list[Path]) -> float:
+    return statistics.median(json.loads(path.read_text())["execution_time"] for path in results)
+
+
+def batch(folder: Path, out: Path, workers: int, checkout: Path | None = None) -> float:
+    """Seconds to grade the class as one batch, with ``checkout``'s code if given."""
+    env = None if checkout is None else {**os.environ, "PYTHONPATH": str(checkout)}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "autograder", "batch", str(folder), "--lab", LAB.id, "--out", str(out),
-                    "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=env)
     return time.perf_counter() - started
+
+
+def against_baseline(folder: Path, tmp: Path, args) -> None:
+    this = Path(__file__).resolve().parents[1]
+    seconds: dict[str, list[float]] = {"baseline": [], "this": []}
+    executions: dict[str, list[float]] = {"baseline": [], "this": []}
+    for round_ in range(args.rounds):
+        for name, checkout in (("baseline", args.baseline), ("this", this)):
+            out = tmp / f"{name}{round_}"
+            seconds[name].append(batch(folder, out, args.workers, checkout))
+            executions[name].append(median_execution(sorted(out.glob("*/results.json"))))
+    for name, checkout in (("baseline", args.baseline), ("this", this)):
+        runs = " ".join(f"{s:.1f}" for s in seconds[name])
+        print(f"batch, {name} ({checkout}): {statistics.median(seconds[name]):.1f} s (runs: {runs}); "
+              f"median execution {statistics.median(executions[name]):.1f} s")
+    ratio = statistics.median(seconds["baseline"]) / statistics.median(seconds["this"])
+    print(f"throughput ratio this / baseline: {ratio:.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=12, help="submissions in the class (default 12)")
     parser.add_argument("--workers", type=int, default=2, help="local Dask workers (default 2)")
+    parser.add_argument("--baseline", type=Path, help="a checkout whose batch to compare with this one's")
+    parser.add_argument("--rounds", type=int, default=2, help="batches of each with --baseline (default 2)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         paths = make_class(folder, args.size)
-        serial = one_by_one(paths)
+        if args.baseline is not None:
+            return against_baseline(folder, Path(tmp), args)
+        serial = one_by_one(paths, Path(tmp) / "serial")
         parallel = batch(folder, Path(tmp) / "out", args.workers)
+        serial_execution = median_execution(sorted((Path(tmp) / "serial").glob("*.json")))
+        batch_execution = median_execution(sorted((Path(tmp) / "out").glob("*/results.json")))
     per_minute = lambda seconds: 60 * args.size / seconds  # noqa: E731
     print(f"submissions:          {args.size}")
     print(f"one by one:           {serial:7.1f} s  {per_minute(serial):6.1f} per minute")
     print(f"batch ({args.workers} workers):    {parallel:7.1f} s  {per_minute(parallel):6.1f} per minute")
     print(f"throughput ratio batch / one by one: {serial / parallel:.2f}")
+    print(f"median execution per submission: one by one {serial_execution:.1f} s, batch {batch_execution:.1f} s")
 
 
 if __name__ == "__main__":

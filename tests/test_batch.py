@@ -11,10 +11,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from autograder.execute import Limits
@@ -69,6 +71,44 @@ def _batch(args, **kwargs):
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
+def _watch_kernels(batch: subprocess.Popen) -> dict[int, tuple[psutil.Process, Path]]:
+    """The sandboxed kernels a running batch starts (pid -> process, working directory), seen until it ends."""
+    seen = {}
+
+    def watch():
+        while batch.poll() is None:
+            try:
+                processes = psutil.Process(batch.pid).children(recursive=True)
+            except psutil.Error:
+                return
+            for process in processes:
+                try:
+                    command = process.cmdline()
+                except psutil.Error:
+                    continue
+                if command[:1] == ["bwrap"] and "ipykernel_launcher" in command:
+                    seen.setdefault(process.pid, (process, Path(command[command.index("--chdir") + 1])))
+            time.sleep(0.2)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return seen
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _assert_gone(kernels: dict[int, tuple[psutil.Process, Path]]) -> None:
+    deadline = time.monotonic() + 30  # they are shut down before the batch exits; this is a margin
+    while time.monotonic() < deadline and any(_alive(p) for p, _ in kernels.values()):
+        time.sleep(0.5)
+    assert [p.pid for p, _ in kernels.values() if _alive(p)] == []
+    assert [str(w) for _, w in kernels.values() if w.parent.exists()] == []  # each kernel's root directory
+
+
 def _grades(out: Path) -> dict[str, dict]:
     with open(out / "grades.csv", newline="") as handle:
         return {row["student"]: row for row in csv.DictReader(handle)}
@@ -116,9 +156,12 @@ def test_kinds_grade_as_expected_alone(one_by_one):
 def test_local_workers_grade_like_one_by_one(class_of_40, one_by_one, tmp_path):
     folder, students = class_of_40
     done = _batch([folder, "--out", tmp_path / "out", "--workers", "2"])
+    kernels = _watch_kernels(done)
     stdout, stderr = done.communicate(timeout=1800)
     assert done.returncode == 0, stderr[-3000:]
     _assert_same_as_one_by_one(tmp_path / "out", students, one_by_one)
+    assert len(kernels) >= 2  # the batch's kernels (spares included): none is left after it
+    _assert_gone(kernels)
     for student in students:
         results = json.loads((tmp_path / "out" / student / "results.json").read_text())
         assert {"score", "tests", "output"} <= set(results)
