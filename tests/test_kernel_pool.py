@@ -43,10 +43,10 @@ def pool(monkeypatch):
     ahead, and the pid of the process that launched it."""
     used = []
 
-    async def recording(plan, captures, limits, seed, lab_probe=None, submission=None, kernel=None):
+    async def recording(plan, captures, limits, seed, lab_probe=None, submission=None, live=None, kernel=None):
         warm = kernel.state == "started"
         try:
-            return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, kernel=kernel)
+            return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live, kernel)
         finally:
             used.append((kernel, warm, kernel.km._launcher.pid))
 
