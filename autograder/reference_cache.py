@@ -17,9 +17,8 @@ None), the key, and a sha256 of each array's bytes and of the document itself. I
 ``allow_pickle=False``; an entry that is unreadable, truncated, edited, or made for another key is
 recomputed and rewritten, never trusted and never an error for the caller.
 
-The directory is ``$AUTOGRADER_CACHE_DIR``, else ``references/`` in the user's cache directory (e.g.
-``~/.cache/autograder/references``). Everything under it is trusted by the grader: it is created
-private to the grader's user, and deleting it is always safe.
+The entries live in ``references/`` under the machine's cache directory (``machine_cache.py``:
+``$AUTOGRADER_CACHE_DIR``, else e.g. ``~/.cache/autograder``), in folders private to the grader's user.
 """
 
 from __future__ import annotations
@@ -41,7 +40,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-CACHE_DIR_VARIABLE = "AUTOGRADER_CACHE_DIR"
+from autograder.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
+
 FORMAT = 1
 STRUCTURE_MEMBER = "structure"  # the JSON document, stored in the .npz as uint8 bytes
 PACKAGE = "autograder"
@@ -54,16 +54,6 @@ _MISSING = object()
 
 class EntryError(ValueError):
     """A cache entry that cannot be trusted: unreadable, truncated, edited, or made for another key."""
-
-
-def cache_root() -> Path:
-    """The cache directory of this machine's user: ``$AUTOGRADER_CACHE_DIR``, else the user cache dir."""
-    configured = os.environ.get(CACHE_DIR_VARIABLE)
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("autograder", appauthor=False))
 
 
 def references_dir() -> Path:
@@ -143,16 +133,6 @@ def _document_digest(document: dict) -> str:
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
-def _make_private_dirs(folder: Path) -> None:
-    """Create ``folder`` and its missing parents, each readable and writable by this user alone."""
-    missing = []
-    while not folder.exists():
-        missing.append(folder)
-        folder = folder.parent
-    for directory in reversed(missing):
-        directory.mkdir(mode=0o700, exist_ok=True)
-
-
 def write_entry(path: Path, key: dict, value: Any) -> None:
     """Store ``value`` for ``key`` at ``path`` atomically (a temporary file in the same folder, then replace)."""
     description, arrays = encode(value)
@@ -161,7 +141,7 @@ def write_entry(path: Path, key: dict, value: Any) -> None:
     document["sha256"] = _document_digest(document)
     members = {f"a{i}": a for i, a in enumerate(arrays)}
     members[STRUCTURE_MEMBER] = np.frombuffer(json.dumps(document).encode(), dtype=np.uint8)
-    _make_private_dirs(path.parent)
+    make_private_dirs(path.parent)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:

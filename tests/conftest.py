@@ -1,4 +1,5 @@
-"""Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses, and a reference cache of the session's own."""
+"""Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses, and a
+reference cache of the session's own."""
 
 import os
 
