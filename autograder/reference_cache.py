@@ -291,7 +291,7 @@ class CachedReference:
         functools.update_wrapper(self, function)
         self.function = function
         self._memo: dict[tuple, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def reference(self, *args: Any) -> Reference:
         """The key and the entry's path for this call."""
