@@ -9,9 +9,6 @@
     in-process grading would skip them. results.json's ``execution_time`` (GradeResult.seconds: the
     kernel's start, cells, probes and shutdown) splits the grade into execution and the rest (process
     start, imports, pytest graders, reference computations and the grader's timing measurement).
-    The reference results and compiled references are also kept on disk for the machine (see the
-    README, "What the grader keeps on the machine"): the first grading computes them, the later ones
-    read them; point ``AUTOGRADER_CACHE_DIR`` at an empty folder to measure a cold machine.
 
 The two are interleaved (bare, grade, bare, grade, ...) so that both see the same load; each is
 summarised by its median. One run, ratios only: the machine is shared and noisy.
