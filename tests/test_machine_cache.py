@@ -1,5 +1,6 @@
-"""The grader's compilation cache: a second grader process loads what the first compiled; it lives
-under the machine's cache directory, privately, and never reaches a student's kernel."""
+"""The grader's compilation cache: a second grader process loads what the first compiled (same values,
+same collectives in its HLO); it lives under the machine's cache directory, privately, and never
+reaches a student's kernel."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ import jax, jax.numpy as jnp
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # any compilation is stored
 hits = []
 jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
-value = jax.jit(lambda x: jnp.sin(x) * 3 + 1)(jnp.arange(8.0))
-print(json.dumps({"hits": len(hits), "dir": jax.config.jax_compilation_cache_dir, "value": value.tolist()}))
+from jax.sharding import NamedSharding, PartitionSpec as P
+from autograder.checks import collectives_in
+x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(jax.make_mesh((8,), ("x",)), P("x")))
+compiled = jax.jit(lambda x: jnp.sin(x).sum(axis=0) * 3).lower(x).compile()
+print(json.dumps({"hits": len(hits), "dir": jax.config.jax_compilation_cache_dir, "value": compiled(x).tolist(),
+                  "collectives": collectives_in(compiled.as_text())}))
 """
 
 
@@ -43,6 +48,8 @@ def test_a_second_grader_process_loads_what_the_first_compiled(tmp_path):
     assert (tmp_path / "xla").stat().st_mode & 0o077 == 0
     second = _compile(tmp_path)
     assert second["hits"] >= 1 and second["value"] == first["value"]
+    # what the graders read from a compiled program survives the cache
+    assert second["collectives"] == first["collectives"] and first["collectives"]["all-reduce"] == 1
 
 
 def test_a_kernel_never_gets_the_compilation_cache(tmp_path):
