@@ -7,9 +7,11 @@ student's results atomically as they arrive and rewrites the CSV gradebook after
 interrupted batch loses only what was in flight; running the same command again grades only
 the students without a saved result (and those named by ``--regrade``). Every run applies the
 instructor's overrides and late policy to the saved results and rewrites what they change, writes the
-similarity report, and rewrites the summaries, even when nothing is left to grade. This module imports
-no JAX: a worker imports it first, and the grading function sets up the devices before anything
-imports JAX.
+similarity report, and rewrites the summaries, even when nothing is left to grade. Before the first
+submission is dispatched, one worker computes the lab's cached references (``autograder warm``), so
+that the others read them from the machine's cache instead of each computing them. This module imports
+no JAX: a worker imports it first, and the grading and warming functions set up the devices before
+anything imports JAX.
 """
 
 from __future__ import annotations
@@ -81,6 +83,26 @@ def release_kernels() -> None:
     pool = sys.modules.get("autograder.kernel_pool")  # imported only where something was graded
     if pool is not None:
         pool.close_worker_pool()
+
+
+def warm_on_worker(lab: str) -> str:
+    """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary."""
+    from autograder.devices import configure_grader_process
+
+    configure_grader_process()
+    from autograder.warm import warm_lab
+
+    return warm_lab(lab).summary()
+
+
+def _warm(client, lab: str, progress: "_Progress") -> None:
+    """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
+    failure is only reported: each grading computes what it lacks."""
+    try:
+        summary = client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False).result()
+    except Exception as exc:
+        summary = f"the lab's references could not be computed ahead: {type(exc).__name__}: {exc}"
+    progress.progress.console.print(f"references: {summary}")
 
 
 def _read(submission: Submission) -> bytes | None:
@@ -213,6 +235,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         client, cluster = (None, None) if not todo else _client(options)
         futures = {}
         try:
+            if any(s.path is not None for s in todo):
+                _warm(client, options.lab, progress)
             for submission in todo:
                 data = None if submission.path is None else _read(submission)
                 if data is None:

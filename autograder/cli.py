@@ -1,4 +1,4 @@
-"""The ``autograder`` command: assign, grade, check, batch, override, similarity."""
+"""The ``autograder`` command: assign, grade, check, batch, override, similarity, warm."""
 
 from __future__ import annotations
 
@@ -168,6 +168,19 @@ def cmd_similarity(args) -> int:
     return 0
 
 
+def cmd_warm(args) -> int:
+    from autograder.lab import LabError, lab_ids, load_lab
+    from autograder.warm import warm
+
+    try:
+        labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]
+    except LabError as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    warm(labs)
+    return 0
+
+
 def cmd_gradescope(args) -> int:
     from autograder.gradescope import GradescopeConfig, GradescopeError, build_autograder_zip
     from autograder.lab import LabError
@@ -272,6 +285,10 @@ def build_parser() -> argparse.ArgumentParser:
     similarity.add_argument("--lab", required=True)
     similarity.add_argument("--out", required=True, help="the folder similarity.html goes in")
     similarity.set_defaults(run=cmd_similarity)
+
+    warm = sub.add_parser("warm", help="compute and store the labs' reference results (kept on this machine)")
+    warm.add_argument("labs", nargs="*", help="lab ids (default: every lab)")
+    warm.set_defaults(run=cmd_warm)
     return parser
 
 

@@ -3,6 +3,8 @@
 import os
 import sys
 
+from autograder.machine_cache import enable_compilation_cache
+
 DEVICE_COUNT = 8
 
 # PJRT_NPROC at twice the device count keeps XLA:CPU collectives from deadlocking on 2 cores.
@@ -32,8 +34,10 @@ def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def configure_grader_process() -> None:
-    """Give this (trusted) process the harness's devices; call before JAX is first used."""
+    """Give this (trusted) process the harness's devices and the machine's compilation cache; call before
+    JAX is first used."""
     os.environ.update(HARNESS_ENV)
+    enable_compilation_cache()
     if "jax" in sys.modules:
         import jax
 

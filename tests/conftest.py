@@ -1,4 +1,5 @@
-"""Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses."""
+"""Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses, and a
+reference cache of the session's own."""
 
 import os
 
@@ -8,6 +9,20 @@ os.environ.setdefault("PJRT_NPROC", "16")
 
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reference_cache(tmp_path_factory):
+    """A reference cache of the session's own (``AUTOGRADER_CACHE_DIR``, inherited by the processes the
+    tests start): the suite never reads a stale cache nor writes into the user's."""
+    folder = tmp_path_factory.mktemp("autograder-cache")
+    previous = os.environ.get("AUTOGRADER_CACHE_DIR")
+    os.environ["AUTOGRADER_CACHE_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("AUTOGRADER_CACHE_DIR", None)
+    else:
+        os.environ["AUTOGRADER_CACHE_DIR"] = previous
 
 
 @pytest.fixture(scope="session")

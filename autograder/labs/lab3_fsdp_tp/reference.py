@@ -9,6 +9,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeshSpec, measure_interleaved
+from autograder.reference_cache import cached_reference
 
 MESH_2D = MeshSpec((2, 4), ("data", "model"), "auto")
 MESH_1D = MeshSpec((8,), ("data",), "auto")
@@ -39,7 +40,7 @@ def kernel_shape(name: str, hidden_dim: int) -> tuple[int, int]:
     return shapes.get(name, (hidden_dim, hidden_dim))
 
 
-@functools.cache
+@cached_reference
 def lab_arrays() -> dict[str, np.ndarray]:
     """The lab's x, A, W1, W2 (key 0), exactly as its locked cell makes them."""
     keys = jax.random.split(jax.random.key(0), 4)
@@ -47,13 +48,13 @@ def lab_arrays() -> dict[str, np.ndarray]:
     return {name: np.asarray(jax.random.normal(key, shape)) for key, (name, shape) in zip(keys, shapes.items())}
 
 
-@functools.cache
+@cached_reference
 def lab_X() -> np.ndarray:
     """The lab's 1000×1000 X of Parts 4 and 5 (key 1)."""
     return np.asarray(jax.random.normal(jax.random.key(1), X_SHAPE))
 
 
-@functools.cache
+@cached_reference
 def lab_X_layer() -> np.ndarray:
     """The lab's input of the TPLayer (key 2)."""
     return np.asarray(jax.random.normal(jax.random.key(2), LAB_LAYER["input_shape"]))
@@ -110,3 +111,7 @@ def collective_times() -> dict[str, float]:
     fns = collective_fns()
     stats = measure_interleaved({name: functools.partial(fn, X) for name, fn in fns.items()}, repeats=30, warmup=3)
     return {name: s.median for name, s in stats.items()}
+
+
+# What `autograder warm` and `autograder batch` store ahead of grading (the grader's timings stay per grade).
+CACHED_CALLS = (lab_arrays, lab_X, lab_X_layer)

@@ -1,0 +1,73 @@
+"""What the grader keeps on this machine between processes: the cache directory, and JAX's persistent
+compilation cache under it (``xla/``), which lets a grading process load the executables an earlier one
+compiled instead of compiling them again.
+
+The directory is ``$AUTOGRADER_CACHE_DIR``, else the user's cache directory (``~/.cache/autograder`` on
+Linux). The grader trusts what is in it (reference results, compiled code), so every folder it creates
+there is private to the grader's user; deleting the directory is always safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+CACHE_DIR_VARIABLE = "AUTOGRADER_CACHE_DIR"
+# Compilations shorter than this are not worth a file (a read costs a few ms); the grader's references
+# compile in 0.2–2 s here.
+MIN_COMPILE_SECONDS = 0.1
+# A bound on the compilation cache; JAX evicts the least recently used entries beyond it, and with a
+# bound it takes a file lock around each read and write, so concurrent graders never see a partial file.
+MAX_COMPILATION_CACHE_BYTES = 2 * 2**30
+
+log = logging.getLogger(__name__)
+
+
+def cache_root() -> Path:
+    """``$AUTOGRADER_CACHE_DIR``, else ``autograder`` in the user's cache directory."""
+    configured = os.environ.get(CACHE_DIR_VARIABLE)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("autograder", appauthor=False))
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each readable and writable by this user alone."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+
+
+def compilation_cache_settings(directory: Path) -> dict[str, str]:
+    """JAX's settings (as environment variables) for a persistent compilation cache in ``directory``."""
+    return {"JAX_COMPILATION_CACHE_DIR": str(directory),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": str(MIN_COMPILE_SECONDS),
+            "JAX_COMPILATION_CACHE_MAX_SIZE": str(MAX_COMPILATION_CACHE_BYTES)}
+
+
+def enable_compilation_cache() -> Path | None:
+    """Turn on JAX's persistent compilation cache in ``xla/`` under the cache directory, for this (grader)
+    process only: a kernel's environment drops every ``JAX_`` variable. Returns the folder, or None when
+    it cannot be created (grading then simply compiles)."""
+    folder = cache_root() / "xla"
+    try:
+        make_private_dirs(folder)
+    except OSError as exc:
+        log.warning("no compilation cache: cannot create %s (%s)", folder, exc)
+        return None
+    settings = compilation_cache_settings(folder)
+    os.environ.update(settings)
+    if "jax" in sys.modules:  # too late for the environment to be read: set the options themselves
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", str(folder))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
+        jax.config.update("jax_compilation_cache_max_size", MAX_COMPILATION_CACHE_BYTES)
+    return folder
