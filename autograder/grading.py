@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Collection
 
 import pytest
@@ -22,6 +23,7 @@ from autograder.facts import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
 from autograder.lab import Lab
 from autograder.live_execution import LiveExecution
 
+AUTOLOAD_VARIABLE = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 MARKERS = (
     "task(id): the lab task a check belongs to",
     "points(n): what a check is worth",
@@ -174,10 +176,25 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     if public_only:
         args += ["-m", "not hidden"]
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
-    with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
+    with PARSER_LOCK, execution.checking(), _no_plugin_autoload(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
         raise KeyboardInterrupt
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])
     return plugin.results
+
+
+@contextlib.contextmanager
+def _no_plugin_autoload():
+    """The graders need no pytest plugin but this module's; the ones installed beside pytest are not
+    loaded (they cost time at each session's end, and are none of the grading's business)."""
+    saved = os.environ.get(AUTOLOAD_VARIABLE)
+    os.environ[AUTOLOAD_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(AUTOLOAD_VARIABLE, None)
+        else:
+            os.environ[AUTOLOAD_VARIABLE] = saved
