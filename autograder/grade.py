@@ -57,9 +57,9 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
     run = _RunInBackground(execute, plan, lab, limits, seed, path)
-    try:
-        from autograder.grading import GraderError, run_graders  # JAX loads while the kernel starts
+    from autograder.grading import GraderError, run_graders  # JAX loads while the kernel starts
 
+    try:
         checks = run_graders(lab, run.live, seed, public_only)
     except GraderError as exc:
         return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
