@@ -87,9 +87,6 @@ class Execution:
     def wait_for(self, task: str) -> None:
         """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
 
-    def wait_for_end(self) -> None:
-        """A finished execution has ended."""
-
     def checking(self):
         """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
         return contextlib.nullcontext()

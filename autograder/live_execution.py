@@ -68,9 +68,6 @@ class LiveExecution:
         """Block until ``task``'s facts are taken or the run has ended."""
         self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
 
-    def wait_for_end(self) -> None:
-        self._wait(lambda: self.status is not None)
-
     def _wait(self, ready: Callable[[], bool]) -> None:
         with self._changed:
             self._grader_waits_for = ready
