@@ -8,8 +8,9 @@ import pytest
 
 from autograder.checks import (
     CheckFailure, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, format_seconds,
-    measure_interleaved,
+    measure_interleaved, median_is_settled,
 )
+from autograder.checks import timing
 from test_checks_support import fact_of, missing_fact
 
 
@@ -49,6 +50,60 @@ def test_measure_interleaved_blocks_until_the_result_is_ready():
     assert stats["slow"].median >= 0.009
     with pytest.raises(ValueError):
         measure_interleaved({"slow": Slow}, repeats=0)
+
+
+class FakeClock:
+    """Stands in for ``time`` in the timing module: a call "takes" exactly the seconds it is given."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+    def taking(self, seconds):
+        seconds = iter(seconds)
+
+        def call():
+            self.now += next(seconds)
+        return call
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = FakeClock()
+    monkeypatch.setattr(timing, "time", fake)
+    return fake
+
+
+def test_measure_interleaved_stops_early_once_every_median_is_settled(clock):
+    steady = clock.taking([0.010, 0.0101, 0.0099] * 10)
+    stats = measure_interleaved({"steady": steady}, repeats=15, warmup=1, min_repeats=5)
+    assert stats["steady"].samples == pytest.approx((0.0101, 0.0099, 0.010, 0.0101, 0.0099))
+
+
+def test_measure_interleaved_takes_every_round_while_the_times_scatter(clock):
+    noisy = clock.taking([0.001] + [0.002, 0.006, 0.001, 0.004] * 4)
+    stats = measure_interleaved({"noisy": noisy}, repeats=12, warmup=1, min_repeats=5)
+    assert len(stats["noisy"].samples) == 12
+
+
+def test_measure_interleaved_waits_for_every_side_to_settle(clock):
+    steady, noisy = clock.taking([0.003] * 20), clock.taking([0.002, 0.004, 0.006] * 7)
+    stats = measure_interleaved({"steady": steady, "noisy": noisy}, repeats=9, warmup=0, min_repeats=5)
+    assert [len(s.samples) for s in stats.values()] == [9, 9]
+    steady, settling = clock.taking([0.003] * 20), clock.taking([0.002, 0.006] + [0.004] * 20)
+    stats = measure_interleaved({"steady": steady, "settling": settling}, repeats=15, warmup=0, min_repeats=5)
+    assert [len(s.samples) for s in stats.values()] == [8, 8]  # x(2)..x(7) of 8 exclude both outliers
+
+
+def test_a_median_is_settled_when_its_order_statistic_interval_is_tight():
+    assert median_is_settled([1.0, 1.02, 0.99, 1.01, 1.03], 0.1)
+    assert not median_is_settled([1.0, 1.02, 0.99, 1.01], 0.1)  # 4 samples cannot give 90 %
+    assert not median_is_settled([1.0, 1.02, 0.99, 1.01, 1.3], 0.1)  # one slow call, and only 5 samples
+    # with 8 samples the interval is x(2)..x(7): one outlier on each side is allowed
+    assert median_is_settled([0.5, 1.0, 1.02, 0.99, 1.01, 1.0, 1.03, 2.0], 0.1)
+    assert not median_is_settled([0.5, 0.8, 1.02, 0.99, 1.01, 1.0, 1.03, 2.0], 0.1)
 
 
 # assert_time_consistent

@@ -6,6 +6,8 @@ Why the tolerances are as they are (jax 0.10.2, 2 cores, 8 virtual CPU devices; 
   machine, and another process burning a core shifted it by up to 40 %; on a heavily shared machine
   single repeats ranged 0.43–2.9. So every measurement is warmed up, blocked, repeated, interleaved
   (both sides see the same load) and summarised by its median.
+  It stops repeating early once every median is known within ±10 % (distribution-free, 90 %):
+  on a quiet machine that is after 5 rounds, under load it takes them all.
 - A student's time is measured in another process at another moment, so it can only agree with ours
   within a factor: 4× for a time per call (wider than the load shifts of a median), 2.5× for a ratio
   of two times (load affects both sides of a ratio alike, so it moves less than either time).
@@ -19,6 +21,7 @@ Why the tolerances are as they are (jax 0.10.2, 2 cores, 8 virtual CPU devices; 
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -42,14 +45,22 @@ class TimingStats:
 
 
 QUIET_TIMEOUT = 900.0  # longer than any run may last: past it, measure anyway
+MEDIAN_CONFIDENCE = 0.9  # how sure an early stop must be that each median lies within its precision
+DEFAULT_PRECISION = 0.1  # ±10 %: far inside the factors (2.5×, 4×) and the verdict band (±25 %) used below
 
 
-def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, warmup: int = 2) -> dict[str, TimingStats]:
-    """Time each function ``repeats`` times, one call of each per round (order alternating between
+def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, warmup: int = 2,
+                        min_repeats: int | None = None, precision: float = DEFAULT_PRECISION) -> dict[str, TimingStats]:
+    """Time each function up to ``repeats`` times, one call of each per round (order alternating between
     rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds; never while
-    a student's kernel of this process is running cells (it waits until none is)."""
+    a student's kernel of this process is running cells (it waits until none is).
+
+    With ``min_repeats``, it stops after that many rounds or more as soon as every function's median is
+    known within ``precision`` (see ``median_is_settled``): a quiet machine gives tight samples and needs
+    few rounds, a loaded one gets all ``repeats``."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
+    min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
     quiet.wait_for_quiet(QUIET_TIMEOUT)
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
@@ -61,7 +72,35 @@ def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, wa
             elapsed = time.perf_counter() - start
             if round_index >= warmup:
                 samples[name].append(elapsed)
+        done = round_index + 1 - warmup
+        if done >= min_repeats and done < repeats and all(median_is_settled(s, precision) for s in samples.values()):
+            break
     return {name: TimingStats(statistics.median(s), tuple(s)) for name, s in samples.items()}
+
+
+def median_is_settled(samples: list[float], precision: float, confidence: float = MEDIAN_CONFIDENCE) -> bool:
+    """Whether a distribution-free confidence interval of the median (order statistics: no assumption on
+    how the times are spread) lies within a factor ``1 + precision`` of the sample median on both sides.
+    False when there are too few samples for that confidence (fewer than 5 at 90 %)."""
+    ordered = sorted(samples)
+    n = len(ordered)
+    rank = _median_interval_rank(n, confidence)
+    if rank is None:
+        return False
+    low, high, median = ordered[rank - 1], ordered[n - rank], statistics.median(ordered)
+    return low > 0 and median / low <= 1 + precision and high / median <= 1 + precision
+
+
+def _median_interval_rank(n: int, confidence: float) -> int | None:
+    """The largest k such that [x(k), x(n-k+1)] holds the true median with at least ``confidence``."""
+    best = None
+    below = 0.0  # P(Binomial(n, 1/2) <= k - 1)
+    for k in range(1, n // 2 + 1):
+        below += math.comb(n, k - 1) / 2**n
+        if 1 - 2 * below < confidence:
+            break
+        best = k
+    return best
 
 
 def assert_time_consistent(claimed: Any, measured: float, name: str, factor: float = 4.0) -> None:
