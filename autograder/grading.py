@@ -24,6 +24,9 @@ from autograder.lab import Lab
 from autograder.live_execution import LiveExecution
 
 AUTOLOAD_VARIABLE = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+# pytest's reports of unraisable exceptions and of exceptions in threads collect garbage several times
+# when a session ends (0.25 s with JAX loaded); the graders' warnings are ignored anyway.
+SESSION_END_PLUGINS_OFF = ("-p", "no:unraisableexception", "-p", "no:threadexception")
 MARKERS = (
     "task(id): the lab task a check belongs to",
     "points(n): what a check is worth",
@@ -172,7 +175,7 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     plugin = _GraderPlugin(Submission(lab, execution, seed), tasks)
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
-            "--tb=no"]
+            "--tb=no", *SESSION_END_PLUGINS_OFF]
     if public_only:
         args += ["-m", "not hidden"]
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
