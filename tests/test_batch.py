@@ -211,7 +211,10 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
     for student in students:
         _write_kind("correct", folder / f"{student}.ipynb")
     out = tmp_path / "out"
-    first = _batch([folder, "--out", out, "--workers", "2"], start_new_session=True)
+    # a shell without job control starts background jobs with SIGINT ignored, and Python keeps it so:
+    # the batch is given the default disposition, as an instructor's terminal would
+    first = _batch([folder, "--out", out, "--workers", "2"], start_new_session=True,
+                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 900
     while len(list(out.glob(f"*/{GRADE_FILE}"))) < 3 and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)
