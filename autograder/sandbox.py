@@ -179,7 +179,7 @@ def sandbox_problem() -> str | None:
             package = "bubblewrap" if tool == "bwrap" else "util-linux"
             return f"`{tool}` is not installed (Debian package {package})"
     probe = Path(os.environ.get("TMPDIR", "/tmp"))
-    argv = [sys.executable, "-c", "print('ok')"]
+    argv = [sys.executable, "-I", "-S", "-c", "print('ok')"]  # no site-packages to import: 0.1 s sooner
     lease = lease_uid()
     try:
         done = _run_probe(bwrap_command(argv, probe, [], {}, ResourceLimits(), lease and lease.uid))
