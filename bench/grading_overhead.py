@@ -31,7 +31,6 @@ import time
 from pathlib import Path
 
 import nbformat
-from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
 
 from autograder.devices import kernel_environment
@@ -44,7 +43,8 @@ def bare_once(notebook: Path) -> tuple[float, int]:
     """Seconds to run the notebook under plain nbclient, and how many cells raised."""
     nb = nbformat.read(notebook, as_version=4)
     with tempfile.TemporaryDirectory(prefix="bare-nbclient-") as workdir:
-        client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="python3"), timeout=600, allow_errors=True,
+        # no km of our own: nbclient shuts down only a kernel whose manager it made itself
+        client = NotebookClient(nb, kernel_name="python3", timeout=600, allow_errors=True,
                                 resources={"metadata": {"path": workdir}})
         started = time.monotonic()
         client.execute(env=kernel_environment())  # starts, runs every cell, shuts the kernel down
