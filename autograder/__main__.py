@@ -1,5 +1,3 @@
-import sys
+from autograder.cli import program
 
-from autograder.cli import main
-
-sys.exit(main())
+program()
