@@ -1,11 +1,18 @@
-"""Throughput of ``autograder batch`` against grading the same submissions one by one.
+"""Throughput of ``autograder batch`` against the notebooks' own compute and against grading one by one.
 
-Builds a class of lab 2 submissions (half correct on t1–t2, half wrong on t1), grades them one by one
-(each with ``autograder grade`` in a fresh process, as an instructor would in a loop), then as one
-batch with ``--workers`` local Dask workers, and prints submissions per minute and their ratio — both
-measured in this one run, since the machine's speed varies from run to run. Also prints the median
-execution time of a submission (results.json's ``execution_time``: from asking for a kernel to its
-shutdown, so a kernel's start-up counts unless a batch worker had started it ahead).
+Builds a class of complete lab 2 submissions (half the solution, half with a wrong t1; ``--quick``: only
+t1–t2 answered, so the rest of the lab is skipped), and measures in this one run, since the machine's
+speed varies from run to run:
+
+- bare: one submission of each kind run by stock nbclient in a fresh kernel (``grading_overhead.bare_once``),
+  the student's own compute; the median is the unit of ``size × bare``;
+- one by one: each graded with ``autograder grade`` in a fresh process, as an instructor would in a loop;
+- batch: the class as one ``autograder batch`` with ``--workers`` local Dask workers.
+
+It prints batch ÷ (size × bare), the figure to keep low (2 workers on 2 cores can at best halve it), one
+by one ÷ (size × bare) beside it, and the median execution time of a submission (results.json's
+``execution_time``: from asking for a kernel to its shutdown, so a kernel's start-up counts unless a
+batch worker had started it ahead).
 
 With ``--baseline CHECKOUT`` it also grades the class as a batch with another checkout's code (the
 commit before a change), alternating with this checkout's ``--rounds`` times, and prints both.
@@ -26,17 +33,28 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from autograder.lab import load_lab  # noqa: E402
+from grading_overhead import bare_once  # noqa: E402
 from notebooks import make_submission  # noqa: E402
 
 LAB = load_lab("lab2_three_ways")
-KINDS = [
-    {"t1": "SOLUTION", "t2": "SOLUTION"},
-    {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))", "t2": "SOLUTION"},
-]
+WRONG_T1 = "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"
 
 
-def make_class(folder: Path, size: int) -> list[Path]:
-    return [make_submission(LAB, KINDS[i % len(KINDS)], folder / f"student{i:03d}.ipynb") for i in range(size)]
+def kinds(quick: bool) -> list[dict[str, str]]:
+    """The class's two kinds of submission: solved, and wrong on t1 (complete, or t1–t2 only)."""
+    tasks = ["t1", "t2"] if quick else [task.id for task in LAB.tasks]
+    solved = {task: "SOLUTION" for task in tasks}
+    return [solved, {**solved, "t1": WRONG_T1}]
+
+
+def make_class(folder: Path, size: int, quick: bool) -> list[Path]:
+    answers = kinds(quick)
+    return [make_submission(LAB, answers[i % len(answers)], folder / f"student{i:03d}.ipynb") for i in range(size)]
+
+
+def bare(paths: list[Path]) -> list[float]:
+    """Seconds of a bare nbclient run of one submission of each kind."""
+    return [bare_once(path)[0] for path in paths[:2]]
 
 
 def one_by_one(paths: list[Path], out: Path) -> float:
@@ -86,21 +104,29 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="local Dask workers (default 2)")
     parser.add_argument("--baseline", type=Path, help="a checkout whose batch to compare with this one's")
     parser.add_argument("--rounds", type=int, default=2, help="batches of each with --baseline (default 2)")
+    parser.add_argument("--quick", action="store_true", help="submissions answering t1–t2 only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
-        paths = make_class(folder, args.size)
+        paths = make_class(folder, args.size, args.quick)
         if args.baseline is not None:
             return against_baseline(folder, Path(tmp), args)
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        bare_runs = bare(paths)
         serial = one_by_one(paths, Path(tmp) / "serial")
         parallel = batch(folder, Path(tmp) / "out", args.workers)
+        unit = statistics.median(bare_runs + bare(paths))  # before and after: both see the run's load
         serial_execution = median_execution(sorted((Path(tmp) / "serial").glob("*.json")))
         batch_execution = median_execution(sorted((Path(tmp) / "out").glob("*/results.json")))
     per_minute = lambda seconds: 60 * args.size / seconds  # noqa: E731
-    print(f"submissions:          {args.size}")
+    print(f"submissions:          {args.size} ({'t1–t2 only' if args.quick else 'complete'})")
+    print(f"bare nbclient run:    {unit:7.1f} s  (median of each kind run before and after)")
     print(f"one by one:           {serial:7.1f} s  {per_minute(serial):6.1f} per minute")
     print(f"batch ({args.workers} workers):    {parallel:7.1f} s  {per_minute(parallel):6.1f} per minute")
     print(f"throughput ratio batch / one by one: {serial / parallel:.2f}")
+    print(f"batch / ({args.size} × bare):      {parallel / (args.size * unit):.2f}")
+    print(f"one by one / ({args.size} × bare): {serial / (args.size * unit):.2f}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"median execution per submission: one by one {serial_execution:.1f} s, batch {batch_execution:.1f} s")
 
 
