@@ -66,6 +66,18 @@ def test_module_entry_point_runs():
     assert done.returncode == 0 and "assign" in done.stdout and "grade" in done.stdout
 
 
+def test_the_program_ends_a_grade_with_its_output_and_exit_code_intact(tmp_path):
+    """``autograder grade`` leaves without the interpreter's teardown: what it printed to a pipe and wrote
+    to --json must still all be there."""
+    path, out = tmp_path / "essay.ipynb", tmp_path / "results.json"
+    path.write_text("Dear grader, here is my answer.")
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--lab", "lab2_three_ways",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "not a notebook" in done.stdout and done.stdout.rstrip().endswith("/ 100")
+    assert json.loads(out.read_text())["extra_data"]["status"] == "not a notebook"
+
+
 def test_without_a_sandbox_grade_refuses_and_a_students_check_runs(monkeypatch, capsys):
     import autograder.sandbox
 
