@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbclient import NotebookClient
@@ -29,12 +30,14 @@ from nbclient.exceptions import DeadKernelError
 
 from autograder import quiet
 from autograder.capture import TaskCapture, task_seed
-from autograder.facts import TaskFacts
 from autograder.kernel import LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
 from autograder.live_execution import LiveExecution
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.sandbox import ResourceLimits
 from autograder.taken_facts import TakenFacts
+
+if TYPE_CHECKING:
+    from autograder.facts import TaskFacts
 
 TIMEOUT_ENAME = "CellTimeoutError"
 PROBE_SOURCE = Path(__file__).resolve().parent / "probe" / "runtime.py"

@@ -14,8 +14,10 @@ import shutil
 import stat
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from autograder.facts import PARSER_LOCK, FactsError, TaskFacts, load_task_facts
+if TYPE_CHECKING:  # facts.py (and numpy) load when facts are first read, after the kernel has started
+    from autograder.facts import TaskFacts
 
 MAX_FACTS_BYTES = 512 * 2**20
 MAX_FACTS_FILES = 10_000
@@ -101,6 +103,8 @@ class TakenFacts:
 
     def read(self, task: str) -> TaskFacts | None:
         """The task's facts (None when it was not taken or its facts are bad: see ``error``)."""
+        from autograder.facts import PARSER_LOCK, FactsError, load_task_facts
+
         with PARSER_LOCK, self._lock:
             if task in self._taken:
                 copy, capture_error = self._taken.pop(task)
