@@ -4,12 +4,15 @@ Builds a class of complete lab 2 submissions (half the solution, half with a wro
 t1–t2 answered, so the rest of the lab is skipped), and measures in this one run, since the machine's
 speed varies from run to run:
 
-- bare: one submission of each kind run by stock nbclient in a fresh kernel (``grading_overhead.bare_once``),
-  the student's own compute; the median is the unit of ``size × bare``;
+- bare: one submission of each kind run by stock nbclient in a fresh kernel (``grading_overhead.bare_once``)
+  without its self-check cells, which the grader does not run: the student's own compute; the median is
+  the unit of ``size × bare``. The kernel's CPU time over its wall time says how many cores the notebook
+  itself keeps busy, which bounds what running submissions side by side can gain;
 - one by one: each graded with ``autograder grade`` in a fresh process, as an instructor would in a loop;
 - batch: the class as one ``autograder batch`` with ``--workers`` local Dask workers.
 
-It prints batch ÷ (size × bare), the figure to keep low (2 workers on 2 cores can at best halve it), one
+It prints batch ÷ (size × bare), the figure to keep low — never below 1 / workers, nor below the cores
+the bare kernel keeps busy ÷ the machine's cores, since side by side the notebooks share them —, one
 by one ÷ (size × bare) beside it, and the median execution time of a submission (results.json's
 ``execution_time``: from asking for a kernel to its shutdown, so a kernel's start-up counts unless a
 batch worker had started it ahead).
@@ -52,9 +55,10 @@ def make_class(folder: Path, size: int, quick: bool) -> list[Path]:
     return [make_submission(LAB, answers[i % len(answers)], folder / f"student{i:03d}.ipynb") for i in range(size)]
 
 
-def bare(paths: list[Path]) -> list[float]:
-    """Seconds of a bare nbclient run of one submission of each kind."""
-    return [bare_once(path)[0] for path in paths[:2]]
+def bare(paths: list[Path]) -> list[tuple[float, float]]:
+    """(seconds, kernel CPU seconds) of a bare nbclient run of one submission of each kind, without the
+    self-check cells (which the grader does not run)."""
+    return [bare_once(path, without_check_cells=True)[::2] for path in paths[:2]]
 
 
 def one_by_one(paths: list[Path], out: Path) -> float:
@@ -115,12 +119,17 @@ def main() -> None:
         bare_runs = bare(paths)
         serial = one_by_one(paths, Path(tmp) / "serial")
         parallel = batch(folder, Path(tmp) / "out", args.workers)
-        unit = statistics.median(bare_runs + bare(paths))  # before and after: both see the run's load
+        bare_runs += bare(paths)  # before and after: both see the run's load
+        unit = statistics.median(seconds for seconds, _ in bare_runs)
+        cores = statistics.median(cpu / seconds for seconds, cpu in bare_runs)
         serial_execution = median_execution(sorted((Path(tmp) / "serial").glob("*.json")))
         batch_execution = median_execution(sorted((Path(tmp) / "out").glob("*/results.json")))
     per_minute = lambda seconds: 60 * args.size / seconds  # noqa: E731
     print(f"submissions:          {args.size} ({'t1–t2 only' if args.quick else 'complete'})")
-    print(f"bare nbclient run:    {unit:7.1f} s  (median of each kind run before and after)")
+    print(f"bare nbclient run:    {unit:7.1f} s  (median of each kind run before and after, without self-checks)")
+    floor = max(1 / args.workers, cores / os.cpu_count())
+    print(f"the bare kernel keeps {cores:.2f} cores busy on average; on {os.cpu_count()} cores, batch ÷ "
+          f"({args.size} × bare) cannot go below about {floor:.2f}")
     print(f"one by one:           {serial:7.1f} s  {per_minute(serial):6.1f} per minute")
     print(f"batch ({args.workers} workers):    {parallel:7.1f} s  {per_minute(parallel):6.1f} per minute")
     print(f"throughput ratio batch / one by one: {serial / parallel:.2f}")

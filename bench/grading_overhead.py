@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,25 +34,33 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from autograder.check_cells import is_check_cell
 from autograder.devices import kernel_environment
 
 REPO = Path(__file__).resolve().parents[1]
 LABS = ("lab1_distributed_arrays", "lab2_three_ways", "lab3_fsdp_tp")
 
 
-def bare_once(notebook: Path) -> tuple[float, int]:
-    """Seconds to run the notebook under plain nbclient, and how many cells raised."""
+def bare_once(notebook: Path, without_check_cells: bool = False) -> tuple[float, int, float]:
+    """Seconds to run the notebook under plain nbclient, how many cells raised, and the CPU seconds its
+    kernel used. ``without_check_cells`` leaves out the self-check cells ``assign`` adds (the grader
+    does not run them): what remains is the student's own compute."""
     nb = nbformat.read(notebook, as_version=4)
+    if without_check_cells:
+        nb.cells = [cell for cell in nb.cells if not is_check_cell(cell)]
     with tempfile.TemporaryDirectory(prefix="bare-nbclient-") as workdir:
         # no km of our own: nbclient shuts down only a kernel whose manager it made itself
         client = NotebookClient(nb, kernel_name="python3", timeout=600, allow_errors=True,
                                 resources={"metadata": {"path": workdir}})
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         client.execute(env=kernel_environment())  # starts, runs every cell, shuts the kernel down
         seconds = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the kernel has been waited for
     errors = sum(1 for c in nb.cells if c.cell_type == "code"
                  for o in c.get("outputs", []) if o.get("output_type") == "error")
-    return seconds, errors
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, errors, cpu
 
 
 def grade_once(notebook: Path, extra: list[str], env: dict[str, str]) -> tuple[float, float, float]:
@@ -83,7 +92,7 @@ def bench_lab(lab: str, runs: int, extra: list[str], cache: Path) -> dict[str, f
     cold_wall = wall
     bare, grade, execution = [], [], []
     for i in range(1, runs + 1):
-        seconds, errors = bare_once(notebook)
+        seconds, errors, _ = bare_once(notebook)
         bare.append(seconds)
         print(f"{lab} run {i}: bare nbclient {seconds:.1f} s ({errors} cells raised)", flush=True)
         wall, exec_s, score = grade_once(notebook, extra, cache_env(cache))
