@@ -65,8 +65,15 @@ def _make_class(folder: Path, copies: int) -> dict[str, str]:
     return students
 
 
-def _batch(args, **kwargs):
-    command = [sys.executable, "-m", "autograder", "batch", *map(str, args), "--lab", LAB.id,
+# A shell without job control starts background jobs with SIGINT ignored, and Python keeps it ignored:
+# this starts the program with Ctrl-C's usual handler, as an instructor's terminal would.
+_WITH_CTRL_C = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                "sys.argv[0] = 'autograder'; runpy.run_module('autograder', run_name='__main__')")
+
+
+def _batch(args, interruptible=False, **kwargs):
+    program = ["-c", _WITH_CTRL_C] if interruptible else ["-m", "autograder"]
+    command = [sys.executable, *program, "batch", *map(str, args), "--lab", LAB.id,
                "--cell-timeout", str(CELL_TIMEOUT)]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
@@ -211,10 +218,7 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
     for student in students:
         _write_kind("correct", folder / f"{student}.ipynb")
     out = tmp_path / "out"
-    # a shell without job control starts background jobs with SIGINT ignored, and Python keeps it so:
-    # the batch is given the default disposition, as an instructor's terminal would
-    first = _batch([folder, "--out", out, "--workers", "2"], start_new_session=True,
-                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first = _batch([folder, "--out", out, "--workers", "2"], start_new_session=True, interruptible=True)
     deadline = time.monotonic() + 900
     while len(list(out.glob(f"*/{GRADE_FILE}"))) < 3 and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)
