@@ -293,9 +293,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse(argv: list[str] | None):
     configure_grader_process()
-    args = build_parser().parse_args(argv)
+    return build_parser().parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
     return args.run(args)
 
 
@@ -303,8 +307,7 @@ def program() -> NoReturn:
     """The ``autograder`` program: ``main``, then exit. A grade or a check, once its output is written and
     flushed, ends the process at once: the interpreter's teardown with JAX loaded takes 0.3 s, and
     everything a grade starts (kernel, temporary folders) it has already closed and removed itself."""
-    configure_grader_process()
-    args = build_parser().parse_args()
+    args = _parse(None)
     code = args.run(args)
     if args.run in (cmd_grade, cmd_check):
         sys.stdout.flush()

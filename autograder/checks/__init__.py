@@ -22,8 +22,8 @@ __all__ = [
     "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "format_spec",
     "spec_problem", "assert_layout", "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
     "is_allclose", "assert_allclose", "assert_tree_allclose",
-    "TimingStats", "measure_interleaved", "median_is_settled", "format_seconds", "assert_time_consistent", "assert_speedup_claim",
-    "assert_faster_verdict",
+    "TimingStats", "measure_interleaved", "median_is_settled", "format_seconds", "assert_time_consistent",
+    "assert_speedup_claim", "assert_faster_verdict",
     "is_type", "assert_type", "type_text", "normalise_axes",
     "assert_jitted", "assert_uses", "assert_jit_given_layouts", "assert_axis_types",
 ]

@@ -116,7 +116,8 @@ def gradient_times() -> tuple[float, float]:
     params_dp = jax.device_put(params, NamedSharding(mesh, P()))
     batch_dp = jax.device_put(batch, NamedSharding(mesh, P("batch")))
     stats = measure_interleaved({"single": lambda: gradfun(params_single, batch_single),
-                                 "sharded": lambda: gradfun(params_dp, batch_dp)}, repeats=9, warmup=2, min_repeats=5)
+                                 "sharded": lambda: gradfun(params_dp, batch_dp)},
+                                repeats=9, warmup=2, min_repeats=5)
     return stats["single"].median, stats["sharded"].median
 
 

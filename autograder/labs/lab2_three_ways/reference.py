@@ -88,7 +88,8 @@ def grad_loss_times() -> tuple[float, float]:
     x_sh, y_sh = (jax.device_put(a, NamedSharding(mesh, P("x"))) for a in (x, y))
     params_rep = jax.device_put(params, NamedSharding(mesh, P()))
     stats = measure_interleaved({"single": lambda: grad_loss(params, x, y),
-                                 "sharded": lambda: grad_loss(params_rep, x_sh, y_sh)}, repeats=15, warmup=2, min_repeats=5)
+                                 "sharded": lambda: grad_loss(params_rep, x_sh, y_sh)},
+                                repeats=15, warmup=2, min_repeats=5)
     return stats["single"].median, stats["sharded"].median
 
 

@@ -109,7 +109,8 @@ def collective_times() -> dict[str, float]:
     X = jax.device_put(np.random.default_rng(0).standard_normal(X_SHAPE).astype(np.float32),
                        NamedSharding(MESH_1D.build(), P("data", None)))
     fns = collective_fns()
-    stats = measure_interleaved({name: functools.partial(fn, X) for name, fn in fns.items()}, repeats=30, warmup=3, min_repeats=8)
+    stats = measure_interleaved({name: functools.partial(fn, X) for name, fn in fns.items()},
+                                repeats=30, warmup=3, min_repeats=8)
     return {name: s.median for name, s in stats.items()}
 
 
