@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from collections.abc import Collection
 
 import pytest
@@ -23,10 +22,11 @@ from autograder.facts import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
 from autograder.lab import Lab
 from autograder.live_execution import LiveExecution
 
-AUTOLOAD_VARIABLE = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
-# pytest's reports of unraisable exceptions and of exceptions in threads collect garbage several times
-# when a session ends (0.25 s with JAX loaded); the graders' warnings are ignored anyway.
-SESSION_END_PLUGINS_OFF = ("-p", "no:unraisableexception", "-p", "no:threadexception")
+# The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
+# (they cost time at each session's end, and are none of the grading's business), and pytest's reports
+# of unraisable exceptions and of exceptions in threads, which collect garbage several times when a
+# session ends (0.25 s with JAX loaded), are left out; the graders' warnings are ignored anyway.
+PLUGINS_OFF = ("--disable-plugin-autoload", "-p", "no:unraisableexception", "-p", "no:threadexception")
 MARKERS = (
     "task(id): the lab task a check belongs to",
     "points(n): what a check is worth",
@@ -122,8 +122,8 @@ class _GraderPlugin:
             return
         kept, dropped = [], []
         for item in items:
-            marker = item.get_closest_marker("task")
-            (dropped if marker is not None and marker.args[0] not in self._tasks else kept).append(item)
+            task = _task_of(item)
+            (dropped if task is not None and task not in self._tasks else kept).append(item)
         items[:] = kept
         config.hook.pytest_deselected(items=dropped)
 
@@ -175,29 +175,14 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     plugin = _GraderPlugin(Submission(lab, execution, seed), tasks)
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
-            "--tb=no", *SESSION_END_PLUGINS_OFF]
+            "--tb=no", *PLUGINS_OFF]
     if public_only:
         args += ["-m", "not hidden"]
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
-    with PARSER_LOCK, execution.checking(), _no_plugin_autoload(), contextlib.redirect_stdout(io.StringIO()) as log:
+    with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
         raise KeyboardInterrupt
     if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])
     return plugin.results
-
-
-@contextlib.contextmanager
-def _no_plugin_autoload():
-    """The graders need no pytest plugin but this module's; the ones installed beside pytest are not
-    loaded (they cost time at each session's end, and are none of the grading's business)."""
-    saved = os.environ.get(AUTOLOAD_VARIABLE)
-    os.environ[AUTOLOAD_VARIABLE] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(AUTOLOAD_VARIABLE, None)
-        else:
-            os.environ[AUTOLOAD_VARIABLE] = saved
