@@ -63,8 +63,6 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
         checks = run_graders(lab, run.live, seed, public_only)
     except GraderError as exc:
         return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
-    finally:
-        run.live.grader_done()
     execution = run.result()
     notes += execution_notes(execution, limits)
     status = "graded" if execution.status == "completed" else execution.status
