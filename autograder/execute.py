@@ -30,7 +30,8 @@ from nbclient.exceptions import DeadKernelError
 
 from autograder import quiet
 from autograder.capture import TaskCapture, task_seed
-from autograder.kernel import LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, probe_code, startup_code
+from autograder.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
+                               startup_code, wait_for_warm_up_code)
 from autograder.live_execution import LiveExecution
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.sandbox import ResourceLimits
@@ -249,12 +250,22 @@ class _Run:
                     if isinstance(step, CaptureTask):
                         await self.capture(step.task)
                         continue
-                    if self.live is not None and self.times_code(step.task):
-                        await self.live.until_grader_idle()  # its timing runs with the grader idle
+                    if self.times_code(step.task):
+                        await self.until_idle(step.label)
                     timed_out = await self.run_cell(step)
                     if timed_out and not await self.responsive():
                         return "timeout", f"{step.label} did not stop when interrupted", step.label
         return "completed", None, None
+
+    async def until_idle(self, label: str) -> None:
+        """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
+        own warm-up has ended, so that neither runs against the student's timing."""
+        if self.live is not None:
+            await self.live.until_grader_idle()
+        try:
+            await self.run_code(wait_for_warm_up_code(), WARM_UP_WAIT + 30)
+        except asyncio.TimeoutError:
+            raise _Hung(label) from None
 
     def times_code(self, task: str | None) -> bool:
         capture = self.captures.get(task) if task else None

@@ -22,11 +22,13 @@ MAX_MESSAGE_BYTES = 16 * 2**20
 MAX_QUEUED_MESSAGES = 32
 
 PROBE_MODULE = "_autograder_probe"
+WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
 LAB_PROBE_MODULE = "_autograder_lab_probe"
 
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
-    """Run before any student cell: load the probes and fix the device count for the kernel's life.
+    """Run before any student cell: load the probes, fix the device count for the kernel's life and
+    start the lab probe's warm-up (see ``start_warm_up`` in probe/runtime.py).
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
@@ -40,8 +42,13 @@ def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str
         f"{PROBE_MODULE}.cap_output({output_limit})\n"
         "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
+        f"{PROBE_MODULE}.start_warm_up()\n"
         f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"
     )
+
+
+def wait_for_warm_up_code() -> str:
+    return f"__import__({PROBE_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
 
 
 def probe_code(manifest_json: str) -> str:

@@ -188,3 +188,51 @@ def test_a_forged_program_record_is_refused(tmp_path):
     call = {"output": {"kind": "value", "type": "int", "value": 1}, "program": {"jit_object": "yes"}}
     with pytest.raises(FactsError, match="jit_object"):
         load_task_facts(_forge(tmp_path, {"task": "t1", "calls": {"f": call}}), "t1")
+
+
+def _lab_probe_with(monkeypatch, **functions):
+    import types
+
+    module = types.ModuleType(runtime.LAB_PROBE_MODULE)
+    for name, function in functions.items():
+        setattr(module, name, function)
+    monkeypatch.setitem(__import__("sys").modules, runtime.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(runtime._warm_up, "thread", None)
+
+
+def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path, monkeypatch):
+    import threading
+
+    from autograder.capture import Probe
+
+    release, events = threading.Event(), []
+
+    def warm_up():
+        release.wait(10)
+        events.append("warmed")
+
+    def build(namespace, seed, params):
+        events.append("probed")
+        return {}
+
+    _lab_probe_with(monkeypatch, warm_up=warm_up, build=build)
+    runtime.start_warm_up()  # returns at once: the warm-up runs on its own thread
+    assert runtime._warm_up["thread"].is_alive() and events == []
+    threading.Timer(0.3, release.set).start()
+    _capture(tmp_path, {}, TaskCapture("t6", probes=(Probe("b", "build"),)))
+    assert events == ["warmed", "probed"]
+
+
+def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
+    def warm_up():
+        raise RuntimeError("the student broke jax.random")
+
+    _lab_probe_with(monkeypatch, warm_up=warm_up)
+    runtime.start_warm_up()
+    runtime.wait_for_warm_up(10)
+    assert not runtime._warm_up["thread"].is_alive()
+
+    _lab_probe_with(monkeypatch)  # a lab probe without warm_up
+    runtime.start_warm_up()
+    assert runtime._warm_up["thread"] is None
+    runtime.wait_for_warm_up(0)

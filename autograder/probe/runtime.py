@@ -18,6 +18,7 @@ import math
 import os
 import shutil
 import sys
+import threading
 import traceback
 
 import jax
@@ -47,11 +48,13 @@ _Array = jax.Array
 _PartitionSpec = jax.sharding.PartitionSpec
 _NamedSharding = jax.sharding.NamedSharding
 _AxisType = jax.sharding.AxisType
+_Thread = threading.Thread
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 MAX_TEXT = 1024 * 1024
 MAX_TREE_LEAVES = 256
+WARM_UP_WAIT = 60.0  # seconds a lab probe or a timed cell waits at most for the warm-up to end
 
 
 TRUNCATION_MARK = "[output truncated by the grader]"
@@ -75,6 +78,35 @@ def cap_output(limit):
             return len(text)
 
         stream.write = capped
+
+
+_warm_up = {"thread": None}
+
+
+def start_warm_up():
+    """Start the lab probe's ``warm_up()``, if it has one, on a thread of its own, and return.
+
+    A warm-up compiles ahead what a later lab probe will need, while the first cells run; it records
+    nothing and its errors are ignored (a probe then compiles what it needs itself)."""
+    function = getattr(sys.modules.get(LAB_PROBE_MODULE), "warm_up", None)
+    if not callable(function):
+        return
+    thread = _Thread(target=_quietly, args=(function,), name="autograder-warm-up", daemon=True)
+    _warm_up["thread"] = thread
+    thread.start()
+
+
+def _quietly(function):
+    with contextlib.suppress(BaseException):
+        function()
+
+
+def wait_for_warm_up(timeout=WARM_UP_WAIT):
+    """Block until the warm-up has ended (or ``timeout``): before a lab probe, so that the two do not
+    compile the same programs at once, and before cells that measure time, so that it does not slow them."""
+    thread = _warm_up["thread"]
+    if thread is not None:
+        thread.join(timeout)
 
 
 def reap_children():
@@ -239,6 +271,7 @@ class _Recorder:
         stdout = io.StringIO()
         record = {"values": {}, "stdout": "", "error": None}
         module = sys.modules.get(LAB_PROBE_MODULE)
+        wait_for_warm_up()
         try:
             function = getattr(module, probe["function"])
             with contextlib.redirect_stdout(stdout):

@@ -1,0 +1,47 @@
+"""A lab probe's warm-up runs in the kernel beside the first cells, never beside a cell that measures time:
+a small plan in the real sandboxed kernel with a lab probe of the test's own."""
+
+import textwrap
+
+import pytest
+
+from autograder.capture import TaskCapture
+from autograder.execute import Limits, execute_plan
+from autograder.kernel import LAB_PROBE_MODULE
+from autograder.plan import CaptureTask, Plan, RunCell
+from autograder.sandbox import sandbox_problem
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+
+# The warm-up waits for the first cell to open the gate, then works on for 3 s: without the wait, the
+# timed cell would start long before it ends.
+LAB_PROBE = textwrap.dedent("""
+    import threading, time
+
+    gate, ended = threading.Event(), []
+
+
+    def warm_up():
+        gate.wait(60)
+        time.sleep(3)
+        ended.append(True)
+""")
+
+OPEN_THE_GATE = f"""
+import sys
+probe = sys.modules[{LAB_PROBE_MODULE!r}]
+probe.gate.set()
+"""
+
+
+def test_a_cell_that_measures_time_waits_for_the_warm_up_to_end(tmp_path):
+    lab_probe = tmp_path / "kernel_probe.py"
+    lab_probe.write_text(LAB_PROBE)
+    plan = Plan((RunCell(OPEN_THE_GATE, "student", "t1", 1, "cell 1"), CaptureTask("t1"),
+                 RunCell("warmed = bool(probe.ended)", "student", "t2", 2, "cell 2"), CaptureTask("t2")), ())
+    captures = {"t1": TaskCapture("t1"), "t2": TaskCapture("t2", names=("warmed",), times_code=True)}
+    execution = execute_plan(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1,
+                             lab_probe=lab_probe)
+    assert execution.status == "completed", execution.reason
+    assert [c.error for c in execution.cells] == [None, None]
+    assert execution.facts["t2"].get("warmed").value is True
