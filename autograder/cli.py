@@ -43,10 +43,13 @@ def cmd_assign(args) -> int:
 
 
 def _grade(args, public_only: bool) -> int:
-    from autograder.grade import grade_notebook
-    from autograder.report import print_grade
     from autograder import sandbox
     from autograder.sandbox import SandboxUnavailable
+
+    if not args.no_sandbox:
+        sandbox.try_bubblewrap_in_background()  # while the grader's modules load
+    from autograder.grade import grade_notebook
+    from autograder.report import print_grade
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:

@@ -27,9 +27,6 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-
 import autograder
 from autograder.sandbox import ResourceLimits, SandboxUnavailable
 
@@ -155,6 +152,9 @@ def build_wheel(checkout: Path, directory: Path) -> Path:
 
 def pinned_requirements(checkout: Path) -> str:
     """The harness's dependencies and theirs, pinned to the versions installed here (requirements.txt)."""
+    # Imported here: every command's parser imports this module, and only this function needs them.
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
     declared = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     pins: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
