@@ -21,6 +21,8 @@ _split = nnx.split
 _merge = nnx.merge
 _default_rng = np.random.default_rng
 _lecun_normal = nnx.initializers.lecun_normal
+_Linear = nnx.Linear
+_with_partitioning = nnx.with_partitioning
 
 KERNELS = (("attention", "Wq"), ("attention", "Wk"), ("attention", "Wv"), ("attention", "Wo"),
            ("mlp", "W1"), ("mlp", "W2"))
@@ -52,16 +54,20 @@ FRESH_KERNEL_SHAPES = ((64, 64), (64, 256), (256, 64))
 
 
 def warm_up():
-    """Compile ahead, on the warm-up thread while the first cells run, the random draws with which the
-    grader's own TPLayer will initialise its kernels (``fresh_layer``, at t6).
+    """Compile ahead, on the warm-up thread while the first cells run, what the grader's own TPLayer
+    (``fresh_layer``, at t6) compiles to initialise its kernels, when they are built as in the seed.
 
-    ``nnx.Linear``'s default initialiser and the seed's ``kaiming_normal`` both draw a truncated normal
-    and scale it; JAX compiles that draw for each shape, under the mesh, which took most of the time
-    ``fresh_layer`` spent. A layer initialised otherwise compiles its own draws, as before."""
+    A sharded ``nnx.Linear`` draws its kernel (a truncated normal, scaled: ``kaiming_normal`` and the
+    default ``lecun_normal`` alike) and lays it out over the mesh; JAX compiles both for each shape and
+    layout, which took most of the time ``fresh_layer`` spent. Every shape is built both ways, by columns
+    and by rows, so nothing here says which kernel takes which. A layer initialised otherwise compiles
+    its own programs, as before."""
     with _set_mesh(_mesh()):
         rngs = _Rngs(0)
-        for shape in FRESH_KERNEL_SHAPES:
-            _block_until_ready(_lecun_normal()(rngs.params(), shape))
+        for n_in, n_out in FRESH_KERNEL_SHAPES:
+            for spec in ((None, "model"), ("model", None)):
+                _Linear(n_in, n_out, use_bias=False, rngs=rngs,
+                        kernel_init=_with_partitioning(_lecun_normal(), spec))
 
 
 def lab_layer(namespace, seed, params):
