@@ -54,7 +54,7 @@ LAB_PROBE_MODULE = "_autograder_lab_probe"
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 MAX_TEXT = 1024 * 1024
 MAX_TREE_LEAVES = 256
-WARM_UP_WAIT = 60.0  # seconds a lab probe or a timed cell waits at most for the warm-up to end
+WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel.WARM_UP_WAIT)
 
 
 TRUNCATION_MARK = "[output truncated by the grader]"
