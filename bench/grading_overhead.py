@@ -100,7 +100,8 @@ def bench_lab(lab: str, runs: int, extra: list[str], cache: Path) -> dict[str, f
         execution.append(exec_s)
         print(f"{lab} run {i}: autograder grade {wall:.1f} s (execution {exec_s:.1f} s, score {score:g})", flush=True)
     return {"bare": statistics.median(bare), "grade": statistics.median(grade),
-            "execution": statistics.median(execution), "cold": cold_wall}
+            "execution": statistics.median(execution), "cold": cold_wall,
+            "paired": statistics.median(g / b for g, b in zip(grade, bare))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
             summary[lab] = bench_lab(lab, args.runs, args.grade_arg, Path(cache))
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     print(f"\nmedians of {args.runs} (grade with a warm reference cache; cold: one grade with an empty cache)")
-    print(f"{'lab':<24} {'bare s':>7} {'grade s':>8} {'exec s':>7} {'grade/bare':>11} {'cold s':>7} {'cold/bare':>10}")
+    print("paired: the median of each run's grade ÷ the bare run just before it (less swayed by the machine's"
+          " speed drifting during the benchmark)")
+    print(f"{'lab':<24} {'bare s':>7} {'grade s':>8} {'exec s':>7} {'grade/bare':>11} {'paired':>7} {'cold s':>7}"
+          f" {'cold/bare':>10}")
     for lab, m in summary.items():
         print(f"{lab:<24} {m['bare']:7.1f} {m['grade']:8.1f} {m['execution']:7.1f} {m['grade'] / m['bare']:11.2f}"
-              f" {m['cold']:7.1f} {m['cold'] / m['bare']:10.2f}")
+              f" {m['paired']:7.2f} {m['cold']:7.1f} {m['cold'] / m['bare']:10.2f}")
     return 0
 
 
