@@ -9,6 +9,8 @@ nothing under the submission's directory is ever given to pytest.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import io
 from collections.abc import Collection
 
@@ -112,6 +114,12 @@ class _GraderPlugin:
     def submission(self) -> Submission:
         return self._submission
 
+    @pytest.fixture(scope="session")
+    def per_grading(self):
+        """``per_grading(fn)``: ``fn()``, called at most once in this grading (one grading is one session).
+        What the grader measures itself, such as its own timings, is measured by each grading anew."""
+        return functools.cache(lambda fn: fn())
+
     def pytest_collection_modifyitems(self, config, items):
         """The checks of tasks that time code run last: they wait for the grader's own measurement, which
         waits for the notebook's end, and the other tasks' checks need not wait behind them. With
@@ -127,6 +135,19 @@ class _GraderPlugin:
         items[:] = kept
         config.hook.pytest_deselected(items=dropped)
 
+    def pytest_collection_finish(self, session):
+        """Set up, now, what the kept checks will time (their lab's ``SET_UP_AHEAD``): while the kernel
+        starts and runs its first cells, not after the notebook, where the measurement waits for it."""
+        tasks = {_task_of(item) for item in session.items}
+        for task, calls in _set_up_ahead(self._submission.lab).items():
+            if task not in tasks:
+                continue
+            for call in calls:
+                try:
+                    call()
+                except Exception:  # the task's checks make the same call again, and report its failure
+                    pass
+
     def pytest_collectreport(self, report):
         if report.failed:
             self.collection_errors.append(str(report.longrepr)[-4000:])
@@ -137,6 +158,15 @@ class _GraderPlugin:
         report = outcome.get_result()
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self.results.append(_result(item, call.excinfo))
+
+
+def _set_up_ahead(lab: Lab) -> dict:
+    """task -> the calls its checks' measurements need set up, from the lab's ``reference.py``."""
+    try:
+        module = importlib.import_module(f"autograder.labs.{lab.id}.reference")
+    except Exception:  # no reference module, or a broken one: the graders' collection reports it
+        return {}
+    return getattr(module, "SET_UP_AHEAD", {})
 
 
 def _task_of(item) -> str | None:

@@ -78,6 +78,15 @@ def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, wa
     return {name: TimingStats(statistics.median(s), tuple(s)) for name, s in samples.items()}
 
 
+def called_once(calls: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
+    """The calls, each made once and blocked until ready (compiled, arrays allocated): a lab sets up what it
+    will time this way ahead of the measurement, while the student's kernel starts (``SET_UP_AHEAD`` in a
+    lab's reference), so that the measurement after the notebook needs only one warm-up round."""
+    for call in calls.values():
+        jax.block_until_ready(call())
+    return calls
+
+
 def median_is_settled(samples: list[float], precision: float, confidence: float = MEDIAN_CONFIDENCE) -> bool:
     """Whether a distribution-free confidence interval of the median (order statistics: no assumption on
     how the times are spread) lies within a factor ``1 + precision`` of the sample median on both sides.

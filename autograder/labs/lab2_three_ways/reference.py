@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from autograder.checks import MeshSpec, measure_interleaved
+from autograder.checks import MeshSpec, called_once, measure_interleaved
 from autograder.reference_cache import cached_reference
 
 MESH_2D = MeshSpec((2, 4), ("x", "y"), "auto")
@@ -81,17 +82,27 @@ def trained_params() -> list[np.ndarray]:
 
 
 @functools.cache
-def grad_loss_times() -> tuple[float, float]:
-    """The grader's own seconds per call of grad_loss: one device vs data sharded over 8 (warm, blocked)."""
+def grad_loss_calls() -> dict[str, Callable[[], object]]:
+    """The two calls of grad_loss the grader times for task 8 — on one device, and with the data sharded
+    over 8 — with their arrays placed and each called once: set up once per process."""
     x, y, params = jax.device_put(regression_setup(), jax.devices()[0])
     mesh = MESH_1D.build()
     x_sh, y_sh = (jax.device_put(a, NamedSharding(mesh, P("x"))) for a in (x, y))
     params_rep = jax.device_put(params, NamedSharding(mesh, P()))
-    stats = measure_interleaved({"single": lambda: grad_loss(params, x, y),
-                                 "sharded": lambda: grad_loss(params_rep, x_sh, y_sh)},
-                                repeats=15, warmup=2, min_repeats=5)
+    return called_once({"single": lambda: grad_loss(params, x, y),
+                        "sharded": lambda: grad_loss(params_rep, x_sh, y_sh)})
+
+
+def grad_loss_times() -> tuple[float, float]:
+    """The grader's own seconds per call of grad_loss, one device vs data sharded over 8 (warm, blocked),
+    measured now: a grading measures once (``per_grading``). Within ±10 %, as `cpu_faster`'s band of
+    0.8–1.25 needs."""
+    stats = measure_interleaved(grad_loss_calls(), repeats=15, warmup=1, min_repeats=5)
     return stats["single"].median, stats["sharded"].median
 
 
 # What `autograder warm` and `autograder batch` store ahead of grading (the grader's timings stay per grade).
 CACHED_CALLS = (layer_data, regression_setup, trained_params)
+# What a grading that checks a task sets up ahead, while the kernel starts: the measurement after the
+# notebook then only times.
+SET_UP_AHEAD = {"t8": (grad_loss_calls,)}
