@@ -43,6 +43,7 @@ _waitpid = os.waitpid
 _WNOHANG = os.WNOHANG
 _np_save = np.save
 _np_asarray = np.asarray
+_np_array_equal = np.array_equal
 _json_dumps = json.dumps
 _Array = jax.Array
 _PartitionSpec = jax.sharding.PartitionSpec
@@ -177,11 +178,13 @@ def _short_error(exc):
 
 
 class _Recorder:
-    """Turns kernel objects into JSON-ready facts, writing array values as ``.npy`` files."""
+    """Turns kernel objects into JSON-ready facts, writing array values as ``.npy`` files: once per
+    distinct values within a task (a task that lays one array out four ways writes it once)."""
 
     def __init__(self, out):
         self.out = out
         self.count = 0
+        self.written = []  # (values, filename) of each file written
 
     def named(self, name, namespace):
         if name not in namespace:
@@ -221,12 +224,10 @@ class _Recorder:
     def array(self, arr):
         if arr.dtype.kind not in "biufcV" or arr.nbytes > MAX_ARRAY_BYTES:
             return {"kind": "other", "type": type(arr).__name__, "repr": f"{arr.dtype}{list(arr.shape)} array"}
-        self.count += 1
-        filename = f"array{self.count}.npy"
         values = _np_asarray(_device_get(arr))
         if values.dtype.kind not in "biufc":  # bfloat16 and friends: stored as float32, dtype kept below
             values = values.astype(np.float32)
-        _np_save(os.path.join(self.out, filename), values, allow_pickle=False)
+        filename = self.values_file(values)
         is_jax = isinstance(arr, _Array)
         return {
             "kind": "array", "type": "jax.Array" if is_jax else "numpy.ndarray",
@@ -234,6 +235,18 @@ class _Recorder:
             "sharding": _sharding(arr) if is_jax else None,
             "typeof": _type(arr),
         }
+
+    def values_file(self, values):
+        """The ``.npy`` file holding ``values``: one written earlier in this task with equal values (same
+        dtype and shape), else a new one."""
+        for earlier, filename in self.written:
+            if earlier.dtype == values.dtype and earlier.shape == values.shape and _np_array_equal(earlier, values):
+                return filename
+        self.count += 1
+        filename = f"array{self.count}.npy"
+        _np_save(os.path.join(self.out, filename), values, allow_pickle=False)
+        self.written.append((values, filename))
+        return filename
 
     def call(self, call, namespace, seed):
         function = namespace.get(call["function"])
