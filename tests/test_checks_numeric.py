@@ -86,3 +86,23 @@ def test_trees_are_compared_leaf_by_leaf_and_a_wrong_leaf_is_named():
         " expected 1, found 0 (tolerance rtol=1e-05, atol=1e-06)")
     assert message(assert_tree_allclose, fact_of(params[:1]), expected, "p") == "`p`: expected 4 arrays, found 2"
     assert "expected a list, tuple or dict of arrays" in message(assert_tree_allclose, fact_of(jnp.ones(2)), expected, "p")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_closeness_is_numpys_isclose_entry_by_entry(dtype):
+    """Infinities of either sign, NaNs (equal to each other), huge and tiny values, each tolerance."""
+    from autograder.checks.numeric import _isclose
+
+    specials = np.array([0.0, 1.0, -1.0, 1e-7, 1e308, -1e308, np.inf, -np.inf, np.nan, 1 + 1e-6, 1 + 2e-5])
+    got, want = (a.ravel() for a in np.meshgrid(specials, specials))
+    if dtype is np.complex128:  # every pair of parts: real parts as above, imaginary parts reversed
+        got, want = _complex(got, want[::-1]), _complex(want, got[::-1])
+    for rtol, atol in ((1e-5, 1e-6), (0.0, 0.0), (1e-3, 1e-5)):
+        np.testing.assert_array_equal(_isclose(got, want, rtol, atol),
+                                      np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _complex(real, imag):
+    out = np.empty(real.shape, np.complex128)
+    out.real, out.imag = real, imag
+    return out

@@ -31,9 +31,11 @@ def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rt
     if _kind(values.dtype) != _kind(expected.dtype):
         raise CheckFailure(f"{quote(name)}: expected {_kind(expected.dtype)} values ({expected.dtype}),"
                            f" found {_kind(values.dtype)} values ({values.dtype})")
+    if np.array_equal(values, expected):  # the usual case of a re-laid-out array: no widened copies
+        return
     wide = np.complex128 if _kind(expected.dtype) == "complex" else np.float64
     got, want = values.astype(wide), expected.astype(wide)
-    close = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    close = _isclose(got, want, rtol, atol)
     if close.all():
         return
     raise CheckFailure(f"{quote(name)}: {_mismatch(got, want, close)} (tolerance rtol={rtol:g}, atol={atol:g})"
@@ -85,6 +87,18 @@ def _kind(dtype: np.dtype) -> str:
     if dtype.kind == "b":
         return "boolean"
     return dtype.name
+
+
+def _isclose(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """``np.isclose(got, want, rtol, atol, equal_nan=True)`` entry by entry, in a fifth of its time on
+    arrays of millions of entries (it matters: the grader compares a 2048×2048 product while the kernel runs)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(got - want) <= atol + rtol * np.abs(want)
+    close &= np.isfinite(got)
+    close &= np.isfinite(want)
+    close |= got == want  # equal infinities
+    close |= np.isnan(got) & np.isnan(want)
+    return close
 
 
 def _mismatch(got: np.ndarray, want: np.ndarray, close: np.ndarray) -> str:
