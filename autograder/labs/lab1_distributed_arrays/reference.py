@@ -124,7 +124,7 @@ def gradient_calls() -> dict[str, Callable[[], object]]:
 
 def gradient_times() -> tuple[float, float]:
     """The grader's own seconds per call of gradfun, one device vs data-parallel, measured now (a grading
-    measures once: its graders' ``gradient_times`` fixture). The checks allow 4× on a time and 2.5× on
+    measures once: the graders' ``per_grading`` fixture). The checks allow 4× on a time and 2.5× on
     the ratio, so a median known within ±25 % is plenty: a quiet machine settles it in 5 rounds, where
     ±10 % often took all 9 (the data-parallel call scatters by ±15 %)."""
     stats = measure_interleaved(gradient_calls(), repeats=9, warmup=1, min_repeats=5, precision=0.25)
