@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import io
 from collections.abc import Collection
 
@@ -163,7 +162,7 @@ class _GraderPlugin:
 def _set_up_ahead(lab: Lab) -> dict:
     """task -> the calls its checks' measurements need set up, from the lab's ``reference.py``."""
     try:
-        module = importlib.import_module(f"autograder.labs.{lab.id}.reference")
+        module = lab.reference
     except Exception:  # no reference module, or a broken one: the graders' collection reports it
         return {}
     return getattr(module, "SET_UP_AHEAD", {})

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import nbformat
@@ -80,6 +81,11 @@ class Lab:
     def captures(self) -> dict[str, TaskCapture]:
         module = importlib.import_module(f"autograder.labs.{self.id}")
         return {c.task: c for c in module.CAPTURES}
+
+    @property
+    def reference(self) -> ModuleType:
+        """The lab's ``reference.py``, imported on first use (it imports JAX: the grader's side only)."""
+        return importlib.import_module(f"autograder.labs.{self.id}.reference")
 
 
 def load_lab(lab_id: str) -> Lab:

@@ -9,7 +9,6 @@ Run it in a process whose devices are the grader's (``configure_grader_process``
 from __future__ import annotations
 
 import functools
-import importlib
 import sys
 import time
 from dataclasses import dataclass
@@ -34,8 +33,9 @@ class WarmResult:
 
 def cached_calls(lab_id: str) -> tuple[Callable[[], Any], ...]:
     """The lab's cacheable reference calls, as its ``reference.py`` lists them."""
-    module = importlib.import_module(f"autograder.labs.{lab_id}.reference")
-    return tuple(getattr(module, "CACHED_CALLS", ()))
+    from autograder.lab import load_lab
+
+    return tuple(getattr(load_lab(lab_id).reference, "CACHED_CALLS", ()))
 
 
 def _unpack(call: Callable[[], Any]) -> tuple[CachedReference, tuple]:
