@@ -239,19 +239,20 @@ def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
 
 
 def test_equal_values_are_written_once_per_task_and_read_back_for_each_name(tmp_path):
-    """A task that lays one array out several ways writes its values once; different values, dtypes or
-    shapes get files of their own."""
+    """A task that lays one array out several ways writes its values once; different values (even ones
+    that begin alike), dtypes or shapes get files of their own."""
     mesh = MeshSpec((2, 4), ("x", "y")).build()
     x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
     namespace = {"rows": jax.device_put(x, NamedSharding(mesh, P("x"))),
                  "cols": jax.device_put(x, NamedSharding(mesh, P(None, "y"))),
-                 "plain": x.copy(), "other": x + 1, "as_int": x.astype(np.int32), "flat": x.reshape(64)}
+                 "plain": x.copy(), "other": x + 1, "as_int": x.astype(np.int32), "flat": x.reshape(64),
+                 "last_differs": np.where(np.arange(64).reshape(8, 8) == 63, -1, x).astype(np.float32)}
     names = tuple(namespace)
     facts = _capture(tmp_path, namespace, TaskCapture("t1", names=names))
-    assert sorted(p.name for p in (tmp_path / "t1").glob("*.npy")) == ["array1.npy", "array2.npy", "array3.npy",
-                                                                       "array4.npy"]
+    assert sorted(p.name for p in (tmp_path / "t1").glob("*.npy")) == [f"array{i}.npy" for i in range(1, 6)]
     for name in ("rows", "cols", "plain"):
         np.testing.assert_array_equal(facts.get(name).values, x)
     np.testing.assert_array_equal(facts.get("other").values, x + 1)
+    assert facts.get("last_differs").values[7, 7] == -1 and facts.get("last_differs").values[0, 0] == x[0, 0]
     assert facts.get("as_int").values.dtype == np.int32 and facts.get("flat").values.shape == (64,)
     assert facts.get("rows").sharding.spec != facts.get("cols").sharding.spec

@@ -184,7 +184,7 @@ class _Recorder:
     def __init__(self, out):
         self.out = out
         self.count = 0
-        self.written = []  # (values, filename) of each file written
+        self.written = {}  # (dtype, shape, first bytes) -> [(values, filename)] of the files written
 
     def named(self, name, namespace):
         if name not in namespace:
@@ -238,14 +238,16 @@ class _Recorder:
 
     def values_file(self, values):
         """The ``.npy`` file holding ``values``: one written earlier in this task with equal values (same
-        dtype and shape), else a new one."""
-        for earlier, filename in self.written:
-            if earlier.dtype == values.dtype and earlier.shape == values.shape and _np_array_equal(earlier, values):
+        dtype and shape), else a new one. Only arrays that also begin with the same bytes are compared
+        whole, so many arrays of one shape do not cost a comparison of every pair."""
+        key = (values.dtype.str, values.shape, values.flat[:16].tobytes())
+        for earlier, filename in self.written.get(key, ()):
+            if _np_array_equal(earlier, values):
                 return filename
         self.count += 1
         filename = f"array{self.count}.npy"
         _np_save(os.path.join(self.out, filename), values, allow_pickle=False)
-        self.written.append((values, filename))
+        self.written.setdefault(key, []).append((values, filename))
         return filename
 
     def call(self, call, namespace, seed):
