@@ -70,7 +70,11 @@ class HarnessKernelManager(AsyncKernelManager):
         self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
         self.uid_lease = lease_uid() if sandbox is not None else None
         self.uid = self.uid_lease.uid if self.uid_lease else None
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        # IPython's history lives in memory: its database thread is restarted at the first cell after
+        # a fork, and a fork bomb's killed children (zombies until reaped) would keep it from starting,
+        # so the cell that reaps them could not run.
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                "--HistoryManager.hist_file=:memory:"]
         if sandbox is not None:
             self.transport = "ipc"
             self.ip = str(workdir / ".kernel")

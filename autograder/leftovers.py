@@ -7,8 +7,9 @@ the harness's own (the sandbox's launcher and init, and the kernel): every desce
 launcher (inside bubblewrap's pid namespace an orphan is re-parented to the sandbox's init, so it
 stays a descendant) and, when the kernel runs under a uid of its own, every process of that uid.
 
-Processes are first suspended, round after round until no new one appears (a stopped process
-cannot fork), then killed, so a fork bomb cannot outrun the sweep.
+Processes are first suspended, round after round, each round waiting until every process found is
+frozen (a stopped process cannot fork), until a scan finds nothing new; then they are killed, and a
+last scan makes sure nothing appeared meanwhile. A fork bomb cannot outrun the sweep.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import psutil
 
 MAX_ROUNDS = 100
 SETTLE_SECONDS = 5.0
+GONE = frozenset({psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD})
+FROZEN = GONE | {psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP}  # cannot fork any more
 
 
 def launcher_process(pid: int | None) -> psutil.Process | None:
@@ -56,36 +59,57 @@ def _candidates(launcher: psutil.Process | None, uid: int | None) -> list[psutil
 
 def stop_leftover_processes(launcher: psutil.Process | None, keep: frozenset[int], uid: int | None = None) -> int:
     """Stop every process under ``launcher`` (and of ``uid``, a uid of the run's own) not in ``keep``;
-    return how many there were. Killed children of the kernel stay zombies until it reaps them."""
+    return how many were running. Killed children of the kernel stay zombies until it reaps them.
+
+    Sweeps until a scan made once every process found is frozen finds nothing new: a process sent
+    SIGSTOP may still run for a moment and fork, so a scan made before it has stopped proves nothing."""
     stopped: dict[int, psutil.Process] = {}
+    running = 0
     for _ in range(MAX_ROUNDS):
         new = [p for p in _candidates(launcher, uid) if p.pid not in keep and p.pid not in stopped]
         if not new:
-            break
+            _kill(stopped.values())
+            if not [p for p in _candidates(launcher, uid) if p.pid not in keep and p.pid not in stopped]:
+                break
+            continue
         for process in new:
-            try:
-                process.suspend()
-            except psutil.Error:
-                pass
+            running += _suspend(process)
             stopped[process.pid] = process
-    for process in stopped.values():
+        _wait_until(stopped.values(), FROZEN)
+    else:
+        _kill(stopped.values())
+    _wait_until(stopped.values(), GONE)
+    return running
+
+
+def _suspend(process: psutil.Process) -> int:
+    """SIGSTOP ``process``; 1 if it was running (not already a zombie), else 0."""
+    try:
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return 0
+        process.suspend()
+    except psutil.Error:
+        return 0
+    return 1
+
+
+def _kill(processes) -> None:
+    for process in processes:
         try:
             process.kill()
         except psutil.Error:
             pass
-    _wait_until_dead(stopped.values())
-    return len(stopped)
 
 
-def _wait_until_dead(processes) -> None:
-    """Wait (briefly) until each process is gone or a zombie, so its parent can reap it at once."""
+def _wait_until(processes, states: frozenset[str]) -> None:
+    """Wait (briefly) until each process is in one of ``states`` or gone."""
     deadline = time.monotonic() + SETTLE_SECONDS
     pending = list(processes)
     while pending and time.monotonic() < deadline:
         still = []
         for process in pending:
             try:
-                if process.status() != psutil.STATUS_ZOMBIE:
+                if process.status() not in states:
                     still.append(process)
             except psutil.Error:
                 pass
