@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nbformat
+import zmq
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
@@ -113,6 +114,25 @@ class _CappedClient(NotebookClient):
     def start_cell(self) -> None:
         self.cell_bytes, self.truncated = 0, False
 
+    def watch_output_channel(self) -> None:
+        """Watch the kernel's output channel for disconnections: ZeroMQ drops a message larger than
+        the grader accepts (and the connection with it) without a word, so the output was cut there."""
+        self._disconnections = self.kc.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+
+    async def output_dropped(self) -> bool:
+        """Did the output channel drop its connection since the last call (output lost on the way)?
+        ZeroMQ does not connect again after such a drop, so the channel is connected anew here."""
+        dropped = False
+        monitor = getattr(self, "_disconnections", None)
+        while monitor is not None and await monitor.poll(0):
+            await monitor.recv_multipart()
+            dropped = True
+        if dropped:
+            socket, url = self.kc.iopub_channel.socket, self.kc._make_url("iopub")
+            socket.disconnect(url)
+            socket.connect(url)
+        return dropped
+
     def output(self, outs, msg, display_id, cell_index):
         size = len(str(msg.get("content", "")))
         if TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
@@ -175,6 +195,7 @@ class StartedKernel:
         try:
             await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
             await self.client.async_start_new_kernel_client()
+            self.client.watch_output_channel()
             startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
             cell = await self.run_code(startup, self.limits.startup_timeout)
             self.failure = _error_of(cell)
@@ -289,7 +310,7 @@ class _Run:
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
         status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
         self.interrupted = step.label if status == "timeout" else None
-        truncated = self.client.truncated
+        truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
         self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
                                       truncated, leftovers))

@@ -65,20 +65,47 @@ _output = {"chars": 0, "cut": False}  # what cap_output let through, and whether
 
 
 def cap_output(limit):
-    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark."""
+    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark.
+
+    The cap lives in the streams' class, as a ``write`` property: IPython wraps ``stream.write`` around
+    every cell and puts back the stream's own ``write`` when the cell ends, which would drop a cap set
+    as a plain attribute. Wrappers set on the stream run around the cap; putting the stream's own
+    ``write`` back restores the capped one. A stream whose class cannot change is wrapped instead."""
     import sys
 
     for stream in (sys.stdout, sys.stderr):
-        def capped(text, _write=stream.write):
-            _output["chars"] += len(text)
-            if _output["chars"] <= limit:
-                return _write(text)
-            if not _output["cut"]:
-                _output["cut"] = True
-                _write(f"\n{TRUNCATION_MARK}\n")
-            return len(text)
+        try:
+            stream.__class__ = _capped_class(type(stream), limit)
+        except TypeError:  # a built-in stream (no ipykernel): its write can still be wrapped
+            stream.write = _capped_write(stream.write, limit)
 
-        stream.write = capped
+
+def _capped_write(write, limit):
+    def capped(text, *args, **kwargs):
+        _output["chars"] += len(text)
+        if _output["chars"] <= limit:
+            return write(text, *args, **kwargs)
+        if not _output["cut"]:
+            _output["cut"] = True
+            write(f"\n{TRUNCATION_MARK}\n")
+        return len(text)
+
+    return capped
+
+
+def _capped_class(base, limit):
+    class Capped(base):
+        @property
+        def write(self):
+            return self.__dict__.get("_autograder_write") or _capped_write(base.write.__get__(self), limit)
+
+        @write.setter
+        def write(self, value):
+            own = getattr(value, "__func__", None) is base.write and getattr(value, "__self__", None) is self
+            self.__dict__["_autograder_write"] = None if own else value
+
+    Capped.__name__, Capped.__qualname__, Capped.__module__ = base.__name__, base.__qualname__, base.__module__
+    return Capped
 
 
 _warm_up = {"thread": None}
