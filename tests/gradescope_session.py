@@ -82,10 +82,12 @@ def _path_without(directory: Path, tool: str) -> str:
 
 
 def python_searchable_by_all() -> list[tuple[Path, int]]:
-    """Let every user search the directories above this Python (the uid level runs the kernel as
-    another user; Gradescope's Python lives in /usr). Returns what to restore."""
+    """Let every user search the directories above this Python and, when it runs from a venv, above
+    the venv too (the uid level runs the kernel as another user; Gradescope's Python lives in /usr).
+    Returns what to restore."""
     changed = []
-    for directory in Path(sys.base_prefix).resolve().parents:
+    above = {d for prefix in (sys.base_prefix, sys.prefix) for d in Path(prefix).resolve().parents}
+    for directory in sorted(above):
         mode = stat.S_IMODE(os.stat(directory).st_mode)
         if not mode & stat.S_IXOTH:
             os.chmod(directory, mode | stat.S_IXOTH)
