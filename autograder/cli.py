@@ -22,7 +22,7 @@ def _limits(args):
 
 
 def cmd_assign(args) -> int:
-    from autograder.assign import assign_lab
+    from autograder.authoring.assign import assign_lab
     from autograder.lab import lab_ids, load_lab
 
     stale = []

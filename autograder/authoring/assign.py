@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import check_cells, markers
+from autograder.authoring import check_cells, markers
 
 
 @dataclass(frozen=True)
