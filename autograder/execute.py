@@ -30,16 +30,16 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from autograder import quiet
-from autograder.capture import TaskCapture, task_seed
+from autograder.facts.capture import TaskCapture, task_seed
 from autograder.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
                                startup_code, wait_for_warm_up_code)
 from autograder.live_execution import LiveExecution
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.sandbox import ResourceLimits
-from autograder.taken_facts import TakenFacts
+from autograder.facts.taken_facts import TakenFacts
 
 if TYPE_CHECKING:
-    from autograder.facts import TaskFacts
+    from autograder.facts.records import TaskFacts
 
 TIMEOUT_ENAME = "CellTimeoutError"
 PROBE_SOURCE = Path(__file__).resolve().parent / "probe" / "runtime.py"

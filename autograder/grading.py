@@ -15,11 +15,11 @@ from collections.abc import Collection
 
 import pytest
 
-from autograder.capture import Call, task_seed
+from autograder.facts.capture import Call, task_seed
 from autograder.check_result import CheckResult
 from autograder.checks import CheckFailure
 from autograder.execute import Execution
-from autograder.facts import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
+from autograder.facts.records import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
 from autograder.lab import Lab
 from autograder.live_execution import LiveExecution
 

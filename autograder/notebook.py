@@ -26,7 +26,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.capture import TaskCapture, task_seed
+from autograder.facts.capture import TaskCapture, task_seed
 from autograder.checker_process import CheckerError, CheckerProcess
 from autograder.devices import DEVICE_COUNT
 from autograder.check_result import CheckResult

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from autograder.devices import configure_grader_process
 from autograder.execute import Execution
-from autograder.facts import FactsError, TaskFacts, load_task_facts
+from autograder.facts.records import FactsError, TaskFacts, load_task_facts
 from autograder.check_result import CheckResult
 from autograder.grading import GraderError, run_graders
 from autograder.lab import Lab, LabError, load_lab

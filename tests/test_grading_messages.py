@@ -4,7 +4,7 @@ import pytest
 
 from autograder.checks import CheckFailure
 from autograder.execute import CellOutcome, Execution
-from autograder.facts import CallFact, Fact, TaskFacts
+from autograder.facts.records import CallFact, Fact, TaskFacts
 from autograder.grading import Submission
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from autograder.capture import TaskCapture
+from autograder.facts.capture import TaskCapture
 from autograder.execute import Limits, execute_plan
 from autograder.kernel import LAB_PROBE_MODULE
 from autograder.plan import CaptureTask, Plan, RunCell

@@ -3,7 +3,7 @@ sandboxed kernel, whatever the machine's speed (the leftovers sleep far longer t
 
 import pytest
 
-from autograder.capture import TaskCapture
+from autograder.facts.capture import TaskCapture
 from autograder.execute import Limits, execute_plan
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.sandbox import sandbox_problem

@@ -20,7 +20,7 @@ from autograder.grading import run_graders
 from autograder.lab import load_lab
 from autograder.live_execution import LiveExecution
 from autograder.probe import runtime
-from autograder.taken_facts import TakenFacts, copy_facts
+from autograder.facts.taken_facts import TakenFacts, copy_facts
 
 LAB2 = "lab2_three_ways"
 
@@ -67,7 +67,7 @@ def test_only_regular_files_are_taken(tmp_path):
 
 
 def test_facts_too_large_are_an_error_of_their_task(tmp_path, monkeypatch):
-    from autograder import taken_facts
+    from autograder.facts import taken_facts
 
     monkeypatch.setattr(taken_facts, "MAX_FACTS_BYTES", 1000)
     source = tmp_path / "facts"

@@ -4,7 +4,7 @@ in total, or the transport, whose message size cap drops the connection without 
 
 import pytest
 
-from autograder.capture import TaskCapture
+from autograder.facts.capture import TaskCapture
 from autograder.execute import Limits, execute_plan
 from autograder.plan import CaptureTask, Plan, RunCell
 from autograder.sandbox import sandbox_problem

@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # facts.py (and numpy) load when facts are first read, after the kernel has started
-    from autograder.facts import TaskFacts
+if TYPE_CHECKING:  # records.py (and numpy) load when facts are first read, after the kernel has started
+    from autograder.facts.records import TaskFacts
 
 MAX_FACTS_BYTES = 512 * 2**20
 MAX_FACTS_FILES = 10_000
@@ -103,7 +103,7 @@ class TakenFacts:
 
     def read(self, task: str) -> TaskFacts | None:
         """The task's facts (None when it was not taken or its facts are bad: see ``error``)."""
-        from autograder.facts import PARSER_LOCK, FactsError, load_task_facts
+        from autograder.facts.records import PARSER_LOCK, FactsError, load_task_facts
 
         with PARSER_LOCK, self._lock:
             if task in self._taken:
