@@ -90,7 +90,7 @@ def warm_on_worker(lab: str) -> str:
     from autograder.devices import configure_grader_process
 
     configure_grader_process()
-    from autograder.warm import warm_lab
+    from autograder.caches.warm import warm_lab
 
     return warm_lab(lab).summary()
 

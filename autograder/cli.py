@@ -174,7 +174,7 @@ def cmd_similarity(args) -> int:
 
 def cmd_warm(args) -> int:
     from autograder.lab import LabError, lab_ids, load_lab
-    from autograder.warm import warm
+    from autograder.caches.warm import warm
 
     try:
         labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]

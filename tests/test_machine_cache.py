@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from autograder.devices import kernel_environment
-from autograder.machine_cache import CACHE_DIR_VARIABLE
+from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,7 +19,7 @@ from autograder.checks import (
     CheckFailure, Layout, MeshSpec, called_once, collectives_in, is_same_layout, measure_interleaved,
 )
 from autograder.facts.records import Fact
-from autograder.reference_cache import cached_reference
+from autograder.caches.reference_cache import cached_reference
 
 MESH = MeshSpec((4, 2), ("a", "b"), "auto")
 MESH_DP = MeshSpec((8,), ("batch",), "auto")

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from autograder.reference_cache import CachedReference, references_dir
+from autograder.caches.reference_cache import CachedReference, references_dir
 
 
 @dataclass(frozen=True)

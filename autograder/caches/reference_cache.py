@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
+from autograder.caches.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
 
 FORMAT = 1
 STRUCTURE_MEMBER = "structure"  # the JSON document, stored in the .npz as uint8 bytes
