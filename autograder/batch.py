@@ -56,13 +56,13 @@ class BatchError(ValueError):
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_kwargs: dict) -> dict:
     """Grade one submission where this runs (a Dask worker); returns the result as plain data."""
-    from autograder.devices import configure_grader_process
+    from autograder.run.devices import configure_grader_process
 
     configure_grader_process()
-    from autograder.execute import Limits
+    from autograder.run.execute import Limits
     from autograder.grade import grade_notebook
-    from autograder.kernel_pool import worker_pool
-    from autograder.sandbox import ResourceLimits
+    from autograder.run.kernel_pool import worker_pool
+    from autograder.run.sandbox import ResourceLimits
 
     sandbox = limits_kwargs.pop("sandbox")
     limits = Limits(**limits_kwargs, sandbox=sandbox and ResourceLimits(memory_bytes=int(sandbox * 2**30)))
@@ -80,14 +80,14 @@ def release_kernels() -> None:
     """Shut down this worker's spare kernel (run on every worker once the batch has no more work)."""
     import sys
 
-    pool = sys.modules.get("autograder.kernel_pool")  # imported only where something was graded
+    pool = sys.modules.get("autograder.run.kernel_pool")  # imported only where something was graded
     if pool is not None:
         pool.close_worker_pool()
 
 
 def warm_on_worker(lab: str) -> str:
     """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary."""
-    from autograder.devices import configure_grader_process
+    from autograder.run.devices import configure_grader_process
 
     configure_grader_process()
     from autograder.caches.warm import warm_lab

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.devices import configure_grader_process
+from autograder.run.devices import configure_grader_process
 
 
 def _limits(args):
-    from autograder.execute import Limits
-    from autograder.sandbox import ResourceLimits
+    from autograder.run.execute import Limits
+    from autograder.run.sandbox import ResourceLimits
 
     sandbox = None if args.no_sandbox else ResourceLimits(memory_bytes=int(args.memory_gib * 2**30))
     return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout, sandbox=sandbox)
@@ -43,8 +43,8 @@ def cmd_assign(args) -> int:
 
 
 def _grade(args, public_only: bool) -> int:
-    from autograder import sandbox
-    from autograder.sandbox import SandboxUnavailable
+    from autograder.run import sandbox
+    from autograder.run.sandbox import SandboxUnavailable
 
     if not args.no_sandbox:
         sandbox.try_bubblewrap_in_background()  # while the grader's modules load
@@ -98,7 +98,7 @@ def cmd_batch(args) -> int:
     from autograder.lab import LabError
     from autograder.late import LatePolicyError
     from autograder.overrides import OverrideError
-    from autograder.sandbox import sandbox_problem
+    from autograder.run.sandbox import sandbox_problem
 
     if not args.no_sandbox and args.scheduler is None and sandbox_problem():
         print(f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "

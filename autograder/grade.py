@@ -13,12 +13,12 @@ import threading
 from pathlib import Path
 
 from autograder.check_result import CheckResult
-from autograder.execute import Execution, Limits, execute_plan
+from autograder.run.execute import Execution, Limits, execute_plan
 from autograder.lab import Lab, LabError, lab_of_notebook, load_lab
-from autograder.live_execution import LiveExecution
-from autograder.plan import build_plan
+from autograder.run.live_execution import LiveExecution
+from autograder.run.plan import build_plan
 from autograder.results import GradeResult, TaskResult
-from autograder.sandbox import NO_SANDBOX, sandbox_level
+from autograder.run.sandbox import NO_SANDBOX, sandbox_level
 from autograder.submission import NotANotebook, read_submission
 
 

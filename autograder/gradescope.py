@@ -28,7 +28,7 @@ from importlib import metadata
 from pathlib import Path
 
 import autograder
-from autograder.sandbox import ResourceLimits, SandboxUnavailable
+from autograder.run.sandbox import ResourceLimits, SandboxUnavailable
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
 
@@ -61,7 +61,7 @@ class GradescopeConfig:
                                   f"not {self.hidden_visibility!r}")
 
     def limits(self):
-        from autograder.execute import Limits
+        from autograder.run.execute import Limits
 
         return Limits(cell_timeout=self.cell_timeout, total_timeout=self.total_timeout,
                       sandbox=ResourceLimits(memory_bytes=int(self.memory_gib * 2**30)))

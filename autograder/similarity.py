@@ -38,7 +38,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder.plan import RunCell, build_plan, has_code
+from autograder.run.plan import RunCell, build_plan, has_code
 from autograder.submission import read_submission
 
 SIMILARITY_FILE = "similarity.html"

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from autograder.devices import configure_grader_process
-from autograder.execute import Execution
+from autograder.run.devices import configure_grader_process
+from autograder.run.execute import Execution
 from autograder.facts.records import FactsError, TaskFacts, load_task_facts
 from autograder.check_result import CheckResult
 from autograder.grading import GraderError, run_graders

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder.execute import Limits
+from autograder.run.execute import Limits
 from autograder.grade import grade_with_execution
 from autograder.task_checker import public_checks
 from notebooks import make_submission

@@ -19,7 +19,7 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.execute import Limits
+from autograder.run.execute import Limits
 from autograder.grade import grade_notebook
 from autograder.gradebook import GRADE_FILE, LOG_FILE
 from autograder.lab import load_lab

@@ -10,7 +10,7 @@ from autograder.checks import TimingStats
 from autograder.grading import run_graders
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
-from autograder.live_execution import LiveExecution
+from autograder.run.live_execution import LiveExecution
 from autograder.probe import runtime
 from autograder.facts.taken_facts import TakenFacts
 

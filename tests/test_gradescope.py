@@ -13,7 +13,7 @@ import pytest
 
 from autograder.gradescope import build_autograder_zip, find_notebook
 from autograder.lab import load_lab
-from autograder.sandbox import sandbox_problem
+from autograder.run.sandbox import sandbox_problem
 from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
                                 restore_modes, traversable_scratch)
 from notebooks import SOLUTION, make_submission

@@ -3,7 +3,7 @@
 import pytest
 
 from autograder.checks import CheckFailure
-from autograder.execute import CellOutcome, Execution
+from autograder.run.execute import CellOutcome, Execution
 from autograder.facts.records import CallFact, Fact, TaskFacts
 from autograder.grading import Submission
 

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from autograder import quiet
+from autograder.run import quiet
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.execute import TRUNCATION_MARK, CellOutcome
+from autograder.run.execute import TRUNCATION_MARK, CellOutcome
 from autograder.grading import run_graders
 from autograder.lab import load_lab
-from autograder.live_execution import LiveExecution
+from autograder.run.live_execution import LiveExecution
 from autograder.probe import runtime
 from autograder.facts.taken_facts import TakenFacts, copy_facts
 

@@ -29,20 +29,20 @@ import zmq
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from autograder import quiet
+from autograder.run import quiet
 from autograder.facts.capture import TaskCapture, task_seed
-from autograder.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
+from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
                                startup_code, wait_for_warm_up_code)
-from autograder.live_execution import LiveExecution
-from autograder.plan import CaptureTask, Plan, RunCell
-from autograder.sandbox import ResourceLimits
+from autograder.run.live_execution import LiveExecution
+from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.sandbox import ResourceLimits
 from autograder.facts.taken_facts import TakenFacts
 
 if TYPE_CHECKING:
     from autograder.facts.records import TaskFacts
 
 TIMEOUT_ENAME = "CellTimeoutError"
-PROBE_SOURCE = Path(__file__).resolve().parent / "probe" / "runtime.py"
+PROBE_SOURCE = Path(__file__).resolve().parents[1] / "probe" / "runtime.py"
 TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (runtime.TRUNCATION_MARK)
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
 

@@ -23,9 +23,9 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.execute import Captures, Execution, Limits, StartedKernel, execute_plan_async
-from autograder.live_execution import LiveExecution
-from autograder.plan import Plan
+from autograder.run.execute import Captures, Execution, Limits, StartedKernel, execute_plan_async
+from autograder.run.live_execution import LiveExecution
+from autograder.run.plan import Plan
 
 CLOSE_TIMEOUT = 120.0
 

@@ -11,9 +11,9 @@ import zmq.asyncio
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
 
-from autograder.devices import DEVICE_COUNT, kernel_environment
-from autograder.leftovers import launcher_process, process_tree, stop_leftover_processes
-from autograder.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
+from autograder.run.devices import DEVICE_COUNT, kernel_environment
+from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
                                 sandbox_environment, sandbox_level, uid_command)
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
