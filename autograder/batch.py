@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from autograder.collect import Submission, collect
 from autograder.gradebook import is_done, load_results, log_grading
-from autograder.results import GradeResult
+from autograder.grading.results import GradeResult
 
 if TYPE_CHECKING:
     from autograder.late import LatePolicy
@@ -60,7 +60,7 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_k
 
     configure_grader_process()
     from autograder.run.execute import Limits
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.sandbox import ResourceLimits
 

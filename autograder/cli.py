@@ -48,8 +48,8 @@ def _grade(args, public_only: bool) -> int:
 
     if not args.no_sandbox:
         sandbox.try_bubblewrap_in_background()  # while the grader's modules load
-    from autograder.grade import grade_notebook
-    from autograder.report import print_grade
+    from autograder.grading.grade import grade_notebook
+    from autograder.grading.report import print_grade
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:

@@ -253,9 +253,9 @@ def find_notebook(submission: Path) -> Path | str:
 
 def grade_submission(root: Path, config: GradescopeConfig):
     """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one)."""
-    from autograder.grade import grade_notebook
+    from autograder.grading.grade import grade_notebook
     from autograder.lab import load_lab
-    from autograder.results import GradeResult
+    from autograder.grading.results import GradeResult
 
     found = find_notebook(root / "submission")
     if isinstance(found, str):
@@ -267,8 +267,8 @@ def run_gradescope(root: Path):
     """Grade the submission in Gradescope's layout under ``root`` and write results/results.json.
 
     Whatever happens, a results.json is written, with the reason when the submission was not graded."""
-    from autograder.report import print_grade
-    from autograder.results import GradeResult
+    from autograder.grading.report import print_grade
+    from autograder.grading.results import GradeResult
 
     started = time.monotonic()
     results = root / "results"

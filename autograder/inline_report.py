@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape as _escape
 
-from autograder.feedback import escape, scoped_style, task_section
-from autograder.check_result import CheckResult
-from autograder.results import TaskResult
+from autograder.grading.feedback import escape, scoped_style, task_section
+from autograder.grading.check_result import CheckResult
+from autograder.grading.results import TaskResult
 
 SCOPE = "autograder-check"
 NOT_ATTEMPTED = "not attempted"

@@ -39,7 +39,7 @@ import nbformat
 import numpy as np
 
 from autograder.run.plan import RunCell, build_plan, has_code
-from autograder.submission import read_submission
+from autograder.grading.submission import read_submission
 
 SIMILARITY_FILE = "similarity.html"
 SHINGLE = 5  # tokens per shingle

@@ -28,8 +28,8 @@ from typing import Any, TextIO
 from autograder.run.devices import configure_grader_process
 from autograder.run.execute import Execution
 from autograder.facts.records import FactsError, TaskFacts, load_task_facts
-from autograder.check_result import CheckResult
-from autograder.grading import GraderError, run_graders
+from autograder.grading.check_result import CheckResult
+from autograder.grading.graders import GraderError, run_graders
 from autograder.lab import Lab, LabError, load_lab
 
 

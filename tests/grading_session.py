@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autograder.run.execute import Limits
-from autograder.grade import grade_with_execution
+from autograder.grading.grade import grade_with_execution
 from autograder.task_checker import public_checks
 from notebooks import make_submission
 

@@ -5,7 +5,7 @@ import pytest
 from autograder.checks import CheckFailure
 from autograder.run.execute import CellOutcome, Execution
 from autograder.facts.records import CallFact, Fact, TaskFacts
-from autograder.grading import Submission
+from autograder.grading.graders import Submission
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
 

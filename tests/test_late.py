@@ -18,7 +18,7 @@ import yaml
 from autograder.adjustments import Adjustments, publish_student, publish_summaries
 from autograder.cli import main
 from autograder.collect import collect
-from autograder.feedback import feedback_html
+from autograder.grading.feedback import feedback_html
 from autograder.gradebook import gradebook_csv, load_results
 from autograder.late import (EXTENSIONS_FILE, FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late,
                              build_policy, late_penalty, load_policy, parse_due, read_extensions, save_policy,

@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 import autograder.notebook as ag
 from autograder.checker_process import CheckerProcess, checker_environment
 from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.grading import CheckResult
+from autograder.grading.graders import CheckResult
 from autograder.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
 from autograder.lab import load_lab
 from browser import chromium, render

@@ -17,7 +17,7 @@ from autograder.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FI
 from autograder.lab import load_lab
 from autograder.overrides import (OVERRIDES_FILE, Override, OverrideError, apply_overrides, check_overrides,
                                   current_overrides, parse_overrides)
-from autograder.results import GradeResult
+from autograder.grading.results import GradeResult
 from notebooks import make_submission
 from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
 

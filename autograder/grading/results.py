@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
-from autograder.check_result import CheckResult
+from autograder.grading.check_result import CheckResult
 from autograder.run.sandbox import LEVEL_DESCRIPTIONS
 
 # Every status a submission can end with; "graded" means the notebook ran to its end.

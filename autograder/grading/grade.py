@@ -12,14 +12,14 @@ import secrets
 import threading
 from pathlib import Path
 
-from autograder.check_result import CheckResult
+from autograder.grading.check_result import CheckResult
 from autograder.run.execute import Execution, Limits, execute_plan
 from autograder.lab import Lab, LabError, lab_of_notebook, load_lab
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import build_plan
-from autograder.results import GradeResult, TaskResult
+from autograder.grading.results import GradeResult, TaskResult
 from autograder.run.sandbox import NO_SANDBOX, sandbox_level
-from autograder.submission import NotANotebook, read_submission
+from autograder.grading.submission import NotANotebook, read_submission
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
@@ -57,7 +57,7 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
     run = _RunInBackground(execute, plan, lab, limits, seed, path)
-    from autograder.grading import GraderError, run_graders  # JAX loads while the kernel starts
+    from autograder.grading.graders import GraderError, run_graders  # JAX loads while the kernel starts
 
     try:
         checks = run_graders(lab, run.live, seed, public_only)

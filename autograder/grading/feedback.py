@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from html import escape as _escape
 
-from autograder.results import GradeResult, TaskResult, hidden_failure
+from autograder.grading.results import GradeResult, TaskResult, hidden_failure
 
 PAGE_STYLE = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}

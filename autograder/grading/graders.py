@@ -16,7 +16,7 @@ from collections.abc import Collection
 import pytest
 
 from autograder.facts.capture import Call, task_seed
-from autograder.check_result import CheckResult
+from autograder.grading.check_result import CheckResult
 from autograder.checks import CheckFailure
 from autograder.run.execute import Execution
 from autograder.facts.records import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts

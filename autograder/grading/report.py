@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.results import GradeResult, hidden_failure
+from autograder.grading.results import GradeResult, hidden_failure
 
 
 def _points(value: float) -> str:
