@@ -27,10 +27,10 @@ from typing import Any
 import nbformat
 
 from autograder.facts.capture import TaskCapture, task_seed
-from autograder.checker_process import CheckerError, CheckerProcess
+from autograder.student.checker_process import CheckerError, CheckerProcess
 from autograder.run.devices import DEVICE_COUNT
 from autograder.grading.check_result import CheckResult
-from autograder.inline_report import NotebookCheck, TaskCheck, check_html
+from autograder.student.inline_report import NotebookCheck, TaskCheck, check_html
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.probe import runtime
 
