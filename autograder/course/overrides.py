@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder.gradebook import write_atomically
+from autograder.course.gradebook import write_atomically
 from autograder.grading.results import GradeResult, ManualScore, TaskResult
 
 OVERRIDES_FILE = "overrides.csv"

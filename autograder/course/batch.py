@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.collect import Submission, collect
-from autograder.gradebook import is_done, load_results, log_grading
+from autograder.course.collect import Submission, collect
+from autograder.course.gradebook import is_done, load_results, log_grading
 from autograder.grading.results import GradeResult
 
 if TYPE_CHECKING:
-    from autograder.late import LatePolicy
+    from autograder.course.late import LatePolicy
 
 MAX_SUBMISSION_BYTES = 50 * 2**20
 
@@ -167,8 +167,8 @@ def _release_kernels(client) -> None:
 def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
     """Check the options against the class, save the late policy, and bring the saved outputs up to date
     with the adjustments; returns (adjustments, saved results, submissions to grade)."""
-    from autograder.adjustments import Adjustments, refresh
-    from autograder.late import save_policy, with_submission_time
+    from autograder.course.adjustments import Adjustments, refresh
+    from autograder.course.late import save_policy, with_submission_time
 
     by_student = {s.student: s for s in submissions}
     unknown = sorted(set(options.regrade) - set(by_student))
@@ -193,8 +193,8 @@ def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
 
 
 def _write_similarity(options: BatchOptions, lab, submissions: list[Submission]) -> None:
-    from autograder.gradebook import write_atomically
-    from autograder.similarity import SIMILARITY_FILE, find_similar, similarity_html
+    from autograder.course.gradebook import write_atomically
+    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
 
     report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
     write_atomically(options.out / SIMILARITY_FILE, similarity_html(report, lab.id))
@@ -205,8 +205,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     apply the overrides and the late policy, and write every output; returns the class's results."""
     from dask.distributed import as_completed
 
-    from autograder.adjustments import Adjustments, publish_student, publish_summaries, refresh
-    from autograder.late import with_submission_time
+    from autograder.course.adjustments import Adjustments, publish_student, publish_summaries, refresh
+    from autograder.course.late import with_submission_time
     from autograder.lab import load_lab
 
     lab = load_lab(options.lab)

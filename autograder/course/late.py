@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from autograder.gradebook import write_atomically
+from autograder.course.gradebook import write_atomically
 from autograder.grading.results import GradeResult, LatePenalty
 
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
