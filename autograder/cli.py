@@ -10,19 +10,19 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.devices import configure_grader_process
+from autograder.run.devices import configure_grader_process
 
 
 def _limits(args):
-    from autograder.execute import Limits
-    from autograder.sandbox import ResourceLimits
+    from autograder.run.execute import Limits
+    from autograder.run.sandbox import ResourceLimits
 
     sandbox = None if args.no_sandbox else ResourceLimits(memory_bytes=int(args.memory_gib * 2**30))
     return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout, sandbox=sandbox)
 
 
 def cmd_assign(args) -> int:
-    from autograder.assign import assign_lab
+    from autograder.authoring.assign import assign_lab
     from autograder.lab import lab_ids, load_lab
 
     stale = []
@@ -43,13 +43,13 @@ def cmd_assign(args) -> int:
 
 
 def _grade(args, public_only: bool) -> int:
-    from autograder import sandbox
-    from autograder.sandbox import SandboxUnavailable
+    from autograder.run import sandbox
+    from autograder.run.sandbox import SandboxUnavailable
 
     if not args.no_sandbox:
         sandbox.try_bubblewrap_in_background()  # while the grader's modules load
-    from autograder.grade import grade_notebook
-    from autograder.report import print_grade
+    from autograder.grading.grade import grade_notebook
+    from autograder.grading.report import print_grade
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:
@@ -79,7 +79,7 @@ def cmd_check(args) -> int:
 
 def _late_policy(args):
     """The late policy the options give, or None; raises LatePolicyError for a bad or partial one."""
-    from autograder.late import LatePolicyError, build_policy
+    from autograder.course.late import LatePolicyError, build_policy
 
     if args.due is None:
         if args.late_penalty or args.late_cap or args.grace:
@@ -93,12 +93,12 @@ def _late_policy(args):
 def cmd_batch(args) -> int:
     from rich.console import Console
 
-    from autograder.batch import BatchError, BatchOptions, run_batch
-    from autograder.collect import CollectError
+    from autograder.course.batch import BatchError, BatchOptions, run_batch
+    from autograder.course.collect import CollectError
     from autograder.lab import LabError
-    from autograder.late import LatePolicyError
-    from autograder.overrides import OverrideError
-    from autograder.sandbox import sandbox_problem
+    from autograder.course.late import LatePolicyError
+    from autograder.course.overrides import OverrideError
+    from autograder.run.sandbox import sandbox_problem
 
     if not args.no_sandbox and args.scheduler is None and sandbox_problem():
         print(f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
@@ -136,10 +136,10 @@ def cmd_batch(args) -> int:
 def cmd_override(args) -> int:
     import getpass
 
-    from autograder.adjustments import record_override
+    from autograder.course.adjustments import record_override
     from autograder.lab import LabError
-    from autograder.late import LatePolicyError
-    from autograder.overrides import OverrideError
+    from autograder.course.late import LatePolicyError
+    from autograder.course.overrides import OverrideError
 
     try:
         before, after = record_override(Path(args.out), args.student, args.task, args.points, args.comment,
@@ -154,10 +154,10 @@ def cmd_override(args) -> int:
 
 
 def cmd_similarity(args) -> int:
-    from autograder.collect import CollectError, collect
-    from autograder.gradebook import write_atomically
+    from autograder.course.collect import CollectError, collect
+    from autograder.course.gradebook import write_atomically
     from autograder.lab import LabError, load_lab
-    from autograder.similarity import SIMILARITY_FILE, find_similar, similarity_html
+    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
 
     try:
         lab = load_lab(args.lab)
@@ -174,7 +174,7 @@ def cmd_similarity(args) -> int:
 
 def cmd_warm(args) -> int:
     from autograder.lab import LabError, lab_ids, load_lab
-    from autograder.warm import warm
+    from autograder.caches.warm import warm
 
     try:
         labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]
@@ -186,7 +186,7 @@ def cmd_warm(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
-    from autograder.gradescope import GradescopeConfig, GradescopeError, build_autograder_zip
+    from autograder.course.gradescope import GradescopeConfig, GradescopeError, build_autograder_zip
     from autograder.lab import LabError
 
     try:
@@ -200,7 +200,7 @@ def cmd_gradescope(args) -> int:
 
 
 def cmd_gradescope_run(args) -> int:
-    from autograder.gradescope import run_gradescope
+    from autograder.course.gradescope import run_gradescope
 
     run_gradescope(Path(args.root))
     return 0
@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
 
-    from autograder.gradescope import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
+    from autograder.course.gradescope import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
 
     defaults = GradescopeConfig("lab")
     gradescope = sub.add_parser("gradescope", help="build the autograder zip of a Gradescope programming assignment")

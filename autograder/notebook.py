@@ -26,11 +26,11 @@ from typing import Any
 
 import nbformat
 
-from autograder.capture import TaskCapture, task_seed
-from autograder.checker_process import CheckerError, CheckerProcess
-from autograder.devices import DEVICE_COUNT
-from autograder.check_result import CheckResult
-from autograder.inline_report import NotebookCheck, TaskCheck, check_html
+from autograder.facts.capture import TaskCapture, task_seed
+from autograder.student.checker_process import CheckerError, CheckerProcess
+from autograder.run.devices import DEVICE_COUNT
+from autograder.grading.check_result import CheckResult
+from autograder.student.inline_report import NotebookCheck, TaskCheck, check_html
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.probe import runtime
 

@@ -3,7 +3,7 @@
 For each lab's solution notebook:
 
 (a) bare: the notebook's cells as they are, run by stock nbclient (allow_errors) in a fresh kernel with
-    the environment the harness gives its kernels (``autograder.devices.kernel_environment()``), in an
+    the environment the harness gives its kernels (``autograder.run.devices.kernel_environment()``), in an
     empty temporary directory; timed from kernel start to kernel shutdown.
 (b) grade: ``python -m autograder grade NOTEBOOK --json out.json`` as a subprocess (the ``autograder
     grade`` CLI), timed from process start to exit, with the reference cache filled beforehand by
@@ -34,8 +34,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from autograder.check_cells import is_check_cell
-from autograder.devices import kernel_environment
+from autograder.authoring.check_cells import is_check_cell
+from autograder.run.devices import kernel_environment
 
 REPO = Path(__file__).resolve().parents[1]
 LABS = ("lab1_distributed_arrays", "lab2_three_ways", "lab3_fsdp_tp")

@@ -25,9 +25,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import autograder.notebook as ag  # noqa: E402
-from autograder.inline_report import check_html  # noqa: E402
+from autograder.student.inline_report import check_html  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
-from autograder.markers import parse_questions, read_solution  # noqa: E402
+from autograder.authoring.markers import parse_questions, read_solution  # noqa: E402
 
 LAB = "lab2_three_ways"
 TASKS = {"t1": "layout task", "t6": "function task"}

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from autograder.lab import load_lab  # noqa: E402
-from autograder.similarity import find_similar, similarity_html  # noqa: E402
+from autograder.course.similarity import find_similar, similarity_html  # noqa: E402
 from notebooks import make_submission  # noqa: E402
 from similarity_cases import disguise, random_answer  # noqa: E402
 

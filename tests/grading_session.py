@@ -5,9 +5,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder.execute import Limits
-from autograder.grade import grade_with_execution
-from autograder.task_checker import public_checks
+from autograder.run.execute import Limits
+from autograder.grading.grade import grade_with_execution
+from autograder.student.task_checker import public_checks
 from notebooks import make_submission
 
 SEED = 20261121

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from autograder.reference_cache import cached_reference
+from autograder.caches.reference_cache import cached_reference
 
 
 def _log(name: str) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autograder.grading import CheckResult
-from autograder.results import GradeResult, TaskResult
+from autograder.grading.graders import CheckResult
+from autograder.grading.results import GradeResult, TaskResult
 
 LAB_ID = "lab2_three_ways"
 TASK_POINTS = {"t1": 8.0, "t2": 8.0, "t3": 12.0, "t4": 12.0, "t5": 14.0, "t6": 16.0, "t7": 15.0, "t8": 15.0}

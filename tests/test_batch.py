@@ -19,9 +19,9 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.execute import Limits
-from autograder.grade import grade_notebook
-from autograder.gradebook import GRADE_FILE, LOG_FILE
+from autograder.run.execute import Limits
+from autograder.grading.grade import grade_notebook
+from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.lab import load_lab
 from hostile_submissions import FAKE_RESULTS
 from cases import solved

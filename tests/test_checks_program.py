@@ -7,11 +7,11 @@ import jax
 import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from autograder.capture import Call, Input, TaskCapture
+from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import (
     CheckFailure, Layout, MeshSpec, assert_axis_types, assert_jit_given_layouts, assert_jitted, assert_uses,
 )
-from autograder.facts import load_task_facts
+from autograder.facts.records import load_task_facts
 from autograder.probe import runtime
 from test_checks_support import fact_of
 

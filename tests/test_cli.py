@@ -79,10 +79,10 @@ def test_the_program_ends_a_grade_with_its_output_and_exit_code_intact(tmp_path)
 
 
 def test_without_a_sandbox_grade_refuses_and_a_students_check_runs(monkeypatch, capsys):
-    import autograder.sandbox
+    import autograder.run.sandbox
 
-    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
-    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", lambda: "it needs root")
+    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
     assert main(["grade", str(LAB.assignment_path)]) == 2
     assert "cannot sandbox the kernel" in capsys.readouterr().err
     assert main(["check", str(LAB.assignment_path)]) == 0

@@ -7,12 +7,12 @@ import time
 import pytest
 
 from autograder.checks import TimingStats
-from autograder.grading import run_graders
+from autograder.grading.graders import run_graders
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
-from autograder.live_execution import LiveExecution
+from autograder.run.live_execution import LiveExecution
 from autograder.probe import runtime
-from autograder.taken_facts import TakenFacts
+from autograder.facts.taken_facts import TakenFacts
 
 LAB2 = "lab2_three_ways"
 HONEST_T8 = {"t_unsharded": 0.02, "t_sharded": 0.025, "speedup": 0.8, "cpu_faster": False}

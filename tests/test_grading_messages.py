@@ -3,9 +3,9 @@
 import pytest
 
 from autograder.checks import CheckFailure
-from autograder.execute import CellOutcome, Execution
-from autograder.facts import CallFact, Fact, TaskFacts
-from autograder.grading import Submission
+from autograder.run.execute import CellOutcome, Execution
+from autograder.facts.records import CallFact, Fact, TaskFacts
+from autograder.grading.graders import Submission
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
 

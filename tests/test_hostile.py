@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from autograder.lab import load_lab
-from autograder.sandbox import sandbox_problem
+from autograder.run.sandbox import sandbox_problem
 from grading_session import grade_all
 from hostile_submissions import CASES, network_case
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from autograder import kernel_pool
-from autograder.execute import Limits, execute_plan_async
-from autograder.plan import Plan, RunCell
+from autograder.run import kernel_pool
+from autograder.run.execute import Limits, execute_plan_async
+from autograder.run.plan import Plan, RunCell
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder.adjustments import Adjustments, publish_student, publish_summaries
+from autograder.course.adjustments import Adjustments, publish_student, publish_summaries
 from autograder.cli import main
-from autograder.collect import collect
-from autograder.feedback import feedback_html
-from autograder.gradebook import gradebook_csv, load_results
-from autograder.late import (EXTENSIONS_FILE, FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late,
+from autograder.course.collect import collect
+from autograder.grading.feedback import feedback_html
+from autograder.course.gradebook import gradebook_csv, load_results
+from autograder.course.late import (EXTENSIONS_FILE, FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late,
                              build_policy, late_penalty, load_policy, parse_due, read_extensions, save_policy,
                              submission_time)
-from autograder.overrides import Override
+from autograder.course.overrides import Override
 from synthetic_results import TASK_POINTS, lab2_result
 
 DUE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
@@ -148,7 +148,7 @@ def _rows_of(out: Path) -> dict[str, dict]:
 
 
 def test_a_policy_given_to_a_rerun_applies_to_saved_results_and_stays(tmp_path):
-    from autograder.batch import BatchOptions, run_batch
+    from autograder.course.batch import BatchOptions, run_batch
     from autograder.lab import load_lab
     from notebooks import make_submission
 

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from autograder import quiet
+from autograder.run import quiet
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.execute import TRUNCATION_MARK, CellOutcome
-from autograder.grading import run_graders
+from autograder.run.execute import TRUNCATION_MARK, CellOutcome
+from autograder.grading.graders import run_graders
 from autograder.lab import load_lab
-from autograder.live_execution import LiveExecution
+from autograder.run.live_execution import LiveExecution
 from autograder.probe import runtime
-from autograder.taken_facts import TakenFacts, copy_facts
+from autograder.facts.taken_facts import TakenFacts, copy_facts
 
 LAB2 = "lab2_three_ways"
 
@@ -67,7 +67,7 @@ def test_only_regular_files_are_taken(tmp_path):
 
 
 def test_facts_too_large_are_an_error_of_their_task(tmp_path, monkeypatch):
-    from autograder import taken_facts
+    from autograder.facts import taken_facts
 
     monkeypatch.setattr(taken_facts, "MAX_FACTS_BYTES", 1000)
     source = tmp_path / "facts"
@@ -93,7 +93,7 @@ def test_the_probes_truncation_mark_is_the_one_the_harness_looks_for():
 def test_starting_a_grade_imports_no_jax():
     """The kernel starts before the grader loads JAX (or numpy, which only reading facts needs), so that
     the two overlap."""
-    code = "import sys, autograder.cli, autograder.grade; print('jax' in sys.modules, 'numpy' in sys.modules)"
+    code = "import sys, autograder.cli, autograder.grading.grade; print('jax' in sys.modules, 'numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
 

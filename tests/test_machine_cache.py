@@ -10,14 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.devices import kernel_environment
-from autograder.machine_cache import CACHE_DIR_VARIABLE
+from autograder.run.devices import kernel_environment
+from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
 COMPILE = """
 import json
-from autograder.devices import configure_grader_process
+from autograder.run.devices import configure_grader_process
 configure_grader_process()
 import jax, jax.numpy as jnp
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # any compilation is stored

@@ -4,10 +4,10 @@ in total, or the transport, whose message size cap drops the connection without 
 
 import pytest
 
-from autograder.capture import TaskCapture
-from autograder.execute import Limits, execute_plan
-from autograder.plan import CaptureTask, Plan, RunCell
-from autograder.sandbox import sandbox_problem
+from autograder.facts.capture import TaskCapture
+from autograder.run.execute import Limits, execute_plan
+from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from autograder.adjustments import Adjustments, record_override
-from autograder.batch import BatchOptions, run_batch
+from autograder.course.adjustments import Adjustments, record_override
+from autograder.course.batch import BatchOptions, run_batch
 from autograder.cli import main
-from autograder.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FILE, load_results
+from autograder.course.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FILE, load_results
 from autograder.lab import load_lab
-from autograder.overrides import (OVERRIDES_FILE, Override, OverrideError, apply_overrides, check_overrides,
+from autograder.course.overrides import (OVERRIDES_FILE, Override, OverrideError, apply_overrides, check_overrides,
                                   current_overrides, parse_overrides)
-from autograder.results import GradeResult
+from autograder.grading.results import GradeResult
 from notebooks import make_submission
 from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
 
@@ -84,7 +84,7 @@ def _graded_class(tmp_path: Path) -> tuple[Path, Path]:
     lab = load_lab(LAB_ID)
     adjustments = Adjustments(TASK_POINTS, {}, None)
     results = {"ada": lab2_result({"t1", "t2"}), "bo": lab2_result({"t1"}), "cy": lab2_result(set())}
-    from autograder.adjustments import publish_student, publish_summaries
+    from autograder.course.adjustments import publish_student, publish_summaries
 
     for student, result in results.items():
         make_submission(lab, {}, folder / f"{student}.ipynb")

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from autograder.capture import Call, Input, TaskCapture
+from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import MeshSpec
-from autograder.facts import FactsError, load_task_facts
+from autograder.facts.records import FactsError, load_task_facts
 from autograder.probe import runtime
 
 
@@ -112,7 +112,7 @@ def test_missing_facts_are_refused(tmp_path):
 def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
     import types
 
-    from autograder.capture import Probe
+    from autograder.facts.capture import Probe
 
     module = types.ModuleType(runtime.LAB_PROBE_MODULE)
 
@@ -203,7 +203,7 @@ def _lab_probe_with(monkeypatch, **functions):
 def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path, monkeypatch):
     import threading
 
-    from autograder.capture import Probe
+    from autograder.facts.capture import Probe
 
     release, events = threading.Event(), []
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import reference_subjects as subjects
-from autograder import reference_cache as rc
+from autograder.caches import reference_cache as rc
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -139,7 +139,7 @@ def test_another_library_version_is_a_miss(cache, monkeypatch, library):
 def test_changed_reference_code_is_a_miss(cache, tmp_path, monkeypatch):
     _, computed = cache
     module = tmp_path / "edited_reference.py"
-    module.write_text("import reference_subjects\nfrom autograder.reference_cache import cached_reference\n\n"
+    module.write_text("import reference_subjects\nfrom autograder.caches.reference_cache import cached_reference\n\n"
                       "@cached_reference\ndef value():\n    reference_subjects._log('value()')\n    return 1.5\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "edited_reference", raising=False)
@@ -159,8 +159,8 @@ def test_the_code_hash_covers_the_checks_a_reference_imports():
     from autograder.labs.lab1_distributed_arrays import reference
 
     files = rc.source_files(reference.__name__)
-    assert {reference.__name__, "autograder.checks", "autograder.checks.hlo", "autograder.facts"} <= set(files)
-    assert "autograder.grading" not in files  # only what the reference imports
+    assert {reference.__name__, "autograder.checks", "autograder.checks.hlo", "autograder.facts.records"} <= set(files)
+    assert "autograder.grading.graders" not in files  # only what the reference imports
     key = reference.rng_communicates.reference(True).key
     assert key["code"] == rc.source_hash(reference.__name__) and key["arguments"] == [True]
     assert set(key["environment"]) >= {"jax", "jaxlib", "numpy", "platform", "devices", "settings"}
@@ -288,7 +288,7 @@ def test_warm_fills_the_cache_and_a_second_run_finds_everything_cached(tmp_path)
 
 def test_every_labs_cached_calls_are_cached_references():
     from autograder.lab import lab_ids
-    from autograder.warm import cached_calls, describe
+    from autograder.caches.warm import cached_calls, describe
 
     for lab_id in lab_ids():
         calls = cached_calls(lab_id)

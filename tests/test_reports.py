@@ -9,12 +9,12 @@ import zipfile
 import pytest
 
 from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.class_report import class_report_html
-from autograder.collect import CollectError, collect
-from autograder.feedback import feedback_html
-from autograder.gradebook import gradebook_csv, load_results, save_student
-from autograder.grading import CheckResult
-from autograder.results import GradeResult, TaskResult
+from autograder.course.class_report import class_report_html
+from autograder.course.collect import CollectError, collect
+from autograder.grading.feedback import feedback_html
+from autograder.course.gradebook import gradebook_csv, load_results, save_student
+from autograder.grading.graders import CheckResult
+from autograder.grading.results import GradeResult, TaskResult
 
 MESH = MeshSpec((2, 4), ("x", "y"))
 
@@ -45,7 +45,7 @@ def test_feedback_shows_points_pictures_and_hides_hidden_messages():
 def test_a_failed_hidden_check_names_its_task_and_points_in_every_view():
     from rich.console import Console
 
-    from autograder.report import print_grade
+    from autograder.grading.report import print_grade
 
     result = _result(score_t1=False)
     (hidden,) = [t for t in result.to_gradescope()["tests"] if t["visibility"] == "after_published"]
@@ -119,8 +119,8 @@ def _term_class():
     """Five students of lab 2: one overridden, one late, one that timed out."""
     from dataclasses import replace
 
-    from autograder.late import build_policy, apply_late
-    from autograder.overrides import Override, apply_overrides
+    from autograder.course.late import build_policy, apply_late
+    from autograder.course.overrides import Override, apply_overrides
     from synthetic_results import TASK_POINTS, lab2_result
 
     policy = build_policy("2026-12-01T23:59+00:00", "10%/day", "50%")

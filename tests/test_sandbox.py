@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import autograder
-import autograder.sandbox
-from autograder.sandbox import (ResourceLimits, SandboxUnavailable, UidLease, bwrap_command, lease_uid, make_private,
+import autograder.run.sandbox
+from autograder.run.sandbox import (ResourceLimits, SandboxUnavailable, UidLease, bwrap_command, lease_uid, make_private,
                                 readable_by_others, sandbox_environment, sandbox_level, sandbox_problem, uid_command)
 from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
 
@@ -224,32 +224,32 @@ def test_readable_by_others_follows_the_directories_above(tmp_path):
 
 
 def test_the_level_is_bubblewrap_then_uid_as_root_then_a_refusal(monkeypatch):
-    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: None)
+    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: None)
     assert sandbox_level() == "bubblewrap"
-    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
-    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", lambda: None)
+    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
     assert sandbox_level() == "uid"
-    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", lambda: "it needs root")
+    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
     with pytest.raises(SandboxUnavailable, match="`bwrap` is not installed; and the uid sandbox cannot either: "
                                                  "it needs root.*--no-sandbox"):
         sandbox_level()
 
 
 def test_the_uid_level_refuses_without_root_or_while_the_graders_are_readable(monkeypatch):
-    check = autograder.sandbox.uid_sandbox_problem.__wrapped__
+    check = autograder.run.sandbox.uid_sandbox_problem.__wrapped__
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert "needs root" in check()
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr(autograder.sandbox, "readable_by_others", lambda path: True)
+    monkeypatch.setattr(autograder.run.sandbox, "readable_by_others", lambda path: True)
     assert "the harness's files are readable by any user" in check()
 
 
 def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypatch, capsys):
     from autograder.cli import main
 
-    monkeypatch.setattr(autograder.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    monkeypatch.setattr(autograder.sandbox, "uid_sandbox_problem", autograder.sandbox.uid_sandbox_problem.__wrapped__)
+    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", autograder.run.sandbox.uid_sandbox_problem.__wrapped__)
     assert main(["grade", str(PROJECT / "assignments" / "lab2_three_ways" / "lab2_three_ways.ipynb")]) == 2
     err = capsys.readouterr().err
     assert "cannot sandbox the kernel: `bwrap` is not installed; and the uid sandbox cannot either: it needs root" in err

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.lab import load_lab
-from autograder.similarity import (JACCARD_THRESHOLD, compare_task, find_similar, normalise, shingles,
+from autograder.course.similarity import (JACCARD_THRESHOLD, compare_task, find_similar, normalise, shingles,
                                    similarity_html)
 from notebooks import SOLUTION, make_submission
 from similarity_cases import disguise, random_answer
@@ -177,7 +177,7 @@ def test_the_similarity_command_writes_the_page_without_grading(tmp_path, capsys
 
 
 def test_a_huge_answer_cell_is_cut_before_it_is_compared(tmp_path):
-    from autograder.similarity import MAX_CELL_CHARS
+    from autograder.course.similarity import MAX_CELL_CHARS
 
     huge = "x = [" + ", ".join(["1"] * MAX_CELL_CHARS) + "]\n" + TP_MLP
     paths = _class(tmp_path, LAB3, {"ada": {"t2": huge}, "bo": {"t2": TP_MLP}})

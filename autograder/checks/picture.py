@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from autograder.checks.layout import Layout
+
+class Layout(Protocol):
+    """What a picture reads of a layout: the array's shape and, per device id, the block it holds."""
+
+    shape: tuple[int, ...]
+    blocks: Mapping[int, tuple[tuple[int, int], ...]]
+
 
 WIDTH = 48  # characters across a whole 2-D picture, before labels widen narrow blocks
 MIN_HEIGHT = 4  # text lines down a whole 2-D picture

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import jax
 
-from autograder import quiet
+from autograder.run import quiet
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
 

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from autograder.capture import Input
+from autograder.facts.capture import Input
 from autograder.checks import (
     CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted,
     assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, is_allclose,

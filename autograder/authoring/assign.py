@@ -1,0 +1,73 @@
+"""``autograder assign``: the student notebooks under ``assignments/`` from the solutions under ``solutions/``.
+
+Deterministic: answers become ``### Your code here``, outputs are cleared, marker cells are dropped,
+and every other cell is the solution's, byte for byte. Each cell is tagged with its task and whether
+it is an answer cell, which is how grading finds task boundaries in a submission. After each task comes
+a cell that checks it from the notebook, and after the first cell, one that explains how
+(``check_cells.py``; grading never runs them).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.authoring import check_cells, markers
+
+
+@dataclass(frozen=True)
+class AssignOutcome:
+    lab: str
+    path: Path
+    changed: bool
+
+
+def student_notebook(solution: nbformat.NotebookNode, lab_id: str) -> nbformat.NotebookNode:
+    """The student version of a solution notebook."""
+    questions = markers.parse_questions(solution)
+    task_of = {i: q.task for q in questions for i in range(q.first_cell, q.last_cell + 1)}
+    last_cell_of = {q.last_cell: q.task for q in questions}
+    student = copy.deepcopy(solution)
+    student.cells = []
+    for index, cell in enumerate(solution.cells):
+        if not markers.is_marker_cell(cell):
+            student.cells.append(_student_cell(cell, index, task_of))
+        if index == 0:
+            student.cells.append(check_cells.new_intro_cell(lab_id))
+        if index in last_cell_of:
+            student.cells.append(check_cells.new_check_cell(last_cell_of[index], lab_id))
+    student.metadata["autograder"] = {
+        "lab": lab_id, "tasks": [{"id": q.task, "points": q.points} for q in questions]}
+    return student
+
+
+def _student_cell(cell, index: int, task_of: dict[int, str]):
+    cell = copy.deepcopy(cell)
+    cell.setdefault("id", f"cell-{index:03d}")
+    answer = False
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+        if markers.has_solution(cell.source):
+            if index not in task_of:
+                raise markers.MarkerError(f"cell {index} has solution markers outside a question")
+            cell.source, answer = markers.strip_solution(cell.source), True
+    cell.metadata["autograder"] = {"task": task_of.get(index), "answer": answer}
+    return cell
+
+
+def render(nb: nbformat.NotebookNode) -> str:
+    return nbformat.writes(nb) + "\n"
+
+
+def assign_lab(solution_path: Path, assignment_path: Path, lab_id: str, check: bool) -> AssignOutcome:
+    """Write (or with ``check``, only compare) the student notebook of one lab."""
+    text = render(student_notebook(markers.read_solution(solution_path), lab_id))
+    current = assignment_path.read_text(encoding="utf-8") if assignment_path.exists() else None
+    changed = current != text
+    if changed and not check:
+        assignment_path.parent.mkdir(parents=True, exist_ok=True)
+        assignment_path.write_text(text, encoding="utf-8")
+    return AssignOutcome(lab_id, assignment_path, changed)

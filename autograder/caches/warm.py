@@ -1,0 +1,79 @@
+"""``autograder warm``: compute and store each lab's cached references before any grading needs them.
+
+Each lab's ``reference.py`` lists its deterministic reference calls in ``CACHED_CALLS`` (functions
+decorated with ``@cached_reference``, or ``functools.partial`` of one with its arguments). Warming a lab
+makes each call once: what is already on disk is read and checked, the rest is computed and stored.
+Run it in a process whose devices are the grader's (``configure_grader_process`` first).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autograder.caches.reference_cache import CachedReference, references_dir
+
+
+@dataclass(frozen=True)
+class WarmResult:
+    """One lab's warming: the calls computed now, those already cached, and the seconds it took."""
+
+    lab: str
+    computed: tuple[str, ...]
+    cached: tuple[str, ...]
+    seconds: float
+
+    def summary(self) -> str:
+        return (f"{self.lab}: {len(self.computed)} computed, {len(self.cached)} already cached "
+                f"({self.seconds:.1f} s)")
+
+
+def cached_calls(lab_id: str) -> tuple[Callable[[], Any], ...]:
+    """The lab's cacheable reference calls, as its ``reference.py`` lists them."""
+    from autograder.lab import load_lab
+
+    return tuple(getattr(load_lab(lab_id).reference, "CACHED_CALLS", ()))
+
+
+def _unpack(call: Callable[[], Any]) -> tuple[CachedReference, tuple]:
+    args: tuple = ()
+    if isinstance(call, functools.partial):
+        if call.keywords:
+            raise TypeError(f"{call}: a cached call takes positional arguments only")
+        call, args = call.func, call.args
+    if not isinstance(call, CachedReference):
+        raise TypeError(f"{call!r} in CACHED_CALLS is not decorated with @cached_reference")
+    return call, args
+
+
+def describe(call: Callable[[], Any]) -> str:
+    function, args = _unpack(call)
+    return f"{function.__qualname__}({', '.join(map(repr, args))})"
+
+
+def warm_lab(lab_id: str) -> WarmResult:
+    """Make every cached reference call of the lab, reading what is stored and storing what is not."""
+    from autograder.lab import load_lab
+
+    load_lab(lab_id)  # LabError for an unknown lab
+    computed, cached = [], []
+    start = time.perf_counter()
+    for call in cached_calls(lab_id):
+        function, args = _unpack(call)
+        (cached if function.stored(*args) else computed).append(describe(call))
+        function(*args)
+    return WarmResult(lab_id, tuple(computed), tuple(cached), time.perf_counter() - start)
+
+
+def warm(lab_ids: list[str], out=sys.stdout) -> list[WarmResult]:
+    """Warm each lab, printing a line per lab (and the calls it computed)."""
+    results = []
+    print(f"reference cache: {references_dir()}", file=out)
+    for lab_id in lab_ids:
+        result = warm_lab(lab_id)
+        print(result.summary() + (f": {', '.join(result.computed)}" if result.computed else ""), file=out)
+        results.append(result)
+    return results

@@ -1,0 +1,99 @@
+"""The instructor's adjustments to the automatic grades — overrides and the late policy — and writing
+the outputs they change.
+
+They are applied whenever a student's outputs are written, to the automatic result (the checks' points
+and the submission time, both kept in grade.json) from ``OUT/overrides.csv`` and ``OUT/late_policy.json``
+as they are then, so they survive a rerun and a regrade, and changing either rewrites exactly the
+students whose outputs change, and the summaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autograder.course.class_report import class_report_html
+from autograder.grading.feedback import feedback_html
+from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
+from autograder.lab import load_lab
+from autograder.course.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
+from autograder.course.overrides import (Override, OverrideError, append_override, apply_overrides, check_overrides,
+                                  current_overrides, parse_points, read_overrides)
+from autograder.grading.results import GradeResult
+
+REPORT_FILE = "report.html"
+GRADES_FILE = "grades.csv"
+
+
+@dataclass(frozen=True)
+class Adjustments:
+    task_points: dict[str, float]  # the lab's tasks and their points, in order
+    overrides: dict[str, dict[str, Override]]  # student -> task -> override in force
+    policy: LatePolicy | None
+    extensions: dict[str, Extension] = field(default_factory=dict)  # student -> a later due date
+
+    @classmethod
+    def load(cls, out: Path, task_points: dict[str, float], students: set[str],
+             policy: LatePolicy | None = None) -> "Adjustments":
+        """OUT's overrides (checked against ``students`` and the tasks), its saved late policy (or
+        ``policy``) and its extensions; raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
+        rows = read_overrides(out)
+        check_overrides(rows, students, task_points, str(out / "overrides.csv"))
+        return cls(dict(task_points), current_overrides(rows), policy or load_policy(out),
+                   read_extensions(out, students))
+
+    def apply(self, student: str, result: GradeResult) -> GradeResult:
+        """The student's result as published: automatic points, then overrides, then the late penalty."""
+        adjusted = apply_overrides(result.automatic(), self.overrides.get(student, {}), self.task_points)
+        return apply_late(adjusted, self.policy, self.extensions.get(student))
+
+
+def publish_student(out: Path, student: str, result: GradeResult) -> None:
+    """Write a student's results.json, feedback.html and grade.json for an adjusted result."""
+    write_student(out, student, result, feedback_html(result, student))
+
+
+def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[str, GradeResult]) -> None:
+    write_atomically(out / GRADES_FILE, gradebook_csv(results, task_ids))
+    write_atomically(out / REPORT_FILE, class_report_html(results, lab, task_ids))
+
+
+def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> list[str]:
+    """Apply ``adjustments`` to every saved result, rewrite the students whose outputs change (updating
+    ``results`` in place), and return who they are."""
+    changed = []
+    for student in sorted(results):
+        adjusted = adjustments.apply(student, results[student])
+        if adjusted != results[student]:
+            publish_student(out, student, adjusted)
+            results[student] = adjusted
+            changed.append(student)
+    return changed
+
+
+def record_override(out: Path, student: str, task: str, points: str, comment: str,
+                    grader: str) -> tuple[GradeResult, GradeResult]:
+    """Append an override to ``OUT/overrides.csv`` and rewrite that student's outputs and the summaries;
+    returns the student's result before and after. Raises ``OverrideError`` (nothing changed) when the
+    student or task is unknown or the points are not a number in 0..the task's points."""
+    results = load_results(out) if out.is_dir() else {}
+    if not results:
+        raise OverrideError(f"{out} holds no graded student: run `autograder batch` first")
+    labs = {r.lab for r in results.values() if r.lab}
+    if len(labs) != 1:
+        raise OverrideError(f"{out} holds results of {len(labs)} labs ({', '.join(sorted(labs))}); expected one")
+    lab = load_lab(labs.pop())
+    task_points = {t.id: t.points for t in lab.tasks}
+    try:
+        value = parse_points(points)
+    except ValueError as exc:
+        raise OverrideError(f"the override: {exc}") from None
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    append_override(out, Override(student, task, value, comment, grader, when), set(results), task_points)
+    adjustments = Adjustments.load(out, task_points, set(results))
+    before = results[student]
+    results[student] = adjustments.apply(student, before)
+    publish_student(out, student, results[student])
+    publish_summaries(out, lab.id, list(task_points), results)
+    return before, results[student]

@@ -1,0 +1,154 @@
+"""The instructor's view of a class — one self-contained HTML page: score histogram and quantiles,
+pass rate and commonest failure per task and per check, statuses, overrides and late penalties, the
+slowest submissions, and a link to the similarity report."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from html import escape
+
+from autograder.grading.results import GradeResult
+
+STYLE = """
+body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left}
+.bar{background:#4a78c2;height:.8rem;display:inline-block} svg text{font-size:11px}
+td.num{text-align:right} .note{color:#555}
+"""
+SLOWEST = 10
+
+
+def _histogram_svg(scores: list[float], max_score: float, bins: int = 10) -> str:
+    counts = [0] * bins
+    for score in scores:
+        index = min(bins - 1, int(bins * score / max_score)) if max_score else 0
+        counts[index] += 1
+    tallest = max(counts) or 1
+    width, height, bar = 40 * bins + 40, 180, 36
+    rects = []
+    for i, count in enumerate(counts):
+        h = 140 * count / tallest
+        x = 30 + 40 * i
+        low = max_score * i / bins
+        rects.append(f"<rect x='{x}' y='{150 - h:.1f}' width='{bar}' height='{h:.1f}' fill='#4a78c2'>"
+                     f"<title>{count} students</title></rect>"
+                     f"<text x='{x + bar / 2}' y='{145 - h:.1f}' text-anchor='middle'>{count}</text>"
+                     f"<text x='{x + bar / 2}' y='165' text-anchor='middle'>{low:g}–</text>")
+    return f"<svg width='{width}' height='{height}' role='img' aria-label='score histogram'>{''.join(rects)}</svg>"
+
+
+def _task_rows(results: list[GradeResult], task_ids: list[str]) -> str:
+    rows = []
+    for task_id in task_ids:
+        tasks = [t for r in results for t in r.tasks if t.task == task_id]
+        passed = sum(t.passed for t in tasks)
+        rate = passed / len(tasks) if tasks else 0.0
+        failures = Counter((c.title, c.message) for t in tasks for c in t.checks if not c.passed)
+        common = ""
+        if failures:
+            (title, message), count = failures.most_common(1)[0]
+            common = f"{escape(title)}: {escape(message[:300])} <small>({count}×)</small>"
+        rows.append(f"<tr><td>{escape(task_id)}</td><td>{passed}/{len(tasks)}</td>"
+                    f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
+                    f"<td>{common}</td></tr>")
+    return "".join(rows)
+
+
+def _check_rows(results: list[GradeResult], task_ids: list[str]) -> str:
+    """One row per check, in the lab's order: pass rate and the most common failure message."""
+    checks: dict[tuple[str, str], list] = {}
+    for result in results:
+        for task in result.tasks:
+            for check in task.checks:
+                checks.setdefault((task.task, check.name), []).append(check)
+    order = {t: i for i, t in enumerate(task_ids)}
+    rows = []
+    for (task_id, _), found in sorted(checks.items(), key=lambda kv: order.get(kv[0][0], len(order))):
+        passed = sum(c.passed for c in found)
+        rate = passed / len(found)
+        messages = Counter(c.message for c in found if not c.passed)
+        common = ""
+        if messages:
+            message, count = messages.most_common(1)[0]
+            common = f"{escape(message[:300])} <small>({count}×)</small>"
+        first = found[0]
+        hidden = " <small>(hidden)</small>" if first.hidden else ""
+        rows.append(f"<tr><td>{escape(task_id)}</td><td>{escape(first.title)}{hidden}</td>"
+                    f"<td class='num'>{first.points:g}</td><td>{passed}/{len(found)}</td>"
+                    f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
+                    f"<td>{common}</td></tr>")
+    return "".join(rows)
+
+
+def _quantiles(scores: list[float]) -> str:
+    if not scores:
+        return "<p class='note'>No scores yet.</p>"
+    low, q1, median, q3, high = min(scores), *_quartiles(scores), max(scores)
+    cells = "".join(f"<td class='num' id='q-{name}'>{value:.1f}</td>" for name, value in
+                    (("min", low), ("q1", q1), ("median", median), ("q3", q3), ("max", high)))
+    return (f"<table><tr><th>min</th><th>25%</th><th>median</th><th>75%</th><th>max</th></tr>"
+            f"<tr>{cells}</tr></table>")
+
+
+def _quartiles(scores: list[float]) -> tuple[float, float, float]:
+    if len(scores) < 2:
+        return scores[0], scores[0], scores[0]
+    q1, median, q3 = statistics.quantiles(scores, n=4, method="inclusive")
+    return q1, median, q3
+
+
+def _override_section(results: dict[str, GradeResult]) -> str:
+    rows = [(student, task) for student, result in sorted(results.items()) for task in result.overrides]
+    students = len({student for student, _ in rows})
+    if not rows:
+        return "<h2>Overrides</h2><p id='overrides'>0 overrides.</p>"
+    body = "".join(f"<tr><td>{escape(s)}</td><td>{escape(t.task)}</td><td class='num'>{t.auto_score:g}</td>"
+                   f"<td class='num'>{t.score:g}</td><td>{escape(t.override.grader)}</td>"
+                   f"<td>{escape(t.override.comment)}</td></tr>" for s, t in rows)
+    return (f"<h2>Overrides</h2><p id='overrides'>{len(rows)} overrides for {students} students.</p>"
+            f"<table><tr><th>student</th><th>task</th><th>automatic</th><th>set to</th><th>grader</th>"
+            f"<th>comment</th></tr>{body}</table>")
+
+
+def _late_section(results: dict[str, GradeResult]) -> str:
+    judged = {s: r for s, r in results.items() if r.late is not None}
+    if not judged:
+        return "<h2>Late submissions</h2><p id='late' class='note'>No late policy.</p>"
+    late = {s: r for s, r in judged.items() if r.late.is_late}
+    penalised = {s: r for s, r in late.items() if r.late.points > 0}
+    deducted = sum(r.late.points for r in penalised.values())
+    body = "".join(f"<tr><td>{escape(s)}</td><td class='num'>{r.raw_score:g}</td><td class='num'>"
+                   f"−{r.late.points:g}</td><td class='num'>{r.score:g}</td><td>{escape(r.late.reason)}</td></tr>"
+                   for s, r in sorted(late.items()))
+    table = (f"<table><tr><th>student</th><th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>{body}</table>"
+             if late else "")
+    return (f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "
+            f"({deducted:g} points in all); {len(judged) - len(late)} on time.</p>{table}")
+
+
+def class_report_html(results: dict[str, GradeResult], lab: str, task_ids: list[str]) -> str:
+    graded = list(results.values())
+    scores = [r.score for r in graded]
+    max_score = max((r.max_score for r in graded), default=100.0) or 100.0
+    statuses = Counter(r.status for r in graded)
+    mean = sum(scores) / len(scores) if scores else 0.0
+    times = sorted(((r.seconds, s) for s, r in results.items()), reverse=True)
+    time_rows = "".join(f"<tr><td>{escape(s)}</td><td>{t:.1f} s</td>"
+                        f"<td><span class='bar' style='width:{min(400, 4 * t):.0f}px'></span></td></tr>"
+                        for t, s in times[:SLOWEST])
+    median_time = statistics.median(t for t, _ in times) if times else 0.0
+    status_rows = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in statuses.most_common())
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — class report</title>"
+            f"<style>{STYLE}</style></head><body><h1>{escape(lab)} — class report</h1>"
+            f"<p>{len(graded)} submissions; mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
+            f"<a id='similarity' href='similarity.html'>Similar answers</a></p>"
+            f"<h2>Scores</h2>{_histogram_svg(scores, max_score)}{_quantiles(scores)}"
+            f"<h2>Tasks</h2><table><tr><th>task</th><th>passed</th><th>pass rate</th>"
+            f"<th>most common failure</th></tr>{_task_rows(graded, task_ids)}</table>"
+            f"<h2>Checks</h2><table id='checks'><tr><th>task</th><th>check</th><th>points</th><th>passed</th>"
+            f"<th>pass rate</th><th>most common message</th></tr>{_check_rows(graded, task_ids)}</table>"
+            f"<h2>Statuses</h2><table>{status_rows}</table>"
+            f"{_override_section(results)}{_late_section(results)}"
+            f"<h2>Slowest submissions</h2><p class='note'>Median grading time {median_time:.1f} s; "
+            f"the {min(SLOWEST, len(times))} slowest:</p><table>{time_rows}</table></body></html>\n")

@@ -1,0 +1,86 @@
+"""The class's results on disk: one folder per student, written atomically, and the CSV gradebook."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autograder.grading.results import GradeResult
+
+GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
+RESULTS_FILE = "results.json"  # Gradescope's format
+FEEDBACK_FILE = "feedback.html"
+LOG_FILE = "graded.log"  # one line per grading, in the order they finished
+RETRIED_STATUSES = ("grader error",)  # a rerun grades these again
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+
+
+def write_student(out: Path, student: str, result: GradeResult, feedback_html: str) -> None:
+    """Write one student's files, each atomically, the full result last."""
+    folder = out / student
+    write_atomically(folder / RESULTS_FILE, json.dumps(result.to_gradescope(), indent=2) + "\n")
+    write_atomically(folder / FEEDBACK_FILE, feedback_html)
+    write_atomically(folder / GRADE_FILE, json.dumps(result.to_dict(), indent=1) + "\n")
+
+
+def log_grading(out: Path, student: str, result: GradeResult, kind: str = "graded") -> None:
+    """One line in graded.log: student, status, automatic score, when, and whether it was a regrade."""
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    with open(out / LOG_FILE, "a", encoding="utf-8") as log:
+        log.write(f"{student}\t{result.status}\t{result.auto_score:g}\t{when}\t{kind}\n")
+
+
+def save_student(out: Path, student: str, result: GradeResult, feedback_html: str, kind: str = "graded") -> None:
+    """Write one student's files, then log the grading."""
+    write_student(out, student, result, feedback_html)
+    log_grading(out, student, result, kind)
+
+
+def load_results(out: Path) -> dict[str, GradeResult]:
+    """Every student's saved result; unreadable ones are skipped (and graded again)."""
+    results = {}
+    for path in sorted(out.glob(f"*/{GRADE_FILE}")):
+        try:
+            results[path.parent.name] = GradeResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+    return results
+
+
+def is_done(result: GradeResult | None) -> bool:
+    return result is not None and result.status not in RETRIED_STATUSES
+
+
+def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
+    """One row per student: id, lab, final score, max, status, reason, the points of each task (overrides
+    applied); then the score before the late penalty, the penalty, the automatic score and each task's
+    automatic points, the submission time, the late policy's verdict, and the overrides in words."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["student", "lab", "score", "max_score", "status", "reason", *task_ids,
+                     "raw_score", "late_penalty", "auto_score", *[f"{t}_auto" for t in task_ids],
+                     "submitted_at", "late", "overrides"])
+    for student in sorted(results):
+        result = results[student]
+        per_task = {t.task: f"{t.score:g}" for t in result.tasks}
+        auto = {t.task: f"{t.auto_score:g}" for t in result.tasks}
+        overrides = "; ".join(f"{t.task}: {t.auto_score:g} → {t.score:g} by {t.override.grader} "
+                              f"({t.override.comment})" for t in result.overrides)
+        writer.writerow([student, result.lab or "", f"{result.score:g}", f"{result.max_score:g}", result.status,
+                         result.reason or "", *[per_task.get(t, "0") for t in task_ids],
+                         f"{result.raw_score:g}", f"{result.penalty:g}", f"{result.auto_score:g}",
+                         *[auto.get(t, "0") for t in task_ids], result.submitted_at or "",
+                         result.late.reason if result.late else "", overrides])
+    return buffer.getvalue()

@@ -1,0 +1,300 @@
+"""Gradescope's autograder: the zip an instructor uploads, and what runs for each submission.
+
+``build_autograder_zip`` writes ``setup.sh`` (installs this harness from the wheel the zip carries, with
+its dependencies pinned to the versions of the machine that built the zip, and bubblewrap),
+``run_autograder``, ``config.json`` (the lab and its settings), the lab's student notebook (every
+submission is aligned with it) and the wheel. Building twice gives the same bytes.
+
+``run_gradescope`` runs in the container for each submission: it makes the harness's files private
+(so a kernel at the uid level cannot read them), grades the one notebook in ``ROOT/submission`` with
+every check, and always writes ``ROOT/results/results.json``. ``ROOT`` is ``/autograder``, or
+``$AUTOGRADER_GRADESCOPE_ROOT``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import traceback
+import zipfile
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+
+import autograder
+from autograder.run.sandbox import ResourceLimits, SandboxUnavailable
+
+# The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
+
+ROOT_VARIABLE = "AUTOGRADER_GRADESCOPE_ROOT"
+DEFAULT_ROOT = "/autograder"
+CONFIG_FILE = "config.json"
+LAB_DIR = "lab"  # in the source folder: the project root of the lab's notebooks ($AUTOGRADER_ROOT)
+HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for hidden checks
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01: the wheel's timestamps, for identical builds
+
+
+class GradescopeError(RuntimeError):
+    """The zip cannot be built here, or the container holds no usable configuration."""
+
+
+@dataclass(frozen=True)
+class GradescopeConfig:
+    """The settings run_autograder grades with (config.json in the zip)."""
+
+    lab: str
+    hidden_visibility: str = "after_published"
+    cell_timeout: float = 120.0
+    total_timeout: float = 480.0  # under Gradescope's default limit of 10 minutes, so results are written
+    memory_gib: float = 4.0
+
+    def __post_init__(self):
+        if self.hidden_visibility not in HIDDEN_VISIBILITIES:
+            raise GradescopeError(f"hidden_visibility must be one of {', '.join(HIDDEN_VISIBILITIES)}, "
+                                  f"not {self.hidden_visibility!r}")
+
+    def limits(self):
+        from autograder.run.execute import Limits
+
+        return Limits(cell_timeout=self.cell_timeout, total_timeout=self.total_timeout,
+                      sandbox=ResourceLimits(memory_bytes=int(self.memory_gib * 2**30)))
+
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Installs the grading harness in Gradescope's image (run once, as root, with network access).
+# AUTOGRADER_GRADESCOPE_OFFLINE=1 reuses the Python packages already on the machine instead of
+# installing the pinned ones (for testing the zip on a machine that has them).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+VENV="${{AUTOGRADER_GRADESCOPE_VENV:-/opt/autograder-venv}}"
+BIN="${{AUTOGRADER_GRADESCOPE_BIN:-/usr/local/bin}}"
+OFFLINE="${{AUTOGRADER_GRADESCOPE_OFFLINE:-}}"
+PYTHON="${{AUTOGRADER_GRADESCOPE_PYTHON:-python{python}}}"
+if [ -z "$OFFLINE" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq || true
+  # bubblewrap sandboxes the kernels where user namespaces work; setpriv and prlimit (util-linux) run
+  # them as an unprivileged uid where they do not (Docker's defaults).
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap util-linux \\
+    || echo "setup.sh: could not install bubblewrap; kernels will run at the uid level" >&2
+  if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "python{python}" "python{python}-venv" || true
+  fi
+fi
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "setup.sh: $PYTHON is needed (the zip was built with Python {python}); choose a base image that has it" >&2
+  exit 1
+fi
+"$PYTHON" -m venv ${{OFFLINE:+--system-site-packages}} "$VENV"
+if [ -z "$OFFLINE" ]; then
+  "$VENV/bin/python" -m pip install -q --no-cache-dir -r "$HERE/requirements.txt"
+fi
+"$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps --no-index "$HERE"/wheels/*.whl
+mkdir -p "$BIN"
+ln -sf "$VENV/bin/autograder" "$BIN/autograder"
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Grades the submission in $ROOT/submission and writes $ROOT/results/results.json.
+ROOT="${AUTOGRADER_GRADESCOPE_ROOT:-/autograder}"
+cd "$ROOT" || exit 1
+if command -v autograder >/dev/null 2>&1; then
+  autograder gradescope-run --root "$ROOT"
+  code=$?
+else
+  echo "run_autograder: the autograder command is not on PATH: setup.sh did not finish" >&2
+  code=127
+fi
+if [ ! -s "$ROOT/results/results.json" ]; then
+  mkdir -p "$ROOT/results"
+  printf '{"score": 0, "output": "%s", "stdout_visibility": "hidden", "tests": []}\\n' \\
+    "The autograder itself failed (exit code $code), so this submission could not be graded: please tell your instructor." \\
+    > "$ROOT/results/results.json"
+fi
+exit 0
+"""
+
+
+def project_checkout() -> Path:
+    """The checkout this package runs from: the wheel is built from it."""
+    root = Path(autograder.__file__).resolve().parent.parent
+    if not (root / "pyproject.toml").is_file():
+        raise GradescopeError(f"{root} is not a checkout of the harness (no pyproject.toml): build the zip from one")
+    return root
+
+
+def build_wheel(checkout: Path, directory: Path) -> Path:
+    """A wheel of the harness built from a clean copy of ``checkout`` (no build files, no caches)."""
+    source = directory / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(checkout / name, source / name)
+    shutil.copytree(checkout / "autograder", source / "autograder",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = directory / "dist"
+    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
+               "--outdir", str(out), str(source)]
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH})
+    wheels = sorted(out.glob("*.whl")) if out.is_dir() else []
+    if done.returncode != 0 or len(wheels) != 1:
+        raise GradescopeError(f"building the harness's wheel failed: {done.stderr.strip()[-2000:]}")
+    return wheels[0]
+
+
+def pinned_requirements(checkout: Path) -> str:
+    """The harness's dependencies and theirs, pinned to the versions installed here (requirements.txt)."""
+    # Imported here: every command's parser imports this module, and only this function needs them.
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    declared = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    pins: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    todo = [(Requirement(text), "") for text in declared]
+    while todo:
+        requirement, extra = todo.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = canonicalize_name(requirement.name)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            raise GradescopeError(f"{requirement.name} (needed by the harness) is not installed here; install "
+                                  "the harness's dependencies before building the zip") from None
+        pins[name] = dist.version
+        for wanted in sorted(requirement.extras) + [""]:
+            if (name, wanted) not in seen:
+                seen.add((name, wanted))
+                todo += [(Requirement(text), wanted) for text in dist.requires or []]
+    return "".join(f"{name}=={version}\n" for name, version in sorted(pins.items()))
+
+
+def _write_zip(out: Path, files: dict[str, tuple[bytes, int]]) -> None:
+    """A zip whose bytes depend only on ``files``: sorted names, fixed times, fixed modes."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w") as archive:
+        for name in sorted(files):
+            data, mode = files[name]
+            info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+            info.create_system = 3  # unix, so that the modes below are kept
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data, compresslevel=9)
+    partial.replace(out)
+
+
+def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None = None) -> Path:
+    """Write Gradescope's autograder zip for ``lab_id`` to ``out``."""
+    from autograder.lab import load_lab
+
+    config = config or GradescopeConfig(lab_id)
+    lab = load_lab(lab_id)
+    if not lab.assignment_path.is_file():
+        raise GradescopeError(f"{lab.assignment_path} is missing: run `autograder assign` first")
+    checkout = project_checkout()
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = build_wheel(checkout, Path(tmp))
+        files = {
+            "setup.sh": (SETUP_SH.format(python=python).encode(), 0o755),
+            "run_autograder": (RUN_AUTOGRADER.encode(), 0o755),
+            CONFIG_FILE: ((json.dumps(asdict(config), indent=2, sort_keys=True) + "\n").encode(), 0o644),
+            "requirements.txt": (pinned_requirements(checkout).encode(), 0o644),
+            f"{LAB_DIR}/assignments/{lab_id}/{lab_id}.ipynb": (lab.assignment_path.read_bytes(), 0o644),
+            f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
+        }
+        _write_zip(out, files)
+    return out
+
+
+def read_config(source: Path) -> GradescopeConfig:
+    try:
+        data = json.loads((source / CONFIG_FILE).read_text(encoding="utf-8"))
+        return GradescopeConfig(**data)
+    except (OSError, ValueError, TypeError) as exc:
+        raise GradescopeError(f"{source / CONFIG_FILE} is missing or malformed: {exc}") from None
+
+
+def protect_harness(root: Path) -> None:
+    """Make everything a kernel must not read or write private to root: the zip's contents, the
+    results, the submission (the kernel gets its own copy), the submission's metadata, and this
+    installed package (graders, references). The Python installation itself stays readable."""
+    for directory in (root / "source", root / "results", root / "submission", Path(autograder.__file__).resolve().parent):
+        if directory.is_dir():
+            os.chmod(directory, 0o700)
+    metadata_file = root / "submission_metadata.json"
+    if metadata_file.is_file():
+        os.chmod(metadata_file, 0o600)
+
+
+def find_notebook(submission: Path) -> Path | str:
+    """The one notebook submitted, or why there is not exactly one."""
+    files = sorted(p for p in submission.rglob("*") if p.is_file() and not p.is_symlink()
+                   and not any(part.startswith((".", "__MACOSX")) for part in p.relative_to(submission).parts))
+    notebooks = [p for p in files if p.suffix == ".ipynb"]
+    names = ", ".join(str(p.relative_to(submission)) for p in (notebooks or files)[:10])
+    if len(notebooks) == 1:
+        return notebooks[0]
+    if notebooks:
+        return f"the submission holds {len(notebooks)} notebooks ({names}); submit exactly one .ipynb file"
+    if files:
+        return f"the submission holds no notebook (.ipynb file), only: {names}"
+    return "the submission is empty: submit your notebook (.ipynb file)"
+
+
+def grade_submission(root: Path, config: GradescopeConfig):
+    """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one)."""
+    from autograder.grading.grade import grade_notebook
+    from autograder.lab import load_lab
+    from autograder.grading.results import GradeResult
+
+    found = find_notebook(root / "submission")
+    if isinstance(found, str):
+        return GradeResult(config.lab, str(root / "submission"), "not a notebook", found, load_lab(config.lab).max_score)
+    return grade_notebook(found, config.lab, False, config.limits())
+
+
+def run_gradescope(root: Path):
+    """Grade the submission in Gradescope's layout under ``root`` and write results/results.json.
+
+    Whatever happens, a results.json is written, with the reason when the submission was not graded."""
+    from autograder.grading.report import print_grade
+    from autograder.grading.results import GradeResult
+
+    started = time.monotonic()
+    results = root / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    hidden_visibility, lab = "after_published", None
+    try:
+        config = read_config(root / "source")
+        hidden_visibility, lab = config.hidden_visibility, config.lab
+        protect_harness(root)
+        os.environ["AUTOGRADER_ROOT"] = str(root / "source" / LAB_DIR)
+        result = grade_submission(root, config)
+    except SandboxUnavailable as exc:
+        result = GradeResult(lab, str(root / "submission"), "grader error",
+                             f"this grading machine cannot sandbox notebooks, so none was run: {exc}", 0.0)
+    except Exception as exc:  # the grader's own failure: still a results.json, and the traceback in stdout
+        traceback.print_exc()
+        result = GradeResult(lab, str(root / "submission"), "grader error",
+                             f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor", 0.0)
+    data = result.to_gradescope(hidden_visibility)
+    data["execution_time"] = round(time.monotonic() - started)
+    partial = results / "results.json.partial"
+    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    partial.replace(results / "results.json")
+    print_grade(result)
+    return result
+
+
+def gradescope_root() -> Path:
+    return Path(os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT))

@@ -1,0 +1,162 @@
+"""A grader's overrides: ``OUT/overrides.csv`` (student, task, points, comment, grader[, time]).
+
+Each row sets one task's points for one student; a later row for the same student and task replaces
+an earlier one, and ``auto`` as the points goes back to the automatic points (the file keeps every
+row, so it is also the record of who changed what). The automatic points stay in the checks, so an
+override can always be undone. A file with a bad row (unknown student or task, points that are not a
+number or outside 0..the task's points) is refused as a whole, with every bad line named.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from autograder.course.gradebook import write_atomically
+from autograder.grading.results import GradeResult, ManualScore, TaskResult
+
+OVERRIDES_FILE = "overrides.csv"
+COLUMNS = ("student", "task", "points", "comment", "grader", "time")
+REQUIRED = COLUMNS[:5]
+AUTO = "auto"  # as the points: back to the automatic points
+
+
+class OverrideError(ValueError):
+    """Overrides that cannot be applied; the message names each bad row."""
+
+
+@dataclass(frozen=True)
+class Override:
+    student: str
+    task: str
+    points: float | None  # None: back to the automatic points
+    comment: str
+    grader: str
+    time: str | None = None
+    line: int = 0  # in overrides.csv (0: not from the file)
+
+
+def parse_points(text: str) -> float | None:
+    """Points as written in a row or on the command line; None for ``auto``; ValueError otherwise."""
+    text = text.strip()
+    if text.lower() == AUTO:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"points {text!r} are not a number (or {AUTO!r})") from None
+    if not math.isfinite(value):
+        raise ValueError(f"points {text!r} are not a finite number")
+    return value
+
+
+def parse_overrides(text: str, source: str = OVERRIDES_FILE) -> list[Override]:
+    """The rows of an overrides file; raises ``OverrideError`` naming every row that cannot be read."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = [name.strip() for name in reader.fieldnames or []]
+    if not text.strip():
+        return []
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise OverrideError(f"{source}: expected the columns {', '.join(REQUIRED)} (and optionally time); "
+                            f"found {', '.join(header) or 'no header'}")
+    rows, problems = [], []
+    for row in reader:
+        row = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in row.items()}
+        line = reader.line_num
+        if not any(row.get(c) for c in REQUIRED):
+            continue  # a blank line
+        try:
+            points = parse_points(row["points"])
+        except ValueError as exc:
+            problems.append(f"{source} line {line}: {exc}")
+            continue
+        rows.append(Override(row["student"], row["task"], points, row["comment"], row["grader"],
+                             row.get("time") or None, line))
+    if problems:
+        raise OverrideError("\n".join(problems))
+    return rows
+
+
+def read_overrides(out: Path) -> list[Override]:
+    path = out / OVERRIDES_FILE
+    if not path.is_file():
+        return []
+    return parse_overrides(path.read_text(encoding="utf-8"), str(path))
+
+
+def check_overrides(rows: list[Override], students: set[str], task_points: dict[str, float],
+                    source: str = OVERRIDES_FILE) -> None:
+    """Raise ``OverrideError`` naming every row with an unknown student or task or points out of range."""
+    problems = []
+    for row in rows:
+        where = f"{source} line {row.line}" if row.line else "the override"
+        if row.student not in students:
+            problems.append(f"{where}: unknown student {row.student!r} (no submission of that name was graded)")
+        if row.task not in task_points:
+            problems.append(f"{where}: unknown task {row.task!r}; the tasks are {', '.join(task_points)}")
+        elif row.points is not None and not 0 <= row.points <= task_points[row.task]:
+            problems.append(f"{where}: {row.points:g} points for {row.task} are outside "
+                            f"0..{task_points[row.task]:g}")
+    if problems:
+        raise OverrideError("\n".join(problems))
+
+
+def current_overrides(rows: list[Override]) -> dict[str, dict[str, Override]]:
+    """student -> task -> the override in force (the last row for that pair, unless it says ``auto``)."""
+    current: dict[str, dict[str, Override]] = {}
+    for row in rows:
+        tasks = current.setdefault(row.student, {})
+        if row.points is None:
+            tasks.pop(row.task, None)
+        else:
+            tasks[row.task] = row
+    return {student: tasks for student, tasks in current.items() if tasks}
+
+
+def apply_overrides(result: GradeResult, overrides: dict[str, Override],
+                    task_points: dict[str, float]) -> GradeResult:
+    """``result`` with these task overrides (and no other); a task the result lacks (a submission that
+    could not be run) is added with no checks, so a grader can score it by hand."""
+    tasks = []
+    for task in result.tasks:
+        row = overrides.get(task.task)
+        tasks.append(replace(task, override=_manual(row) if row else None))
+    present = {t.task for t in result.tasks}
+    for task_id, row in overrides.items():
+        if task_id not in present:
+            tasks.append(TaskResult(task_id, task_points[task_id], (), _manual(row)))
+    order = list(task_points)
+    tasks.sort(key=lambda t: order.index(t.task) if t.task in order else len(order))
+    return replace(result, tasks=tuple(tasks))
+
+
+def _manual(row: Override) -> ManualScore:
+    return ManualScore(row.points, row.comment, row.grader, row.time)
+
+
+def append_override(out: Path, row: Override, students: set[str], task_points: dict[str, float]) -> None:
+    """Add ``row`` to ``OUT/overrides.csv`` after checking it and every row already there; on any
+    problem nothing is written."""
+    path = out / OVERRIDES_FILE
+    existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+    rows = parse_overrides(existing, str(path))
+    check_overrides(rows, students, task_points, str(path))
+    check_overrides([row], students, task_points)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    columns = COLUMNS
+    if not existing.strip():
+        writer.writerow(COLUMNS)
+        existing = ""
+    else:
+        columns = tuple(name.strip() for name in next(csv.reader(io.StringIO(existing))))
+        existing += "" if existing.endswith("\n") else "\n"
+    points = AUTO if row.points is None else f"{row.points:g}"
+    values = {"student": row.student, "task": row.task, "points": points, "comment": row.comment,
+              "grader": row.grader, "time": row.time or ""}
+    writer.writerow([values.get(name, "") for name in columns])
+    write_atomically(path, existing + buffer.getvalue())

@@ -1,0 +1,104 @@
+"""What the harness reads from the kernel after each task: names, and calls on the grader's inputs.
+
+A lab declares one ``TaskCapture`` per task. Its ``manifest`` is the JSON the probe in the kernel
+receives; ``Input.build`` makes the very same input in the grader's process, from the same seed, so a
+grader can compute the reference for the exact values the student's function saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class MeshShape(Protocol):
+    """What a capture reads of a mesh (``autograder.checks.MeshSpec``); naming the protocol, not the class,
+    keeps this module free of JAX: a grade starts its kernel before JAX loads."""
+
+    shape: tuple[int, ...]
+    axis_names: tuple[str, ...]
+    axis_types: str
+
+
+def mesh_json(mesh: MeshShape) -> dict[str, Any]:
+    return {"shape": list(mesh.shape), "axis_names": list(mesh.axis_names), "axis_types": mesh.axis_types}
+
+
+@dataclass(frozen=True)
+class Input:
+    """A fresh input array: random values from the grading seed, optionally placed on a mesh."""
+
+    shape: tuple[int, ...]
+    key: int = 0
+    dtype: str = "float32"
+    dist: str = "normal"
+    low: float = 0.0
+    high: float = 1.0
+    scale: float = 1.0
+    mesh: MeshShape | None = None
+    spec: tuple[Any, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"shape": list(self.shape), "key": self.key, "dtype": self.dtype, "dist": self.dist,
+                "low": self.low, "high": self.high, "scale": self.scale, "sharding": None}
+        if self.mesh is not None:
+            spec = [list(e) if isinstance(e, tuple) else e for e in (self.spec or ())]
+            data["sharding"] = {"mesh": mesh_json(self.mesh), "spec": spec}
+        return data
+
+    def build(self, seed: int):
+        """The input as the kernel built it: a numpy array, or a jax.Array when placed on a mesh."""
+        from autograder.probe import runtime
+
+        return runtime.make_input(self.to_json(), seed)
+
+
+@dataclass(frozen=True)
+class Call:
+    """Call the student's ``function`` on fresh inputs; keep its output, stdout and compiled HLO."""
+
+    id: str
+    function: str
+    args: tuple[Input, ...]
+    mesh: MeshShape | None = None
+    hlo: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "function": self.function, "args": [a.to_json() for a in self.args],
+                "mesh": None if self.mesh is None else mesh_json(self.mesh), "hlo": self.hlo}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Run ``function`` of the lab's ``kernel_probe.py`` in the kernel, for what a plain call can't do."""
+
+    id: str
+    function: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "function": self.function, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
+class TaskCapture:
+    """The names a task binds and the calls that exercise its functions, read right after its cells."""
+
+    task: str
+    names: tuple[str, ...] = ()
+    calls: tuple[Call, ...] = field(default_factory=tuple)
+    probes: tuple[Probe, ...] = field(default_factory=tuple)
+    times_code: bool = False  # its cells measure time: they run only while the grader is idle
+
+    def manifest(self, out_dir: str, seed: int) -> str:
+        return json.dumps({"task": self.task, "out": out_dir, "seed": seed, "names": list(self.names),
+                           "calls": [c.to_json() for c in self.calls],
+                           "probes": [p.to_json() for p in self.probes]})
+
+
+def task_seed(grading_seed: int, task: str) -> int:
+    """A per-task seed, so inputs seen by one task's calls say nothing about the next task's."""
+    digest = hashlib.sha256(f"{grading_seed}:{task}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")

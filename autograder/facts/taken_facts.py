@@ -1,0 +1,128 @@
+"""Taking a task's facts out of the kernel's reach the moment the probe has written them, and reading them later.
+
+The probe writes into the kernel's own working directory, where a later cell (or a thread the notebook
+left running) could rewrite them. Before the kernel runs anything else, the grader copies them into a
+directory of its own, outside the sandbox's view; they are parsed and validated later, from the copy.
+Only regular files and directories are copied: symbolic links, FIFOs and devices are left behind (the
+reader then finds the file missing), and a copy larger than ``MAX_FACTS_BYTES`` is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # records.py (and numpy) load when facts are first read, after the kernel has started
+    from autograder.facts.records import TaskFacts
+
+MAX_FACTS_BYTES = 512 * 2**20
+MAX_FACTS_FILES = 10_000
+_CHUNK = 2**20
+
+
+class FactsTooLarge(ValueError):
+    """The kernel wrote more facts than the grader takes."""
+
+
+def copy_facts(source: Path, destination: Path) -> None:
+    """Copy the facts directory ``source`` to ``destination`` (which must not exist), private to this
+    process; raises ``FactsTooLarge`` past the limits (what was copied so far stays)."""
+    destination.mkdir(mode=0o700, parents=True)
+    budget = {"bytes": MAX_FACTS_BYTES, "files": MAX_FACTS_FILES}
+    if source.is_dir() and not source.is_symlink():
+        _copy_tree(source, destination, budget)
+
+
+def _copy_tree(source: Path, destination: Path, budget: dict[str, int]) -> None:
+    with os.scandir(source) as entries:
+        for entry in entries:
+            budget["files"] -= 1
+            if budget["files"] < 0:
+                raise FactsTooLarge(f"more than {MAX_FACTS_FILES} files")
+            target = destination / entry.name
+            if entry.is_dir(follow_symlinks=False):
+                target.mkdir(mode=0o700)
+                _copy_tree(Path(entry.path), target, budget)
+            elif entry.is_file(follow_symlinks=False):
+                _copy_file(Path(entry.path), target, budget)
+
+
+def _copy_file(source: Path, target: Path, budget: dict[str, int]) -> None:
+    """Copy one regular file, opened without following links or blocking (a FIFO is skipped)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    with os.fdopen(fd, "rb") as reader:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        with open(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as writer:
+            while chunk := reader.read(_CHUNK):
+                budget["bytes"] -= len(chunk)
+                if budget["bytes"] < 0:
+                    raise FactsTooLarge(f"more than {MAX_FACTS_BYTES // 2**20} MiB")
+                writer.write(chunk)
+
+
+class TakenFacts:
+    """The facts taken from the kernel so far, by task, parsed and validated on first use.
+
+    Thread-safe: the execution adds a task's copy as soon as it is taken; the grader may read a task
+    while the kernel goes on with the next ones."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._taken: dict[str, tuple[Path | None, str]] = {}  # task -> (copy, or None, and what went wrong)
+        self._facts: dict[str, TaskFacts] = {}
+        self._errors: dict[str, str] = {}
+        self.order: list[str] = []
+
+    def take(self, task: str, source: Path, capture_error: str) -> None:
+        """Copy the facts the probe wrote for ``task`` at ``source``; ``capture_error`` says why the
+        probe may have failed, in words, should the facts turn out to be missing or bad."""
+        copy = self.directory / task
+        try:
+            copy_facts(source, copy)
+        except (FactsTooLarge, OSError) as exc:
+            with self._lock:
+                self._errors[task] = f"the facts of {task} could not be taken: {exc}"
+                self.order.append(task)
+            return
+        with self._lock:
+            self._taken[task] = (copy, capture_error)
+            self.order.append(task)
+
+    def __contains__(self, task: str) -> bool:
+        with self._lock:
+            return task in self.order
+
+    def read(self, task: str) -> TaskFacts | None:
+        """The task's facts (None when it was not taken or its facts are bad: see ``error``)."""
+        from autograder.facts.records import PARSER_LOCK, FactsError, load_task_facts
+
+        with PARSER_LOCK, self._lock:
+            if task in self._taken:
+                copy, capture_error = self._taken.pop(task)
+                try:
+                    self._facts[task] = load_task_facts(copy, task)
+                except FactsError as exc:
+                    self._errors[task] = str(exc) + capture_error
+                shutil.rmtree(copy, ignore_errors=True)
+            return self._facts.get(task)
+
+    def error(self, task: str) -> str | None:
+        self.read(task)
+        with self._lock:
+            return self._errors.get(task)
+
+    def read_all(self) -> tuple[dict[str, TaskFacts], dict[str, str]]:
+        """Every task's facts and every task's error, in the order they were taken."""
+        for task in list(self.order):
+            self.read(task)
+        with self._lock:
+            return dict(self._facts), dict(self._errors)

@@ -1,0 +1,97 @@
+"""The page a student reads: each task with its points and what the checks found, layouts as pictures
+of the expected and the found blocks side by side, a failed hidden check only by its task and points."""
+
+from __future__ import annotations
+
+import re
+from html import escape as _escape
+
+from autograder.grading.results import GradeResult, TaskResult, hidden_failure
+
+PAGE_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.5rem} .total{font-size:1.25rem;font-weight:600}
+"""
+# The style of a task's section, also used inside a notebook (``scoped_style``).
+SECTION_STYLE = """
+.task{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
+.task h2{font-size:1.1rem;margin:.3rem 0;display:flex;justify-content:space-between}
+.pass{color:#176f2c} .fail{color:#b3261e} .partial{color:#8a5a00}
+ul{padding-left:1.2rem} li{margin:.35rem 0}
+.pictures{display:flex;gap:2rem;flex-wrap:wrap;margin:.4rem 0}
+.pictures pre{background:#f6f6f6;padding:.4rem;margin:.2rem 0;font-size:.8rem;line-height:1.1}
+.status{background:#fff4e5;border-left:4px solid #e0a030;padding:.5rem 1rem;white-space:pre-wrap}
+.late{background:#fdecea;border-left:4px solid #b3261e;padding:.5rem 1rem}
+.override{background:#eef3fb;border-left:4px solid #4a78c2;padding:.3rem .8rem;margin:.4rem 0}
+"""
+STYLE = PAGE_STYLE + SECTION_STYLE
+
+
+def scoped_style(scope: str) -> str:
+    """``SECTION_STYLE`` with every selector inside ``scope`` (a CSS selector), so that it styles
+    nothing else on the page it is put in."""
+    def scoped(match: re.Match) -> str:
+        return ",".join(f"{scope} {selector.strip()}" for selector in match.group(1).split(",")) + "{"
+
+    return re.sub(r"([^{}]+)\{", scoped, SECTION_STYLE)
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text with `names` in backticks shown as code."""
+    return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", _escape(text))
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"
+
+
+def _check_item(check) -> str:
+    mark = '<span class="pass">✔</span>' if check.passed else '<span class="fail">✘</span>'
+    title = escape(check.title)
+    if check.passed:
+        return f"<li>{mark} {title} <small>({_points(check.points)} pts)</small></li>"
+    if check.hidden:
+        return f"<li>{mark} {escape(hidden_failure(check))}</li>"
+    pictures = ""
+    if check.expected_picture and check.found_picture:
+        pictures = ('<div class="pictures">'
+                    f"<div>expected<pre>{_escape(check.expected_picture)}</pre></div>"
+                    f"<div>found<pre>{_escape(check.found_picture)}</pre></div></div>")
+    return (f"<li>{mark} {title} <small>(0/{_points(check.points)} pts)</small><br>"
+            f"{escape(check.message)}{pictures}</li>")
+
+
+def _override_note(task) -> str:
+    if task.override is None:
+        return ""
+    return (f"<div class='override'>Points set by a grader: {_points(task.score)} "
+            f"(the checks gave {_points(task.auto_score)}). {escape(task.override.comment)}</div>")
+
+
+def task_section(task: TaskResult, note: str = "") -> str:
+    """One task: its points (a grader's override shown), and each check with its message and pictures;
+    ``note`` (HTML) below them."""
+    if task.override is not None:
+        state = "pass" if task.score >= task.max_score else ("partial" if task.score else "fail")
+    else:
+        state = "pass" if task.passed else ("partial" if task.score else "fail")
+    items = "".join(_check_item(c) for c in task.checks)
+    return (f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
+            f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
+            f"{_override_note(task)}<ul>{items}</ul>{note}</section>")
+
+
+def feedback_html(result: GradeResult, student: str) -> str:
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Feedback — {escape(student)}</title>"
+             f"<style>{STYLE}</style></head><body>",
+             f"<h1>{escape(result.lab or 'Lab')} — feedback for {escape(student)}</h1>",
+             f"<p class='total'>Score: <span id='score'>{_points(result.score)}</span> / "
+             f"<span id='max-score'>{_points(result.max_score)}</span></p>"]
+    if result.late is not None and result.late.is_late:
+        before = f" Score before the penalty: {_points(result.raw_score)}." if result.late.points else ""
+        parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")
+    if result.status != "graded" or result.changes or result.notes:
+        parts.append(f"<div class='status'>{escape(result.summary())}</div>")
+    parts += [task_section(task) for task in result.tasks]
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

@@ -1,0 +1,217 @@
+"""Running a lab's pytest graders in this (trusted) process against the facts of one submission.
+
+The graders are plain pytest files: one test per gradable fact, marked with its task, its points and
+whether it is hidden. They receive the submission through the ``submission`` fixture this plugin
+provides, and fail with ``CheckFailure`` messages that the student reads. No conftest.py is read and
+nothing under the submission's directory is ever given to pytest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+from collections.abc import Collection
+
+import pytest
+
+from autograder.facts.capture import Call, task_seed
+from autograder.grading.check_result import CheckResult
+from autograder.checks import CheckFailure
+from autograder.run.execute import Execution
+from autograder.facts.records import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
+from autograder.lab import Lab
+from autograder.run.live_execution import LiveExecution
+
+# The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
+# (they cost time at each session's end, and are none of the grading's business), and pytest's reports
+# of unraisable exceptions and of exceptions in threads, which collect garbage several times when a
+# session ends (0.25 s with JAX loaded), are left out; the graders' warnings are ignored anyway.
+PLUGINS_OFF = ("--disable-plugin-autoload", "-p", "no:unraisableexception", "-p", "no:threadexception")
+MARKERS = (
+    "task(id): the lab task a check belongs to",
+    "points(n): what a check is worth",
+    "hidden: a check the student's self-check does not run, and whose message the student does not see",
+)
+
+
+class Submission:
+    """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
+    from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
+
+    def __init__(self, lab: Lab, execution: Execution | LiveExecution, seed: int):
+        self.lab, self.execution, self.seed_value = lab, execution, seed
+
+    def task(self, task: str) -> TaskFacts:
+        self.execution.wait_for(task)
+        facts, error = self.execution.task_facts(task)
+        if facts is not None:
+            return facts
+        if error is not None:
+            raise CheckFailure(f"nothing could be read after task {task}: {error}")
+        ended = self.execution.ended_at or "an earlier cell"
+        raise CheckFailure(f"the notebook stopped before task {task} was reached "
+                           f"({self.execution.status} at {ended}: {self.execution.reason})")
+
+    def name(self, task: str, name: str) -> Fact:
+        """The object bound to ``name`` right after ``task``; fails when it is not defined."""
+        fact = self.task(task).get(name)
+        if fact.is_missing:
+            raise CheckFailure(f"`{name}` is not defined after task {task}{self.failed_cell(task)}")
+        return fact
+
+    def failed_cell(self, task: str) -> str:
+        """The usual cause of a missing name: the first cell of the task that raised, with its error."""
+        failed = [c for c in self.execution.cells if c.task == task and c.status != "ok" and c.error]
+        if not failed:
+            return ""
+        cell = failed[0]
+        whose = "a locked cell of the lab" if cell.origin == "lab" else "your code"
+        return f": {cell.label} ({whose}) failed with {cell.error[:1000]}"
+
+    def call(self, task: str, call_id: str) -> CallFact:
+        """The result of the grader's call of a student function; fails when the call raised."""
+        call = self.task(task).calls.get(call_id)
+        if call is None:
+            raise CheckFailure(f"the grader could not call the function of task {task}")
+        if call.output.is_missing or call.error:
+            error = call.error or call.output.error or ""
+            cause = self.failed_cell(task) if error.startswith("NameError") else ""
+            raise CheckFailure(f"calling it on the grader's inputs failed: {error}{cause}")
+        return call
+
+    def probe(self, task: str, probe_id: str) -> ProbeFact:
+        """What the lab's own probe recorded; fails with the probe's error (e.g. the student's class raised)."""
+        probe = self.task(task).probes.get(probe_id)
+        if probe is None:
+            raise CheckFailure(f"the grader could not examine the code of task {task}")
+        if probe.error:
+            raise CheckFailure(f"running your code on the grader's inputs failed: {probe.error}")
+        return probe
+
+    def seed(self, task: str) -> int:
+        return task_seed(self.seed_value, task)
+
+    def inputs(self, task: str, call_id: str) -> list:
+        """The exact inputs the probe built for a call, rebuilt here from the same seed."""
+        call: Call = next(c for c in self.lab.captures[task].calls if c.id == call_id)
+        return [arg.build(self.seed(task)) for arg in call.args]
+
+
+class _GraderPlugin:
+    def __init__(self, submission: Submission, tasks: Collection[str] | None = None):
+        self._submission = submission
+        self._tasks = None if tasks is None else frozenset(tasks)
+        self.results: list[CheckResult] = []
+        self.collection_errors: list[str] = []
+
+    def pytest_configure(self, config):
+        for line in MARKERS:
+            config.addinivalue_line("markers", line)
+
+    @pytest.fixture(scope="session")
+    def submission(self) -> Submission:
+        return self._submission
+
+    @pytest.fixture(scope="session")
+    def per_grading(self):
+        """``per_grading(fn)``: ``fn()``, called at most once in this grading (one grading is one session).
+        What the grader measures itself, such as its own timings, is measured by each grading anew."""
+        return functools.cache(lambda fn: fn())
+
+    def pytest_collection_modifyitems(self, config, items):
+        """The checks of tasks that time code run last: they wait for the grader's own measurement, which
+        waits for the notebook's end, and the other tasks' checks need not wait behind them. With
+        ``tasks``, only the checks of those tasks run (a check without a task marker still runs)."""
+        timed = {task for task, capture in self._submission.lab.captures.items() if capture.times_code}
+        items.sort(key=lambda item: _task_of(item) in timed)  # stable: the file's order otherwise
+        if self._tasks is None:
+            return
+        kept, dropped = [], []
+        for item in items:
+            task = _task_of(item)
+            (dropped if task is not None and task not in self._tasks else kept).append(item)
+        items[:] = kept
+        config.hook.pytest_deselected(items=dropped)
+
+    def pytest_collection_finish(self, session):
+        """Set up, now, what the kept checks will time (their lab's ``SET_UP_AHEAD``): while the kernel
+        starts and runs its first cells, not after the notebook, where the measurement waits for it."""
+        tasks = {_task_of(item) for item in session.items}
+        for task, calls in _set_up_ahead(self._submission.lab).items():
+            if task not in tasks:
+                continue
+            for call in calls:
+                try:
+                    call()
+                except Exception:  # the task's checks make the same call again, and report its failure
+                    pass
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(str(report.longrepr)[-4000:])
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.results.append(_result(item, call.excinfo))
+
+
+def _set_up_ahead(lab: Lab) -> dict:
+    """task -> the calls its checks' measurements need set up, from the lab's ``reference.py``."""
+    try:
+        module = lab.reference
+    except Exception:  # no reference module, or a broken one: the graders' collection reports it
+        return {}
+    return getattr(module, "SET_UP_AHEAD", {})
+
+
+def _task_of(item) -> str | None:
+    marker = item.get_closest_marker("task")
+    return marker.args[0] if marker is not None and marker.args else None
+
+
+def _result(item, excinfo) -> CheckResult:
+    task = item.get_closest_marker("task")
+    points = item.get_closest_marker("points")
+    if task is None or points is None:
+        raise pytest.UsageError(f"{item.nodeid} needs @pytest.mark.task and @pytest.mark.points")
+    title = (item.function.__doc__ or item.name).strip().splitlines()[0]
+    common = dict(task=task.args[0], name=item.name, title=title, points=float(points.args[0]),
+                  hidden=item.get_closest_marker("hidden") is not None)
+    if excinfo is None:
+        return CheckResult(passed=True, message="", **common)
+    error = excinfo.value
+    if isinstance(error, CheckFailure):
+        return CheckResult(passed=False, message=str(error), expected_picture=error.expected_picture,
+                           found_picture=error.found_picture, **common)
+    if isinstance(error, AssertionError):
+        return CheckResult(passed=False, message=str(error).split("\nassert")[0] or "check failed", **common)
+    return CheckResult(passed=False, grader_error=True,
+                       message=f"the check could not run: {type(error).__name__}: {error}", **common)
+
+
+class GraderError(RuntimeError):
+    """The lab's graders could not be collected: a problem of the lab, not of the submission."""
+
+
+def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, public_only: bool = False,
+                tasks: Collection[str] | None = None) -> list[CheckResult]:
+    """The results of the lab's checks (only the public ones with ``public_only``; only those of
+    ``tasks`` when given)."""
+    plugin = _GraderPlugin(Submission(lab, execution, seed), tasks)
+    args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
+            "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
+            "--tb=no", *PLUGINS_OFF]
+    if public_only:
+        args += ["-m", "not hidden"]
+    # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
+    with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
+        code = pytest.main(args, plugins=[plugin])
+    if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
+        raise KeyboardInterrupt
+    if plugin.collection_errors or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        raise GraderError("\n".join(plugin.collection_errors) or log.getvalue()[-4000:])
+    return plugin.results

@@ -1,0 +1,185 @@
+"""A submission's grade: per task and per check, with how the run went; Gradescope's results.json."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from autograder.grading.check_result import CheckResult
+from autograder.run.sandbox import LEVEL_DESCRIPTIONS
+
+# Every status a submission can end with; "graded" means the notebook ran to its end.
+STATUSES = ("graded", "timeout", "kernel died", "kernel failed to start", "not a notebook", "unknown lab",
+            "grader error")
+
+
+@dataclass(frozen=True)
+class ManualScore:
+    """A grader's points for a task, replacing the automatic points (which the checks keep)."""
+
+    points: float
+    comment: str
+    grader: str
+    at: str | None = None  # when it was recorded (ISO 8601)
+
+
+@dataclass(frozen=True)
+class LatePenalty:
+    """How late a submission was and what it cost; ``points`` come off the score after overrides."""
+
+    due: str  # ISO 8601
+    submitted_at: str | None  # ISO 8601; None when the submission time is unknown
+    time_source: str  # where the submission time comes from, in words
+    seconds_late: float
+    percent: float
+    points: float
+    reason: str
+
+    @property
+    def is_late(self) -> bool:
+        return self.seconds_late > 0
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    task: str
+    max_score: float
+    checks: tuple[CheckResult, ...]
+    override: ManualScore | None = None
+
+    @property
+    def auto_score(self) -> float:
+        """The points the checks gave."""
+        return sum(c.score for c in self.checks)
+
+    @property
+    def score(self) -> float:
+        """The task's points: the grader's when overridden, else the automatic ones."""
+        return self.override.points if self.override is not None else self.auto_score
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    lab: str | None
+    notebook: str
+    status: str
+    reason: str | None
+    max_score: float
+    tasks: tuple[TaskResult, ...] = ()
+    ended_at: str | None = None
+    changes: tuple[str, ...] = ()
+    cell_errors: tuple[str, ...] = ()
+    seed: int | None = None
+    seconds: float = 0.0
+    public_only: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    sandbox: str | None = None  # the level the kernel ran at (sandbox.py); None when no kernel ran
+    submitted_at: str | None = None  # ISO 8601, when the student submitted (None: unknown)
+    submitted_time_source: str | None = None  # where that time comes from, in words
+    late: LatePenalty | None = None  # set when a late policy applies
+
+    @property
+    def auto_score(self) -> float:
+        """The score the checks gave, before any override or late penalty."""
+        return sum(t.auto_score for t in self.tasks)
+
+    @property
+    def raw_score(self) -> float:
+        """The score with the graders' overrides, before any late penalty."""
+        return sum(t.score for t in self.tasks)
+
+    @property
+    def penalty(self) -> float:
+        return self.late.points if self.late is not None else 0.0
+
+    @property
+    def score(self) -> float:
+        """The final score: overrides applied, late penalty taken off."""
+        return self.raw_score - self.penalty
+
+    @property
+    def overrides(self) -> tuple[TaskResult, ...]:
+        """The tasks whose points a grader set."""
+        return tuple(t for t in self.tasks if t.override is not None)
+
+    def automatic(self) -> "GradeResult":
+        """This result as the checks left it: no override (tasks only an override added are dropped), no penalty."""
+        tasks = tuple(replace(t, override=None) for t in self.tasks if t.override is None or t.checks)
+        return replace(self, tasks=tasks, late=None)
+
+    def summary(self) -> str:
+        """What happened to the run, in a few lines (the top of every report)."""
+        lines = [f"Status: {self.status}" + (f" — {self.reason}" if self.reason else "")]
+        if self.ended_at:
+            lines.append(f"The run ended at {self.ended_at}; tasks after it could not be graded.")
+        lines += list(self.changes) + list(self.notes)
+        if self.sandbox:
+            lines.append(f"Sandbox: {LEVEL_DESCRIPTIONS.get(self.sandbox, self.sandbox)}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data.update(score=self.score, raw_score=self.raw_score, auto_score=self.auto_score)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GradeResult":
+        data = dict(data)
+        for key in ("score", "raw_score", "auto_score"):
+            data.pop(key, None)
+        tasks = tuple(TaskResult(t["task"], t["max_score"], tuple(CheckResult(**c) for c in t["checks"]),
+                                 ManualScore(**t["override"]) if t.get("override") else None)
+                      for t in data.pop("tasks", ()))
+        for key in ("changes", "cell_errors", "notes"):
+            data[key] = tuple(data.get(key, ()))
+        if data.get("late"):
+            data["late"] = LatePenalty(**data["late"])
+        return cls(tasks=tasks, **data)
+
+    def to_gradescope(self, hidden_visibility: str = "after_published", stdout_visibility: str = "hidden") -> dict:
+        """Gradescope's results.json: one test per check. Hidden checks get ``hidden_visibility``
+        ("hidden", "after_due_date" or "after_published") and say nothing but that they failed;
+        the run's stdout (the grader's log) is shown as ``stdout_visibility``."""
+        tests = []
+        for task in self.tasks:
+            for check in task.checks:
+                output = "" if check.passed else check.message
+                if check.hidden and not check.passed:
+                    output = hidden_failure(check)
+                tests.append({
+                    "name": f"{task.task}: {check.title}", "score": check.score, "max_score": check.points,
+                    "status": "passed" if check.passed else "failed", "output": output,
+                    "visibility": hidden_visibility if check.hidden else "visible",
+                })
+            if task.override is not None:
+                tests.append({
+                    "name": f"{task.task}: points set by a grader", "score": task.score - task.auto_score,
+                    "max_score": 0, "status": "passed", "visibility": "visible",
+                    "output": f"{_points(task.auto_score)} → {_points(task.score)} points: {task.override.comment}",
+                })
+        if self.late is not None and self.late.points:
+            tests.append({"name": "late penalty", "score": -self.late.points, "max_score": 0, "status": "failed",
+                          "visibility": "visible", "output": self.late.reason})
+        return {
+            "score": self.score, "execution_time": round(self.seconds, 1), "output": self.summary(),
+            "stdout_visibility": stdout_visibility, "tests": tests,
+            "extra_data": {"lab": self.lab, "max_score": self.max_score, "status": self.status,
+                           "reason": self.reason, "seed": self.seed, "sandbox": self.sandbox,
+                           "auto_score": self.auto_score,
+                           "raw_score": self.raw_score, "late_penalty": self.penalty,
+                           "submitted_at": self.submitted_at,
+                           "overrides": {t.task: asdict(t.override) | {"auto_score": t.auto_score}
+                                         for t in self.overrides}},
+        }
+
+
+def hidden_failure(check: CheckResult) -> str:
+    """What a student reads of a failed hidden check: its task and points, never its content."""
+    return f"A hidden check of task {check.task} failed (0/{check.points:g} points)."
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"

@@ -1,0 +1,48 @@
+"""The device setup the harness owns: 8 virtual CPU devices, for the kernel and for the grader."""
+
+import os
+import sys
+
+from autograder.caches.machine_cache import enable_compilation_cache
+
+DEVICE_COUNT = 8
+
+# PJRT_NPROC at twice the device count keeps XLA:CPU collectives from deadlocking on 2 cores.
+HARNESS_ENV = {
+    "XLA_FLAGS": f"--xla_force_host_platform_device_count={DEVICE_COUNT}",
+    "JAX_PLATFORMS": "cpu",
+    "PJRT_NPROC": str(2 * DEVICE_COUNT),
+}
+
+# Settings a notebook author or student could set to change devices, threads or JAX's behaviour;
+# they are never inherited by a kernel.
+INHERITED_PREFIXES_DROPPED = ("XLA_", "JAX_", "PJRT_", "TF_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "TPU_")
+
+
+class DeviceSetupError(RuntimeError):
+    """JAX was initialised in this process before the harness could set up its devices."""
+
+
+def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a student kernel: the parent's, minus device settings, plus the harness's."""
+    base = dict(os.environ if base is None else base)
+    env = {k: v for k, v in base.items() if not k.startswith(INHERITED_PREFIXES_DROPPED)}
+    env.pop("JPY_PARENT_PID", None)
+    env.update(HARNESS_ENV)
+    env["PYTHONHASHSEED"] = "0"
+    return env
+
+
+def configure_grader_process() -> None:
+    """Give this (trusted) process the harness's devices and the machine's compilation cache; call before
+    JAX is first used."""
+    os.environ.update(HARNESS_ENV)
+    enable_compilation_cache()
+    if "jax" in sys.modules:
+        import jax
+
+        if jax.device_count() != DEVICE_COUNT:
+            raise DeviceSetupError(
+                f"JAX was initialised with {jax.device_count()} devices before the grader could set "
+                f"{DEVICE_COUNT}; start the grader in a fresh process"
+            )

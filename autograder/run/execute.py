@@ -1,0 +1,448 @@
+"""Headless execution of a submission's plan in a fresh kernel, capturing facts after each task.
+
+The kernel runs the plan's cells with nbclient (errors allowed, so later tasks are still graded),
+with a timeout per cell, a deadline for the whole notebook and caps on output. After each task the
+probe writes that task's facts, which this process takes out of the kernel's reach at once, before
+any later student cell could touch them, and validates when they are read (see taken_facts.py). A
+kernel that dies or hangs ends the run; facts taken so far are kept. With a ``LiveExecution`` the
+grader, in another thread, reads each task's facts while the kernel goes on.
+
+This module imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nbformat
+import zmq
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+
+from autograder.run import quiet
+from autograder.facts.capture import TaskCapture, task_seed
+from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
+                               startup_code, wait_for_warm_up_code)
+from autograder.run.live_execution import LiveExecution
+from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.sandbox import ResourceLimits
+from autograder.facts.taken_facts import TakenFacts
+
+if TYPE_CHECKING:
+    from autograder.facts.records import TaskFacts
+
+TIMEOUT_ENAME = "CellTimeoutError"
+PROBE_SOURCE = Path(__file__).resolve().parents[1] / "probe" / "runtime.py"
+TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (runtime.TRUNCATION_MARK)
+RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how loud a submission may be."""
+
+    cell_timeout: float = 120.0
+    total_timeout: float = 600.0
+    startup_timeout: float = 60.0
+    output_bytes_per_cell: int = 1_000_000
+    output_bytes_total: int = 8_000_000
+    sandbox: ResourceLimits | None = ResourceLimits()  # None: no sandbox (trusted notebooks only)
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    label: str
+    origin: str
+    task: str | None
+    status: str  # "ok" | "error" | "timeout"
+    error: str | None
+    seconds: float
+    output_truncated: bool = False
+    leftover_processes: int = 0  # processes the cell started that were still running when it ended
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What running a submission produced: facts per task, and how the run went."""
+
+    status: str  # "completed" | "timeout" | "kernel died" | "kernel failed to start"
+    reason: str | None
+    ended_at: str | None
+    facts: dict[str, TaskFacts]
+    fact_errors: dict[str, str]
+    cells: tuple[CellOutcome, ...]
+    seconds: float
+    changes: tuple[str, ...] = field(default_factory=tuple)
+    output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
+
+    def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
+        """(facts, error) of a task: (None, None) when the run did not reach it."""
+        return self.facts.get(task), self.fact_errors.get(task)
+
+    def wait_for(self, task: str) -> None:
+        """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
+
+    def checking(self):
+        """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
+        return contextlib.nullcontext()
+
+
+class _Hung(Exception):
+    """A cell that neither finished nor stopped when interrupted."""
+
+
+class _CappedClient(NotebookClient):
+    """nbclient's client, keeping at most a fixed amount of output per cell and in total."""
+
+    def __init__(self, nb, limits: Limits, **kwargs):
+        super().__init__(nb, **kwargs)
+        self.limits = limits
+        self.total_bytes = 0
+        self.cell_bytes = 0
+        self.truncated = False
+
+    def start_cell(self) -> None:
+        self.cell_bytes, self.truncated = 0, False
+
+    def watch_output_channel(self) -> None:
+        """Watch the kernel's output channel for disconnections: ZeroMQ drops a message larger than
+        the grader accepts (and the connection with it) without a word, so the output was cut there."""
+        self._disconnections = self.kc.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+
+    def stop_watching_output_channel(self) -> None:
+        """Close the monitor socket: an open one keeps its ZeroMQ context from terminating, and the
+        grader's process hangs at exit when the context is collected."""
+        monitor = getattr(self, "_disconnections", None)
+        if monitor is None:
+            return
+        self._disconnections = None
+        try:
+            self.kc.iopub_channel.socket.disable_monitor()
+        except Exception:
+            pass
+        monitor.close(linger=0)
+
+    async def output_dropped(self) -> bool:
+        """Did the output channel drop its connection since the last call (output lost on the way)?
+        ZeroMQ does not connect again after such a drop, so the channel is connected anew here."""
+        dropped = False
+        monitor = getattr(self, "_disconnections", None)
+        while monitor is not None and await monitor.poll(0):
+            await monitor.recv_multipart()
+            dropped = True
+        if dropped:
+            socket, url = self.kc.iopub_channel.socket, self.kc._make_url("iopub")
+            socket.disconnect(url)
+            socket.connect(url)
+        return dropped
+
+    def output(self, outs, msg, display_id, cell_index):
+        size = len(str(msg.get("content", "")))
+        if TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
+            self.truncated = True
+        self.cell_bytes += size
+        self.total_bytes += size
+        if self.cell_bytes > self.limits.output_bytes_per_cell or self.total_bytes > self.limits.output_bytes_total:
+            self.truncated = True
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+
+class StartedKernel:
+    """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
+    (probes loaded, JAX imported, the devices initialised): ready for one submission, and used once.
+
+    It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
+
+    def __init__(self, limits: Limits, lab_probe: Path | None):
+        self.limits, self.with_lab_probe = limits, lab_probe is not None
+        self.probe_digest = _digest(lab_probe)
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
+        try:
+            os.chmod(self.root, 0o755)
+            self.workdir = self.root / "work"  # the kernel's only writable directory
+            self.probe_dir = self.root / "probe"
+            self.facts_dir = self.workdir / ".facts"
+            for d in (self.workdir, self.probe_dir, self.facts_dir):
+                d.mkdir()
+            shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
+            if lab_probe is not None:
+                shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
+            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.probe_dir])
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        if self.km.uid is not None:
+            os.chown(self.facts_dir, self.km.uid, self.km.uid)
+        self.state = "new"  # then "starting", then "started" once the startup code has run
+        self.failure: str | None = None  # why the startup code failed, if it did
+        self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
+        self.start_ended = asyncio.Event()  # started, failed to, or closed
+        self.nb = nbformat.v4.new_notebook()
+        self.client = _CappedClient(
+            self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
+            interrupt_on_timeout=True, iopub_timeout=10, raise_on_iopub_timeout=False,
+            startup_timeout=int(limits.startup_timeout),
+            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
+                              "traceback": []},
+        )
+
+    def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
+        """Was it made for these limits and this lab probe (compared by content)?"""
+        return limits == self.limits and _digest(lab_probe) == self.probe_digest
+
+    async def start(self) -> None:
+        """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
+        Then remember the harness's processes: any other process found later was started by student code."""
+        self.state = "starting"
+        try:
+            await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+            await self.client.async_start_new_kernel_client()
+            self.client.watch_output_channel()
+            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
+            cell = await self.run_code(startup, self.limits.startup_timeout)
+            self.failure = _error_of(cell)
+            if self.failure is None:
+                self.km.note_harness_processes()
+            self.state = "started"
+        finally:
+            self.start_ended.set()
+
+    async def ready(self, timeout: float = 15) -> bool:
+        """Started without failing, still running, and answering: may it take a submission now?"""
+        if self.state != "started" or self.failure is not None or self.client.kc is None:
+            return False
+        try:
+            return await self.km.is_alive() and _error_of(await self.run_code("pass", timeout)) is None
+        except Exception:  # it died, or does not answer
+            return False
+
+    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
+        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
+        cell = nbformat.v4.new_code_cell(source)
+        self.nb.cells.append(cell)
+        self.client.start_cell()
+        await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
+        return cell
+
+    async def close(self) -> None:
+        """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
+        self.start_ended.set()
+        try:
+            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
+        except Exception:
+            pass
+        if self.client.kc is not None:
+            self.client.stop_watching_output_channel()
+            self.client.kc.stop_channels()
+        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
+            print(f"kept {self.root}")
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _digest(path: Path | None) -> str | None:
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class _Run:
+    """One execution: a started kernel, the submission's plan, and what has been learnt so far."""
+
+    def __init__(self, plan: Plan, captures: Captures, seed: int, kernel: StartedKernel,
+                 submission: Path | None, live: LiveExecution | None):
+        self.plan, self._captures, self.limits, self.seed = plan, captures, kernel.limits, seed
+        self.live = live
+        self.kernel, self.km, self.client, self.facts_dir = kernel, kernel.km, kernel.client, kernel.facts_dir
+        if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
+            shutil.copyfile(submission, kernel.workdir / submission.name)
+        self.interrupted: str | None = None  # the last cell that had to be interrupted
+        self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
+        self.cells: list[CellOutcome] = []
+        if live is not None:
+            live.started(self.taken, self.cells)
+
+    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
+        return await self.kernel.run_code(source, timeout)
+
+    async def execute(self) -> tuple[str, str | None, str | None]:
+        if self.kernel.state == "new":
+            await self.kernel.start()
+        if self.kernel.failure:
+            return "kernel failed to start", f"the device setup failed: {self.kernel.failure}", None
+        async with self.client.async_setup_kernel():
+            with quiet.student_code_running():
+                for step in self.plan.steps:
+                    if isinstance(step, CaptureTask):
+                        await self.capture(step.task)
+                        continue
+                    if self.times_code(step.task):
+                        await self.until_idle(step.label)
+                    timed_out = await self.run_cell(step)
+                    if timed_out and not await self.responsive():
+                        return "timeout", f"{step.label} did not stop when interrupted", step.label
+        return "completed", None, None
+
+    async def until_idle(self, label: str) -> None:
+        """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
+        own warm-up has ended, so that neither runs against the student's timing."""
+        if self.live is not None:
+            await self.live.until_grader_idle()
+        try:
+            await self.run_code(wait_for_warm_up_code(), WARM_UP_WAIT + 30)
+        except asyncio.TimeoutError:
+            raise _Hung(label) from None
+
+    def times_code(self, task: str | None) -> bool:
+        capture = self.captures.get(task) if task else None
+        return capture is not None and capture.times_code
+
+    @property
+    def captures(self) -> Mapping[str, TaskCapture]:
+        """The lab's captures, asked for when first needed (a lab's may import JAX)."""
+        if callable(self._captures):
+            self._captures = self._captures()
+        return self._captures
+
+    async def run_cell(self, step: RunCell) -> bool:
+        started = time.monotonic()
+        try:
+            cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
+        except asyncio.TimeoutError:
+            raise _Hung(step.label) from None
+        error, seconds = _error_of(cell), time.monotonic() - started
+        if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
+            error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
+        status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
+        self.interrupted = step.label if status == "timeout" else None
+        truncated = await self.client.output_dropped() or self.client.truncated
+        leftovers = await self.stop_leftovers()
+        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
+                                      truncated, leftovers))
+        return status == "timeout"
+
+    async def stop_leftovers(self) -> int:
+        """Stop the processes the last cell left running, before anything else runs or is read; the
+        kernel then reaps those that were its children, which frees the sandbox's process limit."""
+        stopped = self.km.stop_leftover_processes()
+        if stopped:
+            await self.run_code(f"__import__({PROBE_MODULE!r}).reap_children()\n", 30)
+        return stopped
+
+    async def responsive(self) -> bool:
+        """After an interrupted cell: does the kernel answer again within a few seconds?"""
+        try:
+            await self.run_code("pass", 15)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def capture(self, task: str) -> None:
+        capture = self.captures.get(task, TaskCapture(task))
+        out = self.facts_dir / task
+        cell = await self.run_code(probe_code(capture.manifest(str(out), task_seed(self.seed, task))),
+                                   self.limits.cell_timeout + 30)
+        await self.stop_leftovers()  # the grader's calls of student functions may have started some
+        self.taken.take(task, out, _capture_problem(_error_of(cell)))
+        shutil.rmtree(out, ignore_errors=True)
+        if self.live is not None:
+            self.live.task_taken()
+
+    def died_reason(self) -> str:
+        log = self.km.log_tail()
+        if any(sign in log for sign in RENDEZVOUS_SIGNS):
+            return ("the kernel was aborted by XLA: a jitted program with collectives was started while "
+                    "another was still running (call jax.block_until_ready on each step of a loop)")
+        for sign, words in (("MemoryError", "it ran out of memory"), ("RESOURCE_EXHAUSTED", "it ran out of memory"),
+                            ("Segmentation fault", "it crashed (segmentation fault)")):
+            if sign in log:
+                return f"the kernel died: {words}"
+        return "the kernel died (it exited or was killed)"
+
+
+def _error_of(cell) -> str | None:
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return f"{out.get('ename')}: {out.get('evalue')}"[:2000]
+    return None
+
+
+def _capture_problem(error: str | None) -> str:
+    """Why the probe could not write a task's facts, in words, from the error of its cell."""
+    if error is None:
+        return ""
+    if "can't start new thread" in error or "Resource temporarily unavailable" in error:
+        return (f" (the kernel could not start a thread to record them: {error}; the notebook's own processes"
+                " or threads had used up the sandbox's process limit)")
+    return f" ({error})"
+
+
+def _current_label(run: _Run) -> str | None:
+    executed = len(run.cells)
+    cells = [s for s in run.plan.steps if isinstance(s, RunCell)]
+    return cells[executed].label if executed < len(cells) else None
+
+
+Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
+
+
+async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, seed: int,
+                             lab_probe: Path | None = None, submission: Path | None = None,
+                             live: LiveExecution | None = None, kernel: StartedKernel | None = None) -> Execution:
+    """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one, and
+    a copy of ``submission`` is put in the kernel's working directory. ``captures`` may be a function
+    that returns them, called once the kernel is starting. With ``live``, a grader in another thread
+    follows the run, and the cells of a task that times code wait until that grader is idle.
+    ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started here);
+    it is shut down after."""
+    started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
+    if kernel is not None and not kernel.fits(limits, lab_probe):
+        await kernel.close()
+        raise ValueError("the kernel given was started for other limits or another lab probe")
+    kernel = kernel or StartedKernel(limits, lab_probe)
+    try:
+        run = _Run(plan, captures, seed, kernel, submission, live)
+    except BaseException:
+        await kernel.close()
+        raise
+    status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
+    try:
+        status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
+    except _Hung as hung:
+        status, ended_at = "timeout", str(hung)
+        reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
+    except asyncio.TimeoutError:
+        status, ended_at = "timeout", _current_label(run)
+        reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
+    except DeadKernelError:
+        if run.interrupted:  # it died of the interrupt, or stopped answering after it
+            status, ended_at = "timeout", run.interrupted
+            reason = f"{run.interrupted} did not stop when interrupted after {limits.cell_timeout:g} s"
+        else:
+            status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
+    except RuntimeError as exc:  # the kernel did not start or its client lost it
+        status, reason, ended_at = "kernel failed to start", str(exc), None
+    finally:
+        if live is not None:
+            live.ended(status, reason, ended_at)
+        await kernel.close()
+        seconds = time.monotonic() - started
+        facts, fact_errors = run.taken.read_all()
+        shutil.rmtree(run.taken.directory, ignore_errors=True)
+    cut_by = next((task for task in run.taken.order if task in facts and facts[task].output_cut), None)
+    return Execution(status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by)
+
+
+def execute_plan(plan: Plan, captures: Captures, limits: Limits, seed: int,
+                 lab_probe: Path | None = None, submission: Path | None = None,
+                 live: LiveExecution | None = None) -> Execution:
+    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live))

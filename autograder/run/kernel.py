@@ -1,0 +1,140 @@
+"""Starting a fresh kernel for one submission, with the harness's environment and devices, sandboxed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import zmq
+import zmq.asyncio
+from jupyter_client import AsyncKernelManager
+from jupyter_client.kernelspec import KernelSpec
+
+from autograder.run.devices import DEVICE_COUNT, kernel_environment
+from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
+                                sandbox_environment, sandbox_level, uid_command)
+
+# What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
+# (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
+MAX_MESSAGE_BYTES = 16 * 2**20
+MAX_QUEUED_MESSAGES = 32
+
+PROBE_MODULE = "_autograder_probe"
+WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
+LAB_PROBE_MODULE = "_autograder_lab_probe"
+
+
+def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
+    """Run before any student cell: load the probes, fix the device count for the kernel's life and
+    start the lab probe's warm-up (see ``start_warm_up`` in probe/runtime.py).
+
+    JAX's backend reads the device count once, when first used; using it here means that nothing a
+    notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
+    """
+    modules = [PROBE_MODULE] + ([LAB_PROBE_MODULE] if with_lab_probe else [])
+    return (
+        "import sys as _ag_sys\n"
+        f"_ag_sys.path.insert(0, {probe_dir!r})\n"
+        + "".join(f"import {m}\n" for m in modules)
+        + f"_ag_sys.path.remove({probe_dir!r})\n"
+        f"{PROBE_MODULE}.cap_output({output_limit})\n"
+        "import jax as _ag_jax\n"
+        f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
+        f"{PROBE_MODULE}.start_warm_up()\n"
+        f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"
+    )
+
+
+def wait_for_warm_up_code() -> str:
+    return f"__import__({PROBE_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
+
+
+def probe_code(manifest_json: str) -> str:
+    return f"__import__({PROBE_MODULE!r}).capture({manifest_json!r}, globals())\n"
+
+
+class HarnessKernelManager(AsyncKernelManager):
+    """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
+
+    With ``sandbox`` limits it runs at the strongest level that works here (see sandbox.py; ``level``),
+    as root under a uid of its own (``uid``), and talks over ZeroMQ's ipc transport through socket files
+    in its working directory: the host cannot reach ports inside the kernel's network namespace.
+    """
+
+    def __init__(self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None,
+                 readonly: list[Path] = (), **kwargs):
+        super().__init__(kernel_name="python3", **kwargs)
+        self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
+        self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
+        self.uid_lease = lease_uid() if sandbox is not None else None
+        self.uid = self.uid_lease.uid if self.uid_lease else None
+        # IPython's history lives in memory: its database thread is restarted at the first cell after
+        # a fork, and a fork bomb's killed children (zombies until reaped) would keep it from starting,
+        # so the cell that reaps them could not run.
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                "--HistoryManager.hist_file=:memory:"]
+        if sandbox is not None:
+            self.transport = "ipc"
+            self.ip = str(workdir / ".kernel")
+            self.connection_file = str(workdir / ".connection.json")
+            if self.uid is not None:
+                make_private(workdir, self.uid)
+            if self.level == BUBBLEWRAP:
+                argv = bwrap_command(argv, workdir, list(readonly), sandbox_environment(kernel_environment()),
+                                     sandbox, self.uid)
+            else:  # its working directory is its home
+                env = sandbox_environment(kernel_environment(), home=str(workdir))
+                argv = uid_command(argv, env, sandbox, self.uid)
+        self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
+                                       interrupt_mode="message")
+        self._launcher = None  # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
+        # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
+        # sandbox without one must name the kernel's own uid here, so that orphans are found by it.
+        self.leftovers_uid: int | None = self.uid if self.level not in (BUBBLEWRAP, NO_SANDBOX) else None
+        self._harness_pids: frozenset[int] = frozenset()  # the launcher, the sandbox's init, the kernel
+
+    def client(self, **kwargs):
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        context.setsockopt(zmq.RCVHWM, MAX_QUEUED_MESSAGES)
+        return super().client(context=context, **kwargs)
+
+    def write_connection_file(self, **kwargs):
+        super().write_connection_file(**kwargs)
+        if self.uid is not None:  # the kernel's own user must read it
+            os.chown(self.connection_file, self.uid, self.uid)
+
+    async def start(self) -> None:
+        env = kernel_environment() if self.sandbox is None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
+            await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
+
+    def note_harness_processes(self) -> None:
+        """Remember the processes that make up the kernel before any student code runs: every other
+        process of the run, found later, was started by the notebook."""
+        self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
+        self._harness_pids = process_tree(self._launcher)
+
+    def stop_leftover_processes(self) -> int:
+        """Stop what the notebook started that is still running (see leftovers.py); how many."""
+        if not self._harness_pids:
+            return 0
+        return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
+
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+        """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""
+        try:
+            await super().shutdown_kernel(now=now, restart=restart)
+        finally:
+            if not restart:
+                stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+                if self.uid_lease is not None:
+                    self.uid_lease.release()
+
+    def log_tail(self, limit: int = 20_000) -> str:
+        try:
+            return self.log_path.read_bytes()[-limit:].decode("utf-8", "replace")
+        except OSError:
+            return ""

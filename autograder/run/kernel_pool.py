@@ -1,0 +1,160 @@
+"""Warm kernels for a process that grades one submission after another (a batch's Dask worker).
+
+While a submission is graded, the pool starts the next sandboxed kernel (process started, startup
+code run: probes loaded, JAX imported, devices initialised), so that a kernel's start-up is off the
+next submission's critical path. A kernel is used once: each submission gets a fresh process, a fresh
+working directory and a fresh uid lease. The spare kernel is made for the limits and the lab probe of
+the submission just claimed; one that does not fit the next submission, failed to start, died or does
+not answer while it waited is shut down, and the submission gets a kernel started for it, as
+``execute_plan`` would.
+
+jupyter_client's kernel managers and ZeroMQ's asyncio sockets belong to the event loop they were made
+on, so the pool owns one long-lived event loop on a thread of its own, on which every execution runs.
+``close`` shuts down every kernel (the spare included) and removes their directories; a pool still
+open when the process exits is closed then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import threading
+import time
+from pathlib import Path
+
+from autograder.run.execute import Captures, Execution, Limits, StartedKernel, execute_plan_async
+from autograder.run.live_execution import LiveExecution
+from autograder.run.plan import Plan
+
+CLOSE_TIMEOUT = 120.0
+
+
+class KernelPool:
+    """Runs executions on a thread of its own, each in a kernel started while the one before ran."""
+
+    def __init__(self):
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="autograder-kernels", daemon=True)
+        self._thread.start()
+        self._spare: tuple[StartedKernel, asyncio.Task] | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        atexit.register(self.close)
+
+    def execute(self, plan: Plan, captures: Captures, limits: Limits, seed: int,
+                lab_probe: Path | None = None, submission: Path | None = None,
+                live: LiveExecution | None = None) -> Execution:
+        """``execute_plan``, in the spare kernel when it fits and is ready; then starts the next one."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the kernel pool is closed")
+            future = asyncio.run_coroutine_threadsafe(
+                self._execute(plan, captures, limits, seed, lab_probe, submission, live), self._loop)
+        return future.result()
+
+    async def _execute(self, plan, captures, limits, seed, lab_probe, submission, live) -> Execution:
+        asked = time.monotonic()
+        kernel = await self._claim(limits, lab_probe)
+        if kernel is None:  # started by the execution, as execute_plan does
+            kernel = StartedKernel(limits, lab_probe)
+        else:
+            kernel.waited = time.monotonic() - asked
+        self._warm(limits, lab_probe, after=kernel)
+        return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live, kernel)
+
+    async def _claim(self, limits: Limits, lab_probe: Path | None) -> StartedKernel | None:
+        """The spare kernel, once started, if it fits and is ready; else None (it is shut down)."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        kernel, starting = spare
+        if kernel.fits(limits, lab_probe):
+            with contextlib.suppress(Exception):
+                await starting
+            if await kernel.ready():
+                return kernel
+        await _discard(kernel, starting)
+        return None
+
+    def _warm(self, limits: Limits, lab_probe: Path | None, after: StartedKernel) -> None:
+        """Start the next kernel in the background once ``after`` has started (two starts at once
+        would slow the submission waiting for the first). One spare at most: an execution that
+        claimed nothing while another was claiming leaves the spare it finds."""
+        if self._spare is not None:
+            return
+        try:
+            kernel = StartedKernel(limits, lab_probe)
+        except Exception:  # e.g. no uid left: the next submission gets a kernel started for it
+            return
+        self._spare = (kernel, self._loop.create_task(_start_after(kernel, after)))
+
+    async def spare(self) -> StartedKernel | None:
+        """The spare kernel once its start has ended (for tests and diagnostics)."""
+        if self._spare is None:
+            return None
+        with contextlib.suppress(Exception):
+            await self._spare[1]
+        return self._spare[0]
+
+    def run(self, coroutine):
+        """Run a coroutine on the pool's event loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        """Cancel what still runs, shut every kernel down and stop the thread; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        atexit.unregister(self.close)
+        try:
+            asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(CLOSE_TIMEOUT)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(CLOSE_TIMEOUT)
+            if not self._thread.is_alive():
+                self._loop.close()
+
+    async def _shut_down(self) -> None:
+        spare, self._spare = self._spare, None
+        running = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)  # executions close their kernels
+        if spare is not None:
+            await _discard(*spare)
+
+
+async def _start_after(kernel: StartedKernel, first: StartedKernel) -> None:
+    await first.start_ended.wait()
+    await kernel.start()
+
+
+async def _discard(kernel: StartedKernel, starting: asyncio.Task) -> None:
+    starting.cancel()
+    with contextlib.suppress(BaseException):
+        await starting
+    await kernel.close()
+
+
+_worker_pool: KernelPool | None = None
+_worker_pool_lock = threading.Lock()
+
+
+def worker_pool() -> KernelPool:
+    """This process's pool, made on first use."""
+    global _worker_pool
+    with _worker_pool_lock:
+        if _worker_pool is None:
+            _worker_pool = KernelPool()
+        return _worker_pool
+
+
+def close_worker_pool() -> None:
+    """Shut this process's pool down, its spare kernel included (the next use makes a new one)."""
+    global _worker_pool
+    with _worker_pool_lock:
+        pool, _worker_pool = _worker_pool, None
+    if pool is not None:
+        pool.close()

@@ -1,0 +1,97 @@
+"""An execution in progress, seen from the grader: each task's facts as soon as they are taken.
+
+Grading overlaps the notebook's run: the kernel runs in a thread of its own while the graders, in
+this thread, check each task as soon as its facts are in. Two rules keep timings honest: the grader
+measures time itself only once the kernel has stopped running cells (``autograder.run.quiet``), and the
+cells of a task that times code (``TaskCapture.times_code``) start only when the grader has nothing
+left to check, so neither side's measurement runs against the other's work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+
+from autograder.facts.taken_facts import TakenFacts
+
+GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the grader to be idle
+
+
+class LiveExecution:
+    """Shared by the thread that runs the kernel and the grader's thread."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self.taken: TakenFacts | None = None
+        self.cells: list = []  # the CellOutcomes so far, in order
+        self.status: str | None = None  # set when the run has ended, with reason and ended_at
+        self.reason: str | None = None
+        self.ended_at: str | None = None
+        self._grader_waits_for: Callable[[], bool] | None = None
+        self._grader_checking = False  # in its pytest session (which another grade's may hold up)
+        self._grader_done = False
+
+    # The kernel's side.
+
+    def started(self, taken: TakenFacts, cells: list) -> None:
+        with self._changed:
+            self.taken, self.cells = taken, cells
+
+    def task_taken(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    def ended(self, status: str, reason: str | None, ended_at: str | None) -> None:
+        with self._changed:
+            self.status, self.reason, self.ended_at = status, reason, ended_at
+            self._changed.notify_all()
+
+    async def until_grader_idle(self) -> None:
+        """Wait until the grader has checked everything taken so far and waits for more (or is done)."""
+        deadline = time.monotonic() + GRADER_IDLE_TIMEOUT
+        while not self._grader_idle() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def _grader_idle(self) -> bool:
+        with self._changed:
+            if self._grader_done or not self._grader_checking:
+                return True
+            waiting = self._grader_waits_for
+            return waiting is not None and not waiting()
+
+    # The grader's side.
+
+    def wait_for(self, task: str) -> None:
+        """Block until ``task``'s facts are taken or the run has ended."""
+        self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
+
+    def _wait(self, ready: Callable[[], bool]) -> None:
+        with self._changed:
+            self._grader_waits_for = ready
+            try:
+                self._changed.wait_for(ready)
+            finally:
+                self._grader_waits_for = None
+
+    @contextlib.contextmanager
+    def checking(self):
+        """Held by the grader while its checks run (idle only when it waits for facts)."""
+        with self._changed:
+            self._grader_checking = True
+        try:
+            yield
+        finally:
+            self.grader_done()
+
+    def grader_done(self) -> None:
+        with self._changed:
+            self._grader_done = True
+
+    def task_facts(self, task: str):
+        """(facts, error) of a task taken so far: (None, None) when it was not reached."""
+        if self.taken is None or task not in self.taken:
+            return None, None
+        return self.taken.read(task), self.taken.error(task)

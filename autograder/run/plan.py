@@ -1,0 +1,140 @@
+"""The execution plan of a submission: which code runs, in what order, and where each task ends.
+
+A submission is aligned with its lab's template (the student notebook ``assign`` wrote). Locked cells
+always run in the template's version, so an edited or deleted setup cell cannot break grading (the
+change is reported); answer cells run in the student's version; cells the student added run after the
+cell they follow and belong to that cell's task. A task's facts are captured right after its last cell.
+The cells that check a task from the notebook are never run, whether the submission kept, edited,
+deleted or copied them (code added to one is reported as not run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import nbformat
+
+from autograder.authoring.check_cells import is_check_cell, is_check_code
+
+
+@dataclass(frozen=True)
+class RunCell:
+    """A code cell to execute. ``origin`` is 'lab' (locked, template version) or 'student'."""
+
+    source: str
+    origin: str
+    task: str | None
+    cell_number: int | None  # 1-based position in the submission, None for a restored cell
+    label: str
+
+
+@dataclass(frozen=True)
+class CaptureTask:
+    task: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[RunCell | CaptureTask, ...]
+    changes: tuple[str, ...]  # locked cells the submission edited or deleted, in words
+
+
+def _normalized(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def _is_answer(cell) -> bool:
+    return bool(cell.metadata.get("autograder", {}).get("answer"))
+
+
+def _match(template: nbformat.NotebookNode, submission: nbformat.NotebookNode) -> list[int | None]:
+    """For each submission cell, the template cell it is (by cell id, else by identical locked source)."""
+    by_id = {cell.get("id"): i for i, cell in enumerate(template.cells) if cell.get("id")}
+    by_source = {}
+    for i, cell in enumerate(template.cells):
+        if not _is_answer(cell):
+            by_source.setdefault((cell.cell_type, _normalized(cell.source)), i)
+    taken, matches = set(), []
+    for cell in submission.cells:
+        index = by_id.get(cell.get("id"))
+        if index is None or index in taken or template.cells[index].cell_type != cell.cell_type:
+            index = by_source.get((cell.cell_type, _normalized(cell.source)))
+        if index in taken:
+            index = None
+        if index is not None:
+            taken.add(index)
+        matches.append(index)
+    return matches
+
+
+def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNode) -> Plan:
+    matches = _match(template, submission)
+    matched_cell = {t: s for s, t in enumerate(matches) if t is not None}
+    followers: dict[int, list[int]] = {}
+    anchor = -1
+    for s, t in enumerate(matches):
+        if t is None:
+            followers.setdefault(anchor, []).append(s)
+        else:
+            anchor = t
+    region_end = {}
+    for t, tcell in enumerate(template.cells):
+        task = tcell.metadata.get("autograder", {}).get("task")
+        if task is not None:
+            region_end[task] = t
+    changes: list[str] = []
+    steps: list[RunCell | CaptureTask] = []
+
+    def skip_check_cell(s: int) -> bool:
+        """Check cells never run in grading; code added to one is reported as not run."""
+        cell, t = submission.cells[s], matches[s]
+        if is_check_code(cell.source):
+            return True
+        if not (is_check_cell(cell) or (t is not None and is_check_cell(template.cells[t]))):
+            return False
+        if has_code(cell.source):
+            changes.append(f"cell {s + 1} is a check cell holding other code: check cells are not run when "
+                           "grading, so that code was not run")
+        return True
+
+    def add_student_cells(anchor_index: int, task: str | None) -> None:
+        for s in followers.get(anchor_index, []):
+            cell = submission.cells[s]
+            if cell.cell_type == "code" and cell.source.strip() and not skip_check_cell(s):
+                steps.append(RunCell(cell.source, "student", task, s + 1, f"cell {s + 1}"))
+
+    add_student_cells(-1, None)
+    for t, tcell in enumerate(template.cells):
+        task = tcell.metadata.get("autograder", {}).get("task")
+        s = matched_cell.get(t)
+        if tcell.cell_type == "code" and is_check_cell(tcell):
+            if s is not None:
+                skip_check_cell(s)
+        elif tcell.cell_type == "code":
+            if _is_answer(tcell):
+                if s is not None:
+                    steps.append(RunCell(submission.cells[s].source, "student", task, s + 1, f"cell {s + 1}"))
+            else:
+                label = f"cell {s + 1}" if s is not None else f"lab cell {t + 1} (restored)"
+                if s is None:
+                    changes.append(f"lab cell {t + 1} was deleted; the lab's version was run")
+                elif _normalized(submission.cells[s].source) != _normalized(tcell.source):
+                    changes.append(f"cell {s + 1} is a lab cell that was edited; the lab's version was run")
+                steps.append(RunCell(tcell.source, "lab", task, None if s is None else s + 1, label))
+        add_student_cells(t, task)
+        if task is not None and region_end[task] == t:
+            steps.append(CaptureTask(task))
+    return Plan(_without_idle_tail(steps), tuple(changes))
+
+
+def has_code(source: str) -> bool:
+    """Whether a cell does anything: a line that is neither blank nor a comment."""
+    return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
+
+
+def _without_idle_tail(steps: list[RunCell | CaptureTask]) -> tuple[RunCell | CaptureTask, ...]:
+    """Drop the lab's cells after the student's last line of code: they cannot earn a point, since every
+    graded name is bound by the student, and skipping them makes unfinished notebooks quick to grade."""
+    last = max((i for i, s in enumerate(steps) if isinstance(s, RunCell) and s.origin == "student"
+                and has_code(s.source)), default=-1)
+    return tuple(s for i, s in enumerate(steps) if i <= last or isinstance(s, CaptureTask))

@@ -1,0 +1,139 @@
+"""The notebook's handle on the checker process (``task_checker.py``): started on first use, kept alive
+between checks (so its references stay computed), started again when it has died. Requests and
+replies are JSON lines over its stdin and stdout; what it logs goes to a file, quoted if it dies."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import autograder
+from autograder.run.devices import kernel_environment
+
+LOG_TAIL_CHARS = 2000
+
+
+class CheckerError(RuntimeError):
+    """The checker process died, or did not answer in time."""
+
+
+class _Died(Exception):
+    pass
+
+
+def checker_environment() -> dict[str, str]:
+    """The harness's environment (8 CPU devices, none of the notebook's XLA or JAX settings), with this
+    very ``autograder`` importable."""
+    env = kernel_environment()
+    package_root = str(Path(autograder.__file__).resolve().parent.parent)
+    if package_root not in site.getsitepackages() + [site.getusersitepackages()]:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _read_lines(stream: IO[str], lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)  # the process closed its stdout: it has ended
+
+
+class CheckerProcess:
+    """One checker process at a time; ``request`` sends a request and waits for its reply."""
+
+    def __init__(self, timeout: float = 600.0):
+        self.timeout = timeout
+        self._process: subprocess.Popen | None = None
+        self._replies: queue.Queue = queue.Queue()
+        self._directory: Path | None = None
+        self._last_id = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self.alive() else None
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        self.close()
+        self._directory = Path(tempfile.mkdtemp(prefix="autograder-checker-"))
+        with open(self._directory / "checker.log", "wb") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "autograder.student.task_checker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=log, cwd=self._directory, env=checker_environment(), text=True, encoding="utf-8")
+        self._replies = queue.Queue()
+        threading.Thread(target=_read_lines, args=(self._process.stdout, self._replies), daemon=True).start()
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The checker's reply to ``payload``. A checker that is not running, or dies on the way, is
+        started again once; a reply slower than ``timeout`` stops it."""
+        for attempt in (1, 2):
+            if not self.alive():
+                self.start()
+            try:
+                return self._exchange(payload)
+            except _Died:
+                tail = self.log_tail()
+                self.close(now=True)  # it may not have exited yet: it must not be written to again
+                if attempt == 2:
+                    raise CheckerError("the checker process stopped before it answered"
+                                       + (f"; its last words:\n{tail}" if tail else "")) from None
+        raise AssertionError("unreachable")
+
+    def _exchange(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self._last_id += 1
+        request_id = self._last_id
+        try:
+            self._process.stdin.write(json.dumps({**payload, "id": request_id}) + "\n")
+            self._process.stdin.flush()
+        except OSError:
+            raise _Died from None
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                line = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.close(now=True)
+                raise CheckerError(f"the checks took longer than {self.timeout:g} s and were stopped") from None
+            except KeyboardInterrupt:
+                self.close(now=True)  # it is still busy with this request: the next one gets a fresh checker
+                raise
+            if line is None:
+                raise _Died
+            reply = json.loads(line)
+            if reply.get("id") == request_id:
+                return reply
+
+    def log_tail(self) -> str:
+        try:
+            text = (self._directory / "checker.log").read_text(encoding="utf-8", errors="replace")
+        except (OSError, TypeError):
+            return ""
+        return text[-LOG_TAIL_CHARS:].strip()
+
+    def close(self, now: bool = False) -> None:
+        """Stop the process: closing its input ends it when it is idle; ``now`` (or a process that does
+        not end within seconds) kills it."""
+        process, self._process = self._process, None
+        if process is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            try:
+                process.wait(timeout=0 if now else 5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory = None

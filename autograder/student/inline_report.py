@@ -1,0 +1,95 @@
+"""What a check from the notebook shows: each task's public checks with their messages and layout
+pictures (drawn as on the feedback page), "not attempted" for a task not done yet, "no public checks"
+for a task checked only in grading, or a plain message saying why nothing could be checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape as _escape
+
+from autograder.grading.feedback import escape, scoped_style, task_section
+from autograder.grading.check_result import CheckResult
+from autograder.grading.results import TaskResult
+
+SCOPE = "autograder-check"
+NOT_ATTEMPTED = "not attempted"
+NO_PUBLIC_CHECKS = "no public checks"
+STYLE = (f".{SCOPE}{{font-family:system-ui,sans-serif;color:#222;background:#fff;max-width:60rem;"
+         "padding:.1rem .8rem;border-radius:6px}"
+         f".{SCOPE} .todo{{color:#666}} .{SCOPE} .note{{color:#555;font-size:.85rem}}" + scoped_style(f".{SCOPE}"))
+NOTE = ("Public checks only, on fresh inputs, run apart from this notebook. Grading runs them again and "
+        "may run further checks. Check cells are not run when your notebook is graded.")
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """One task's result: its public checks, or the names it binds when none of them is defined yet."""
+
+    task: str
+    checks: tuple[CheckResult, ...] = ()
+    undefined: tuple[str, ...] = ()
+
+    @property
+    def attempted(self) -> bool:
+        return not self.undefined
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def points(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def verdict(self) -> str:
+        """'passed', 'partial', 'failed', 'not attempted', or 'no public checks'."""
+        if not self.attempted:
+            return NOT_ATTEMPTED
+        if not self.checks:
+            return NO_PUBLIC_CHECKS
+        if all(c.passed for c in self.checks):
+            return "passed"
+        return "partial" if self.score else "failed"
+
+
+@dataclass(frozen=True)
+class NotebookCheck:
+    """The result of one ``check`` call: its tasks, or the problem that kept them from being checked."""
+
+    lab: str | None
+    tasks: tuple[TaskCheck, ...] = ()
+    problem: str | None = None
+
+
+def _task_html(check: TaskCheck) -> str:
+    task = escape(check.task)
+    if not check.attempted:
+        names = ", ".join(f"`{name}`" for name in check.undefined)
+        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
+                f"<p>{escape(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
+                "</section>")
+    elif not check.checks:
+        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
+                "</h2><p>This task is checked only when your notebook is graded.</p></section>")
+    else:
+        body = task_section(TaskResult(check.task, check.points, check.checks))
+    return f"<div data-task='{task}' data-verdict='{_escape(check.verdict)}'>{body}</div>"
+
+
+def check_html(report: NotebookCheck) -> str:
+    """The HTML shown under the check cell; its styles reach nothing outside it."""
+    lab = f" data-lab='{_escape(report.lab)}'" if report.lab else ""
+    parts = [f"<style>{STYLE}</style><div class='{SCOPE}'{lab}>"]
+    if report.problem:
+        parts.append(f"<div class='status' data-verdict='problem'>{escape(report.problem)}</div>")
+    else:
+        attempted = [t for t in report.tasks if t.attempted]
+        if len(report.tasks) > 1:
+            parts.append(f"<p><b>Public checks: {sum(t.score for t in attempted):g} / "
+                         f"{sum(t.points for t in attempted):g} points</b> in {len(attempted)} of "
+                         f"{len(report.tasks)} tasks attempted</p>")
+        parts += [_task_html(t) for t in report.tasks]
+        parts.append(f"<p class='note'>{escape(NOTE)}</p>")
+    parts.append("</div>")
+    return "".join(parts)

@@ -1,0 +1,131 @@
+"""The package's folders are its stages, and imports run one way: from a stage to the stages below it.
+
+Every import the code names counts, including those inside functions and under ``TYPE_CHECKING``: a
+reader following the code sees them all. A new module fails here until its stage is declared.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import autograder
+
+PACKAGE = Path(autograder.__file__).resolve().parent
+
+# Lowest first: a stage may import only the stages before it (and itself).
+STAGES = [
+    "autograder",  # the package itself: its version, nothing imported
+    "autograder.probe",  # the only code that runs inside the student's kernel
+    "autograder.authoring",  # solution notebook -> student notebook
+    "autograder.facts",  # what is taken from the kernel, as validated records
+    "autograder.lab",  # the lab model: tasks, captures, the lab's package
+    "autograder.caches",  # what the grader keeps on the machine
+    "autograder.run",  # a submission's cells in a sandboxed kernel
+    "autograder.checks",  # the semantic checks the labs' graders call
+    "autograder.labs",  # each lab's graders and references
+    "autograder.grading",  # one notebook's grade from its facts
+    "autograder.student",  # a student's check from the notebook
+    "autograder.notebook",  # what the student's notebook imports
+    "autograder.course",  # a class's term: batches, gradebook, Gradescope
+    "autograder.cli",  # the command line
+    "autograder.__main__",
+]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def stage_of(module: str) -> str | None:
+    matches = [s for s in STAGES if s != "autograder" and (module == s or module.startswith(s + "."))]
+    return max(matches, key=len) if matches else ("autograder" if module == "autograder" else None)
+
+
+def _module_or_package(package: str, name: str) -> str:
+    """``from package import name``: the module ``package.name`` if there is one, else ``package``."""
+    candidate = PACKAGE.parent / f"{package}.{name}".replace(".", "/")
+    return f"{package}.{name}" if candidate.is_dir() or candidate.with_suffix(".py").is_file() else package
+
+
+def imported(path: Path, module: str) -> set[str]:
+    """The ``autograder`` modules (or packages) ``path`` imports, anywhere in its code."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            found.update(_module_or_package(base, alias.name) for alias in node.names)
+    return {name for name in found if name == "autograder" or name.startswith("autograder.")}
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+IMPORTS = {module: imported(path, module) for module, path in MODULES.items()}
+
+
+def test_every_module_belongs_to_a_declared_stage():
+    undeclared = sorted(m for m in MODULES if stage_of(m) is None)
+    assert not undeclared, f"modules in no stage (add them to STAGES): {undeclared}"
+
+
+def test_imports_run_from_higher_stages_to_lower_ones():
+    rank = {stage: i for i, stage in enumerate(STAGES)}
+    upward = sorted(
+        f"{module} ({stage_of(module)}) imports {name} ({stage_of(name)})"
+        for module, names in IMPORTS.items() for name in names
+        if stage_of(name) is not None and stage_of(module) is not None
+        and rank[stage_of(name)] > rank[stage_of(module)])
+    assert not upward, "imports from a lower stage to a higher one:\n" + "\n".join(upward)
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One circle in ``graph``, as the nodes along it, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_circles_between_stages():
+    graph: dict[str, set[str]] = {}
+    for module, names in IMPORTS.items():
+        for name in names:
+            if stage_of(name) != stage_of(module):
+                graph.setdefault(stage_of(module), set()).add(stage_of(name))
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_no_circles_between_modules():
+    """A package's ``__init__`` that re-exports its modules is the one allowed back edge: a module
+    importing a sibling through the package is the same as importing the sibling."""
+    graph = {module: {name for name in names if name != module and not module.startswith(name + ".")}
+             for module, names in IMPORTS.items()}
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph))
+
+
+def test_the_walk_finds_what_is_there():
+    """The walk itself: it sees imports inside functions and under ``TYPE_CHECKING``."""
+    assert "autograder.run.execute" in IMPORTS["autograder.grading.grade"]
+    assert "autograder.facts.records" in IMPORTS["autograder.checks.layout"]
+    assert stage_of("autograder.labs.lab2_three_ways.reference") == "autograder.labs"
