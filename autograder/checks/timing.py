@@ -48,7 +48,7 @@ class TimingStats:
 
 
 QUIET_TIMEOUT = 900.0  # longer than any run may last: past it, measure anyway
-MEDIAN_CONFIDENCE = 0.9  # how sure an early stop must be that each median lies within its precision
+MEDIAN_CONFIDENCE = 0.9  # of an early stop (each median within its precision) and of a measured ratio's interval
 DEFAULT_PRECISION = 0.1  # ±10 %: far inside the factors (2.5×, 4×) used below
 
 
@@ -140,7 +140,7 @@ class MeasuredRatio:
         return {False, True}
 
     def describe(self) -> str:
-        """``0.75 (90 % interval 0.71–0.8 over 9 rounds)``."""
+        """``0.75 (90% interval 0.71–0.8 over 9 rounds)``."""
         rounds = f" over {self.rounds} rounds" if self.rounds else ""
         high = "∞" if math.isinf(self.high) else f"{self.high:.3g}"
         return f"{self.median:.3g} ({MEDIAN_CONFIDENCE:.0%} interval {self.low:.3g}–{high}{rounds})"
