@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import pytest
 
 from autograder.checks import (
-    CheckFailure, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, format_seconds,
-    measure_interleaved, median_is_settled,
+    CheckFailure, MeasuredRatio, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent,
+    format_seconds, measure_interleaved, measured_ratio, median_is_settled,
 )
 from autograder.checks import timing
 from test_checks_support import fact_of, missing_fact
@@ -172,41 +172,83 @@ def test_a_speedup_with_a_bad_time_names_that_time():
         "`t_single`: expected a finite positive number, found 0.0")
 
 
-# assert_faster_verdict
+# measured_ratio: the grader's ratio, round by round, with the interval of its median
 
-@pytest.mark.parametrize("claimed, ratio", [(False, 0.6), (True, 1.6), (True, 0.9), (False, 1.2), (True, 1.25)])
-def test_a_verdict_that_agrees_or_is_within_the_noise_band_passes(claimed, ratio):
-    assert_faster_verdict(fact_of(claimed), ratio, "cpu_faster")
+def stats(*samples):
+    return TimingStats(sorted(samples)[len(samples) // 2], samples)
 
 
-def test_a_verdict_that_disagrees_outside_the_band_fails():
-    assert message(assert_faster_verdict, fact_of(True), 0.6, "cpu_faster") == (
-        "`cpu_faster`: expected False, found True: the grader measured single ÷ sharded = 0.6, so the sharded"
-        " code is clearly slower on this machine")
-    assert "expected True, found False" in message(assert_faster_verdict, False, 1.5, "cpu_faster")
-    assert message(assert_faster_verdict, fact_of(1), 1.5, "cpu_faster") == (
+def test_the_measured_ratio_pairs_the_samples_of_each_round():
+    single = stats(0.030, 0.031, 0.060, 0.029, 0.030)  # round 3 was slowed on both sides alike
+    sharded = stats(0.040, 0.041, 0.080, 0.039, 0.040)
+    ratio = measured_ratio(single, sharded)
+    assert ratio.rounds == 5 and ratio.median == pytest.approx(0.75)
+    assert ratio.low == pytest.approx(0.029 / 0.039) and ratio.high == pytest.approx(0.031 / 0.041)
+    assert ratio.verdicts() == {False}
+
+
+def test_the_interval_of_the_median_ratio_drops_the_outer_rounds_when_there_are_enough():
+    ratios = [0.5, 0.7, 0.72, 0.74, 0.75, 0.76, 0.78, 0.8, 1.4]  # 9 rounds: [x(2), x(8)] holds 90 %
+    ratio = measured_ratio(stats(*ratios), stats(*[1.0] * 9))
+    assert (ratio.low, ratio.median, ratio.high) == (0.7, 0.75, 0.8)
+
+
+def test_scattered_rounds_give_an_interval_that_holds_one():
+    ratio = measured_ratio(stats(0.6, 0.7, 1.1, 0.8, 1.3), stats(*[1.0] * 5))
+    assert ratio.low < 1 < ratio.high and ratio.verdicts() == {False, True}
+
+
+def test_too_few_rounds_call_nothing():
+    ratio = measured_ratio(stats(0.5, 0.5, 0.5, 0.5), stats(1.0, 1.0, 1.0, 1.0))
+    assert ratio.median == 0.5 and ratio.verdicts() == {False, True}
+
+
+@pytest.mark.parametrize("single, sharded", [((0.1, 0.1), (0.1,)), ((), ()), ((0.1,) * 5, (0.1, 0.1, 0.0, 0.1, 0.1))])
+def test_a_measured_ratio_needs_positive_samples_round_by_round(single, sharded):
+    with pytest.raises(ValueError):
+        measured_ratio(TimingStats(0.1, single), TimingStats(0.1, sharded))
+
+
+# assert_faster_verdict: decided by the grader's measured interval alone
+
+BELOW = MeasuredRatio(0.75, 0.71, 0.8, 9)
+ABOVE = MeasuredRatio(1.3, 1.2, 1.4, 9)
+ACROSS = MeasuredRatio(0.9, 0.7, 1.05, 15)
+
+
+@pytest.mark.parametrize("claimed, measured", [
+    (False, BELOW), (True, ABOVE), (True, ACROSS), (False, ACROSS),
+    (True, MeasuredRatio(1.0, 1.0, 1.0)), (False, MeasuredRatio(0.9, 0.8, 1.0)),  # an interval ending at 1 holds it
+])
+def test_a_verdict_on_the_side_of_the_interval_or_within_it_passes(claimed, measured):
+    assert_faster_verdict(fact_of(claimed), measured, "cpu_faster")
+
+
+def test_a_verdict_against_an_interval_that_excludes_one_fails():
+    assert message(assert_faster_verdict, fact_of(True), BELOW, "cpu_faster") == (
+        "`cpu_faster`: expected False, found True: the grader measured single ÷ sharded = 0.75 (90% interval"
+        " 0.71–0.8 over 9 rounds), so the sharded code is clearly slower on this machine")
+    assert message(assert_faster_verdict, False, ABOVE, "cpu_faster") == (
+        "`cpu_faster`: expected True, found False: the grader measured single ÷ sharded = 1.3 (90% interval"
+        " 1.2–1.4 over 9 rounds), so the sharded code is clearly faster on this machine")
+
+
+def test_a_verdict_that_is_not_a_bool_fails_whatever_was_measured():
+    assert message(assert_faster_verdict, fact_of(1), ACROSS, "cpu_faster") == (
         "`cpu_faster`: expected True or False, found int 1")
 
 
-@pytest.mark.parametrize("claimed, own, passes", [
-    (True, (1.0, 0.8), True),    # own ratio 1.25: the load swung the grader's 0.6; within 2.5× of it
-    (True, (1.0, 1.2), False),   # own times say slower too: the verdict follows from nothing
-    (True, (1.0, 0.3), False),   # own ratio 3.3 is beyond 2.5× of 0.6: times not credible
-    (True, (1.0, "x"), False),   # no own ratio to go by
-    (False, (1.0, 0.8), True),   # agrees with the grader
-])
-def test_a_verdict_that_follows_from_the_students_own_credible_times_passes(claimed, own, passes):
-    own_times = tuple(fact_of(t) for t in own)
-    if passes:
-        assert_faster_verdict(fact_of(claimed), 0.6, "cpu_faster", own_times=own_times)
-    else:
-        assert "expected False, found True" in message(assert_faster_verdict, fact_of(claimed), 0.6, "cpu_faster",
-                                                       own_times=own_times)
+def test_nothing_the_student_reports_changes_the_verdict():
+    """The verdict check takes the grader's measurement and the claim, nothing else: times that agree with
+    the claim (swapped ones, say) are not an argument."""
+    with pytest.raises(TypeError):
+        assert_faster_verdict(fact_of(True), BELOW, "cpu_faster", own_times=(fact_of(0.04), fact_of(0.03)))
 
 
-def test_the_grader_s_own_measurement_must_be_positive():
-    with pytest.raises(ValueError, match="measured_ratio must be a positive"):
-        assert_faster_verdict(True, 0.0, "cpu_faster")
+def test_a_measured_ratio_must_be_ordered_and_positive():
+    for median, low, high in ((0.0, 0.0, 1.0), (0.9, 1.0, 1.1), (1.2, 1.0, 1.1)):
+        with pytest.raises(ValueError, match="a measured ratio needs"):
+            MeasuredRatio(median, low, high)
 
 
 def test_format_seconds():

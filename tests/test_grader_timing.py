@@ -16,12 +16,13 @@ from autograder.facts.taken_facts import TakenFacts
 
 LAB2 = "lab2_three_ways"
 HONEST_T8 = {"t_unsharded": 0.02, "t_sharded": 0.025, "speedup": 0.8, "cpu_faster": False}
+SWAPPED_T8 = {"t_unsharded": 0.025, "t_sharded": 0.02, "speedup": 1.25, "cpu_faster": True}
 
 
-def _with_t8_facts(tmp_path) -> LiveExecution:
-    """A run that has ended after task t8, whose names are HONEST_T8."""
+def _with_t8_facts(tmp_path, names=HONEST_T8) -> LiveExecution:
+    """A run that has ended after task t8, whose names are ``names`` (HONEST_T8 by default)."""
     written = tmp_path / "written"
-    runtime.capture(load_lab(LAB2).captures["t8"].manifest(str(written), 7), dict(HONEST_T8))
+    runtime.capture(load_lab(LAB2).captures["t8"].manifest(str(written), 7), dict(names))
     live, taken = LiveExecution(), TakenFacts(tmp_path / "taken")
     live.started(taken, [])
     taken.take("t8", written, "")
@@ -29,19 +30,47 @@ def _with_t8_facts(tmp_path) -> LiveExecution:
     return live
 
 
+STEADY = {"single": TimingStats(0.02, (0.02,) * 5), "sharded": TimingStats(0.025, (0.025,) * 5)}
+SCATTERED = {"single": TimingStats(0.02, (0.02, 0.03, 0.015, 0.02, 0.035)),  # single ÷ sharded 0.6–1.4
+             "sharded": TimingStats(0.025, (0.025, 0.025, 0.025, 0.025, 0.025))}
+
+
+class Measurements(list):
+    """The settings of each measurement made, and the fake measurement each returns."""
+
+    returns = STEADY
+
+
 @pytest.fixture
 def measurements(monkeypatch):
-    """Each measurement lab 2's graders make (a fake one: 20 ms single, 25 ms sharded)."""
-    made = []
+    """Each measurement lab 2's graders make (a fake one, STEADY unless ``measurements.returns`` is set:
+    20 ms single, 25 ms sharded, in every round)."""
+    made = Measurements()
 
     def fake_measure(calls, **settings):
         made.append(settings)
-        return {"single": TimingStats(0.02, (0.02,) * 5), "sharded": TimingStats(0.025, (0.025,) * 5)}
+        return made.returns
 
     monkeypatch.setattr(lab2_reference, "measure_interleaved", fake_measure)
     monkeypatch.setattr(lab2_reference, "grad_loss_calls", lambda: {"single": None, "sharded": None})
     monkeypatch.setattr(lab2_reference, "SET_UP_AHEAD", {})
     return made
+
+
+def test_swapped_times_pass_every_check_of_their_own_but_not_the_verdict(tmp_path, measurements):
+    """Times swapped so that they say sharding is faster are each within the tolerance of the grader's
+    times, and their speedup within its of the grader's ratio; the verdict follows the grader's ratio."""
+    checks = run_graders(load_lab(LAB2), _with_t8_facts(tmp_path, SWAPPED_T8), seed=7, tasks=["t8"])
+    failed = [c for c in checks if not c.passed]
+    assert len(checks) == 4 and [c.name for c in failed] == ["test_t8_verdict"], checks
+    assert "expected False, found True" in failed[0].message and "0.8 (90% interval 0.8–0.8" in failed[0].message
+
+
+def test_either_verdict_passes_when_the_grader_s_interval_holds_one(tmp_path, measurements):
+    measurements.returns = SCATTERED
+    for run, names in enumerate((HONEST_T8, SWAPPED_T8)):
+        checks = run_graders(load_lab(LAB2), _with_t8_facts(tmp_path / str(run), names), seed=7, tasks=["t8"])
+        assert {c.name: c.passed for c in checks}["test_t8_verdict"], checks
 
 
 def test_a_grading_measures_once_for_all_its_timing_checks(tmp_path, measurements):

@@ -19,6 +19,7 @@ from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_
 from notebooks import SOLUTION, make_submission
 
 LAB = load_lab(GRADESCOPE_LAB)
+MEASURED_VERDICT = "t8: `cpu_faster`"  # the Gradescope test of lab 2's verdict on the grader's own timing
 AS_ROOT = os.geteuid() == 0
 
 HOSTILE = """
@@ -133,11 +134,15 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
 
 
 def test_the_solution_gets_full_marks(gradescope):
+    """Every check passes but, perhaps, the verdict on timing, which follows the grader's own measurement
+    on this machine (tests/lab_submissions.py: MEASURED_VERDICTS)."""
     results, output, _ = gradescope["solution"]
-    assert results["score"] == LAB.max_score, output
     assert {"score", "tests", "output", "execution_time", "stdout_visibility"} <= set(results)
     assert all({"name", "score", "max_score", "status", "output", "visibility"} <= set(t) for t in results["tests"])
-    assert {t["status"] for t in results["tests"]} == {"passed"}
+    verdict, = (t for t in results["tests"] if t["name"].startswith(MEASURED_VERDICT))
+    assert {t["status"] for t in results["tests"] if t is not verdict} == {"passed"}, output
+    assert results["score"] == LAB.max_score - verdict["max_score"] + verdict["score"], output
+    assert verdict["status"] == "passed" or " interval " in verdict["output"], output
     assert "Sandbox:" in results["output"] and results["extra_data"]["sandbox"] in ("bubblewrap", "uid")
 
 

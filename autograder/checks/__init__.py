@@ -11,8 +11,8 @@ from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
 from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
 from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
 from autograder.checks.timing import (
-    TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, called_once, format_seconds,
-    measure_interleaved, median_is_settled,
+    MeasuredRatio, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, called_once,
+    format_seconds, measure_interleaved, measured_ratio, median_is_settled,
 )
 from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 
@@ -22,7 +22,7 @@ __all__ = [
     "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "format_spec",
     "spec_problem", "assert_layout", "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
     "is_allclose", "assert_allclose", "assert_tree_allclose",
-    "TimingStats", "called_once", "measure_interleaved", "median_is_settled", "format_seconds", "assert_time_consistent",
+    "TimingStats", "MeasuredRatio", "called_once", "measure_interleaved", "measured_ratio", "median_is_settled", "format_seconds", "assert_time_consistent",
     "assert_speedup_claim", "assert_faster_verdict",
     "is_type", "assert_type", "type_text", "normalise_axes",
     "assert_jitted", "assert_uses", "assert_jit_given_layouts", "assert_axis_types",

@@ -14,9 +14,12 @@ Why the tolerances are as they are (jax 0.10.2, 2 cores, 8 virtual CPU devices; 
 - The mistakes the checks must catch lie far outside those factors: timing only the dispatch (the clock
   stopped before ``jax.block_until_ready``) reads 100–1000× below the compute time; timing the first
   call adds compilation, many times the compute time of these small programs.
-- Whether sharding was "faster" cannot be called when the ratio is near 1: equal work on both sides
-  (``sin``) measured 0.98–1.09 idle, so inside 0.8–1.25 (±25 %, symmetric in log) either answer passes.
-  Load can move a ratio further than that; the defaults are to be confirmed by regrading under load.
+- Whether sharding was "faster" is decided by the grader's measurement alone: the single ÷ sharded
+  ratio of each interleaved round, and a distribution-free 90 % interval of their median
+  (``MeasuredRatio``). When the interval holds 1 the difference is within the grader's own noise and
+  either answer passes; otherwise only the answer on the interval's side does. Load scatters the
+  rounds, which widens the interval by itself. Nothing the student reports widens it: a student's
+  times are claims, checked on their own points, never evidence for a verdict.
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ class TimingStats:
 
 
 QUIET_TIMEOUT = 900.0  # longer than any run may last: past it, measure anyway
-MEDIAN_CONFIDENCE = 0.9  # how sure an early stop must be that each median lies within its precision
-DEFAULT_PRECISION = 0.1  # ±10 %: far inside the factors (2.5×, 4×) and the verdict band (±25 %) used below
+MEDIAN_CONFIDENCE = 0.9  # of an early stop (each median within its precision) and of a measured ratio's interval
+DEFAULT_PRECISION = 0.1  # ±10 %: far inside the factors (2.5×, 4×) used below
 
 
 def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, warmup: int = 2,
@@ -112,6 +115,55 @@ def _median_interval_rank(n: int, confidence: float) -> int | None:
     return best
 
 
+@dataclass(frozen=True)
+class MeasuredRatio:
+    """The grader's measured ratio of two timed calls: the median of the per-round ratios and its
+    distribution-free interval (``low``–``high``, at ``MEDIAN_CONFIDENCE``) from ``rounds`` rounds."""
+
+    median: float
+    low: float
+    high: float
+    rounds: int = 0
+
+    def __post_init__(self):
+        if not (0 <= self.low <= self.median <= self.high and self.median > 0):
+            raise ValueError(f"a measured ratio needs 0 <= low <= median <= high, not {self.low!r}, {self.median!r},"
+                             f" {self.high!r}")
+
+    def verdicts(self) -> set[bool]:
+        """The answers to "is the first faster?" (ratio > 1) that the measurement allows: both when its
+        interval holds 1, else the one on the interval's side."""
+        if self.high < 1:
+            return {False}
+        if self.low > 1:
+            return {True}
+        return {False, True}
+
+    def describe(self) -> str:
+        """``0.75 (90% interval 0.71–0.8 over 9 rounds)``."""
+        rounds = f" over {self.rounds} rounds" if self.rounds else ""
+        high = "∞" if math.isinf(self.high) else f"{self.high:.3g}"
+        return f"{self.median:.3g} ({MEDIAN_CONFIDENCE:.0%} interval {self.low:.3g}–{high}{rounds})"
+
+
+def measured_ratio(numerator: TimingStats, denominator: TimingStats,
+                   confidence: float = MEDIAN_CONFIDENCE) -> MeasuredRatio:
+    """numerator ÷ denominator as measured by ``measure_interleaved``: the ratio of each round (the two
+    samples of a round were taken back to back, under the same load), their median, and the
+    order-statistic interval of that median. Too few rounds for the confidence give an interval from 0
+    to infinity: nothing can be called."""
+    if len(numerator.samples) != len(denominator.samples) or not numerator.samples:
+        raise ValueError(f"expected the same positive number of rounds on both sides, found"
+                         f" {len(numerator.samples)} and {len(denominator.samples)}")
+    _require_positive(**{f"sample {i}": t for i, t in enumerate(numerator.samples + denominator.samples)})
+    ratios = sorted(a / b for a, b in zip(numerator.samples, denominator.samples))
+    n, median = len(ratios), statistics.median(ratios)
+    rank = _median_interval_rank(n, confidence)
+    if rank is None:
+        return MeasuredRatio(median, 0.0, math.inf, n)
+    return MeasuredRatio(median, ratios[rank - 1], ratios[n - rank], n)
+
+
 def assert_time_consistent(claimed: Any, measured: float, name: str, factor: float = 4.0) -> None:
     """Fail unless the claimed seconds per call are within ``factor`` of the grader's measurement."""
     _require_positive(measured=measured)
@@ -157,37 +209,18 @@ def assert_speedup_claim(
             " warm, blocked and per call")
 
 
-def assert_faster_verdict(claimed: Any, measured_ratio: float, name: str, own_times: tuple[Any, Any] | None = None,
-                          band: tuple[float, float] = (0.8, 1.25), factor: float = 2.5) -> None:
-    """Fail unless the claimed "sharded is faster" agrees with ``measured_ratio > 1`` (single ÷ sharded).
+def assert_faster_verdict(claimed: Any, measured: MeasuredRatio, name: str) -> None:
+    """Fail unless the claimed "sharded is faster" agrees with the grader's measured single ÷ sharded ratio.
 
-    Either answer passes inside ``band``, where the difference is within noise; and an answer that
-    follows from the student's own times (single, sharded) passes when their ratio is within ``factor``
-    of the grader's, the tolerance a speedup claim gets: a verdict is as sound as the measurement it
-    comes from, and a load that swings one measurement swings the verdict of the other."""
-    _require_positive(measured_ratio=measured_ratio)
+    The grader's interval alone decides: either answer passes when it holds 1, only the answer on its
+    side when it does not."""
     verdict = found_bool(claimed, name)
-    if band[0] <= measured_ratio <= band[1] or verdict == (measured_ratio > 1):
+    if verdict in measured.verdicts():
         return
-    own_ratio = _ratio_of(own_times)
-    if own_ratio is not None and measured_ratio / factor <= own_ratio <= measured_ratio * factor \
-            and verdict == (own_ratio > 1):
-        return
-    slower = "slower" if measured_ratio < 1 else "faster"
-    own = "" if own_ratio is None else f", and your own times give {own_ratio:.3g}"
+    slower = "slower" if measured.high < 1 else "faster"
     raise CheckFailure(
-        f"{quote(name)}: expected {measured_ratio > 1}, found {verdict}: the grader measured single ÷ sharded ="
-        f" {measured_ratio:.3g}{own}, so the sharded code is clearly {slower} on this machine")
-
-
-def _ratio_of(times: tuple[Any, Any] | None) -> float | None:
-    """single ÷ sharded from a student's two times, or None when they are not two positive numbers."""
-    if times is None:
-        return None
-    try:
-        return found_number(times[0], "single") / found_number(times[1], "sharded")
-    except CheckFailure:
-        return None
+        f"{quote(name)}: expected {not verdict}, found {verdict}: the grader measured single ÷ sharded ="
+        f" {measured.describe()}, so the sharded code is clearly {slower} on this machine")
 
 
 def _require_positive(**values: float) -> None:

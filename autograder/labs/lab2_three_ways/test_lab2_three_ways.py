@@ -295,8 +295,7 @@ def test_t7_training_result(submission):
 def test_t8_unsharded_time(submission, per_grading):
     """`t_unsharded` agrees with the grader's own warm, blocked measurement"""
     claimed = submission.name("t8", "t_unsharded")
-    single, _ = per_grading(ref.grad_loss_times)
-    assert_time_consistent(claimed, single, "t_unsharded")
+    assert_time_consistent(claimed, per_grading(ref.grad_loss_times).single, "t_unsharded")
 
 
 @task("t8")
@@ -305,8 +304,7 @@ def test_t8_unsharded_time(submission, per_grading):
 def test_t8_sharded_time(submission, per_grading):
     """`t_sharded` agrees with the grader's own warm, blocked measurement"""
     claimed = submission.name("t8", "t_sharded")
-    _, sharded = per_grading(ref.grad_loss_times)
-    assert_time_consistent(claimed, sharded, "t_sharded")
+    assert_time_consistent(claimed, per_grading(ref.grad_loss_times).sharded, "t_sharded")
 
 
 @task("t8")
@@ -316,19 +314,16 @@ def test_t8_speedup(submission, per_grading):
     """`speedup` is t_unsharded / t_sharded, from sound times, and agrees with the grader's measured ratio"""
     claimed = submission.name("t8", "speedup")
     t_unsharded, t_sharded = submission.name("t8", "t_unsharded"), submission.name("t8", "t_sharded")
-    single, sharded = per_grading(ref.grad_loss_times)
-    assert_time_consistent(t_unsharded, single, "t_unsharded")
-    assert_time_consistent(t_sharded, sharded, "t_sharded")
-    assert_speedup_claim(claimed, t_unsharded, t_sharded, single / sharded, "speedup",
+    measured = per_grading(ref.grad_loss_times)
+    assert_time_consistent(t_unsharded, measured.single, "t_unsharded")
+    assert_time_consistent(t_sharded, measured.sharded, "t_sharded")
+    assert_speedup_claim(claimed, t_unsharded, t_sharded, measured.ratio.median, "speedup",
                          a_name="t_unsharded", b_name="t_sharded")
 
 
 @task("t8")
 @points(4)
 def test_t8_verdict(submission, per_grading):
-    """`cpu_faster` says whether sharding made grad_loss faster on this machine"""
-    claimed = submission.name("t8", "cpu_faster")
-    facts = submission.task("t8")
-    single, sharded = per_grading(ref.grad_loss_times)
-    assert_faster_verdict(claimed, single / sharded, "cpu_faster",
-                          own_times=(facts.get("t_unsharded"), facts.get("t_sharded")))
+    """`cpu_faster` says whether sharding made grad_loss faster on this machine, as the grader measures it
+    (either answer passes when its measurement cannot tell)"""
+    assert_faster_verdict(submission.name("t8", "cpu_faster"), per_grading(ref.grad_loss_times).ratio, "cpu_faster")
