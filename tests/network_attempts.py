@@ -127,11 +127,13 @@ def setuid_root_copy_of_id(directory: Path) -> Path:
 class Listeners:
     """A TCP and a UDP listener on 127.0.0.1, outside any sandbox."""
 
-    def __enter__(self):
+    def __init__(self):
         self.tcp = socket.create_server(("127.0.0.1", 0))
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind(("127.0.0.1", 0))
         self.tcp_port, self.udp_port = self.tcp.getsockname()[1], self.udp.getsockname()[1]
+
+    def __enter__(self):
         return self
 
     def reached(self) -> list[str]:
@@ -153,6 +155,9 @@ class Listeners:
             pass
         return found
 
-    def __exit__(self, *exc):
+    def close(self) -> None:
         self.tcp.close()
         self.udp.close()
+
+    def __exit__(self, *exc):
+        self.close()
