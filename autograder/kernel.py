@@ -127,6 +127,13 @@ class HarnessKernelManager(AsyncKernelManager):
             return 0
         return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
 
+    async def restart_kernel(self, now: bool = False, newports: bool = False, **kw) -> None:
+        """Refused for a sandboxed kernel, which is used once: a restart would run the network filter's
+        launcher again from the kernel's own directory, where the kernel may have rewritten it."""
+        if self.sandbox is not None:
+            raise RuntimeError("a sandboxed kernel is not restarted: start a fresh one")
+        await super().restart_kernel(now=now, newports=newports, **kw)
+
     async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
         """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""
         try:

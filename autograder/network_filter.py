@@ -1,9 +1,10 @@
 """Closing the network to the kernel without namespaces: a seccomp filter it installs on itself.
 
 ``filter_command(argv)`` runs ``argv`` through this file, run as a script (it needs Python's standard
-library only: the kernel's user cannot read the installed package, so the kernel runs a copy), which sets ``no_new_privs``, installs the
-filter, then execs ``argv``. The filter, inherited by everything the kernel starts and never removable
-(filters only stack, and the strictest answer wins), refuses:
+library only: the kernel's user cannot read the installed package, so the kernel runs a copy made in
+its directory before it starts), which sets ``no_new_privs``, installs the filter, then execs ``argv``.
+The filter, inherited by everything the kernel starts and never removable (filters only stack, and the
+strictest answer wins), refuses:
 
 - ``socket`` and ``socketpair`` for every family but ``AF_UNIX``: no TCP, UDP, raw or netlink sockets,
   while the kernel still talks to the grader over Unix sockets (ZeroMQ's ipc). Netlink is refused with

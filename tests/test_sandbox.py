@@ -285,3 +285,20 @@ def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypat
     assert main(["grade", str(PROJECT / "assignments" / "lab2_three_ways" / "lab2_three_ways.ipynb")]) == 2
     err = capsys.readouterr().err
     assert "cannot sandbox the kernel: `bwrap` is not installed; and the uid sandbox cannot either: it needs root" in err
+
+
+@needs_bwrap
+def test_a_sandboxed_kernel_is_not_restarted(tmp_path):
+    import asyncio
+
+    from autograder.kernel import HarnessKernelManager
+
+    (tmp_path / "work").mkdir()
+    os.chmod(tmp_path, 0o755)
+    km = HarnessKernelManager(tmp_path / "work", tmp_path / "kernel.log", ResourceLimits())
+    try:
+        with pytest.raises(RuntimeError, match="not restarted"):
+            asyncio.run(km.restart_kernel())
+    finally:
+        if km.uid_lease is not None:
+            km.uid_lease.release()
