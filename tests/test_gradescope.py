@@ -13,9 +13,11 @@ import pytest
 
 from autograder.course.gradescope import build_autograder_zip, find_notebook
 from autograder.lab import load_lab
+from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
 from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
                                 restore_modes, traversable_scratch)
+from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
 from notebooks import SOLUTION, make_submission
 
 LAB = load_lab(GRADESCOPE_LAB)
@@ -69,11 +71,13 @@ def notebook_bytes(answers: dict, scratch: Path, name: str) -> bytes:
 @pytest.fixture(scope="session")
 def gradescope(tmp_path_factory):
     """name -> (results.json, run_autograder's output, root) for each submission, graded once per
-    session two at a time; plus the hostile attempts' report when the uid level could be used."""
+    session two at a time; plus, when the uid level could be used, the hostile attempts' reports (the
+    second tries the network) and what reached the listeners on 127.0.0.1 meanwhile."""
     if sandbox_problem() is not None and not AS_ROOT:
         pytest.skip(f"no sandbox here: {sandbox_problem()}")
     scratch = traversable_scratch()
     restore = python_searchable_by_all() if AS_ROOT else []
+    listeners = Listeners()
     try:
         install = Installation(scratch)
         jobs = {
@@ -84,7 +88,7 @@ def gradescope(tmp_path_factory):
             "corrupt": ({"lab2_three_ways.ipynb": b'{"cells": [ truncated'}, True),
             "two_notebooks": ({"a.ipynb": LAB.assignment_path.read_bytes(), "b.ipynb": b"{}"}, True),
         }
-        report = None
+        report = network_report = None
         if AS_ROOT:
             package = next((scratch / "venv").glob("lib/python*/site-packages/autograder"))
             other = scratch / "other-run" / "results"
@@ -94,8 +98,12 @@ def gradescope(tmp_path_factory):
             (scratch / "reports").mkdir(mode=0o1777)
             os.chmod(scratch / "reports", 0o1777)
             report = scratch / "reports" / "hostile.json"
-            code = hostile_code(scratch / "hostile", package, other / "results.json", report)
+            network_report = scratch / "reports" / "network.json"
+            code = (hostile_code(scratch / "hostile", package, other / "results.json", report)
+                    + attempts_code(listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch),
+                                    network_report))
             jobs["hostile"] = ({"lab.ipynb": notebook_bytes({"t1": SOLUTION, "t2": code}, scratch, "hostile")}, False)
+            jobs["solution at the uid level"] = ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, False)
             (scratch / "hostile").mkdir()
             (scratch / "hostile" / "submission_metadata.json").write_text('{"users": [{"email": "a@b.c"}]}')
         with ThreadPoolExecutor(2) as pool:
@@ -103,8 +111,12 @@ def gradescope(tmp_path_factory):
                        for name, (files, bwrap) in jobs.items()}
             graded = {name: future.result() for name, future in futures.items()}
         graded["hostile report"] = json.loads(report.read_text()) if report and report.exists() else None
+        graded["network report"] = (json.loads(network_report.read_text())
+                                    if network_report and network_report.exists() else None)
+        graded["reached the listeners"] = listeners.reached()
         yield graded
     finally:
+        listeners.close()
         restore_modes(restore)
         remove_scratch(scratch)
 
@@ -143,7 +155,7 @@ def test_the_solution_gets_full_marks(gradescope):
     assert {t["status"] for t in results["tests"] if t is not verdict} == {"passed"}, output
     assert results["score"] == LAB.max_score - verdict["max_score"] + verdict["score"], output
     assert verdict["status"] == "passed" or " interval " in verdict["output"], output
-    assert "Sandbox:" in results["output"] and results["extra_data"]["sandbox"] in ("bubblewrap", "uid")
+    assert "Sandbox:" in results["output"] and results["extra_data"]["sandbox"] in ("bubblewrap", "uid+seccomp", "uid")
 
 
 def test_the_untouched_notebook_gets_zero_and_hidden_checks_wait_for_publishing(gradescope):
@@ -182,17 +194,33 @@ def test_run_autograder_makes_the_harness_private(gradescope):
         assert os.stat(root / folder).st_mode & 0o077 == 0, folder
 
 
+UID_LEVEL = "uid+seccomp" if filter_problem() is None else "uid"
+
+
 @pytest.mark.skipif(not AS_ROOT, reason="the uid sandbox needs root (CI runs as root)")
 def test_without_bubblewrap_a_hostile_notebook_at_the_uid_level_gets_nothing(gradescope):
     results, output, root = gradescope["hostile"]
-    assert results["extra_data"]["sandbox"] == "uid", output
-    assert "Sandbox: uid" in results["output"]
+    assert results["extra_data"]["sandbox"] == UID_LEVEL, output
+    assert "Sandbox: uid, network " in results["output"]
     assert _task_scores(results).get("t1") == 8 and results["score"] == 8, output
     report = gradescope["hostile report"]
     assert report is not None, "the hostile cell did not run to its end"
     assert "read graders" in report and "kill the grader" in report
     assert not [name for name, outcome in report.items() if outcome == "succeeded"], report
     assert (root.parent / "other-run" / "results" / "results.json").read_text() == '{"score": 42}'
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the uid sandbox needs root (CI runs as root)")
+@pytest.mark.skipif(filter_problem() is not None, reason=f"no network filter here: {filter_problem()}")
+def test_without_bubblewrap_the_network_is_closed_and_the_solution_gets_full_marks(gradescope):
+    results, output, _ = gradescope["solution at the uid level"]
+    assert results["extra_data"]["sandbox"] == "uid+seccomp", output
+    assert "Sandbox: uid, network closed by seccomp" in results["output"]
+    assert results["score"] == LAB.max_score, output
+    report = gradescope["network report"]
+    assert report is not None, "the network attempts did not run to their end"
+    assert {name for name, outcome in report.items() if outcome == "succeeded"} == ONLY_SUCCESS, report
+    assert gradescope["reached the listeners"] == []
 
 
 def test_find_notebook_names_what_is_wrong(tmp_path):

@@ -1,5 +1,7 @@
 """The sandbox on its own: what a process inside can see, reach, write and use (no kernel needed)."""
 
+import errno
+import json
 import os
 import socket
 import subprocess
@@ -14,10 +16,13 @@ import autograder
 import autograder.run.sandbox
 from autograder.run.sandbox import (ResourceLimits, SandboxUnavailable, UidLease, bwrap_command, lease_uid, make_private,
                                 readable_by_others, sandbox_environment, sandbox_level, sandbox_problem, uid_command)
+from autograder.run.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
 from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
+from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
 
 needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")
+needs_filter = pytest.mark.skipif(filter_problem() is not None, reason=f"no network filter here: {filter_problem()}")
 
 PROJECT = Path(autograder.__file__).resolve().parents[1]
 
@@ -142,13 +147,14 @@ def uid_scratch():
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
-def run_as_uid(scratch, code, limits=ResourceLimits()):
+def run_as_uid(scratch, code, limits=ResourceLimits(), network_filter=False):
     lease = UidLease()
     home = Path(tempfile.mkdtemp(dir=scratch, prefix="home-"))
     make_private(home, lease.uid)
     try:
         env = sandbox_environment({"XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}, str(home))
-        command = uid_command([sys.executable, "-c", textwrap.dedent(code)], env, limits, lease.uid)
+        argv = [sys.executable, "-c", textwrap.dedent(code)]
+        command = uid_command(filter_command(argv, home) if network_filter else argv, env, limits, lease.uid)
         done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=home)
     finally:
         lease.release()
@@ -199,6 +205,35 @@ def test_uid_level_resource_limits_hold(uid_scratch):
     assert out.split() == ["MemoryError", "EFBIG"], err
 
 
+@needs_root
+@needs_filter
+def test_uid_level_behind_the_filter_opens_no_network_and_cannot_lift_the_filter(uid_scratch):
+    setuid_id = setuid_root_copy_of_id(uid_scratch)
+    with Listeners() as listeners:
+        out, err = run_as_uid(uid_scratch, attempts_code(listeners.tcp_port, listeners.udp_port, setuid_id),
+                              network_filter=True)
+        reached = listeners.reached()
+        assert out, err
+        attempts = json.loads(out)
+        assert {name for name, outcome in attempts.items() if outcome == "succeeded"} == ONLY_SUCCESS, attempts
+        assert attempts["connect to the loopback"] == "EAFNOSUPPORT" and attempts["netlink socket"] == errno.errorcode[errno.EOPNOTSUPP], attempts
+        assert reached == []
+        # the same uid without the filter reaches the listener: what the filter closes was open
+        out, err = run_as_uid(uid_scratch, f"""
+            import socket
+            socket.create_connection(('127.0.0.1', {listeners.tcp_port}), timeout=3).close()
+            print('connected')
+        """)
+        assert out == "connected", err
+        assert len(listeners.reached()) == 1
+
+
+def test_the_filter_refuses_a_machine_it_has_no_table_for():
+    assert len(filter_program("x86_64")) % 8 == 0 and len(filter_program("aarch64")) % 8 == 0
+    with pytest.raises(FilterUnavailable, match="riscv64"):
+        filter_program("riscv64")
+
+
 def test_each_live_kernel_holds_a_uid_of_its_own():
     first, second = UidLease(), UidLease()
     try:
@@ -223,11 +258,14 @@ def test_readable_by_others_follows_the_directories_above(tmp_path):
     assert not readable_by_others(tmp_path / "missing")
 
 
-def test_the_level_is_bubblewrap_then_uid_as_root_then_a_refusal(monkeypatch):
+def test_the_level_is_bubblewrap_then_uid_with_or_without_the_filter_then_a_refusal(monkeypatch):
     monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: None)
     assert sandbox_level() == "bubblewrap"
     monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
     monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
+    monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: None)
+    assert sandbox_level() == "uid+seccomp"
+    monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: "prctl(PR_SET_SECCOMP): Invalid argument")
     assert sandbox_level() == "uid"
     monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
     with pytest.raises(SandboxUnavailable, match="`bwrap` is not installed; and the uid sandbox cannot either: "
@@ -253,3 +291,20 @@ def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypat
     assert main(["grade", str(PROJECT / "assignments" / "lab2_three_ways" / "lab2_three_ways.ipynb")]) == 2
     err = capsys.readouterr().err
     assert "cannot sandbox the kernel: `bwrap` is not installed; and the uid sandbox cannot either: it needs root" in err
+
+
+@needs_bwrap
+def test_a_sandboxed_kernel_is_not_restarted(tmp_path):
+    import asyncio
+
+    from autograder.kernel import HarnessKernelManager
+
+    (tmp_path / "work").mkdir()
+    os.chmod(tmp_path, 0o755)
+    km = HarnessKernelManager(tmp_path / "work", tmp_path / "kernel.log", ResourceLimits())
+    try:
+        with pytest.raises(RuntimeError, match="not restarted"):
+            asyncio.run(km.restart_kernel())
+    finally:
+        if km.uid_lease is not None:
+            km.uid_lease.release()

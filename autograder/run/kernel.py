@@ -13,6 +13,7 @@ from jupyter_client.kernelspec import KernelSpec
 
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
                                 sandbox_environment, sandbox_level, uid_command)
 
@@ -59,8 +60,9 @@ class HarnessKernelManager(AsyncKernelManager):
     """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
 
     With ``sandbox`` limits it runs at the strongest level that works here (see sandbox.py; ``level``),
-    as root under a uid of its own (``uid``), and talks over ZeroMQ's ipc transport through socket files
-    in its working directory: the host cannot reach ports inside the kernel's network namespace.
+    as root under a uid of its own (``uid``), behind the network filter where it works (network_filter.py),
+    and talks over ZeroMQ's ipc transport through socket files in its working directory: the host cannot
+    reach ports inside the kernel's network namespace, and the filter leaves the kernel Unix sockets alone.
     """
 
     def __init__(self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None,
@@ -76,6 +78,8 @@ class HarnessKernelManager(AsyncKernelManager):
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
                 "--HistoryManager.hist_file=:memory:"]
         if sandbox is not None:
+            if filter_problem() is None:  # one code path: under bubblewrap too, where it closes nothing more
+                argv = filter_command(argv, workdir)
             self.transport = "ipc"
             self.ip = str(workdir / ".kernel")
             self.connection_file = str(workdir / ".connection.json")
@@ -122,6 +126,13 @@ class HarnessKernelManager(AsyncKernelManager):
         if not self._harness_pids:
             return 0
         return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
+
+    async def restart_kernel(self, now: bool = False, newports: bool = False, **kw) -> None:
+        """Refused for a sandboxed kernel, which is used once: a restart would run the network filter's
+        launcher again from the kernel's own directory, where the kernel may have rewritten it."""
+        if self.sandbox is not None:
+            raise RuntimeError("a sandboxed kernel is not restarted: start a fresh one")
+        await super().restart_kernel(now=now, newports=newports, **kw)
 
     async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
         """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""

@@ -3,7 +3,9 @@
 Two levels, chosen by ``sandbox_level()``: ``bubblewrap`` where it runs, else, as root (Gradescope's
 container: no user namespaces), ``uid``: the kernel runs as an unprivileged uid of its own with the same
 resource limits, in a private directory, seeing whatever file permissions let any user see (so the
-harness's files must be private: ``uid_sandbox_problem`` says when they are not).
+harness's files must be private: ``uid_sandbox_problem`` says when they are not). Where a seccomp filter
+can be installed (network_filter.py), the kernel and all it starts open no IP or netlink socket
+(``uid+seccomp``); where it cannot, the uid level leaves the network open and says so.
 
 Under bubblewrap, the kernel sees a read-only system (``/usr``, ``/etc`` and the Python installation), its own
 empty ``/tmp`` and home, no network, its own process tree, and exactly one writable directory: the run's
@@ -28,14 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import autograder
+from autograder.run.network_filter import filter_problem
 
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
-BUBBLEWRAP, UID, NO_SANDBOX = "bubblewrap", "uid", "none"
+BUBBLEWRAP, UID_SECCOMP, UID, NO_SANDBOX = "bubblewrap", "uid+seccomp", "uid", "none"
 LEVEL_DESCRIPTIONS = {
     BUBBLEWRAP: "bubblewrap (own filesystem view, no network, own process tree, unprivileged uid)",
-    UID: "uid (an unprivileged uid of its own and file permissions; the network stays open)",
+    UID_SECCOMP: "uid, network closed by seccomp (an unprivileged uid of its own and file permissions; "
+                 "no IP or netlink sockets)",
+    UID: "uid, network open (an unprivileged uid of its own and file permissions; no seccomp filter here)",
     NO_SANDBOX: "none (--no-sandbox: the notebook was trusted)",
 }
 
@@ -183,9 +188,10 @@ def sandbox_problem() -> str | None:
 
 
 def try_bubblewrap_in_background() -> None:
-    """Start trying bubblewrap now, on a thread of its own, so that a grade's imports overlap the try
-    (about 0.15 s) and the answer is ready when the kernel starts."""
-    threading.Thread(target=sandbox_problem, name="autograder-sandbox-probe", daemon=True).start()
+    """Start trying bubblewrap and the network filter now, on a thread of its own, so that a grade's
+    imports overlap the tries (about 0.15 s and 0.1 s) and the answers are ready when the kernel starts."""
+    threading.Thread(target=lambda: (sandbox_problem(), filter_problem()), name="autograder-sandbox-probe",
+                     daemon=True).start()
 
 
 @functools.cache
@@ -263,7 +269,8 @@ def uid_sandbox_problem() -> str | None:
 
 
 def sandbox_level() -> str:
-    """The strongest sandbox that works here: bubblewrap, else the uid level (as root).
+    """The strongest sandbox that works here: bubblewrap, else the uid level (as root), with the network
+    closed where the seccomp filter works.
 
     Raises ``SandboxUnavailable``, saying why neither works, when there is none."""
     bwrap = sandbox_problem()
@@ -271,6 +278,6 @@ def sandbox_level() -> str:
         return BUBBLEWRAP
     uid = uid_sandbox_problem()
     if uid is None:
-        return UID
+        return UID_SECCOMP if filter_problem() is None else UID
     raise SandboxUnavailable(f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}. "
                              "Grade with --no-sandbox only notebooks you trust")
