@@ -24,7 +24,7 @@ def test_the_card_sets_its_foreground_and_background():
     assert re.search(r"(^|;)color:#", card) and re.search(r"(^|;)background:#", card)
     for element in ("code", "pre"):
         (body,) = [b for s, b in _rules(STYLE) if s == [f"{SELECTOR} {element}"]]
-        assert "color:#" in body and "background:#" in body, element
+        assert "color:#222 !important" in body and "background:#" in body, element
 
 
 def test_the_output_is_one_wrapper_div_with_its_style():
