@@ -3,7 +3,9 @@ when JAX had already started, names the install command, and changes nothing und
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -13,6 +15,7 @@ import pytest
 from autograder.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
 from autograder.lab import lab_ids, load_lab
 from autograder.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
+from grading_session import SEED
 
 REPORT = "import os, jax; print(jax.device_count(), os.environ['XLA_FLAGS'])"
 
@@ -63,3 +66,34 @@ def test_under_the_harness_environment_it_changes_nothing():
     shown = _run(code, kernel_environment(_plain_environment()))
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.split() == [str(DEVICE_COUNT)] and shown.stderr == ""
+
+
+def _graded(notebook, lab_id: str, root=None) -> dict:
+    """Gradescope's results of ``autograder grade`` (a process of its own, as graders run it)."""
+    out = notebook.with_suffix(".results.json")
+    env = {**os.environ, **({"AUTOGRADER_ROOT": str(root)} if root else {})}
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--lab", lab_id,
+                           "--seed", str(SEED), "--json", str(out)], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.mark.slow
+def test_the_grade_is_the_same_without_the_setup_cell(tmp_path):
+    """The lab 2 solution graded as the lab is, and graded against a copy of the lab whose notebooks have
+    no setup cell: the same checks pass, for the same points."""
+    lab = load_lab("lab2_three_ways")
+    root = tmp_path / "root"
+    for path in (lab.solution_path, lab.assignment_path):
+        nb = nbformat.read(path, as_version=4)
+        nb.cells = [cell for cell in nb.cells if cell.get("id") != CELL_ID]
+        copy = root / path.relative_to(lab.root)
+        copy.parent.mkdir(parents=True)
+        nbformat.write(nb, copy)
+    shutil.copy(lab.solution_path, tmp_path / "with_cell.ipynb")
+    with_cell = _graded(tmp_path / "with_cell.ipynb", lab.id)
+    without_cell = _graded(root / lab.solution_path.relative_to(lab.root), lab.id, root)
+    assert [(t["name"], t["status"], t["score"]) for t in with_cell["tests"]] == [
+        (t["name"], t["status"], t["score"]) for t in without_cell["tests"]]
+    assert with_cell["score"] == without_cell["score"] == 100
