@@ -30,14 +30,13 @@ the ones grading runs, on fresh inputs, in a separate process; grading runs them
 further checks. Before a task is done it says "not attempted". `ag.check()` checks every task at once.
 These cells are not run when your notebook is graded, so nothing you write in them counts.
 
-They need two things in this notebook's kernel:
+They need two things in this notebook's kernel, both named in the notebook's first code cell:
 
 * the grading harness, the `autograder` package: if the cell fails with
-  `ModuleNotFoundError: No module named 'autograder'`, install it into this kernel's environment by
-  running `%pip install` followed by the folder or repository address of the harness that your course
-  gives, then restart the kernel;
-* 8 CPU devices: `XLA_FLAGS=--xla_force_host_platform_device_count=8` and `JAX_PLATFORMS=cpu` set before
-  JAX is imported (the check tells you how when they are missing)."""
+  `ModuleNotFoundError: No module named 'autograder'`, install it into this kernel's environment with
+  the `%pip install` command of the first code cell (the wheel or address your course gives), then
+  restart the kernel;
+* 8 CPU devices: the first code cell sets them before JAX starts; run it first, in a fresh kernel."""
 
 
 def check_source(task: str, lab_id: str) -> str:

@@ -12,11 +12,19 @@ from autograder.grading.check_result import CheckResult
 from autograder.grading.results import TaskResult
 
 SCOPE = "autograder-check"
+SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the check's own output is styled
 NOT_ATTEMPTED = "not attempted"
 NO_PUBLIC_CHECKS = "no public checks"
-STYLE = (f".{SCOPE}{{font-family:system-ui,sans-serif;color:#222;background:#fff;max-width:60rem;"
-         "padding:.1rem .8rem;border-radius:6px}"
-         f".{SCOPE} .todo{{color:#666}} .{SCOPE} .note{{color:#555;font-size:.85rem}}" + scoped_style(f".{SCOPE}"))
+# A light card with its own foreground and background on every element, so that it reads the same in a
+# dark theme (JupyterLab's styles its outputs' headings, code and pre, the latter more specifically than
+# a scoped rule: hence !important there; Colab's dark mode styles its text).
+STYLE = (f"{SELECTOR}{{font-family:system-ui,sans-serif;color:#222;background:#fff;color-scheme:light;"
+         "max-width:60rem;padding:.1rem .8rem;border:1px solid #ccc;border-radius:6px}"
+         f"{SELECTOR} :is(p,ul,li,h2,span,small,b,section,div){{color:inherit;background:transparent}}"
+         f"{SELECTOR} code{{color:#222 !important;background:#eee !important;padding:0 .2em;border-radius:3px}}"
+         f"{SELECTOR} pre{{color:#222 !important;background:#f6f6f6 !important}}"
+         f"{SELECTOR} .todo{{color:#666}} {SELECTOR} .note{{color:#555;font-size:.85rem}}"
+         f"{SELECTOR} .status{{color:#222;background:#fff4e5}}" + scoped_style(SELECTOR))
 NOTE = ("Public checks only, on fresh inputs, run apart from this notebook. Grading runs them again and "
         "may run further checks. Check cells are not run when your notebook is graded.")
 

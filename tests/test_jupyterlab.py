@@ -1,0 +1,118 @@
+"""The lab in a real front end: JupyterLab on localhost with a fresh user, its notebooks opened in
+headless Chromium, every cell run through the app, and the check results read from the rendered page —
+the filled lab 2 notebook passes every task, an untouched one says "not attempted", a wrong layout shows
+the expected and found pictures, and the results read well in the dark theme. Screenshots are kept."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+
+import nbformat
+import pytest
+
+from autograder.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.lab import load_lab
+from browser import chromium
+from notebooks import make_submission
+from student_install import filled_notebook, plain_environment
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(chromium() is None, reason="chromium is not installed: the browser test needs it"),
+    pytest.mark.skipif(importlib.util.find_spec("jupyterlab") is None,
+                       reason="jupyterlab is not installed (pip install '.[test]')"),
+]
+
+LAB = load_lab("lab2_three_ways")
+WRONG_T1 = "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"
+# (text colour, background behind it) of every element with text of its own in the check results.
+COLOURS = """() => [...document.querySelectorAll('.autograder-check, .autograder-check *')]
+  .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+  .map(e => {
+    let b = e;
+    while (b && ['rgba(0, 0, 0, 0)', 'transparent'].includes(getComputedStyle(b).backgroundColor)) b = b.parentElement;
+    return [e.tagName, getComputedStyle(e).color, b ? getComputedStyle(b).backgroundColor : 'none'];
+  })"""
+
+
+def _up_to_check_of_t1(nb):
+    nb.cells = nb.cells[:[c.get("id") for c in nb.cells].index("check-t1") + 1]
+    return nb
+
+
+def _luminance(css: str) -> float:
+    channels = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(foreground: str, background: str) -> float:
+    light, dark = sorted((_luminance(foreground), _luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.fixture(scope="module")
+def lab_pages(tmp_path_factory):
+    """name -> (verdicts shown, colours in the dark theme, pictures shown) after running the notebook in
+    JupyterLab; screenshots under the returned folder."""
+    from lab_frontend import chromium_page, jupyterlab, run_all, shown_verdicts
+
+    folder = tmp_path_factory.mktemp("jupyterlab")
+    root = folder / "notebooks"
+    filled = filled_notebook(LAB, root)
+    untouched = _up_to_check_of_t1(copy.deepcopy(LAB.template))
+    nbformat.write(untouched, root / "untouched.ipynb")
+    wrong = make_submission(LAB, {"t1": WRONG_T1}, root / "wrong.ipynb")
+    nbformat.write(_up_to_check_of_t1(nbformat.read(wrong, as_version=4)), wrong)
+    shown = {}
+    with jupyterlab(root, folder / "user", plain_environment()) as (url, token), chromium_page(chromium()) as page:
+        for name, notebook in (("filled", filled.relative_to(root)), ("untouched", "untouched.ipynb"),
+                               ("wrong", "wrong.ipynb")):
+            run_all(page, url, token, str(notebook))
+            verdicts = shown_verdicts(page)
+            pictures = [p.is_visible() for p in page.query_selector_all(".autograder-check .pictures pre")]
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                          "{theme: 'JupyterLab Dark'})")
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=60_000)
+            colours = page.evaluate(COLOURS)
+            last = page.query_selector_all(".autograder-check")[-1]
+            last.scroll_into_view_if_needed()
+            page.screenshot(path=folder / f"{name}.png")
+            last.screenshot(path=folder / f"{name}-check.png")
+            print(f"JupyterLab screenshots of {name}: {folder / name}.png, {folder / name}-check.png")
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
+                          "{theme: 'JupyterLab Light'})")
+            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+            shown[name] = (verdicts, colours, pictures)
+    return folder, shown
+
+
+def test_the_filled_notebook_shows_every_task_passed(lab_pages):
+    folder, shown = lab_pages
+    verdicts, _, _ = shown["filled"]
+    assert [task for task, _ in verdicts] == [t.id for t in LAB.tasks]
+    assert all(v in ("passed", NO_PUBLIC_CHECKS) for _, v in verdicts), verdicts
+    assert sum(v == "passed" for _, v in verdicts) >= len(LAB.tasks) - 1
+    assert (folder / "filled.png").stat().st_size > 10_000
+
+
+def test_the_untouched_notebook_shows_not_attempted(lab_pages):
+    _, shown = lab_pages
+    assert shown["untouched"][0] == [("t1", NOT_ATTEMPTED)]
+
+
+def test_a_wrong_layout_shows_the_expected_and_found_pictures(lab_pages):
+    _, shown = lab_pages
+    verdicts, _, pictures = shown["wrong"]
+    assert verdicts == [("t1", "partial")]
+    assert pictures == [True, True]
+
+
+def test_the_check_results_read_well_in_the_dark_theme(lab_pages):
+    _, shown = lab_pages
+    for name, (_, colours, _) in shown.items():
+        assert colours, name
+        for tag, foreground, background in colours:
+            assert _contrast(foreground, background) >= 4.5, (name, tag, foreground, background)

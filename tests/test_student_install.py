@@ -1,0 +1,103 @@
+"""The lab notebooks as a student runs them: the harness installed from its wheel into a fresh venv, each
+lab's notebook copied out of the checkout and run top to bottom by a kernel of that venv started the way
+Jupyter starts one (no XLA_FLAGS, no JAX_PLATFORMS). Filled in, no cell raises and every check passes;
+untouched, no check cell shows a traceback. Each notebook runs once per session, two at a time."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client import AsyncKernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+from nbclient import NotebookClient
+
+from autograder.check_cells import is_check_cell
+from autograder.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.lab import lab_ids, load_lab
+from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
+from student_install import filled_notebook, installed_venv, kernel_spec, plain_environment, untouched_notebook
+
+VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
+LABS = [load_lab(lab_id) for lab_id in lab_ids()]
+
+
+@pytest.fixture(scope="session")
+def student_python(tmp_path_factory) -> Path:
+    return installed_venv(tmp_path_factory.mktemp("student-install"))
+
+
+def _run(path: Path, python: Path, kernels: Path) -> nbformat.NotebookNode:
+    """Run the notebook file at ``path`` from its folder in a kernel of ``python``, as Jupyter does."""
+    nb = nbformat.read(path, as_version=4)
+    manager = AsyncKernelManager(kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+                                 kernel_name=kernel_spec(kernels, python))
+    client = NotebookClient(nb, km=manager, timeout=300, allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute(env={**plain_environment(), "JPY_SESSION_NAME": str(path)})
+    return nb
+
+
+@pytest.fixture(scope="session")
+def student_runs(student_python, tmp_path_factory):
+    """(lab id, 'filled' | 'untouched') -> the notebook run from a folder outside the checkout."""
+    directory = tmp_path_factory.mktemp("student-notebooks")
+    kernels = directory / "kernels"
+    notebooks = {}
+    for lab in LABS:
+        notebooks[lab.id, "filled"] = filled_notebook(lab, directory / "filled")
+        notebooks[lab.id, "untouched"] = untouched_notebook(lab, directory / "untouched")
+    with ThreadPoolExecutor(2) as pool:
+        runs = {key: pool.submit(_run, path, student_python, kernels) for key, path in notebooks.items()}
+        return {key: run.result() for key, run in runs.items()}
+
+
+def _errors(nb) -> list[str]:
+    return [f"cell {i} ({cell.get('id')}): {o.get('ename')}: {o.get('evalue')}"
+            for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for o in cell.outputs if o.output_type == "error"]
+
+
+def _check_cells(nb) -> list[tuple[str, str, list]]:
+    """(task, shown html, error and stream outputs) of each check cell."""
+    return [(cell.metadata["autograder"]["task"],
+             "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs),
+             [o for o in cell.outputs if o.output_type in ("error", "stream")])
+            for cell in nb.cells if cell.cell_type == "code" and is_check_cell(cell)]
+
+
+def test_the_venv_imports_the_installed_wheel_not_the_checkout(student_python):
+    found = subprocess.run([str(student_python), "-c", "import autograder; print(autograder.__file__)"],
+                           capture_output=True, text=True, timeout=120, env=plain_environment(), cwd="/")
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).is_relative_to(student_python.parent.parent), found.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_a_filled_notebook_runs_top_to_bottom_and_every_check_passes(student_runs, lab_id):
+    nb = student_runs[lab_id, "filled"]
+    assert _errors(nb) == []
+    setup = next(cell for cell in nb.cells if cell.get("id") == CELL_ID)
+    assert RESTART_MESSAGE not in str(setup.outputs)
+    checks = _check_cells(nb)
+    assert [task for task, _, _ in checks] == [t.id for t in load_lab(lab_id).tasks]
+    for task, html, other in checks:  # a task checked only in grading (timing) has no public checks
+        assert VERDICT.findall(html) in ([(task, "passed")], [(task, NO_PUBLIC_CHECKS)]), html
+        assert other == []
+    assert any(VERDICT.findall(html) == [(task, "passed")] for task, html, _ in checks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_an_untouched_notebook_shows_no_traceback_in_its_check_cells(student_runs, lab_id):
+    checks = _check_cells(student_runs[lab_id, "untouched"])
+    assert [task for task, _, _ in checks] == [t.id for t in load_lab(lab_id).tasks]
+    for task, html, other in checks:
+        assert [t for t, _ in VERDICT.findall(html)] == [task], html
+        assert VERDICT.findall(html)[0][1] in ("failed", NOT_ATTEMPTED), html
+        assert other == [] and "Traceback" not in html
