@@ -70,7 +70,7 @@ class GradescopeConfig:
 SETUP_SH = """\
 #!/usr/bin/env bash
 # Installs the grading harness in Gradescope's image (run once, as root, with network access).
-# AUTOGRADER_GRADESCOPE_OFFLINE=1 reuses the Python packages already on the machine instead of
+# AUTOGRADER_GRADESCOPE_OFFLINE=1 reuses the Python packages of $AUTOGRADER_GRADESCOPE_PYTHON instead of
 # installing the pinned ones (for testing the zip on a machine that has them).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -92,11 +92,16 @@ if ! command -v "$PYTHON" >/dev/null 2>&1; then
   echo "setup.sh: $PYTHON is needed (the zip was built with Python {python}); choose a base image that has it" >&2
   exit 1
 fi
-"$PYTHON" -m venv ${{OFFLINE:+--system-site-packages}} "$VENV"
-if [ -z "$OFFLINE" ]; then
+"$PYTHON" -m venv "$VENV"
+if [ -n "$OFFLINE" ]; then
+  # The new venv sees $PYTHON's own packages (a venv's or a conda env's, not its base interpreter's,
+  # which is what --system-site-packages would give).
+  "$PYTHON" -c 'import site; print(*site.getsitepackages(), sep=chr(10))' \
+    > "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/autograder-offline.pth"
+else
   "$VENV/bin/python" -m pip install -q --no-cache-dir -r "$HERE/requirements.txt"
 fi
-"$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps --no-index "$HERE"/wheels/*.whl
+"$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps --no-index --ignore-installed "$HERE"/wheels/*.whl
 mkdir -p "$BIN"
 ln -sf "$VENV/bin/autograder" "$BIN/autograder"
 """

@@ -103,7 +103,15 @@ def setpriv_args(uid: int) -> list[str]:
 
 
 def _readonly_roots() -> list[Path]:
+    """Python's prefixes, and the package directories outside them that a .pth file put on sys.path
+    (a venv made to reuse another environment's packages); never the directory holding this package."""
     roots = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    package_home = Path(autograder.__file__).resolve().parent.parent
+    for entry in sys.path:
+        path = Path(entry).resolve() if entry else None
+        if (path is not None and path.name in ("site-packages", "dist-packages") and path.is_dir()
+                and path != package_home and not any(path.is_relative_to(root) for root in roots)):
+            roots.add(path)
     return sorted(roots)
 
 
