@@ -40,11 +40,7 @@ class Installation:
         self.without_bwrap = _path_without(scratch / "no-bwrap", "bwrap")
 
     def unpack(self, root: Path) -> Path:
-        with zipfile.ZipFile(self.zip) as archive:
-            archive.extractall(root / "source")
-            for info in archive.infolist():  # zipfile does not restore modes
-                os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
-        return root / "source"
+        return unpack_zip(self.zip, root)
 
     def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
         """results.json, run_autograder's output and the root, for a submission of ``files``."""
@@ -61,6 +57,15 @@ class Installation:
                               timeout=900)
         results = json.loads((root / "results" / "results.json").read_text())
         return results, done.stdout + done.stderr, root
+
+
+def unpack_zip(archive_path: Path, root: Path) -> Path:
+    """The zip's files in ``root/source``, with their modes, as Gradescope lays them out."""
+    with zipfile.ZipFile(archive_path) as archive:
+        archive.extractall(root / "source")
+        for info in archive.infolist():  # zipfile does not restore modes
+            os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
+    return root / "source"
 
 
 def _clean_environment() -> dict[str, str]:
