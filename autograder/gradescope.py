@@ -28,6 +28,7 @@ from importlib import metadata
 from pathlib import Path
 
 import autograder
+from autograder.container_memory import OUT_OF_MEMORY, megabytes, memory_limit_bytes
 from autograder.sandbox import ResourceLimits, SandboxUnavailable
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
@@ -317,6 +318,11 @@ def run_gradescope(root: Path):
     partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     partial.replace(results / "results.json")
     print_grade(result)
+    if OUT_OF_MEMORY in (result.reason or ""):
+        limit = memory_limit_bytes()
+        print(f"Out of memory: the notebook's kernel was killed when the container's memory "
+              f"({megabytes(limit) if limit else 'its limit'}) ran out. Raise the memory limit in this "
+              "assignment's Autograder Settings on Gradescope (README: Grading on Gradescope gives each lab's).")
     return result
 
 

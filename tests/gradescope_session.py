@@ -42,21 +42,37 @@ class Installation:
     def unpack(self, root: Path) -> Path:
         return unpack_zip(self.zip, root)
 
-    def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
-        """results.json, run_autograder's output and the root, for a submission of ``files``."""
+    def prepare(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[Path, Path, dict]:
+        """A root laid out as Gradescope's holding ``files`` as the submission; its source and the
+        environment run_autograder runs with (a fresh HOME)."""
         root = self.scratch / name
         source = self.unpack(root)
         (root / "submission").mkdir()
         (root / "results").mkdir()
+        (root / "home").mkdir()
         os.chmod(root, 0o755)
         for filename, data in files.items():
             (root / "submission" / filename).write_bytes(data)
         path = f"{self.bin}:{os.environ['PATH'] if bwrap else self.without_bwrap}"
-        env = {**_clean_environment(), "PATH": path, "AUTOGRADER_GRADESCOPE_ROOT": str(root)}
+        env = {**_clean_environment(), "PATH": path, "AUTOGRADER_GRADESCOPE_ROOT": str(root), "HOME": str(root / "home")}
+        return root, source, env
+
+    def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
+        """results.json, run_autograder's output and the root, for a submission of ``files``."""
+        root, source, env = self.prepare(name, files, bwrap)
         done = subprocess.run([str(source / "run_autograder")], env=env, cwd=root, capture_output=True, text=True,
                               timeout=900)
         results = json.loads((root / "results" / "results.json").read_text())
         return results, done.stdout + done.stderr, root
+
+    def run_autograder_in_box(self, name: str, files: dict[str, bytes], memory_bytes: int, cpus: float):
+        """results.json and the run (peak memory, out-of-memory kills, output) of run_autograder in a
+        new cgroup of ``memory_bytes`` and ``cpus``, without bubblewrap (the uid level), as on Gradescope."""
+        from autograder.cgroup_box import run_in_box
+
+        root, source, env = self.prepare(name, files, bwrap=False)
+        run = run_in_box([str(source / "run_autograder")], memory_bytes, cpus, env=env, cwd=root, timeout=900)
+        return json.loads((root / "results" / "results.json").read_text()), run
 
 
 def unpack_zip(archive_path: Path, root: Path) -> Path:

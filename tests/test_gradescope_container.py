@@ -1,0 +1,49 @@
+"""run_autograder in a container's limits (a cgroup of little memory, no bubblewrap, a fresh HOME), as
+Gradescope runs it: a notebook that outgrows the memory loses its kernel, not the grader, keeps the
+points of the tasks before, and the result says it ran out of memory at which cell and what the
+container allows; the instructor's output names the setting to raise."""
+
+import os
+
+import pytest
+
+from autograder.cgroup_box import box_problem
+from autograder.lab import load_lab
+from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
+                                restore_modes, traversable_scratch)
+from notebooks import SOLUTION, make_submission
+
+LAB = load_lab(GRADESCOPE_LAB)
+BOX_MEMORY = 1536 * 2**20  # the grader and lab 2's first tasks fit; two more GB do not
+ALLOCATE_2_GB = "import numpy as np\nhuge = np.ones(2**28)  # 2 GiB of float64\nhuge.sum()"
+
+pytestmark = pytest.mark.skipif(box_problem() is not None, reason=f"no cgroup can be made here: {box_problem()}")
+
+
+@pytest.fixture(scope="module")
+def installation():
+    scratch = traversable_scratch()
+    restore = python_searchable_by_all()
+    try:
+        yield Installation(scratch)
+    finally:
+        restore_modes(restore)
+        remove_scratch(scratch)
+
+
+def test_a_notebook_that_outgrows_the_container_is_told_and_keeps_its_points(installation):
+    notebook = make_submission(LAB, {"t1": SOLUTION, "t2": SOLUTION, "t3": ALLOCATE_2_GB},
+                               installation.scratch / "notebooks" / "greedy.ipynb")
+    results, run = installation.run_autograder_in_box("greedy", {"lab.ipynb": notebook.read_bytes()},
+                                                      BOX_MEMORY, cpus=1.0)
+    assert run.oom_kills >= 1, run.output  # the container's killer struck...
+    assert results["extra_data"]["status"] == "kernel died", results["output"]  # ...the kernel, not the grader
+    assert results["extra_data"]["sandbox"] == "uid"
+    assert "the notebook ran out of memory at cell " in results["output"]
+    assert "(this container allows 1,536 MB)" in results["output"]
+    scores = {}
+    for test in results["tests"]:
+        scores[test["name"].split(":")[0]] = scores.get(test["name"].split(":")[0], 0) + test["score"]
+    assert scores["t1"] == 8 and scores["t2"] == 8 and results["score"] == 16, results["output"]
+    assert "Autograder Settings" in run.output and "1,536 MB" in run.output
+    assert os.path.exists(installation.scratch / "greedy" / "results" / "results.json")
