@@ -76,12 +76,15 @@ SETUP_SH = """\
 # AUTOGRADER_GRADESCOPE_OFFLINE=1 reuses the Python packages of $AUTOGRADER_GRADESCOPE_PYTHON instead of
 # installing the pinned ones (for testing the zip on a machine that has them). pip's cache is used only
 # when PIP_CACHE_DIR is set (the image stays small); AUTOGRADER_GRADESCOPE_NO_APT=1 leaves apt alone.
+# The lab's references are computed once here, into $AUTOGRADER_GRADESCOPE_CACHE, which every
+# submission's grading reads (a fresh container from the image starts with it).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 VENV="${{AUTOGRADER_GRADESCOPE_VENV:-/opt/autograder-venv}}"
 BIN="${{AUTOGRADER_GRADESCOPE_BIN:-/usr/local/bin}}"
 OFFLINE="${{AUTOGRADER_GRADESCOPE_OFFLINE:-}}"
 PYTHON="${{AUTOGRADER_GRADESCOPE_PYTHON:-}}"
+CACHE="${{AUTOGRADER_GRADESCOPE_CACHE:-/opt/autograder-cache}}"
 LOG="$(mktemp /tmp/autograder-setup.XXXXXX)"
 fail() {{ echo "setup.sh: $1" >&2; exit 1; }}
 recent_enough() {{ "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }}
@@ -132,8 +135,20 @@ if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${{CACHIN
   fail "pip could not install the harness on Python $VERSION ($PYTHON): ${{cause:-see $LOG}} (pip's output: $LOG)"
 fi
 mkdir -p "$BIN"
-ln -sf "$VENV/bin/autograder" "$BIN/autograder"
+# The command every submission runs: the harness, with the reference cache the image was warmed into.
+printf '#!/bin/sh\nexport AUTOGRADER_CACHE_DIR="${{AUTOGRADER_CACHE_DIR:-%s}}"\nexec %s "$@"\n' \
+  "$CACHE" "$VENV/bin/autograder" > "$BIN/autograder.partial"
+chmod 755 "$BIN/autograder.partial"
+mv -f "$BIN/autograder.partial" "$BIN/autograder"
 echo "setup.sh: the harness is installed in $VENV on Python $VERSION ($PYTHON)"
+LAB="$("$VENV/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lab"])' "$HERE/config.json")"
+if AUTOGRADER_CACHE_DIR="$CACHE" AUTOGRADER_ROOT="$HERE/lab" "$BIN/autograder" warm "$LAB" >>"$LOG" 2>&1; then
+  # Compiled programs are not kept: the machines that grade may have other CPUs than the one that built.
+  rm -rf "$CACHE/xla"
+  echo "setup.sh: the reference cache in $CACHE is warm for $LAB"
+else
+  echo "setup.sh: warming the reference cache failed, so each submission computes the references ($LOG)" >&2
+fi
 """
 
 RUN_AUTOGRADER = """\
@@ -251,11 +266,18 @@ def read_config(source: Path) -> GradescopeConfig:
 
 def protect_harness(root: Path) -> None:
     """Make everything a kernel must not read or write private to root: the zip's contents, the
-    results, the submission (the kernel gets its own copy), the submission's metadata, and this
-    installed package (graders, references). The Python installation itself stays readable."""
-    for directory in (root / "source", root / "results", root / "submission", Path(autograder.__file__).resolve().parent):
+    results, the submission (the kernel gets its own copy), the submission's metadata, this installed
+    package (graders, references) and the reference cache. The Python installation stays readable."""
+    from autograder.machine_cache import cache_root
+
+    for directory in (root / "source", root / "results", root / "submission", Path(autograder.__file__).resolve().parent,
+                      cache_root()):
         if directory.is_dir():
-            os.chmod(directory, 0o700)
+            try:
+                os.chmod(directory, 0o700)
+            except OSError:  # a read-only file system: fine if it is private already
+                if os.stat(directory).st_mode & 0o077:
+                    raise
     metadata_file = root / "submission_metadata.json"
     if metadata_file.is_file():
         os.chmod(metadata_file, 0o600)

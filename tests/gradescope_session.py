@@ -32,11 +32,14 @@ class Installation:
         self.scratch = scratch
         self.zip = build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
         self.bin = scratch / "bin"
+        self.cache = scratch / "image-cache"  # the reference cache setup.sh warms, as in the image
         source = self.unpack(scratch / "setup")
         env = {**_clean_environment(), "AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable,
-               "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin)}
+               "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin),
+               "AUTOGRADER_GRADESCOPE_CACHE": str(self.cache)}
         done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"setup.sh failed: {done.stderr}"
+        self.setup_output = done.stdout + done.stderr
         self.without_bwrap = _path_without(scratch / "no-bwrap", "bwrap")
 
     def unpack(self, root: Path) -> Path:
@@ -85,8 +88,10 @@ def unpack_zip(archive_path: Path, root: Path) -> Path:
 
 
 def _clean_environment() -> dict[str, str]:
-    """This environment without what points Python at the checkout (the zip's harness must be used)."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV")}
+    """This environment without what points Python at the checkout (the zip's harness must be used) or
+    at the suite's reference cache (the image's own is)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")}
 
 
 def _path_without(directory: Path, tool: str) -> str:

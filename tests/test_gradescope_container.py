@@ -9,21 +9,25 @@ import pytest
 
 from autograder.cgroup_box import box_problem
 from autograder.lab import load_lab
+from autograder.sandbox import sandbox_problem
 from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
                                 restore_modes, traversable_scratch)
 from notebooks import SOLUTION, make_submission
 
 LAB = load_lab(GRADESCOPE_LAB)
+AS_ROOT = os.geteuid() == 0
 BOX_MEMORY = 1536 * 2**20  # the grader and lab 2's first tasks fit; two more GB do not
 ALLOCATE_2_GB = "import numpy as np\nhuge = np.ones(2**28)  # 2 GiB of float64\nhuge.sum()"
 
-pytestmark = pytest.mark.skipif(box_problem() is not None, reason=f"no cgroup can be made here: {box_problem()}")
+needs_a_cgroup = pytest.mark.skipif(box_problem() is not None, reason=f"no cgroup can be made here: {box_problem()}")
 
 
 @pytest.fixture(scope="module")
 def installation():
+    if sandbox_problem() is not None and not AS_ROOT:
+        pytest.skip(f"no sandbox here: {sandbox_problem()}")
     scratch = traversable_scratch()
-    restore = python_searchable_by_all()
+    restore = python_searchable_by_all() if AS_ROOT else []
     try:
         yield Installation(scratch)
     finally:
@@ -31,6 +35,7 @@ def installation():
         remove_scratch(scratch)
 
 
+@needs_a_cgroup
 def test_a_notebook_that_outgrows_the_container_is_told_and_keeps_its_points(installation):
     notebook = make_submission(LAB, {"t1": SOLUTION, "t2": SOLUTION, "t3": ALLOCATE_2_GB},
                                installation.scratch / "notebooks" / "greedy.ipynb")
@@ -47,3 +52,17 @@ def test_a_notebook_that_outgrows_the_container_is_told_and_keeps_its_points(ins
     assert scores["t1"] == 8 and scores["t2"] == 8 and results["score"] == 16, results["output"]
     assert "Autograder Settings" in run.output and "1,536 MB" in run.output
     assert os.path.exists(installation.scratch / "greedy" / "results" / "results.json")
+
+
+def _entries(cache) -> dict:
+    return {path: path.stat().st_mtime_ns for path in (cache / "references").rglob("*") if path.is_file()}
+
+
+def test_the_image_is_warm_and_each_submission_reads_its_references(installation):
+    assert f"the reference cache in {installation.cache} is warm for {GRADESCOPE_LAB}" in installation.setup_output
+    warmed = _entries(installation.cache)
+    assert warmed, "setup.sh stored no reference"
+    results, output, _ = installation.run_autograder("warm", {"lab.ipynb": LAB.solution_path.read_bytes()})
+    assert results["score"] == LAB.max_score, output
+    assert _entries(installation.cache) == warmed  # every reference was read; none computed or rewritten
+    assert os.stat(installation.cache).st_mode & 0o077 == 0  # a kernel at the uid level cannot read them
