@@ -38,6 +38,8 @@ DEFAULT_ROOT = "/autograder"
 CONFIG_FILE = "config.json"
 LAB_DIR = "lab"  # in the source folder: the project root of the lab's notebooks ($AUTOGRADER_ROOT)
 HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for hidden checks
+# In a container with less memory, the graders load only once the kernel has ended (grade.py: overlap).
+OVERLAP_FROM_BYTES = 2 * 2**30
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01: the wheel's timestamps, for identical builds
 
@@ -307,7 +309,9 @@ def grade_submission(root: Path, config: GradescopeConfig):
     found = find_notebook(root / "submission")
     if isinstance(found, str):
         return GradeResult(config.lab, str(root / "submission"), "not a notebook", found, load_lab(config.lab).max_score)
-    return grade_notebook(found, config.lab, False, config.limits())
+    limit = memory_limit_bytes()
+    return grade_notebook(found, config.lab, False, config.limits(),
+                          overlap=limit is None or limit >= OVERLAP_FROM_BYTES)
 
 
 def run_gradescope(root: Path):

@@ -66,3 +66,11 @@ def test_the_image_is_warm_and_each_submission_reads_its_references(installation
     assert results["score"] == LAB.max_score, output
     assert _entries(installation.cache) == warmed  # every reference was read; none computed or rewritten
     assert os.stat(installation.cache).st_mode & 0o077 == 0  # a kernel at the uid level cannot read them
+
+
+@needs_a_cgroup
+def test_in_a_small_container_the_graders_load_after_the_kernel_and_give_full_marks(installation):
+    results, run = installation.run_autograder_in_box("small", {"lab.ipynb": LAB.solution_path.read_bytes()},
+                                                      BOX_MEMORY, cpus=1.0)
+    assert run.oom_kills == 0 and results["score"] == LAB.max_score, results["output"]
+    assert {t["status"] for t in results["tests"]} == {"passed"}
