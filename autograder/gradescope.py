@@ -137,8 +137,9 @@ if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${{CACHIN
   fail "pip could not install the harness on Python $VERSION ($PYTHON): ${{cause:-see $LOG}} (pip's output: $LOG)"
 fi
 mkdir -p "$BIN"
-# The command every submission runs: the harness, with the reference cache the image was warmed into.
-printf '#!/bin/sh\nexport AUTOGRADER_CACHE_DIR="${{AUTOGRADER_CACHE_DIR:-%s}}"\nexec %s "$@"\n' \
+# The command every submission runs: the harness, with the reference cache the image was warmed into,
+# and two malloc arenas (not one per thread of XLA's devices: freed memory is reused, not held).
+printf '#!/bin/sh\nexport AUTOGRADER_CACHE_DIR="${{AUTOGRADER_CACHE_DIR:-%s}}"\nexport MALLOC_ARENA_MAX="${{MALLOC_ARENA_MAX:-2}}"\nexec %s "$@"\n' \
   "$CACHE" "$VENV/bin/autograder" > "$BIN/autograder.partial"
 chmod 755 "$BIN/autograder.partial"
 mv -f "$BIN/autograder.partial" "$BIN/autograder"
@@ -167,8 +168,13 @@ else
 fi
 if [ ! -s "$ROOT/results/results.json" ]; then
   mkdir -p "$ROOT/results"
+  why="The autograder itself failed (exit code $code)"
+  if [ "$code" = 137 ]; then  # SIGKILL: in a container, its out-of-memory killer
+    why="The autograder was killed (exit code 137), most likely because the container ran out of memory"
+    echo "run_autograder: killed, most likely for memory: raise the memory limit in this assignment's Autograder Settings" >&2
+  fi
   printf '{"score": 0, "output": "%s", "stdout_visibility": "hidden", "tests": []}\\n' \\
-    "The autograder itself failed (exit code $code), so this submission could not be graded: please tell your instructor." \\
+    "$why, so this submission could not be graded: please tell your instructor." \\
     > "$ROOT/results/results.json"
 fi
 exit 0
