@@ -3,7 +3,10 @@ Gradescope runs it: a notebook that outgrows the memory loses its kernel, not th
 points of the tasks before, and the result says it ran out of memory at which cell and what the
 container allows; the instructor's output names the setting to raise."""
 
+import json
 import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -78,3 +81,25 @@ def test_lab_2_gets_full_marks_in_gradescope_s_default_container(installation):
     assert run.oom_kills == 0 and results["score"] == LAB.max_score, results["output"]
     assert {t["status"] for t in results["tests"]} == {"passed"}
     assert run.seconds < 600, run.seconds  # Gradescope's default timeout
+
+
+def _can_mount_read_only() -> str | None:
+    if not AS_ROOT or shutil.which("unshare") is None:
+        return "a read-only bind mount needs root and unshare"
+    done = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / /mnt && mount -o remount,ro,bind /mnt"],
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else f"cannot make a mount namespace here: {done.stderr.strip()}"
+
+
+@pytest.mark.skipif(_can_mount_read_only() is not None, reason=str(_can_mount_read_only()))
+def test_an_image_cache_it_cannot_write_is_read(installation):
+    """The image's cache on a read-only file system: grading reads it, and neither fails nor writes."""
+    warmed = _entries(installation.cache)
+    root, source, env = installation.prepare("read-only-cache", {"lab.ipynb": LAB.solution_path.read_bytes()})
+    cache = str(installation.cache)
+    script = f"mount --bind {cache} {cache} && mount -o remount,ro,bind {cache} && exec {source / 'run_autograder'}"
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, cwd=root, capture_output=True, text=True,
+                          timeout=900)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == LAB.max_score, done.stdout + done.stderr
+    assert _entries(installation.cache) == warmed
