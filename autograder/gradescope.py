@@ -149,6 +149,7 @@ if AUTOGRADER_CACHE_DIR="$CACHE" AUTOGRADER_ROOT="$HERE/lab" "$BIN/autograder" w
   # Compiled programs are not kept: the machines that grade may have other CPUs than the one that built.
   rm -rf "$CACHE/xla"
   echo "setup.sh: the reference cache in $CACHE is warm for $LAB"
+  rm -f "$LOG"
 else
   echo "setup.sh: warming the reference cache failed, so each submission computes the references ($LOG)" >&2
 fi
