@@ -32,40 +32,66 @@ class Installation:
         self.scratch = scratch
         self.zip = build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
         self.bin = scratch / "bin"
+        self.cache = scratch / "image-cache"  # the reference cache setup.sh warms, as in the image
         source = self.unpack(scratch / "setup")
         env = {**_clean_environment(), "AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable,
-               "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin)}
+               "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin),
+               "AUTOGRADER_GRADESCOPE_CACHE": str(self.cache)}
         done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"setup.sh failed: {done.stderr}"
+        self.setup_output = done.stdout + done.stderr
         self.without_bwrap = _path_without(scratch / "no-bwrap", "bwrap")
 
     def unpack(self, root: Path) -> Path:
-        with zipfile.ZipFile(self.zip) as archive:
-            archive.extractall(root / "source")
-            for info in archive.infolist():  # zipfile does not restore modes
-                os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
-        return root / "source"
+        return unpack_zip(self.zip, root)
 
-    def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
-        """results.json, run_autograder's output and the root, for a submission of ``files``."""
+    def prepare(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[Path, Path, dict]:
+        """A root laid out as Gradescope's holding ``files`` as the submission; its source and the
+        environment run_autograder runs with (a fresh HOME)."""
         root = self.scratch / name
         source = self.unpack(root)
         (root / "submission").mkdir()
         (root / "results").mkdir()
+        (root / "home").mkdir()
         os.chmod(root, 0o755)
         for filename, data in files.items():
             (root / "submission" / filename).write_bytes(data)
         path = f"{self.bin}:{os.environ['PATH'] if bwrap else self.without_bwrap}"
-        env = {**_clean_environment(), "PATH": path, "AUTOGRADER_GRADESCOPE_ROOT": str(root)}
+        env = {**_clean_environment(), "PATH": path, "AUTOGRADER_GRADESCOPE_ROOT": str(root), "HOME": str(root / "home")}
+        return root, source, env
+
+    def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
+        """results.json, run_autograder's output and the root, for a submission of ``files``."""
+        root, source, env = self.prepare(name, files, bwrap)
         done = subprocess.run([str(source / "run_autograder")], env=env, cwd=root, capture_output=True, text=True,
                               timeout=900)
         results = json.loads((root / "results" / "results.json").read_text())
         return results, done.stdout + done.stderr, root
 
+    def run_autograder_in_box(self, name: str, files: dict[str, bytes], memory_bytes: int, cpus: float):
+        """results.json and the run (peak memory, out-of-memory kills, output) of run_autograder in a
+        new cgroup of ``memory_bytes`` and ``cpus``, without bubblewrap (the uid level), as on Gradescope."""
+        from autograder.course.cgroup_box import run_in_box
+
+        root, source, env = self.prepare(name, files, bwrap=False)
+        run = run_in_box([str(source / "run_autograder")], memory_bytes, cpus, env=env, cwd=root, timeout=900)
+        return json.loads((root / "results" / "results.json").read_text()), run
+
+
+def unpack_zip(archive_path: Path, root: Path) -> Path:
+    """The zip's files in ``root/source``, with their modes, as Gradescope lays them out."""
+    with zipfile.ZipFile(archive_path) as archive:
+        archive.extractall(root / "source")
+        for info in archive.infolist():  # zipfile does not restore modes
+            os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
+    return root / "source"
+
 
 def _clean_environment() -> dict[str, str]:
-    """This environment without what points Python at the checkout (the zip's harness must be used)."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV")}
+    """This environment without what points Python at the checkout (the zip's harness must be used) or
+    at the suite's reference cache (the image's own is)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")}
 
 
 def _path_without(directory: Path, tool: str) -> str:

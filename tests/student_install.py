@@ -12,8 +12,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.devices import INHERITED_PREFIXES_DROPPED
-from autograder.gradescope import build_wheel, project_checkout
+from autograder.run.devices import INHERITED_PREFIXES_DROPPED
+from autograder.course.gradescope import build_wheel, project_checkout
 from autograder.lab import Lab
 from cases import solved
 from notebooks import make_submission

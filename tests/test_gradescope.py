@@ -143,6 +143,7 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
     assert any(n.startswith("wheels/autograder-") and n.endswith(".whl") for n in names)
     assert config["lab"] == GRADESCOPE_LAB and config["hidden_visibility"] == "after_published"
     assert "jax==" in requirements and all("==" in line for line in requirements.splitlines())
+    assert "soupsieve" not in requirements  # left for pip to resolve on the image's Python
 
 
 def test_the_solution_gets_full_marks(gradescope):

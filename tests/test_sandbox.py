@@ -195,7 +195,7 @@ def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader
         print(os.getuid() >= 60000, os.getgroups(), int(status['CapEff'], 16), status['NoNewPrivs'].strip(),
               sorted(os.environ), signalled, death_signal.value)
     """)
-    assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MPLCONFIGDIR', 'PATH', 'TMPDIR', 'XLA_FLAGS'] "
+    assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MALLOC_ARENA_MAX', 'MPLCONFIGDIR', 'PATH', 'TMPDIR', 'XLA_FLAGS'] "
                    "False 9"), err
 
 
@@ -297,7 +297,7 @@ def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypat
 def test_a_sandboxed_kernel_is_not_restarted(tmp_path):
     import asyncio
 
-    from autograder.kernel import HarnessKernelManager
+    from autograder.run.kernel import HarnessKernelManager
 
     (tmp_path / "work").mkdir()
     os.chmod(tmp_path, 0o755)

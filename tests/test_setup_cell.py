@@ -12,7 +12,7 @@ import sys
 import nbformat
 import pytest
 
-from autograder.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
+from autograder.run.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
 from autograder.lab import lab_ids, load_lab
 from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
 from grading_session import SEED

@@ -1,7 +1,8 @@
 """Gradescope's autograder: the zip an instructor uploads, and what runs for each submission.
 
-``build_autograder_zip`` writes ``setup.sh`` (installs this harness from the wheel the zip carries, with
-its dependencies pinned to the versions of the machine that built the zip, and bubblewrap),
+``build_autograder_zip`` writes ``setup.sh`` (installs this harness from the wheel the zip carries on the
+image's Python, with the packages that change grades pinned to the versions of the machine that built
+the zip, and bubblewrap),
 ``run_autograder``, ``config.json`` (the lab and its settings), the lab's student notebook (every
 submission is aligned with it) and the wheel. Building twice gives the same bytes.
 
@@ -20,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import traceback
 import zipfile
 from dataclasses import asdict, dataclass
@@ -28,6 +28,7 @@ from importlib import metadata
 from pathlib import Path
 
 import autograder
+from autograder.run.container_memory import OUT_OF_MEMORY, megabytes, memory_limit_bytes
 from autograder.run.sandbox import ResourceLimits, SandboxUnavailable
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
@@ -37,6 +38,8 @@ DEFAULT_ROOT = "/autograder"
 CONFIG_FILE = "config.json"
 LAB_DIR = "lab"  # in the source folder: the project root of the lab's notebooks ($AUTOGRADER_ROOT)
 HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for hidden checks
+# In a container with less memory, the graders load only once the kernel has ended (grade.py: overlap).
+OVERLAP_FROM_BYTES = 2 * 2**30
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01: the wheel's timestamps, for identical builds
 
@@ -69,36 +72,87 @@ class GradescopeConfig:
 
 SETUP_SH = """\
 #!/usr/bin/env bash
-# Installs the grading harness in Gradescope's image (run once, as root, with network access).
-# AUTOGRADER_GRADESCOPE_OFFLINE=1 reuses the Python packages already on the machine instead of
-# installing the pinned ones (for testing the zip on a machine that has them).
+# Installs the grading harness in Gradescope's image (run once, as root, with network access), on the
+# image's own Python 3.11 or newer: requirements.txt pins exactly what changes grades (jax, jaxlib,
+# numpy, flax) and the wheel is this harness; pip resolves every other package for that interpreter.
+# AUTOGRADER_GRADESCOPE_OFFLINE=1 reuses the Python packages of $AUTOGRADER_GRADESCOPE_PYTHON instead of
+# installing the pinned ones (for testing the zip on a machine that has them). pip's cache is used only
+# when PIP_CACHE_DIR is set (the image stays small); AUTOGRADER_GRADESCOPE_NO_APT=1 leaves apt alone.
+# The lab's references are computed once here, into $AUTOGRADER_GRADESCOPE_CACHE, which every
+# submission's grading reads (a fresh container from the image starts with it).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 VENV="${{AUTOGRADER_GRADESCOPE_VENV:-/opt/autograder-venv}}"
 BIN="${{AUTOGRADER_GRADESCOPE_BIN:-/usr/local/bin}}"
 OFFLINE="${{AUTOGRADER_GRADESCOPE_OFFLINE:-}}"
-PYTHON="${{AUTOGRADER_GRADESCOPE_PYTHON:-python{python}}}"
-if [ -z "$OFFLINE" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  apt-get update -qq || true
+PYTHON="${{AUTOGRADER_GRADESCOPE_PYTHON:-}}"
+CACHE="${{AUTOGRADER_GRADESCOPE_CACHE:-/opt/autograder-cache}}"
+LOG="$(mktemp /tmp/autograder-setup.XXXXXX)"
+fail() {{ echo "setup.sh: $1" >&2; exit 1; }}
+recent_enough() {{ "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }}
+find_python() {{
+  for candidate in python{python} python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" >/dev/null 2>&1 && recent_enough "$candidate"; then
+      command -v "$candidate"; return 0
+    fi
+  done
+  return 1
+}}
+APT=""
+if [ -z "$OFFLINE" ] && [ -z "${{AUTOGRADER_GRADESCOPE_NO_APT:-}}" ] && [ "$(id -u)" = 0 ] \
+    && command -v apt-get >/dev/null 2>&1; then
+  APT=1
+  apt-get update -qq >>"$LOG" 2>&1 || true
   # bubblewrap sandboxes the kernels where user namespaces work; setpriv and prlimit (util-linux) run
   # them as an unprivileged uid where they do not (Docker's defaults).
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap util-linux \\
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap util-linux >>"$LOG" 2>&1 \\
     || echo "setup.sh: could not install bubblewrap; kernels will run at the uid level" >&2
-  if ! command -v "$PYTHON" >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "python{python}" "python{python}-venv" || true
-  fi
 fi
-if ! command -v "$PYTHON" >/dev/null 2>&1; then
-  echo "setup.sh: $PYTHON is needed (the zip was built with Python {python}); choose a base image that has it" >&2
-  exit 1
+if [ -z "$PYTHON" ]; then
+  PYTHON="$(find_python)" || {{
+    [ -n "$APT" ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11 python3.11-venv >>"$LOG" 2>&1
+    PYTHON="$(find_python)"
+  }} || fail "no Python 3.11 or newer here, and apt could not install python3.11: choose a base image that has one"
 fi
-"$PYTHON" -m venv ${{OFFLINE:+--system-site-packages}} "$VENV"
-if [ -z "$OFFLINE" ]; then
-  "$VENV/bin/python" -m pip install -q --no-cache-dir -r "$HERE/requirements.txt"
+recent_enough "$PYTHON" || fail "$PYTHON is not Python 3.11 or newer (the harness needs 3.11+)"
+VERSION="$("$PYTHON" -c 'import platform; print(platform.python_version())')"
+if ! "$PYTHON" -m venv "$VENV" >>"$LOG" 2>&1; then
+  # Debian's and Ubuntu's Pythons make venvs only with their -venv package.
+  [ -n "$APT" ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "python${{VERSION%.*}}-venv" >>"$LOG" 2>&1 || true
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV" >>"$LOG" 2>&1 || fail "$PYTHON ($VERSION) cannot make a venv: install python${{VERSION%.*}}-venv ($LOG)"
 fi
-"$VENV/bin/python" -m pip install -q --no-cache-dir --no-deps --no-index "$HERE"/wheels/*.whl
+if [ -n "$OFFLINE" ]; then
+  # The new venv sees $PYTHON's own packages (a venv's or a conda env's, not its base interpreter's,
+  # which is what --system-site-packages would give).
+  "$PYTHON" -c 'import site; print(*site.getsitepackages(), sep=chr(10))' \\
+    > "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/autograder-offline.pth"
+  WANTED=(--no-deps --no-index --ignore-installed "$HERE"/wheels/*.whl)
+else
+  WANTED=(-r "$HERE/requirements.txt" "$HERE"/wheels/*.whl)
+fi
+if [ -n "${{PIP_CACHE_DIR:-}}" ]; then CACHING=(); else CACHING=(--no-cache-dir); fi
+if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${{CACHING[@]}}" "${{WANTED[@]}}" >>"$LOG" 2>&1; then
+  cause="$(grep -E '^ERROR' "$LOG" | tail -n 1 || true)"
+  fail "pip could not install the harness on Python $VERSION ($PYTHON): ${{cause:-see $LOG}} (pip's output: $LOG)"
+fi
 mkdir -p "$BIN"
-ln -sf "$VENV/bin/autograder" "$BIN/autograder"
+# The command every submission runs: the harness, with the reference cache the image was warmed into,
+# and two malloc arenas (not one per thread of XLA's devices: freed memory is reused, not held).
+printf '#!/bin/sh\nexport AUTOGRADER_CACHE_DIR="${{AUTOGRADER_CACHE_DIR:-%s}}"\nexport MALLOC_ARENA_MAX="${{MALLOC_ARENA_MAX:-2}}"\nexec %s "$@"\n' \
+  "$CACHE" "$VENV/bin/autograder" > "$BIN/autograder.partial"
+chmod 755 "$BIN/autograder.partial"
+mv -f "$BIN/autograder.partial" "$BIN/autograder"
+echo "setup.sh: the harness is installed in $VENV on Python $VERSION ($PYTHON)"
+LAB="$("$VENV/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lab"])' "$HERE/config.json")"
+if AUTOGRADER_CACHE_DIR="$CACHE" AUTOGRADER_ROOT="$HERE/lab" "$BIN/autograder" warm "$LAB" >>"$LOG" 2>&1; then
+  # Compiled programs are not kept: the machines that grade may have other CPUs than the one that built.
+  rm -rf "$CACHE/xla"
+  echo "setup.sh: the reference cache in $CACHE is warm for $LAB"
+  rm -f "$LOG"
+else
+  echo "setup.sh: warming the reference cache failed, so each submission computes the references ($LOG)" >&2
+fi
 """
 
 RUN_AUTOGRADER = """\
@@ -115,8 +169,13 @@ else
 fi
 if [ ! -s "$ROOT/results/results.json" ]; then
   mkdir -p "$ROOT/results"
+  why="The autograder itself failed (exit code $code)"
+  if [ "$code" = 137 ]; then  # SIGKILL: in a container, its out-of-memory killer
+    why="The autograder was killed (exit code 137), most likely because the container ran out of memory"
+    echo "run_autograder: killed, most likely for memory: raise the memory limit in this assignment's Autograder Settings" >&2
+  fi
   printf '{"score": 0, "output": "%s", "stdout_visibility": "hidden", "tests": []}\\n' \\
-    "The autograder itself failed (exit code $code), so this submission could not be graded: please tell your instructor." \\
+    "$why, so this submission could not be graded: please tell your instructor." \\
     > "$ROOT/results/results.json"
 fi
 exit 0
@@ -150,31 +209,21 @@ def build_wheel(checkout: Path, directory: Path) -> Path:
     return wheels[0]
 
 
-def pinned_requirements(checkout: Path) -> str:
-    """The harness's dependencies and theirs, pinned to the versions installed here (requirements.txt)."""
-    # Imported here: every command's parser imports this module, and only this function needs them.
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
-    declared = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
-    pins: dict[str, str] = {}
-    seen: set[tuple[str, str]] = set()
-    todo = [(Requirement(text), "") for text in declared]
-    while todo:
-        requirement, extra = todo.pop()
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
-            continue
-        name = canonicalize_name(requirement.name)
+GRADE_DEPENDENCIES = ("jax", "jaxlib", "numpy", "flax")  # their versions change the references and checks
+
+
+def pinned_requirements() -> str:
+    """requirements.txt: the packages whose versions change grades, pinned exactly to the versions
+    installed here. Every other dependency is left for pip to resolve for the image's Python (a pin
+    of, say, soupsieve may not exist for it), from the bounds the wheel declares."""
+    lines = []
+    for name in GRADE_DEPENDENCIES:
         try:
-            dist = metadata.distribution(name)
+            lines.append(f"{name}=={metadata.version(name)}\n")
         except metadata.PackageNotFoundError:
-            raise GradescopeError(f"{requirement.name} (needed by the harness) is not installed here; install "
-                                  "the harness's dependencies before building the zip") from None
-        pins[name] = dist.version
-        for wanted in sorted(requirement.extras) + [""]:
-            if (name, wanted) not in seen:
-                seen.add((name, wanted))
-                todo += [(Requirement(text), wanted) for text in dist.requires or []]
-    return "".join(f"{name}=={version}\n" for name, version in sorted(pins.items()))
+            raise GradescopeError(f"{name} (needed by the harness) is not installed here; install the "
+                                  "harness's dependencies before building the zip") from None
+    return "".join(lines)
 
 
 def _write_zip(out: Path, files: dict[str, tuple[bytes, int]]) -> None:
@@ -208,7 +257,7 @@ def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None
             "setup.sh": (SETUP_SH.format(python=python).encode(), 0o755),
             "run_autograder": (RUN_AUTOGRADER.encode(), 0o755),
             CONFIG_FILE: ((json.dumps(asdict(config), indent=2, sort_keys=True) + "\n").encode(), 0o644),
-            "requirements.txt": (pinned_requirements(checkout).encode(), 0o644),
+            "requirements.txt": (pinned_requirements().encode(), 0o644),
             f"{LAB_DIR}/assignments/{lab_id}/{lab_id}.ipynb": (lab.assignment_path.read_bytes(), 0o644),
             f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
         }
@@ -226,11 +275,18 @@ def read_config(source: Path) -> GradescopeConfig:
 
 def protect_harness(root: Path) -> None:
     """Make everything a kernel must not read or write private to root: the zip's contents, the
-    results, the submission (the kernel gets its own copy), the submission's metadata, and this
-    installed package (graders, references). The Python installation itself stays readable."""
-    for directory in (root / "source", root / "results", root / "submission", Path(autograder.__file__).resolve().parent):
+    results, the submission (the kernel gets its own copy), the submission's metadata, this installed
+    package (graders, references) and the reference cache. The Python installation stays readable."""
+    from autograder.caches.machine_cache import cache_root
+
+    for directory in (root / "source", root / "results", root / "submission", Path(autograder.__file__).resolve().parent,
+                      cache_root()):
         if directory.is_dir():
-            os.chmod(directory, 0o700)
+            try:
+                os.chmod(directory, 0o700)
+            except OSError:  # a read-only file system: fine if it is private already
+                if os.stat(directory).st_mode & 0o077:
+                    raise
     metadata_file = root / "submission_metadata.json"
     if metadata_file.is_file():
         os.chmod(metadata_file, 0o600)
@@ -260,7 +316,9 @@ def grade_submission(root: Path, config: GradescopeConfig):
     found = find_notebook(root / "submission")
     if isinstance(found, str):
         return GradeResult(config.lab, str(root / "submission"), "not a notebook", found, load_lab(config.lab).max_score)
-    return grade_notebook(found, config.lab, False, config.limits())
+    limit = memory_limit_bytes()
+    return grade_notebook(found, config.lab, False, config.limits(),
+                          overlap=limit is None or limit >= OVERLAP_FROM_BYTES)
 
 
 def run_gradescope(root: Path):
@@ -293,6 +351,11 @@ def run_gradescope(root: Path):
     partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     partial.replace(results / "results.json")
     print_grade(result)
+    if OUT_OF_MEMORY in (result.reason or ""):
+        limit = memory_limit_bytes()
+        print(f"Out of memory: the notebook's kernel was killed when the container's memory "
+              f"({megabytes(limit) if limit else 'its limit'}) ran out. Raise the memory limit in this "
+              "assignment's Autograder Settings on Gradescope (README: Grading on Gradescope gives each lab's).")
     return result
 
 

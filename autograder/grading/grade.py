@@ -23,19 +23,23 @@ from autograder.grading.submission import NotANotebook, read_submission
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
-                   limits: Limits = Limits(), seed: int | None = None, execute=execute_plan) -> GradeResult:
+                   limits: Limits = Limits(), seed: int | None = None, execute=execute_plan,
+                   overlap: bool = True) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
     ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
+    ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``).
 
     Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
-    return grade_with_execution(path, lab_id, public_only, limits, seed, execute)[0]
+    return grade_with_execution(path, lab_id, public_only, limits, seed, execute, overlap)[0]
 
 
 def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
                          limits: Limits = Limits(), seed: int | None = None,
-                         execute=execute_plan) -> tuple[GradeResult, Execution | None]:
+                         execute=execute_plan, overlap: bool = True) -> tuple[GradeResult, Execution | None]:
     """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
-    notebook was not run."""
+    notebook was not run. With ``overlap=False`` the graders (JAX's devices, the references, pytest)
+    load only once the kernel has ended and its memory is free: the least memory at once, where memory is
+    short (a Gradescope container), at the cost of the time the overlap saves."""
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
@@ -56,14 +60,23 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
-    run = _RunInBackground(execute, plan, lab, limits, seed, path)
-    from autograder.grading.graders import GraderError, run_graders  # JAX loads while the kernel starts
+    if overlap:
+        run = _RunInBackground(execute, plan, lab, limits, seed, path)
+        from autograder.grading.graders import GraderError, run_graders  # JAX loads while the kernel starts
 
-    try:
-        checks = run_graders(lab, run.live, seed, public_only)
-    except GraderError as exc:
-        return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
-    execution = run.result()
+        try:
+            checks = run_graders(lab, run.live, seed, public_only)
+        except GraderError as exc:
+            return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
+        execution = run.result()
+    else:
+        execution = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, None)
+        from autograder.grading.graders import GraderError, run_graders
+
+        try:
+            checks = run_graders(lab, execution, seed, public_only)
+        except GraderError as exc:
+            return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), execution
     notes += execution_notes(execution, limits)
     status = "graded" if execution.status == "completed" else execution.status
     tasks = _by_task(lab.tasks, checks, public_only)

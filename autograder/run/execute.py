@@ -31,6 +31,7 @@ from nbclient.exceptions import DeadKernelError
 
 from autograder.run import quiet
 from autograder.facts.capture import TaskCapture, task_seed
+from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
                                startup_code, wait_for_warm_up_code)
 from autograder.run.live_execution import LiveExecution
@@ -415,6 +416,7 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
         await kernel.close()
         raise
     status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
+    kills_before = oom_kills()
     try:
         status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
     except _Hung as hung:
@@ -429,6 +431,8 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
             reason = f"{run.interrupted} did not stop when interrupted after {limits.cell_timeout:g} s"
         else:
             status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
+            if kills_before is not None and (oom_kills() or 0) > kills_before:  # the container's limit
+                reason = out_of_memory_words(ended_at, memory_limit_bytes())
     except RuntimeError as exc:  # the kernel did not start or its client lost it
         status, reason, ended_at = "kernel failed to start", str(exc), None
     finally:

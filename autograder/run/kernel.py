@@ -11,6 +11,7 @@ import zmq.asyncio
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
 
+from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.network_filter import filter_command, filter_problem
@@ -91,6 +92,7 @@ class HarnessKernelManager(AsyncKernelManager):
             else:  # its working directory is its home
                 env = sandbox_environment(kernel_environment(), home=str(workdir))
                 argv = uid_command(argv, env, sandbox, self.uid)
+        argv = oom_first(argv)  # a notebook outgrowing the container loses its kernel, not the grader
         self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
                                        interrupt_mode="message")
         self._launcher = None  # the process started to run the kernel (prlimit/bwrap, or the kernel itself)

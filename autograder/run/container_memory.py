@@ -1,0 +1,97 @@
+"""The memory the grader's container allows, and whether its out-of-memory killer struck.
+
+A container's limit is its cgroup's (v2 ``memory.max``, v1 ``memory.limit_in_bytes``, the smallest of
+this process's cgroup and its ancestors that can be read). When the notebook's kernel outgrows it, the
+kernel is the process killed (it runs with the highest ``oom_score_adj``, see ``OOM_FIRST``), and the
+cgroup's ``oom_kill`` counter tells that it was memory. Where no cgroup can be read, both are None.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+UNLIMITED = 2**60  # v1 says "no limit" with a number near 2**63
+
+
+def _cgroup_directory() -> tuple[Path, str] | None:
+    """This process's memory cgroup folder and its version ("v1" or "v2"), if it is mounted here."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            folder = CGROUP_ROOT / "memory" / path.lstrip("/")
+            return (folder if folder.is_dir() else CGROUP_ROOT / "memory"), "v1"
+    for line in lines:
+        if line.startswith("0::"):
+            folder = CGROUP_ROOT / line[3:].lstrip("/")
+            return (folder if folder.is_dir() else CGROUP_ROOT), "v2"
+    return None
+
+
+def _read_number(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() and int(text) < UNLIMITED else None
+
+
+def memory_limit_bytes() -> int | None:
+    """The smallest memory limit of this process's cgroup and of those above it; None if none is set."""
+    found = _cgroup_directory()
+    if found is None:
+        return None
+    folder, version = found
+    top = CGROUP_ROOT / "memory" if version == "v1" else CGROUP_ROOT
+    name = "memory.limit_in_bytes" if version == "v1" else "memory.max"
+    limits = []
+    while True:
+        limit = _read_number(folder / name)
+        if limit is not None:
+            limits.append(limit)
+        if folder == top or top not in folder.parents:
+            break
+        folder = folder.parent
+    return min(limits) if limits else None
+
+
+def oom_kills() -> int | None:
+    """How many processes of this cgroup its out-of-memory killer has killed (None: not readable)."""
+    found = _cgroup_directory()
+    if found is None:
+        return None
+    folder, version = found
+    try:
+        text = (folder / ("memory.oom_control" if version == "v1" else "memory.events")).read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def oom_first(argv: list[str]) -> list[str]:
+    """``argv`` run as the first process the out-of-memory killer picks (``oom_score_adj`` 1000), so
+    that a notebook outgrowing the container kills its kernel, not the grader."""
+    return ["choom", "-n", "1000", "--", *argv] if shutil.which("choom") else argv
+
+
+OUT_OF_MEMORY = "the notebook ran out of memory"
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
+
+
+def out_of_memory_words(cell: str | None, limit: int | None) -> str:
+    """What a kernel killed for memory is told: the cell, and the limit when it is known."""
+    where = f" at {cell}" if cell else ""
+    allowed = f" (this container allows {megabytes(limit)})" if limit else ""
+    return f"{OUT_OF_MEMORY}{where}{allowed}"
