@@ -119,6 +119,19 @@ class _CappedClient(NotebookClient):
         the grader accepts (and the connection with it) without a word, so the output was cut there."""
         self._disconnections = self.kc.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
 
+    def stop_watching_output_channel(self) -> None:
+        """Close the monitor socket: an open one keeps its ZeroMQ context from terminating, and the
+        grader's process hangs at exit when the context is collected."""
+        monitor = getattr(self, "_disconnections", None)
+        if monitor is None:
+            return
+        self._disconnections = None
+        try:
+            self.kc.iopub_channel.socket.disable_monitor()
+        except Exception:
+            pass
+        monitor.close(linger=0)
+
     async def output_dropped(self) -> bool:
         """Did the output channel drop its connection since the last call (output lost on the way)?
         ZeroMQ does not connect again after such a drop, so the channel is connected anew here."""
@@ -230,6 +243,7 @@ class StartedKernel:
         except Exception:
             pass
         if self.client.kc is not None:
+            self.client.stop_watching_output_channel()
             self.client.kc.stop_channels()
         if os.environ.get("AUTOGRADER_KEEP_RUNS"):
             print(f"kept {self.root}")
