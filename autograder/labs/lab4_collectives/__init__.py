@@ -13,4 +13,10 @@ CAPTURES = (
         Call("summed_scattered", "summed_scattered", args=(Input(ref.FRESH_ROWS, mesh=ref.MESH, spec=("x", None)),)),
     )),
     TaskCapture("t3", names=("psum_block_shape", "scatter_block_shape")),
+    TaskCapture("t4", calls=(
+        Call("collective_matmul", "collective_matmul", args=(
+            Input(ref.FRESH_LHS, key=1, mesh=ref.MESH, spec=("x", None)),
+            Input(ref.FRESH_RHS, key=2, mesh=ref.MESH, spec=("x", None)),
+        )),
+    )),
 )

@@ -16,7 +16,7 @@ task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
 
 
 @task("t1")
-@points(10)
+@points(5)
 def test_t1_gathered(submission):
     """`gathered` is the whole of `v`"""
     assert_allclose(submission.name("t1", "gathered"), ref.lab_v(), "gathered")
@@ -34,7 +34,7 @@ def test_t1_fresh_values_on_every_device(submission):
 
 
 @task("t1")
-@points(20)
+@points(15)
 def test_t1_ring_of_ppermutes(submission):
     """`ring_gather`'s shard_map body moves blocks with jax.lax.ppermute, not jax.lax.all_gather"""
     assert_shard_map_collectives(submission.call("t1", "ring_gather"), "ring_gather", uses=["ppermute"],
@@ -70,7 +70,7 @@ def test_t2_scattered_values(submission):
 
 
 @task("t2")
-@points(10)
+@points(5)
 def test_t2_everywhere_psum(submission):
     """`summed_everywhere`'s shard_map body reduces with jax.lax.psum"""
     assert_shard_map_collectives(submission.call("t2", "summed_everywhere"), "summed_everywhere", uses=["psum"],
@@ -78,7 +78,7 @@ def test_t2_everywhere_psum(submission):
 
 
 @task("t2")
-@points(10)
+@points(5)
 def test_t2_scattered_psum_scatter(submission):
     """`summed_scattered`'s shard_map body reduces with jax.lax.psum_scatter, never a whole psum"""
     assert_shard_map_collectives(submission.call("t2", "summed_scattered"), "summed_scattered",
@@ -104,3 +104,26 @@ def test_t3_block_shapes(submission, name, expected):
     found = _shape(submission, name)
     if found != expected:
         raise CheckFailure(f"`{name}`: expected {expected}, found {found}")
+
+
+# t4 — a collective matmul: ppermute beside the compute, never a gathered rhs
+
+
+@task("t4")
+@points(10)
+@hidden
+def test_t4_fresh_product(submission):
+    """`collective_matmul` gives lhs @ rhs on the grader's own inputs, split by rows"""
+    call = submission.call("t4", "collective_matmul")
+    lhs, rhs = submission.inputs("t4", "collective_matmul")
+    expected = np.asarray(lhs, np.float64) @ np.asarray(rhs, np.float64)
+    assert_allclose(call.output, expected, "collective_matmul(lhs, rhs)", rtol=1e-4, atol=1e-3)
+    assert_layout(call.output, Layout.of_spec(ref.MESH, ("x", None), expected.shape), "collective_matmul(lhs, rhs)")
+
+
+@task("t4")
+@points(10)
+def test_t4_ppermute_not_all_gather(submission):
+    """`collective_matmul`'s shard_map body passes rhs blocks with jax.lax.ppermute and never gathers them"""
+    assert_shard_map_collectives(submission.call("t4", "collective_matmul"), "collective_matmul",
+                                 uses=["ppermute"], avoids=["all_gather"], axis="x")
