@@ -25,21 +25,65 @@ def cmd_assign(args) -> int:
     from autograder.authoring.assign import assign_lab
     from autograder.lab import lab_ids, load_lab
 
-    stale = []
+    stale, to_verify = [], []
     for lab_id in args.labs or lab_ids():
         lab = load_lab(lab_id)
         if not lab.solution_path.is_file():
             print(f"{lab_id}: no solution notebook at {lab.solution_path}", file=sys.stderr)
             return 2
+        before = lab.assignment_path.read_bytes() if lab.assignment_path.is_file() else None
         outcome = assign_lab(lab.solution_path, lab.assignment_path, lab_id, check=args.check)
         if outcome.changed:
             stale.append(outcome.path)
         verb = ("is stale" if args.check else "written") if outcome.changed else "is up to date"
         print(f"{outcome.path} {verb}")
+        if args.verify if args.check else (outcome.changed and not args.no_verify):
+            to_verify.append((lab, before))
     if args.check and stale:
         print("assignments/ does not match solutions/: run `autograder assign`", file=sys.stderr)
         return 1
+    return _verify_assigned(to_verify, restore=not args.check)
+
+
+def cmd_new_lab(args) -> int:
+    from autograder.new_lab import NewLabError, new_lab
+
+    try:
+        written = new_lab(args.lab, args.tasks)
+    except NewLabError as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: autograder assign {args.lab}  (grades the solution and the student notebook); then edit the "
+          f"lab, with docs/writing-a-lab.md, and register tests/{args.lab}_submissions.py in tests/lab_submissions.py")
     return 0
+
+
+def _verify_assigned(labs, restore: bool) -> int:
+    """Grade each lab's solution (full marks) and student notebook (zero); on a problem, name it, put back
+    the student notebook that was there before (``restore``) and return 1."""
+    if not labs:
+        return 0
+    from autograder.assign_verification import verification_problems
+
+    failed = False
+    for lab, before in labs:
+        print(f"{lab.id}: grading the solution and the student notebook ...", flush=True)
+        problems = verification_problems(lab)
+        if not problems:
+            print(f"{lab.id}: the solution scores full marks and the student notebook zero")
+            continue
+        failed = True
+        for problem in problems:
+            print(f"{lab.id}: {problem}", file=sys.stderr)
+        if restore:
+            if before is None:
+                lab.assignment_path.unlink()
+            else:
+                lab.assignment_path.write_bytes(before)
+            print(f"{lab.id}: {lab.assignment_path} left as it was (`--no-verify` writes it anyway)", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _grade(args, public_only: bool) -> int:
@@ -213,7 +257,16 @@ def build_parser() -> argparse.ArgumentParser:
     assign = sub.add_parser("assign", help="write assignments/ from solutions/")
     assign.add_argument("labs", nargs="*", help="lab ids (default: every lab)")
     assign.add_argument("--check", action="store_true", help="only report stale student notebooks; exit 1 if any")
+    assign.add_argument("--no-verify", action="store_true",
+                        help="write without grading the solution (full marks) and the student notebook (zero)")
+    assign.add_argument("--verify", action="store_true",
+                        help="with --check: also grade every lab's solution and student notebook")
     assign.set_defaults(run=cmd_assign)
+
+    scaffold = sub.add_parser("new-lab", help="write a new lab that runs: solution notebook, captures, graders, cases")
+    scaffold.add_argument("lab", help="the lab id: a Python identifier, e.g. lab4_collectives")
+    scaffold.add_argument("--tasks", type=int, default=3, help="how many tasks (default 3: one of each example)")
+    scaffold.set_defaults(run=cmd_new_lab)
 
     for name, run, text in (("grade", cmd_grade, "grade a notebook with every check"),
                             ("check", cmd_check, "a student's self-check: public checks only")):

@@ -9,6 +9,9 @@ from autograder.checks.layout import (
 )
 from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
 from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
+from autograder.checks.shard_map_collectives import (
+    SHARD_MAP_COLLECTIVES, assert_shard_map_collectives, shard_map_collectives,
+)
 from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
 from autograder.checks.timing import (
     MeasuredRatio, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent, called_once,
@@ -26,4 +29,5 @@ __all__ = [
     "assert_speedup_claim", "assert_faster_verdict",
     "is_type", "assert_type", "type_text", "normalise_axes",
     "assert_jitted", "assert_uses", "assert_jit_given_layouts", "assert_axis_types",
+    "SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives",
 ]

@@ -16,7 +16,8 @@ __all__ = ["assert_jitted", "assert_uses", "assert_jit_given_layouts"]
 PRIMITIVE_SPELLING = {"shard_map": "jax.shard_map", "sharding_constraint": "jax.lax.with_sharding_constraint"}
 
 
-def _program(call: CallFact, name: str) -> ProgramFact:
+def traced_program(call: CallFact, name: str) -> ProgramFact:
+    """The record of how the function is built, or a CheckFailure saying why the grader has none."""
     program = call.program
     if program is None:
         raise CheckFailure(f"{quote(name)}: the grader could not read how the function is built")
@@ -27,7 +28,7 @@ def _program(call: CallFact, name: str) -> ProgramFact:
 
 def assert_jitted(call: CallFact, name: str) -> None:
     """Fail unless the function is jitted: a ``jax.jit`` function, or one whose work is one jitted call."""
-    program = _program(call, name)
+    program = traced_program(call, name)
     if program.is_jitted:
         return
     done = ", ".join(sorted(set(program.top))[:6]) or "nothing"
@@ -38,7 +39,7 @@ def assert_jitted(call: CallFact, name: str) -> None:
 
 def assert_uses(call: CallFact, primitive: str, name: str) -> None:
     """Fail unless the function's program contains ``primitive`` (e.g. ``shard_map``)."""
-    program = _program(call, name)
+    program = traced_program(call, name)
     if primitive in program.primitives:
         return
     spelled = PRIMITIVE_SPELLING.get(primitive, primitive)
@@ -49,7 +50,7 @@ def assert_uses(call: CallFact, primitive: str, name: str) -> None:
 def assert_jit_given_layouts(call: CallFact, expected_in: Sequence[Layout], expected_out: Sequence[Layout],
                              name: str) -> None:
     """Fail unless the function is ``jax.jit(..., in_shardings=..., out_shardings=...)`` with these layouts."""
-    program = _program(call, name)
+    program = traced_program(call, name)
     if program.in_shardings is None:
         raise CheckFailure(f"{quote(name)}: expected jax.jit(..., in_shardings=..., out_shardings=...), found"
                            " no jitted function at the top of its program")

@@ -33,9 +33,10 @@ A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: f
 A call (a student function run by the probe on inputs the grader chose):
 ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
 "program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
-``{"jit_object": bool, "top": [primitive, ...], "primitives": [primitive, ...], "in_shardings": [sharding |
-null, ...] | null, "out_shardings": [...] | null, "error": str | null}``; a sharding given to ``jit`` also
-holds the ``"shape"`` of its value.
+``{"jit_object": bool, "top": [primitive, ...], "primitives": [primitive, ...], "collectives": [{"primitive":
+name, "axes": [axis, ...]}, ...], "in_shardings": [sharding | null, ...] | null, "out_shardings": [...] | null,
+"error": str | null}`` (``collectives``: those written inside ``shard_map`` bodies, in trace order); a sharding
+given to ``jit`` also holds the ``"shape"`` of its value.
 """
 
 from __future__ import annotations
@@ -134,11 +135,20 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class CollectiveUse:
+    """A collective written inside a ``shard_map`` body: its primitive's name in the trace and its mesh axes."""
+
+    primitive: str
+    axes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ProgramFact:
     """How a student function is built: a jitted function object or not, and what its trace holds.
 
     ``top`` are the primitives of the trace's top level (a jitted function is one ``jit``), ``primitives``
-    those of the whole program; ``in_shardings`` / ``out_shardings`` are the layouts given to a top-level
+    those of the whole program; ``collectives`` those written inside ``shard_map`` bodies, in trace order;
+    ``in_shardings`` / ``out_shardings`` are the layouts given to a top-level
     ``jax.jit`` (None for a value without one, and None altogether when the top level is not one ``jit``).
     """
 
@@ -148,6 +158,7 @@ class ProgramFact:
     in_shardings: tuple[ShardingFact | None, ...] | None = None
     out_shardings: tuple[ShardingFact | None, ...] | None = None
     error: str | None = None
+    collectives: tuple[CollectiveUse, ...] = ()
 
     @property
     def is_jitted(self) -> bool:
@@ -380,7 +391,20 @@ class _Reader:
         return ProgramFact(jit_object=jit_object, top=names["top"], primitives=frozenset(names["primitives"]),
                            in_shardings=self.given_shardings(raw.get("in_shardings")),
                            out_shardings=self.given_shardings(raw.get("out_shardings")),
-                           error=_text(raw.get("error"), 2000))
+                           error=_text(raw.get("error"), 2000),
+                           collectives=self.collectives(raw.get("collectives", [])))
+
+    def collectives(self, raw: Any) -> tuple[CollectiveUse, ...]:
+        _require(isinstance(raw, list) and len(raw) <= 1000, "collectives must be a list")
+        found = []
+        for entry in raw:
+            _require(isinstance(entry, dict), "a collective must be a mapping")
+            primitive, axes = entry.get("primitive"), entry.get("axes")
+            _require(isinstance(primitive, str), "a collective's primitive must be a string")
+            _require(isinstance(axes, list) and all(isinstance(a, str) for a in axes),
+                     "a collective's axes must be a list of strings")
+            found.append(CollectiveUse(primitive[:200], tuple(a[:200] for a in axes)))
+        return tuple(found)
 
     def given_shardings(self, raw: Any) -> tuple[ShardingFact | None, ...] | None:
         if raw is None:

@@ -1,0 +1,64 @@
+"""What ``autograder assign`` checks before it keeps a student notebook: the lab's graders give the
+solution every point and the blank student notebook none.
+
+Both notebooks are graded as a submission would be (the solution and the generated student notebook are
+the lab's own: trusted, run without the sandbox). A problem names the notebook, the task and the check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.execute import Limits
+from autograder.lab import Lab
+from autograder.results import GradeResult
+
+TRUSTED = Limits(sandbox=None)
+
+
+def _points(value: float) -> str:
+    return f"{value:g} point" + ("" if value == 1 else "s")
+
+
+def solution_problems(result: GradeResult) -> list[str]:
+    """Why a grade of the solution is not full marks: each task that loses points, with its failed checks."""
+    if result.status != "graded":
+        return [f"the solution: {result.status}: {result.reason}"]
+    problems = []
+    for task in result.tasks:
+        for check in task.checks:
+            if check.grader_error:
+                problems.append(f"the solution, task {task.task}, check {check.name}: the grader failed: "
+                                f"{check.message}")
+            elif not check.passed:
+                problems.append(f"the solution, task {task.task}, check {check.name}: loses "
+                                f"{_points(check.points)}: {check.message}")
+        if task.auto_score < task.max_score and all(c.passed for c in task.checks):
+            problems.append(f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
+                            f" of the task's {_points(task.max_score)}")
+    return problems
+
+
+def blank_problems(result: GradeResult) -> list[str]:
+    """Why a grade of the blank student notebook is not zero: each check that passes, or errs."""
+    if result.status != "graded":
+        return [f"the student notebook: {result.status}: {result.reason}"]
+    problems = []
+    for task in result.tasks:
+        for check in task.checks:
+            if check.grader_error:
+                problems.append(f"the student notebook, task {task.task}, check {check.name}: the grader "
+                                f"failed: {check.message}")
+            elif check.passed and check.points > 0:
+                problems.append(f"the student notebook, task {task.task}, check {check.name}: a blank task "
+                                f"earns {_points(check.points)}")
+    return problems
+
+
+def verification_problems(lab: Lab, limits: Limits = TRUSTED, seed: int | None = None) -> list[str]:
+    """Grade the lab's solution and its (already written) student notebook; what is wrong, or []."""
+    from autograder.grade import grade_notebook
+
+    solution = grade_notebook(Path(lab.solution_path), lab.id, limits=limits, seed=seed)
+    blank = grade_notebook(Path(lab.assignment_path), lab.id, limits=limits, seed=seed)
+    return solution_problems(solution) + blank_problems(blank)

@@ -1,0 +1,129 @@
+"""Graders of lab 4, communication inside shard_map: values on the grader's own inputs, layouts, and which
+collectives each shard_map body writes (read from the trace, so XLA's own collectives do not count)."""
+
+import numpy as np
+import pytest
+
+from autograder.checks import (
+    CheckFailure, Layout, assert_allclose, assert_fully_replicated, assert_layout, assert_shard_map_collectives,
+)
+from autograder.labs.lab4_collectives import reference as ref
+
+task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
+
+
+# t1 — a ring all-gather built from ppermute
+
+
+@task("t1")
+@points(5)
+def test_t1_gathered(submission):
+    """`gathered` is the whole of `v`"""
+    assert_allclose(submission.name("t1", "gathered"), ref.lab_v(), "gathered")
+
+
+@task("t1")
+@points(10)
+@hidden
+def test_t1_fresh_values_on_every_device(submission):
+    """`ring_gather` gives every device the whole of the grader's own input, in order"""
+    call = submission.call("t1", "ring_gather")
+    (v,) = submission.inputs("t1", "ring_gather")
+    assert_allclose(call.output, np.asarray(v), "ring_gather(v)")
+    assert_fully_replicated(call.output, "ring_gather(v)")
+
+
+@task("t1")
+@points(15)
+def test_t1_ring_of_ppermutes(submission):
+    """`ring_gather`'s shard_map body moves blocks with jax.lax.ppermute, not jax.lax.all_gather"""
+    assert_shard_map_collectives(submission.call("t1", "ring_gather"), "ring_gather", uses=["ppermute"],
+                                 avoids=["all_gather"], axis="x")
+
+
+# t2 — psum and psum_scatter
+
+
+def _row_sum(submission, call_id):
+    (rows,) = submission.inputs("t2", call_id)
+    return np.asarray(rows).sum(axis=0)
+
+
+@task("t2")
+@points(10)
+@hidden
+def test_t2_everywhere_values(submission):
+    """`summed_everywhere` adds the grader's rows, and every device holds the whole sum"""
+    call = submission.call("t2", "summed_everywhere")
+    assert_allclose(call.output, _row_sum(submission, "summed_everywhere"), "summed_everywhere(rows)", rtol=1e-4)
+    assert_fully_replicated(call.output, "summed_everywhere(rows)")
+
+
+@task("t2")
+@points(10)
+@hidden
+def test_t2_scattered_values(submission):
+    """`summed_scattered` adds the grader's rows, each device holding its slice of the sum"""
+    call = submission.call("t2", "summed_scattered")
+    assert_allclose(call.output, _row_sum(submission, "summed_scattered"), "summed_scattered(rows)", rtol=1e-4)
+    assert_layout(call.output, Layout.of_spec(ref.MESH, ("x",), (ref.FRESH_ROWS[1],)), "summed_scattered(rows)")
+
+
+@task("t2")
+@points(5)
+def test_t2_everywhere_psum(submission):
+    """`summed_everywhere`'s shard_map body reduces with jax.lax.psum"""
+    assert_shard_map_collectives(submission.call("t2", "summed_everywhere"), "summed_everywhere", uses=["psum"],
+                                 axis="x")
+
+
+@task("t2")
+@points(5)
+def test_t2_scattered_psum_scatter(submission):
+    """`summed_scattered`'s shard_map body reduces with jax.lax.psum_scatter, never a whole psum"""
+    assert_shard_map_collectives(submission.call("t2", "summed_scattered"), "summed_scattered",
+                                 uses=["psum_scatter"], avoids=["psum"], axis="x")
+
+
+# t3 — what each leaves on each device
+
+
+def _shape(submission, name):
+    fact = submission.name("t3", name)
+    found = fact.value if fact.kind == "value" else [leaf.value for leaf in fact.leaves]
+    if not isinstance(found, (list, tuple)) or not all(isinstance(n, int) for n in found):
+        raise CheckFailure(f"`{name}`: expected a tuple of ints, found {fact.describe()}")
+    return tuple(found)
+
+
+@task("t3")
+@points(10)
+@pytest.mark.parametrize("name, expected", [("psum_block_shape", (16,)), ("scatter_block_shape", (2,))])
+def test_t3_block_shapes(submission, name, expected):
+    """the block one device holds after psum (the whole sum) and after psum_scatter (an eighth of it)"""
+    found = _shape(submission, name)
+    if found != expected:
+        raise CheckFailure(f"`{name}`: expected {expected}, found {found}")
+
+
+# t4 — a collective matmul: ppermute beside the compute, never a gathered rhs
+
+
+@task("t4")
+@points(10)
+@hidden
+def test_t4_fresh_product(submission):
+    """`collective_matmul` gives lhs @ rhs on the grader's own inputs, split by rows"""
+    call = submission.call("t4", "collective_matmul")
+    lhs, rhs = submission.inputs("t4", "collective_matmul")
+    expected = np.asarray(lhs, np.float64) @ np.asarray(rhs, np.float64)
+    assert_allclose(call.output, expected, "collective_matmul(lhs, rhs)", rtol=1e-4, atol=1e-3)
+    assert_layout(call.output, Layout.of_spec(ref.MESH, ("x", None), expected.shape), "collective_matmul(lhs, rhs)")
+
+
+@task("t4")
+@points(10)
+def test_t4_ppermute_not_all_gather(submission):
+    """`collective_matmul`'s shard_map body passes rhs blocks with jax.lax.ppermute and never gathers them"""
+    assert_shard_map_collectives(submission.call("t4", "collective_matmul"), "collective_matmul",
+                                 uses=["ppermute"], avoids=["all_gather"], axis="x")

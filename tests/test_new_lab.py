@@ -1,0 +1,76 @@
+"""`autograder new-lab` writes a lab that runs, and `autograder assign` grades what it writes: the
+solution at full marks, the blank student notebook at zero, or it refuses, naming the task and the check.
+Each test works on a labs folder and project root of its own (scaffolded_labs.py), and on a lab name of
+its own: pytest keeps a grader module by its file's name for the process."""
+
+import nbformat
+import pytest
+
+from autograder.cli import main
+from autograder.grade import grade_notebook
+from autograder.execute import Limits
+from autograder.lab import lab_ids, load_lab
+from scaffolded_labs import use_tmp_labs
+
+TRUSTED = Limits(sandbox=None)
+
+
+@pytest.fixture
+def root(monkeypatch, tmp_path):
+    return use_tmp_labs(monkeypatch, tmp_path)
+
+
+def test_new_lab_refuses_a_taken_name_or_one_that_is_not_an_identifier(root, capsys):
+    assert main(["new-lab", "lab9"]) == 0 and lab_ids() == ["lab9"]
+    assert main(["new-lab", "lab9"]) == 2 and "exists already" in capsys.readouterr().err
+    for bad in ("lab-9", "9lab", "class"):
+        assert main(["new-lab", bad]) == 2 and "not a Python identifier" in capsys.readouterr().err
+    assert lab_ids() == ["lab9"]
+
+
+def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_case_holds(root, capsys):
+    import importlib.util
+
+    assert main(["new-lab", "lab8", "--tasks", "4"]) == 0
+    assert main(["assign", "lab8"]) == 0
+    assert "the solution scores full marks and the student notebook zero" in capsys.readouterr().out
+    lab = load_lab("lab8")
+    assert [t.id for t in lab.tasks] == ["t1", "t2", "t3", "t4"]
+    assert lab.captures["t3"].times_code
+    spec = importlib.util.spec_from_file_location("lab8_submissions", root / "tests" / "lab8_submissions.py")
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    from notebooks import make_submission
+
+    (case,) = [c for c in cases.CASES if c.name == "t2_plain_sum"]
+    result = grade_notebook(make_submission(lab, case.answers, root / "plain_sum.ipynb"), "lab8", limits=TRUSTED)
+    assert {t.task: t.score for t in result.tasks} == {"t1": 0, "t2": 5, "t3": 0, "t4": 0}
+    messages = " ".join(c.message for t in result.tasks for c in t.checks)
+    assert "found no shard_map" in messages and "jax.lax.psum" in messages
+
+
+def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_some(root, capsys):
+    assert main(["new-lab", "lab9", "--tasks", "2"]) == 0
+    lab = load_lab("lab9")
+    solution = nbformat.read(lab.solution_path, as_version=4)
+    for cell in solution.cells:  # t2 sums without shard_map: right values, no psum
+        if "def total_of" in cell.source:
+            cell.source = "# BEGIN SOLUTION\ntotal_of = jax.jit(jnp.sum)\n# END SOLUTION\ntotal = total_of(v)"
+    nbformat.write(solution, lab.solution_path)
+    graders = lab.grader_path.read_text()
+    graders += '\n\n@task("t1")\n@points(0)\ndef test_t1_always(submission):\n    """passes for anyone"""\n'
+    lab.grader_path.write_text(graders.replace("@points(3)\ndef test_t1_type", "@points(2)\ndef test_t1_type")
+                               .replace("@points(0)\ndef test_t1_always", "@points(1)\ndef test_t1_always"))
+
+    assert main(["assign", "lab9"]) == 1
+    err = capsys.readouterr().err
+    assert "the solution, task t2, check test_t2_reduces_with_psum: loses 5 points" in err
+    assert "found no shard_map" in err
+    assert "the student notebook, task t1, check test_t1_always: a blank task earns 1 point" in err
+    assert not lab.assignment_path.exists() and "left as it was" in err
+
+    assert main(["assign", "--no-verify", "lab9"]) == 0 and lab.assignment_path.exists()
+    assert main(["assign", "--check", "lab9"]) == 0  # up to date; verifying only when asked
+    assert main(["assign", "--check", "--verify", "lab9"]) == 1
+    assert "check test_t2_reduces_with_psum" in capsys.readouterr().err
+    assert lab.assignment_path.exists()  # --check never writes nor removes
