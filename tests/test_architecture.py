@@ -25,6 +25,7 @@ STAGES = [
     "autograder.checks",  # the semantic checks the labs' graders call
     "autograder.labs",  # each lab's graders and references
     "autograder.grading",  # one notebook's grade from its facts
+    "autograder.lab_writing",  # a TA's scaffold of a new lab, and the verification of what assign wrote
     "autograder.student",  # a student's check from the notebook
     "autograder.notebook",  # what the student's notebook imports
     "autograder.course",  # a class's term: batches, gradebook, Gradescope

@@ -6,9 +6,9 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from autograder.capture import Call, Input, TaskCapture
+from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import CheckFailure, MeshSpec, assert_collectives, assert_shard_map_collectives, shard_map_collectives
-from autograder.facts import FactsError, load_task_facts
+from autograder.facts.records import FactsError, load_task_facts
 from autograder.probe import runtime
 
 MESH = MeshSpec((8,), ("x",), "explicit")
@@ -82,9 +82,9 @@ def test_no_requirement_passes_without_shard_map_and_a_forged_record_is_refused(
 
 
 def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
-    from autograder.execute import Limits, execute_plan
-    from autograder.plan import CaptureTask, Plan, RunCell
-    from autograder.sandbox import sandbox_problem
+    from autograder.run.execute import Limits, execute_plan
+    from autograder.run.plan import CaptureTask, Plan, RunCell
+    from autograder.run.sandbox import sandbox_problem
 
     if sandbox_problem() is not None:
         pytest.skip(f"no sandbox here: {sandbox_problem()}")

@@ -7,8 +7,8 @@ import nbformat
 import pytest
 
 from autograder.cli import main
-from autograder.grade import grade_notebook
-from autograder.execute import Limits
+from autograder.grading.grade import grade_notebook
+from autograder.run.execute import Limits
 from autograder.lab import lab_ids, load_lab
 from scaffolded_labs import use_tmp_labs
 

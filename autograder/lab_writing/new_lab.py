@@ -126,7 +126,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeshSpec, called_once, measure_interleaved
-from autograder.reference_cache import cached_reference
+from autograder.caches.reference_cache import cached_reference
 
 MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), ("x",))
 FRESH_N = 128  # the grader's inputs have another size than the lab's data
@@ -160,7 +160,7 @@ SET_UP_AHEAD = {set_up_ahead}
 CAPTURES = '''\
 """Lab {lab}: what the harness reads from the kernel after each task."""
 
-from autograder.capture import Call, Input, TaskCapture
+from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.labs.{lab} import reference as ref
 
 CAPTURES = (
