@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.lab import LABS_PACKAGE, lab_ids, project_root
+from autograder.lab_writing.setup_cell import new_setup_cell
 
 
 class NewLabError(ValueError):
@@ -23,9 +24,6 @@ class NewLabError(ValueError):
 
 
 SETUP = '''\
-import os
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")  # what grading gives
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import time
 
 import jax
@@ -223,7 +221,7 @@ def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     cells = [nbformat.v4.new_markdown_cell(f"# {lab}\n\nWhat this lab teaches, in two sentences."),
-             nbformat.v4.new_code_cell(SETUP)]
+             new_setup_cell(), nbformat.v4.new_code_cell(SETUP)]
     for t, (statement, solution, _, graders) in tasks:
         cells += [nbformat.v4.new_raw_cell(f"# BEGIN QUESTION\nname: {t}\npoints: {_task_points(graders):g}"),
                   nbformat.v4.new_markdown_cell(f"**{t}.** {statement.format(t=t)}"),
