@@ -20,19 +20,26 @@ def _points(value: float) -> str:
     return f"{value:g} point" + ("" if value == 1 else "s")
 
 
-def solution_problems(result: GradeResult) -> list[str]:
-    """Why a grade of the solution is not full marks: each task that loses points, with its failed checks."""
+def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
+    """Each check of ``result`` whose grader failed, or for which ``wrong(check)`` says what is wrong."""
     if result.status != "graded":
-        return [f"the solution: {result.status}: {result.reason}"]
+        return [f"{who}: {result.status}: {result.reason}"]
     problems = []
     for task in result.tasks:
         for check in task.checks:
+            where = f"{who}, task {task.task}, check {check.name}"
             if check.grader_error:
-                problems.append(f"the solution, task {task.task}, check {check.name}: the grader failed: "
-                                f"{check.message}")
-            elif not check.passed:
-                problems.append(f"the solution, task {task.task}, check {check.name}: loses "
-                                f"{_points(check.points)}: {check.message}")
+                problems.append(f"{where}: the grader failed: {check.message}")
+            elif wrong(check):
+                problems.append(f"{where}: {wrong(check)}")
+    return problems
+
+
+def solution_problems(result: GradeResult) -> list[str]:
+    """Why a grade of the solution is not full marks: each task that loses points, with its failed checks."""
+    problems = _check_problems(result, "the solution",
+                               lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}")
+    for task in result.tasks if result.status == "graded" else ():
         if task.auto_score < task.max_score and all(c.passed for c in task.checks):
             problems.append(f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
                             f" of the task's {_points(task.max_score)}")
@@ -41,18 +48,9 @@ def solution_problems(result: GradeResult) -> list[str]:
 
 def blank_problems(result: GradeResult) -> list[str]:
     """Why a grade of the blank student notebook is not zero: each check that passes, or errs."""
-    if result.status != "graded":
-        return [f"the student notebook: {result.status}: {result.reason}"]
-    problems = []
-    for task in result.tasks:
-        for check in task.checks:
-            if check.grader_error:
-                problems.append(f"the student notebook, task {task.task}, check {check.name}: the grader "
-                                f"failed: {check.message}")
-            elif check.passed and check.points > 0:
-                problems.append(f"the student notebook, task {task.task}, check {check.name}: a blank task "
-                                f"earns {_points(check.points)}")
-    return problems
+    return _check_problems(result, "the student notebook",
+                           lambda check: f"a blank task earns {_points(check.points)}"
+                           if check.passed and check.points > 0 else None)
 
 
 def verification_problems(lab: Lab, limits: Limits = TRUSTED, seed: int | None = None) -> list[str]:
