@@ -220,6 +220,7 @@ def _task_points(graders: str) -> float:
 def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["autograder"] = {"lab": lab}  # so `autograder grade` knows the lab without --lab
     cells = [nbformat.v4.new_markdown_cell(f"# {lab}\n\nWhat this lab teaches, in two sentences."),
              new_setup_cell(), nbformat.v4.new_code_cell(SETUP)]
     for t, (statement, solution, _, graders) in tasks:
