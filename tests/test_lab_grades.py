@@ -30,7 +30,7 @@ VERDICT_FAILURE = re.compile(r"expected (True|False), found (?:True|False): .* i
 def _assert_measured_verdicts_follow_the_grader(result, lab_id):
     """A measured verdict that judged a True or False fails only with the grader's interval, as its
     message states it, on the other side of 1."""
-    for check in (c for t in result.tasks for c in t.checks if c.name in MEASURED_VERDICTS[lab_id]):
+    for check in (c for t in result.tasks for c in t.checks if c.name in MEASURED_VERDICTS.get(lab_id, ())):
         assert not check.grader_error, check
         if check.passed or not re.search(r"found (True|False)\b", check.message):
             continue
