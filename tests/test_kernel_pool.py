@@ -112,7 +112,11 @@ def test_a_warm_kernel_that_died_while_waiting_is_replaced(pool):
     spare = pool.run(pool.spare())
     launcher = spare.km.provisioner.process.pid
     for process in psutil.Process(launcher).children(recursive=True):  # the kernel, inside its sandbox
-        if "ipykernel_launcher" in " ".join(process.cmdline()):
+        try:
+            command = " ".join(process.cmdline())
+        except psutil.Error:  # a short-lived process of the sandbox's, ended (or a zombie) since the listing
+            continue
+        if "ipykernel_launcher" in command:
             process.send_signal(signal.SIGKILL)
     psutil.wait_procs([psutil.Process(launcher)], timeout=60)  # the sandbox ends with its kernel
     execution = pool.execute(SEE_NO_TRACES, {}, LIMITS, 2)
