@@ -7,7 +7,7 @@ from pathlib import Path
 
 from autograder.run.execute import Limits
 from autograder.grading.grade import grade_with_execution
-from autograder.student.task_checker import public_checks
+from autograder.notebook.task_checker import public_checks
 from notebooks import make_submission
 
 SEED = 20261121

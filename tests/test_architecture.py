@@ -26,8 +26,7 @@ STAGES = [
     "autograder.labs",  # each lab's graders and references
     "autograder.grading",  # one notebook's grade from its facts
     "autograder.lab_writing",  # a TA's scaffold of a new lab, and the verification of what assign wrote
-    "autograder.student",  # a student's check from the notebook
-    "autograder.notebook",  # what the student's notebook imports
+    "autograder.notebook",  # what the student's notebook imports, and the check it runs in a process of its own
     "autograder.course",  # a class's term: batches, gradebook, Gradescope
     "autograder.cli",  # the command line
     "autograder.__main__",

@@ -12,7 +12,7 @@ import re
 import nbformat
 import pytest
 
-from autograder.student.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from autograder.lab import load_lab
 from browser import chromium
 from notebooks import make_submission

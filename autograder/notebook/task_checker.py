@@ -12,7 +12,7 @@ Each task names the directory the probe wrote its facts to (read with ``load_tas
 ``.npy``, nothing unpickled); ``seed`` is the one the task's inputs were made from, as in grading.
 The process keeps the references it computed, so a check after the first is quick.
 
-    python -m autograder.student.task_checker
+    python -m autograder.notebook.task_checker
 """
 
 from __future__ import annotations

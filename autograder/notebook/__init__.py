@@ -9,6 +9,10 @@ process (``task_checker.py``: a fresh Python with the harness's devices, kept al
 the result is shown under the cell: points, each check's verdict and message, and the expected and found
 layouts side by side. Hidden checks are neither run nor named. A task whose names are not defined yet is
 "not attempted"; a kernel without the lab's 8 CPU devices gets a message saying how to set them.
+
+This package is the student's side of the harness: ``checker_process`` starts (once) the separate
+process with the grader's devices, ``task_checker`` runs in it and grades the task with the same
+graders as the course, and ``inline_report`` turns the result into what the notebook shows.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ from typing import Any
 import nbformat
 
 from autograder.facts.capture import TaskCapture, task_seed
-from autograder.student.checker_process import CheckerError, CheckerProcess
+from autograder.notebook.checker_process import CheckerError, CheckerProcess
 from autograder.run.devices import DEVICE_COUNT
 from autograder.grading.check_result import CheckResult
-from autograder.student.inline_report import NotebookCheck, TaskCheck, check_html
+from autograder.notebook.inline_report import NotebookCheck, TaskCheck, check_html
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.probe import runtime
 
