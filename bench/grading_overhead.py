@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from autograder.authoring.check_cells import is_check_cell
+from autograder.run.check_cells import is_check_cell
 from autograder.run.devices import kernel_environment
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,7 +17,6 @@ PACKAGE = Path(autograder.__file__).resolve().parent
 STAGES = [
     "autograder",  # the package itself: its version, nothing imported
     "autograder.probe",  # the only code that runs inside the student's kernel
-    "autograder.authoring",  # solution notebook -> student notebook
     "autograder.facts",  # what is taken from the kernel, as validated records
     "autograder.lab",  # the lab model: tasks, captures, the lab's package
     "autograder.caches",  # what the grader keeps on the machine
@@ -25,6 +24,7 @@ STAGES = [
     "autograder.checks",  # the semantic checks the labs' graders call
     "autograder.labs",  # each lab's graders and references
     "autograder.grading",  # one notebook's grade from its facts
+    "autograder.authoring",  # solution notebook -> student notebook
     "autograder.lab_writing",  # a TA's scaffold of a new lab, and the verification of what assign wrote
     "autograder.notebook",  # what the student's notebook imports, and the check it runs in a process of its own
     "autograder.course",  # a class's term: batches, gradebook, Gradescope

@@ -7,7 +7,7 @@ import pytest
 
 from autograder.authoring import markers
 from autograder.authoring.assign import assign_lab, render, student_notebook
-from autograder.authoring.check_cells import is_check_cell, is_check_code
+from autograder.run.check_cells import is_check_cell, is_check_code
 from autograder.cli import main
 from autograder.lab import lab_ids, load_lab
 

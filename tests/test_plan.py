@@ -5,7 +5,7 @@ import copy
 import nbformat
 import pytest
 
-from autograder.authoring.check_cells import is_check_cell, is_check_code, new_check_cell
+from autograder.run.check_cells import is_check_cell, is_check_code, new_check_cell
 from autograder.lab import lab_ids, load_lab
 from autograder.run.plan import CaptureTask, RunCell, build_plan
 from notebooks import answer_cells, solution_answers

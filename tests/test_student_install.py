@@ -16,7 +16,7 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-from autograder.authoring.check_cells import is_check_cell
+from autograder.run.check_cells import is_check_cell
 from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from autograder.lab import lab_ids, load_lab
 from autograder.lab_writing.setup_cell import CELL_ID, RESTART_MESSAGE

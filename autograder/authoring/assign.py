@@ -15,7 +15,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.authoring import check_cells, markers
+from autograder.authoring import markers
+from autograder.run import check_cells
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder.authoring.check_cells import is_check_cell, is_check_code
+from autograder.run.check_cells import is_check_cell, is_check_code
 
 
 @dataclass(frozen=True)
