@@ -46,7 +46,7 @@ def cmd_assign(args) -> int:
 
 
 def cmd_new_lab(args) -> int:
-    from autograder.lab_writing.new_lab import NewLabError, new_lab
+    from autograder.authoring.new_lab import NewLabError, new_lab
 
     try:
         written = new_lab(args.lab, args.tasks)
@@ -65,7 +65,7 @@ def _verify_assigned(labs, restore: bool) -> int:
     the student notebook that was there before (``restore``) and return 1."""
     if not labs:
         return 0
-    from autograder.lab_writing.assign_verification import verification_problems
+    from autograder.authoring.assign_verification import verification_problems
 
     failed = False
     for lab, before in labs:

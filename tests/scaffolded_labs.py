@@ -7,7 +7,7 @@ from pathlib import Path
 
 import autograder.lab
 import autograder.labs
-import autograder.lab_writing.new_lab
+import autograder.authoring.new_lab
 
 
 def use_tmp_labs(monkeypatch, tmp_path: Path) -> Path:
@@ -17,7 +17,7 @@ def use_tmp_labs(monkeypatch, tmp_path: Path) -> Path:
     labs.mkdir()
     monkeypatch.setenv("AUTOGRADER_ROOT", str(tmp_path))
     monkeypatch.setattr(autograder.lab, "LABS_PACKAGE", labs)
-    monkeypatch.setattr(autograder.lab_writing.new_lab, "LABS_PACKAGE", labs)
+    monkeypatch.setattr(autograder.authoring.new_lab, "LABS_PACKAGE", labs)
     monkeypatch.setattr(autograder.labs, "__path__", [str(labs)])
     for name in [m for m in sys.modules if m.startswith("autograder.labs.")]:
         monkeypatch.delitem(sys.modules, name)

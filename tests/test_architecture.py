@@ -24,8 +24,7 @@ STAGES = [
     "autograder.checks",  # the semantic checks the labs' graders call
     "autograder.labs",  # each lab's graders and references
     "autograder.grading",  # one notebook's grade from its facts
-    "autograder.authoring",  # solution notebook -> student notebook
-    "autograder.lab_writing",  # a TA's scaffold of a new lab, and the verification of what assign wrote
+    "autograder.authoring",  # a TA's tools: solution notebook -> student notebook (verified), a new lab's scaffold
     "autograder.notebook",  # what the student's notebook imports, and the check it runs in a process of its own
     "autograder.course",  # a class's term: batches, gradebook, Gradescope
     "autograder.cli",  # the command line

@@ -14,7 +14,7 @@ import pytest
 
 from autograder.run.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
 from autograder.lab import lab_ids, load_lab
-from autograder.lab_writing.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
+from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
 from grading_session import SEED
 
 REPORT = "import os, jax; print(jax.device_count(), os.environ['XLA_FLAGS'])"

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.lab import LABS_PACKAGE, lab_ids, project_root
-from autograder.lab_writing.setup_cell import new_setup_cell
+from autograder.authoring.setup_cell import new_setup_cell
 
 
 class NewLabError(ValueError):
