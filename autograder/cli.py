@@ -10,19 +10,18 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.run.devices import configure_grader_process
+from autograder.run import configure_grader_process
 
 
 def _limits(args):
-    from autograder.run.execute import Limits
-    from autograder.run.sandbox import ResourceLimits
+    from autograder.run import Limits, ResourceLimits
 
     sandbox = None if args.no_sandbox else ResourceLimits(memory_bytes=int(args.memory_gib * 2**30))
     return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout, sandbox=sandbox)
 
 
 def cmd_assign(args) -> int:
-    from autograder.authoring.assign import assign_lab
+    from autograder.authoring import assign_lab
     from autograder.lab import lab_ids, load_lab
 
     stale, to_verify = [], []
@@ -46,10 +45,10 @@ def cmd_assign(args) -> int:
 
 
 def cmd_new_lab(args) -> int:
-    from autograder.authoring.new_lab import NewLabError, new_lab
+    from autograder.authoring import NewLabError, scaffold_lab
 
     try:
-        written = new_lab(args.lab, args.tasks)
+        written = scaffold_lab(args.lab, args.tasks)
     except NewLabError as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
@@ -65,7 +64,7 @@ def _verify_assigned(labs, restore: bool) -> int:
     the student notebook that was there before (``restore``) and return 1."""
     if not labs:
         return 0
-    from autograder.authoring.assign_verification import verification_problems
+    from autograder.authoring import verification_problems
 
     failed = False
     for lab, before in labs:
@@ -87,20 +86,18 @@ def _verify_assigned(labs, restore: bool) -> int:
 
 
 def _grade(args, public_only: bool) -> int:
-    from autograder.run import sandbox
-    from autograder.run.sandbox import SandboxUnavailable
+    from autograder.run import SandboxUnavailable, sandbox_level, sandbox_problem, try_bubblewrap_in_background
 
     if not args.no_sandbox:
-        sandbox.try_bubblewrap_in_background()  # while the grader's modules load
-    from autograder.grading.grade import grade_notebook
-    from autograder.grading.report import print_grade
+        try_bubblewrap_in_background()  # while the grader's modules load
+    from autograder.grading import grade_notebook, print_grade
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:
         try:
-            sandbox.sandbox_level()
+            sandbox_level()
         except SandboxUnavailable:  # a student checking their own notebook needs no protection from it
-            print(f"note: running without the sandbox ({sandbox.sandbox_problem()})", file=sys.stderr)
+            print(f"note: running without the sandbox ({sandbox_problem()})", file=sys.stderr)
             limits = dataclasses.replace(limits, sandbox=None)
     try:
         result = grade_notebook(Path(args.notebook), args.lab, public_only, limits, args.seed)
@@ -123,7 +120,7 @@ def cmd_check(args) -> int:
 
 def _late_policy(args):
     """The late policy the options give, or None; raises LatePolicyError for a bad or partial one."""
-    from autograder.course.late import LatePolicyError, build_policy
+    from autograder.course import LatePolicyError, build_policy
 
     if args.due is None:
         if args.late_penalty or args.late_cap or args.grace:
@@ -137,12 +134,9 @@ def _late_policy(args):
 def cmd_batch(args) -> int:
     from rich.console import Console
 
-    from autograder.course.batch import BatchError, BatchOptions, run_batch
-    from autograder.course.collect import CollectError
+    from autograder.course import BatchError, BatchOptions, CollectError, LatePolicyError, OverrideError, run_batch
     from autograder.lab import LabError
-    from autograder.course.late import LatePolicyError
-    from autograder.course.overrides import OverrideError
-    from autograder.run.sandbox import sandbox_problem
+    from autograder.run import sandbox_problem
 
     if not args.no_sandbox and args.scheduler is None and sandbox_problem():
         print(f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
@@ -180,10 +174,8 @@ def cmd_batch(args) -> int:
 def cmd_override(args) -> int:
     import getpass
 
-    from autograder.course.adjustments import record_override
+    from autograder.course import LatePolicyError, OverrideError, record_override
     from autograder.lab import LabError
-    from autograder.course.late import LatePolicyError
-    from autograder.course.overrides import OverrideError
 
     try:
         before, after = record_override(Path(args.out), args.student, args.task, args.points, args.comment,
@@ -198,14 +190,14 @@ def cmd_override(args) -> int:
 
 
 def cmd_similarity(args) -> int:
-    from autograder.course.collect import CollectError, collect
-    from autograder.course.gradebook import write_atomically
+    from autograder.course import (
+        CollectError, SIMILARITY_FILE, collect_submissions, find_similar, similarity_html, write_atomically,
+    )
     from autograder.lab import LabError, load_lab
-    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
 
     try:
         lab = load_lab(args.lab)
-        submissions = collect(Path(args.submissions), args.lab)
+        submissions = collect_submissions(Path(args.submissions), args.lab)
         report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
     except (CollectError, LabError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
@@ -218,19 +210,19 @@ def cmd_similarity(args) -> int:
 
 def cmd_warm(args) -> int:
     from autograder.lab import LabError, lab_ids, load_lab
-    from autograder.caches.warm import warm
+    from autograder.caches import warm_labs
 
     try:
         labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]
     except LabError as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
-    warm(labs)
+    warm_labs(labs)
     return 0
 
 
 def cmd_gradescope(args) -> int:
-    from autograder.course.gradescope import GradescopeConfig, GradescopeError, build_autograder_zip
+    from autograder.course import GradescopeConfig, GradescopeError, build_autograder_zip
     from autograder.lab import LabError
 
     try:
@@ -244,7 +236,7 @@ def cmd_gradescope(args) -> int:
 
 
 def cmd_gradescope_run(args) -> int:
-    from autograder.course.gradescope import run_gradescope
+    from autograder.course import run_gradescope
 
     run_gradescope(Path(args.root))
     return 0
@@ -306,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
 
-    from autograder.course.gradescope import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
+    from autograder.course import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
 
     defaults = GradescopeConfig("lab")
     gradescope = sub.add_parser("gradescope", help="build the autograder zip of a Gradescope programming assignment")

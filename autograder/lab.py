@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import nbformat
 
 if TYPE_CHECKING:
-    from autograder.facts.capture import TaskCapture
+    from autograder.facts import TaskCapture
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 LABS_PACKAGE = PACKAGE_DIR / "labs"

@@ -65,7 +65,9 @@ def imported(path: Path, module: str) -> set[str]:
 
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-IMPORTS = {module: imported(path, module) for module, path in MODULES.items()}
+# The package's own ``__init__`` is the front door: it names a few of the stages' names for users, loaded
+# only when used (``lazy_exports``), so its imports are not arrows between stages.
+IMPORTS = {module: imported(path, module) for module, path in MODULES.items() if module != "autograder"}
 
 
 def test_every_module_belongs_to_a_declared_stage():
@@ -123,8 +125,27 @@ def test_no_circles_between_modules():
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
 
+def _absolute_imports(path: Path, module: str):
+    """Each ``autograder`` module a statement of ``path`` imports from: (line, the module named)."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("autograder."):
+            yield node.lineno, node.module
+        elif isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names if a.name.startswith("autograder."))
+
+
+def test_other_stages_enter_a_stage_by_its_door():
+    """A stage's ``__init__`` exports what the stages above use; they import from it, not its inner files."""
+    around = sorted(
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}; import it from {stage_of(name)}"
+        for module, path in MODULES.items() for line, name in _absolute_imports(path, module)
+        if stage_of(name) not in (None, "autograder", stage_of(module)) and name != stage_of(name))
+    assert not around, "imports past a stage's door:\n" + "\n".join(around)
+
+
 def test_the_walk_finds_what_is_there():
     """The walk itself: it sees imports inside functions and under ``TYPE_CHECKING``."""
-    assert "autograder.run.execute" in IMPORTS["autograder.grading.grade"]
-    assert "autograder.facts.records" in IMPORTS["autograder.checks.layout"]
+    assert "autograder.run" in IMPORTS["autograder.grading.grade"]
+    assert "autograder.facts" in IMPORTS["autograder.checks.layout"]
+    assert "autograder.run.execute" in IMPORTS["autograder.run"]  # a door's names, under TYPE_CHECKING
     assert stage_of("autograder.labs.lab2_three_ways.reference") == "autograder.labs"

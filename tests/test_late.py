@@ -17,7 +17,7 @@ import yaml
 
 from autograder.course.adjustments import Adjustments, publish_student, publish_summaries
 from autograder.cli import main
-from autograder.course.collect import collect
+from autograder.course.collect import collect_submissions
 from autograder.grading.feedback import feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results
 from autograder.course.late import (EXTENSIONS_FILE, FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late,
@@ -122,13 +122,13 @@ def test_collect_reads_created_at_and_a_zip_keeps_file_times(tmp_path):
     (export / "submission_metadata.yml").write_text(
         "submission_1:\n  :submitters:\n  - :sid: s1\n  :created_at: 2026-12-02 01:00:00.000000000 +00:00\n"
         "submission_2:\n  :submitters:\n  - :sid: s2\n")
-    found = {s.student: s for s in collect(export, "lab")}
+    found = {s.student: s for s in collect_submissions(export, "lab")}
     assert submission_time(found["s1"].path, found["s1"].created_at) == (DUE + 61 * MINUTE, FROM_METADATA)
     assert submission_time(found["s2"].path, found["s2"].created_at)[1] == FROM_MTIME
     archive = tmp_path / "class.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr(zipfile.ZipInfo("ada.ipynb", date_time=(2026, 12, 1, 12, 30, 0)), "{}")
-    (ada,) = collect(archive, "lab", tmp_path / "unpacked")
+    (ada,) = collect_submissions(archive, "lab", tmp_path / "unpacked")
     assert datetime.fromtimestamp(ada.path.stat().st_mtime) == datetime(2026, 12, 1, 12, 30)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.course.class_report import class_report_html
-from autograder.course.collect import CollectError, collect
+from autograder.course.collect import CollectError, collect_submissions
 from autograder.grading.feedback import feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, save_student
 from autograder.grading.graders import CheckResult
@@ -101,7 +101,7 @@ def test_collect_folders_files_and_gradescope_names(tmp_path):
     (tmp_path / "bo" / "lab2.ipynb").write_text("{}")
     (tmp_path / "cy").mkdir()
     (tmp_path / "notes.pdf").write_text("pdf")
-    found = {s.student: s for s in collect(tmp_path, "lab2")}
+    found = {s.student: s for s in collect_submissions(tmp_path, "lab2")}
     assert sorted(found) == ["ada", "bo", "cy", "notes"]
     assert found["bo"].path.name == "lab2.ipynb" and "holds no notebook" in found["cy"].problem
     assert found["notes"].path.suffix == ".pdf"
@@ -112,7 +112,7 @@ def test_a_zip_that_escapes_its_folder_is_refused(tmp_path):
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("../../escaped.ipynb", "{}")
     with pytest.raises(CollectError, match="outside the archive"):
-        collect(archive, "lab2", tmp_path / "x")
+        collect_submissions(archive, "lab2", tmp_path / "x")
 
 
 def _term_class():

@@ -7,3 +7,14 @@ notebook zero) before it is handed out. ``new_lab`` scaffolds a lab that runs (s
 captures, reference, graders, known-grade submissions), opening with ``setup_cell``, every lab's first
 cell. Above grading, which it uses.
 """
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.authoring.assign import assign_lab
+    from autograder.authoring.assign_verification import verification_problems
+    from autograder.authoring.new_lab import NewLabError, scaffold_lab
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.run.execute import Limits
+from autograder.run import Limits
 from autograder.lab import Lab
-from autograder.grading.results import GradeResult
+from autograder.grading import GradeResult
 
 TRUSTED = Limits(sandbox=None)
 
@@ -55,7 +55,7 @@ def blank_problems(result: GradeResult) -> list[str]:
 
 def verification_problems(lab: Lab, limits: Limits = TRUSTED, seed: int | None = None) -> list[str]:
     """Grade the lab's solution and its (already written) student notebook; what is wrong, or []."""
-    from autograder.grading.grade import grade_notebook
+    from autograder.grading import grade_notebook
 
     solution = grade_notebook(Path(lab.solution_path), lab.id, limits=limits, seed=seed)
     blank = grade_notebook(Path(lab.assignment_path), lab.id, limits=limits, seed=seed)

@@ -124,7 +124,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeshSpec, called_once, measure_interleaved
-from autograder.caches.reference_cache import cached_reference
+from autograder.caches import cached_reference
 
 MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), ("x",))
 FRESH_N = 128  # the grader's inputs have another size than the lab's data
@@ -158,7 +158,7 @@ SET_UP_AHEAD = {set_up_ahead}
 CAPTURES = '''\
 """Lab {lab}: what the harness reads from the kernel after each task."""
 
-from autograder.facts.capture import Call, Input, TaskCapture
+from autograder.facts import Call, Input, TaskCapture
 from autograder.labs.{lab} import reference as ref
 
 CAPTURES = (
@@ -234,7 +234,7 @@ def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
     return nb
 
 
-def new_lab(lab: str, n_tasks: int = 3) -> list[Path]:
+def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     """Write the lab's files; the paths written. Refuses a taken or non-identifier name."""
     _check_name(lab)
     tasks = _tasks(n_tasks)

@@ -13,7 +13,7 @@ from importlib import metadata
 
 import nbformat
 
-from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV
+from autograder.run import DEVICE_COUNT, HARNESS_ENV
 
 CELL_ID = "setup-devices"
 WHEEL = f"autograder-{metadata.version('autograder')}-py3-none-any.whl"

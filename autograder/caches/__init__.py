@@ -4,3 +4,14 @@
 stores the labs' deterministic reference results there (``@cached_reference``); ``warm`` computes them
 all ahead of a batch. The run reads the compilation cache; the labs' references read and write here.
 """
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.caches.machine_cache import cache_root, enable_compilation_cache
+    from autograder.caches.reference_cache import cached_reference
+    from autograder.caches.warm import warm_lab, warm_labs
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from autograder import door_names
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
 
 FORMAT = 1
@@ -202,9 +203,12 @@ def _checked_contents(stored, key: dict) -> tuple[dict, list[np.ndarray]]:
 
 
 def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """The names of the modules of this package that a module's source imports (absolute or relative)."""
+    """The names of the modules of this package that a module's source imports (absolute or relative).
+
+    A name imported from a stage's door (``autograder.run`` and the like) counts as its own module's; what
+    a module imports only for type checking does not count."""
     found = set()
-    for node in ast.walk(tree):
+    for node in _run_time_nodes(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -215,8 +219,36 @@ def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+            exported = _door_names(base)
+            found.update(exported[alias.name][0] if alias.name in exported else f"{base}.{alias.name}"
+                         for alias in node.names)
     return {name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")}
+
+
+def _run_time_nodes(tree: ast.AST):
+    """The nodes of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
+@functools.cache
+def _door_names(package: str) -> dict[str, tuple[str, str]]:
+    """The names ``package``'s door exports, if it is one of this package's packages."""
+    if not (package == PACKAGE or package.startswith(PACKAGE + ".")):
+        return {}
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return {}
+    if spec is None or spec.submodule_search_locations is None or not spec.origin:
+        return {}
+    return door_names(Path(spec.origin), package)
 
 
 def source_files(module: str) -> dict[str, Path]:

@@ -68,7 +68,7 @@ def warm_lab(lab_id: str) -> WarmResult:
     return WarmResult(lab_id, tuple(computed), tuple(cached), time.perf_counter() - start)
 
 
-def warm(lab_ids: list[str], out=sys.stdout) -> list[WarmResult]:
+def warm_labs(lab_ids: list[str], out=sys.stdout) -> list[WarmResult]:
     """Warm each lab, printing a line per lab (and the calls it computed)."""
     results = []
     print(f"reference cache: {references_dir()}", file=out)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.facts.records import Fact
+from autograder.facts import Fact
 from autograder.checks.failure import CheckFailure
 
 

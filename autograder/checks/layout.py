@@ -9,7 +9,7 @@ from typing import Callable, Sequence, Union
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from autograder.facts.records import Fact
+from autograder.facts import Fact
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import leaf_name, quote, require_array, require_defined
 from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem

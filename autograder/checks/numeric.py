@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
 import numpy as np
 
-from autograder.facts.records import Fact
+from autograder.facts import Fact
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import leaf_name, quote, require_defined
 

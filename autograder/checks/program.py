@@ -8,7 +8,7 @@ from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 from autograder.checks.layout import Layout, describe_layout, is_same_layout, layout_hint
 from autograder.checks.picture import render_layout
-from autograder.facts.records import CallFact, ProgramFact, ShardingFact
+from autograder.facts import CallFact, ProgramFact, ShardingFact
 
 __all__ = ["assert_jitted", "assert_uses", "assert_jit_given_layouts"]
 

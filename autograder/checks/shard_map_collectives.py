@@ -11,7 +11,7 @@ from typing import Iterable
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 from autograder.checks.program import traced_program
-from autograder.facts.records import CallFact
+from autograder.facts import CallFact
 
 __all__ = ["SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives"]
 

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import jax
 
-from autograder.run import quiet
+from autograder.run import wait_for_quiet
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
 
@@ -64,7 +64,7 @@ def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, wa
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
-    quiet.wait_for_quiet(QUIET_TIMEOUT)
+    wait_for_quiet(QUIET_TIMEOUT)
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for round_index in range(warmup + repeats):

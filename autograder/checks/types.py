@@ -6,7 +6,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from autograder.facts.records import Fact, TypeFact
+from autograder.facts import Fact, TypeFact
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 

@@ -5,3 +5,21 @@
 rules say, ``class_report`` sums them up, ``similarity`` compares submissions, and ``gradescope``
 builds (and runs) the zip Gradescope grades with. The command line hands on to here.
 """
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.course.adjustments import record_override
+    from autograder.course.batch import BatchError, BatchOptions, run_batch
+    from autograder.course.collect import CollectError, collect_submissions
+    from autograder.course.gradebook import write_atomically
+    from autograder.course.gradescope import (
+        DEFAULT_ROOT, GradescopeConfig, GradescopeError, HIDDEN_VISIBILITIES, ROOT_VARIABLE, build_autograder_zip, run_gradescope,
+    )
+    from autograder.course.late import LatePolicyError, build_policy
+    from autograder.course.overrides import OverrideError
+    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -14,13 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder.course.class_report import class_report_html
-from autograder.grading.feedback import feedback_html
+from autograder.grading import GradeResult, feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
 from autograder.lab import load_lab
 from autograder.course.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
 from autograder.course.overrides import (Override, OverrideError, append_override, apply_overrides, check_overrides,
                                   current_overrides, parse_points, read_overrides)
-from autograder.grading.results import GradeResult
 
 REPORT_FILE = "report.html"
 GRADES_FILE = "grades.csv"

@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.course.collect import Submission, collect
+from autograder.course.collect import Submission, collect_submissions
 from autograder.course.gradebook import is_done, load_results, log_grading
-from autograder.grading.results import GradeResult
+from autograder.grading import GradeResult
 
 if TYPE_CHECKING:
     from autograder.course.late import LatePolicy
@@ -56,13 +56,10 @@ class BatchError(ValueError):
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_kwargs: dict) -> dict:
     """Grade one submission where this runs (a Dask worker); returns the result as plain data."""
-    from autograder.run.devices import configure_grader_process
+    from autograder.run import Limits, ResourceLimits, configure_grader_process, worker_pool
 
     configure_grader_process()
-    from autograder.run.execute import Limits
-    from autograder.grading.grade import grade_notebook
-    from autograder.run.kernel_pool import worker_pool
-    from autograder.run.sandbox import ResourceLimits
+    from autograder.grading import grade_notebook
 
     sandbox = limits_kwargs.pop("sandbox")
     limits = Limits(**limits_kwargs, sandbox=sandbox and ResourceLimits(memory_bytes=int(sandbox * 2**30)))
@@ -87,10 +84,10 @@ def release_kernels() -> None:
 
 def warm_on_worker(lab: str) -> str:
     """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary."""
-    from autograder.run.devices import configure_grader_process
+    from autograder.run import configure_grader_process
 
     configure_grader_process()
-    from autograder.caches.warm import warm_lab
+    from autograder.caches import warm_lab
 
     return warm_lab(lab).summary()
 
@@ -212,7 +209,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     lab = load_lab(options.lab)
     task_ids = [t.id for t in lab.tasks]
     options.out.mkdir(parents=True, exist_ok=True)
-    submissions = collect(source, options.lab)
+    submissions = collect_submissions(source, options.lab)
     adjustments, saved, todo = _prepare(options, lab, submissions)
     publish_summaries(options.out, options.lab, task_ids, saved)
     limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,

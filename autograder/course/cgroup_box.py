@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.run.container_memory import CGROUP_ROOT
+from autograder.run import CGROUP_ROOT
 
 PERIOD_US = 100_000
 

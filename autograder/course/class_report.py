@@ -8,7 +8,7 @@ import statistics
 from collections import Counter
 from html import escape
 
-from autograder.grading.results import GradeResult
+from autograder.grading import GradeResult
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}

@@ -97,7 +97,7 @@ def _pick_notebook(folder: Path, lab: str) -> tuple[Path | None, str | None]:
     return (named or notebooks)[0], None
 
 
-def collect(source: Path, lab: str, workdir: Path | None = None) -> list[Submission]:
+def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> list[Submission]:
     """Every submission under ``source``, one per student, in a stable order."""
     if not source.exists():
         raise CollectError(f"{source} does not exist")

@@ -10,7 +10,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.grading.results import GradeResult
+from autograder.grading import GradeResult
 
 GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
 RESULTS_FILE = "results.json"  # Gradescope's format

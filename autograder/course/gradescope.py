@@ -28,8 +28,7 @@ from importlib import metadata
 from pathlib import Path
 
 import autograder
-from autograder.run.container_memory import OUT_OF_MEMORY, megabytes, memory_limit_bytes
-from autograder.run.sandbox import ResourceLimits, SandboxUnavailable
+from autograder.run import OUT_OF_MEMORY, ResourceLimits, SandboxUnavailable, megabytes, memory_limit_bytes
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
 
@@ -64,7 +63,7 @@ class GradescopeConfig:
                                   f"not {self.hidden_visibility!r}")
 
     def limits(self):
-        from autograder.run.execute import Limits
+        from autograder.run import Limits
 
         return Limits(cell_timeout=self.cell_timeout, total_timeout=self.total_timeout,
                       sandbox=ResourceLimits(memory_bytes=int(self.memory_gib * 2**30)))
@@ -277,7 +276,7 @@ def protect_harness(root: Path) -> None:
     """Make everything a kernel must not read or write private to root: the zip's contents, the
     results, the submission (the kernel gets its own copy), the submission's metadata, this installed
     package (graders, references) and the reference cache. The Python installation stays readable."""
-    from autograder.caches.machine_cache import cache_root
+    from autograder.caches import cache_root
 
     for directory in (root / "source", root / "results", root / "submission", Path(autograder.__file__).resolve().parent,
                       cache_root()):
@@ -309,9 +308,8 @@ def find_notebook(submission: Path) -> Path | str:
 
 def grade_submission(root: Path, config: GradescopeConfig):
     """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one)."""
-    from autograder.grading.grade import grade_notebook
+    from autograder.grading import GradeResult, grade_notebook
     from autograder.lab import load_lab
-    from autograder.grading.results import GradeResult
 
     found = find_notebook(root / "submission")
     if isinstance(found, str):
@@ -325,8 +323,7 @@ def run_gradescope(root: Path):
     """Grade the submission in Gradescope's layout under ``root`` and write results/results.json.
 
     Whatever happens, a results.json is written, with the reason when the submission was not graded."""
-    from autograder.grading.report import print_grade
-    from autograder.grading.results import GradeResult
+    from autograder.grading import GradeResult, print_grade
 
     started = time.monotonic()
     results = root / "results"

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder.course.gradebook import write_atomically
-from autograder.grading.results import GradeResult, LatePenalty
+from autograder.grading import GradeResult, LatePenalty
 
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
 EXTENSIONS_FILE = "extensions.csv"  # in OUT: student, due, comment — a later due date for some students

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder.course.gradebook import write_atomically
-from autograder.grading.results import GradeResult, ManualScore, TaskResult
+from autograder.grading import GradeResult, ManualScore, TaskResult
 
 OVERRIDES_FILE = "overrides.csv"
 COLUMNS = ("student", "task", "points", "comment", "grader", "time")

@@ -5,3 +5,16 @@ the probe in the kernel (``autograder/probe/``) writes it; ``taken_facts`` moves
 kernel's reach at once and reads it later; ``records`` validates it into the frozen ``Fact`` records
 the checks and graders read. Nothing here imports JAX or runs a kernel.
 """
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.facts.capture import Call, Input, Probe, TaskCapture, task_seed
+    from autograder.facts.records import (
+        CallFact, Fact, FactsError, PARSER_LOCK, ProbeFact, ProgramFact, ShardingFact, TaskFacts, TypeFact, load_task_facts,
+    )
+    from autograder.facts.taken_facts import TakenFacts
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

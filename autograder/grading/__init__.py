@@ -5,3 +5,18 @@
 ``results`` are what a grade is made of; ``report`` prints it and ``feedback`` words it for the
 student. The student's check and the course's batches take ``GradeResult`` from here.
 """
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.grading.check_result import CheckResult
+    from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
+    from autograder.grading.grade import grade_notebook
+    from autograder.grading.graders import GraderError, run_graders
+    from autograder.grading.report import print_grade
+    from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
+    from autograder.grading.submission import read_submission
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -13,12 +13,9 @@ import threading
 from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
-from autograder.run.execute import Execution, Limits, execute_plan
+from autograder.run import Execution, Limits, LiveExecution, NO_SANDBOX, build_plan, execute_plan, sandbox_level
 from autograder.lab import Lab, LabError, lab_of_notebook, load_lab
-from autograder.run.live_execution import LiveExecution
-from autograder.run.plan import build_plan
 from autograder.grading.results import GradeResult, TaskResult
-from autograder.run.sandbox import NO_SANDBOX, sandbox_level
 from autograder.grading.submission import NotANotebook, read_submission
 
 

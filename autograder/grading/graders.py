@@ -15,13 +15,11 @@ from collections.abc import Collection
 
 import pytest
 
-from autograder.facts.capture import Call, task_seed
+from autograder.facts import Call, CallFact, Fact, PARSER_LOCK, ProbeFact, TaskFacts, task_seed
 from autograder.grading.check_result import CheckResult
 from autograder.checks import CheckFailure
-from autograder.run.execute import Execution
-from autograder.facts.records import PARSER_LOCK, CallFact, Fact, ProbeFact, TaskFacts
+from autograder.run import Execution, LiveExecution
 from autograder.lab import Lab
-from autograder.run.live_execution import LiveExecution
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
 # (they cost time at each session's end, and are none of the grading's business), and pytest's reports

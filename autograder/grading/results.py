@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from autograder.grading.check_result import CheckResult
-from autograder.run.sandbox import LEVEL_DESCRIPTIONS
+from autograder.run import LEVEL_DESCRIPTIONS
 
 # Every status a submission can end with; "graded" means the notebook ran to its end.
 STATUSES = ("graded", "timeout", "kernel died", "kernel failed to start", "not a notebook", "unknown lab",

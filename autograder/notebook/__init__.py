@@ -30,10 +30,10 @@ from typing import Any
 
 import nbformat
 
-from autograder.facts.capture import TaskCapture, task_seed
+from autograder.facts import TaskCapture, task_seed
 from autograder.notebook.checker_process import CheckerError, CheckerProcess
-from autograder.run.devices import DEVICE_COUNT
-from autograder.grading.check_result import CheckResult
+from autograder.run import DEVICE_COUNT
+from autograder.grading import CheckResult
 from autograder.notebook.inline_report import NotebookCheck, TaskCheck, check_html
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.probe import runtime

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import autograder
-from autograder.run.devices import kernel_environment
+from autograder.run import kernel_environment
 
 LOG_TAIL_CHARS = 2000
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape as _escape
 
-from autograder.grading.feedback import escape, scoped_style, task_section
-from autograder.grading.check_result import CheckResult
-from autograder.grading.results import TaskResult
+from autograder.grading import CheckResult, TaskResult, escape, scoped_style, task_section
 
 SCOPE = "autograder-check"
 SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the check's own output is styled

@@ -25,11 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from autograder.run.devices import configure_grader_process
-from autograder.run.execute import Execution
-from autograder.facts.records import FactsError, TaskFacts, load_task_facts
-from autograder.grading.check_result import CheckResult
-from autograder.grading.graders import GraderError, run_graders
+from autograder.run import Execution, configure_grader_process
+from autograder.facts import FactsError, TaskFacts, load_task_facts
+from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import Lab, LabError, load_lab
 
 

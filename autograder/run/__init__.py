@@ -7,3 +7,22 @@ write each task's facts (``live_execution`` hands each task over as soon as it i
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code, and
 ``kernel_pool`` starts the next kernel ahead. Grading reads what the run hands on: each task's facts.
 """
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
+    from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
+    from autograder.run.execute import Execution, Limits, execute_plan
+    from autograder.run.kernel_pool import worker_pool
+    from autograder.run.live_execution import LiveExecution
+    from autograder.run.plan import RunCell, build_plan, has_code
+    from autograder.run.quiet import wait_for_quiet
+    from autograder.run.sandbox import (
+        LEVEL_DESCRIPTIONS, NO_SANDBOX, ResourceLimits, SandboxUnavailable, sandbox_level, sandbox_problem,
+        try_bubblewrap_in_background,
+    )
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -3,7 +3,7 @@
 import os
 import sys
 
-from autograder.caches.machine_cache import enable_compilation_cache
+from autograder.caches import enable_compilation_cache
 
 DEVICE_COUNT = 8
 

@@ -30,17 +30,16 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
 from autograder.run import quiet
-from autograder.facts.capture import TaskCapture, task_seed
+from autograder.facts import TakenFacts, TaskCapture, task_seed
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
                                startup_code, wait_for_warm_up_code)
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import ResourceLimits
-from autograder.facts.taken_facts import TakenFacts
 
 if TYPE_CHECKING:
-    from autograder.facts.records import TaskFacts
+    from autograder.facts import TaskFacts
 
 TIMEOUT_ENAME = "CellTimeoutError"
 PROBE_SOURCE = Path(__file__).resolve().parents[1] / "probe" / "runtime.py"

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from autograder.facts.taken_facts import TakenFacts
+from autograder.facts import TakenFacts
 
 GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the grader to be idle
 

@@ -1,6 +1,6 @@
 """Lab 1, "distributed arrays and automatic parallelization": what the harness reads from the kernel after each task."""
 
-from autograder.facts.capture import Call, Input, TaskCapture
+from autograder.facts import Call, Input, TaskCapture
 from autograder.labs.lab1_distributed_arrays.reference import FRESH_SHAPE, MESH
 
 # The grader's input of task 5 is laid out as the lab's own input of f: rows over 'a', columns over 'b'.

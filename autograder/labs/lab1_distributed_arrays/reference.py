@@ -18,8 +18,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P, Sing
 from autograder.checks import (
     CheckFailure, Layout, MeshSpec, called_once, collectives_in, is_same_layout, measure_interleaved,
 )
-from autograder.facts.records import Fact
-from autograder.caches.reference_cache import cached_reference
+from autograder.facts import Fact
+from autograder.caches import cached_reference
 
 MESH = MeshSpec((4, 2), ("a", "b"), "auto")
 MESH_DP = MeshSpec((8,), ("batch",), "auto")

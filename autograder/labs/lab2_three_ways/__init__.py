@@ -1,6 +1,6 @@
 """Lab 2, "three ways to parallelize": what the harness reads from the kernel after each task."""
 
-from autograder.facts.capture import Call, Input, TaskCapture
+from autograder.facts import Call, Input, TaskCapture
 from autograder.labs.lab2_three_ways.reference import FRESH_N_DATA, MESH_1D_EXPLICIT, N_FEATURES, N_OUT
 
 CAPTURES = (

@@ -11,7 +11,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeasuredRatio, MeshSpec, called_once, measure_interleaved, measured_ratio
-from autograder.caches.reference_cache import cached_reference
+from autograder.caches import cached_reference
 
 MESH_2D = MeshSpec((2, 4), ("x", "y"), "auto")
 MESH_1D = MeshSpec((8,), ("x",), "auto")

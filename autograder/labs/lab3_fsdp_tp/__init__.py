@@ -1,6 +1,6 @@
 """Lab 3, "FSDP and tensor parallelism": what the harness reads from the kernel after each task."""
 
-from autograder.facts.capture import Call, Input, Probe, TaskCapture
+from autograder.facts import Call, Input, Probe, TaskCapture
 from autograder.labs.lab3_fsdp_tp.reference import BATCH, FRESH_LAYER, HIDDEN, MLP_WIDTH, X_SHAPE
 
 # Uncommitted inputs, like the lab's own x, A, W1, W2: shard_map places them as its in_specs say, and

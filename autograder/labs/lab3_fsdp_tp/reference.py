@@ -10,7 +10,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeshSpec, called_once, measure_interleaved
-from autograder.caches.reference_cache import cached_reference
+from autograder.caches import cached_reference
 
 MESH_2D = MeshSpec((2, 4), ("data", "model"), "auto")
 MESH_1D = MeshSpec((8,), ("data",), "auto")

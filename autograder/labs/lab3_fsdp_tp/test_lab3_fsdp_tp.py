@@ -10,12 +10,10 @@ import re
 import numpy as np
 import pytest
 
-from autograder.facts.capture import Input
+from autograder.facts import Input
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted,
-    assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, is_allclose,
+    CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted, assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, found_number, is_allclose,
 )
-from autograder.checks import found_number
 from autograder.labs.lab3_fsdp_tp import reference as ref
 
 task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden

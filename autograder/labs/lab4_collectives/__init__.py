@@ -1,6 +1,6 @@
 """Lab 4, communication inside shard_map: what the harness reads from the kernel after each task."""
 
-from autograder.facts.capture import Call, Input, TaskCapture
+from autograder.facts import Call, Input, TaskCapture
 from autograder.labs.lab4_collectives import reference as ref
 
 CAPTURES = (
