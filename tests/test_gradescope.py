@@ -148,7 +148,7 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
 
 def test_the_solution_gets_full_marks(gradescope):
     """Every check passes but, perhaps, the verdict on timing, which follows the grader's own measurement
-    on this machine (tests/lab_submissions.py: MEASURED_VERDICTS)."""
+    on this machine (MEASURED_VERDICTS of tests/<lab id>_submissions.py)."""
     results, output, _ = gradescope["solution"]
     assert {"score", "tests", "output", "execution_time", "stdout_visibility"} <= set(results)
     assert all({"name", "score", "max_score", "status", "output", "visibility"} <= set(t) for t in results["tests"])

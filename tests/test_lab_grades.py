@@ -1,5 +1,5 @@
 """Every lab graded end to end on real notebooks: its solution scores full marks, its untouched student
-notebook scores zero, and each submission with known grades (tests/labN_submissions.py) loses exactly
+notebook scores zero, and each submission with known grades (tests/<lab id>_submissions.py) loses exactly
 the points of the checks it gets wrong. Each lab's notebooks are executed once per session.
 
 A verdict judged against the grader's own timing (MEASURED_VERDICTS) depends on the machine's speed
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from lab_submissions import CASES_BY_LAB, MEASURED_VERDICTS, fixed_checks
+from lab_submissions import CASES_BY_LAB, LABS_WITHOUT_KNOWN_GRADES, MEASURED_VERDICTS, fixed_checks
 
 
 def _failed(result, lab_id):
@@ -36,6 +36,13 @@ def _assert_measured_verdicts_follow_the_grader(result, lab_id):
             continue
         expected, low, high = VERDICT_FAILURE.search(check.message).groups()
         assert float(low) > 1 if expected == "True" else float(high) < 1, check
+
+
+def test_every_lab_has_submissions_with_known_grades():
+    """A lab is graded end to end here only through its own tests/<lab id>_submissions.py."""
+    assert not LABS_WITHOUT_KNOWN_GRADES, "write " + ", ".join(
+        f"tests/{lab_id}_submissions.py" for lab_id in LABS_WITHOUT_KNOWN_GRADES) + " (docs/writing-a-lab.md)"
+    assert all(CASES_BY_LAB.values()), "a lab's CASES is empty"
 
 
 @pytest.mark.parametrize("lab_id", list(CASES_BY_LAB))

@@ -6,6 +6,10 @@ every task. A wrong task loses exactly the points of the checks it gets wrong, a
 
 from cases import Case, solved
 
+# Whether sharding made grad_loss faster is judged against the grader's own timing of this grading on this
+# machine: no case below states its outcome (tests/lab_submissions.py).
+MEASURED_VERDICTS = {"test_t8_verdict"}
+
 T3_PREDICTIONS = "B_plus_C_spec = P('x', 'y')\nBt_C_spec = P(None, 'y')"
 T3_RESULTS = "B_plus_C = B + C\nBt_C = B.T @ C"
 T3_ARRAYS = ("B = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P('x', None)))\n"
