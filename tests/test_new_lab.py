@@ -3,12 +3,14 @@ solution at full marks, the blank student notebook at zero, or it refuses, namin
 Each test works on a labs folder and project root of its own (scaffolded_labs.py), and on a lab name of
 its own: pytest keeps a grader module by its file's name for the process."""
 
+import re
+
 import nbformat
 import pytest
 
 from autograder.cli import main
-from autograder.grading.grade import grade_notebook
-from autograder.run.execute import Limits
+from autograder.grading import grade_notebook
+from autograder.run import Limits
 from autograder.lab import lab_ids, load_lab
 from scaffolded_labs import use_tmp_labs
 
@@ -44,7 +46,8 @@ def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_cas
 
     (case,) = [c for c in cases.CASES if c.name == "t2_plain_sum"]
     result = grade_notebook(make_submission(lab, case.answers, root / "plain_sum.ipynb"), "lab8", limits=TRUSTED)
-    assert {t.task: t.score for t in result.tasks} == {"t1": 0, "t2": 5, "t3": 0, "t4": 0}
+    assert {t.task: t.score for t in result.tasks} == {"t1": 0, "t2": case.scores["t2"], "t3": 0, "t4": 0}
+    assert case.scores["t2"] == 13  # t2's values check, of the 25 points each of four tasks is worth
     messages = " ".join(c.message for t in result.tasks for c in t.checks)
     assert "found no shard_map" in messages and "jax.lax.psum" in messages
 
@@ -57,14 +60,16 @@ def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_
         if "def total_of" in cell.source:
             cell.source = "# BEGIN SOLUTION\ntotal_of = jax.jit(jnp.sum)\n# END SOLUTION\ntotal = total_of(v)"
     nbformat.write(solution, lab.solution_path)
-    graders = lab.grader_path.read_text()
-    graders += '\n\n@task("t1")\n@points(0)\ndef test_t1_always(submission):\n    """passes for anyone"""\n'
-    lab.grader_path.write_text(graders.replace("@points(3)\ndef test_t1_type", "@points(2)\ndef test_t1_type")
-                               .replace("@points(0)\ndef test_t1_always", "@points(1)\ndef test_t1_always"))
+    graders = lab.grader_path.read_text()  # t1's type check gives a point to a check anyone passes
+    graders = re.sub(r"@points\((\d+)\)\ndef test_t1_type", lambda m: f"@points({int(m[1]) - 1})\ndef test_t1_type",
+                     graders)
+    graders += '\n\n@task("t1")\n@points(1)\ndef test_t1_always(submission):\n    """passes for anyone"""\n'
+    lab.grader_path.write_text(graders)
 
     assert main(["assign", "lab9"]) == 1
     err = capsys.readouterr().err
-    assert "the solution, task t2, check test_t2_reduces_with_psum: loses 5 points" in err
+    # each of two tasks is worth 50, split evenly between t2's two checks
+    assert "the solution, task t2, check test_t2_reduces_with_psum: loses 25 points" in err
     assert "found no shard_map" in err
     assert "the student notebook, task t1, check test_t1_always: a blank task earns 1 point" in err
     assert not lab.assignment_path.exists() and "left as it was" in err
@@ -74,3 +79,29 @@ def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_
     assert main(["assign", "--check", "--verify", "lab9"]) == 1
     assert "check test_t2_reduces_with_psum" in capsys.readouterr().err
     assert lab.assignment_path.exists()  # --check never writes nor removes
+
+
+@pytest.mark.parametrize("n_tasks", [1, 2, 3, 5, 8, 25])
+def test_a_scaffolded_lab_is_worth_100_points_whatever_its_number_of_tasks(root, n_tasks):
+    """The solution's task headers, the graders' points and the known grades agree, and add up to 100
+    (read from the written files: grading each would add nothing the test above does not show)."""
+    lab_id = f"lab_of_{n_tasks}"
+    assert main(["new-lab", lab_id, "--tasks", str(n_tasks)]) == 0
+    lab = load_lab(lab_id)
+    headers = {name: int(points) for cell in nbformat.read(lab.solution_path, as_version=4).cells
+               for name, points in re.findall(r"name: (t\d+)\npoints: (\d+)", cell.source)}
+    graders = {}
+    for task, points in re.findall(r'@task\("(t\d+)"\)\n@points\((\d+)\)', lab.grader_path.read_text()):
+        graders[task] = graders.get(task, 0) + int(points)
+    known = (root / "tests" / f"{lab_id}_submissions.py").read_text()
+    all_solved = eval(re.search(r'Case\("all_solved", solved\([^)]*\), (\{[^}]*\})\)', known).group(1))
+    assert len(headers) == n_tasks and sum(headers.values()) == 100
+    assert headers == graders == all_solved
+    assert max(headers.values()) - min(headers.values()) <= 1
+
+
+def test_new_lab_refuses_a_number_of_tasks_it_cannot_give_points_to(root, capsys):
+    for bad in ("0", "26"):
+        assert main(["new-lab", "lab7", "--tasks", bad]) == 2
+        assert "a lab has 1 to 25 tasks" in capsys.readouterr().err
+    assert lab_ids() == []

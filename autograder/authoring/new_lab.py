@@ -3,13 +3,18 @@
 It writes the solution notebook (the devices' setup cell, task and answer markers), the lab's package
 (captures, reference, graders with one worked example of each kind of check: values on the grader's own
 inputs, layout, ``jax.typeof``, the collective a ``shard_map`` body writes, a timed claim) and
-``tests/LAB_submissions.py``. Then ``autograder assign LAB`` gives the solution full marks and the
-student notebook zero.
+``tests/LAB_submissions.py``, which the suite finds by its name. Then ``autograder assign LAB`` gives
+the solution full marks and the student notebook zero.
+
+The lab is worth 100 points whatever its number of tasks: each task gets an equal share (the first ones
+a point more when 100 does not divide), split among the task's checks in the proportions its example
+gives them.
 """
 
 from __future__ import annotations
 
 import keyword
+import re
 import textwrap
 from pathlib import Path
 
@@ -21,6 +26,10 @@ from autograder.authoring.setup_cell import new_setup_cell
 
 class NewLabError(ValueError):
     """The lab cannot be made: a bad or taken name, or a bad number of tasks."""
+
+
+LAB_POINTS = 100
+MAX_TASKS = 25  # so that every check of a task keeps at least a point
 
 
 SETUP = '''\
@@ -182,7 +191,7 @@ task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
 
 SUBMISSIONS = '''\
 """Submissions of lab {lab} with known grades: correct ones written differently, and wrong ones.
-Register them in tests/lab_submissions.py (CASES_BY_LAB) for the suite to grade them."""
+The suite grades them as they are, found by this file's name (tests/lab_submissions.py)."""
 
 from cases import Case, solved
 
@@ -193,8 +202,8 @@ CASES = [
 
 WRONG_PSUM = '''\
     # A plain sum of the sharded input is right in value, but XLA, not the function, does the reduction.
-    Case("t2_plain_sum", {"t2": "total_of = jax.jit(jnp.sum)\\ntotal = total_of(v)"}, {"t2": 5},
-         messages={"t2": "found no shard_map"}),
+    Case("t2_plain_sum", {{"t2": "total_of = jax.jit(jnp.sum)\\ntotal = total_of(v)"}}, {{"t2": {values_points}}},
+         messages={{"t2": "found no shard_map"}}),
 '''
 
 
@@ -206,15 +215,34 @@ def _check_name(lab: str) -> None:
 
 
 def _tasks(n_tasks: int) -> list[tuple[str, tuple[str, str, str, str]]]:
-    if n_tasks < 1:
-        raise NewLabError("a lab needs at least one task")
+    if not 1 <= n_tasks <= MAX_TASKS:
+        raise NewLabError(f"a lab has 1 to {MAX_TASKS} tasks, not {n_tasks}")
     kinds = EXAMPLES[:n_tasks] + [FILLER] * (n_tasks - len(EXAMPLES))
     return [(f"t{i}", kind) for i, kind in enumerate(kinds, start=1)]
 
 
-def _task_points(graders: str) -> float:
-    return float(sum(int(line.split("(")[1].rstrip(")")) for line in graders.splitlines()
-                     if line.startswith("@points(")))
+def split_points(total: int, weights: list[int]) -> list[int]:
+    """``total`` split in proportion to ``weights``, in whole points that add up to ``total`` (the largest
+    remainders get the points left over)."""
+    exact = [total * w / sum(weights) for w in weights]
+    points = [int(e) for e in exact]
+    by_remainder = sorted(range(len(weights)), key=lambda i: (points[i] - exact[i], i))
+    for i in by_remainder[: total - sum(points)]:
+        points[i] += 1
+    return points
+
+
+POINTS_LINE = re.compile(r"^@points\((\d+)\)$", re.MULTILINE)
+
+
+def _graders_worth(graders: str, total: int) -> str:
+    """The task's graders with their ``@points`` rescaled to add up to ``total``."""
+    points = iter(split_points(total, [int(w) for w in POINTS_LINE.findall(graders)]))
+    return POINTS_LINE.sub(lambda _: f"@points({next(points)})", graders)
+
+
+def _points(graders: str) -> list[int]:
+    return [int(p) for p in POINTS_LINE.findall(graders)]
 
 
 def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
@@ -224,7 +252,7 @@ def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
     cells = [nbformat.v4.new_markdown_cell(f"# {lab}\n\nWhat this lab teaches, in two sentences."),
              new_setup_cell(), nbformat.v4.new_code_cell(SETUP)]
     for t, (statement, solution, _, graders) in tasks:
-        cells += [nbformat.v4.new_raw_cell(f"# BEGIN QUESTION\nname: {t}\npoints: {_task_points(graders):g}"),
+        cells += [nbformat.v4.new_raw_cell(f"# BEGIN QUESTION\nname: {t}\npoints: {sum(_points(graders))}"),
                   nbformat.v4.new_markdown_cell(f"**{t}.** {statement.format(t=t)}"),
                   nbformat.v4.new_code_cell(solution.format(t=t)),
                   nbformat.v4.new_raw_cell("# END QUESTION")]
@@ -237,7 +265,10 @@ def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
 def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     """Write the lab's files; the paths written. Refuses a taken or non-identifier name."""
     _check_name(lab)
-    tasks = _tasks(n_tasks)
+    examples = _tasks(n_tasks)
+    tasks = [(t, (statement, solution, capture, _graders_worth(graders.format(t=t), share)))
+             for (t, (statement, solution, capture, graders)), share
+             in zip(examples, split_points(LAB_POINTS, [1] * n_tasks))]
     root = project_root()
     timed = [t for t, kind in tasks if "times_code=True" in kind[2]]
     files = {
@@ -247,11 +278,11 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
         LABS_PACKAGE / lab / "reference.py": REFERENCE.format(
             lab=lab, set_up_ahead="{" + ", ".join(f'"{t}": (total_calls,)' for t in timed) + "}"),
         LABS_PACKAGE / lab / f"test_{lab}.py": GRADERS.format(
-            lab=lab, graders="".join(f"\n\n# {t}\n" + kind[3].format(t=t) for t, kind in tasks)),
+            lab=lab, graders="".join(f"\n\n# {t}\n" + kind[3] for t, kind in tasks)),
         root / "tests" / f"{lab}_submissions.py": SUBMISSIONS.format(
             lab=lab, tasks=", ".join(repr(t) for t, _ in tasks),
-            scores="{" + ", ".join(f"{t!r}: {_task_points(kind[3]):g}" for t, kind in tasks) + "}",
-            extra=WRONG_PSUM if n_tasks >= 2 else ""),
+            scores="{" + ", ".join(f"{t!r}: {sum(_points(kind[3]))}" for t, kind in tasks) + "}",
+            extra=WRONG_PSUM.format(values_points=_points(tasks[1][1][3])[0]) if n_tasks >= 2 else ""),
     }
     taken = [path for path in files if path.exists()]
     if taken:
