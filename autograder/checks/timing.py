@@ -209,8 +209,10 @@ def assert_speedup_claim(
             " warm, blocked and per call")
 
 
-def assert_faster_verdict(claimed: Any, measured: MeasuredRatio, name: str) -> None:
-    """Fail unless the claimed "sharded is faster" agrees with the grader's measured single ÷ sharded ratio.
+def assert_faster_verdict(claimed: Any, measured: MeasuredRatio, name: str, ratio: str = "single ÷ sharded",
+                          candidate: str = "the sharded code") -> None:
+    """Fail unless the claimed "``candidate`` is faster" agrees with the grader's measured ``ratio`` (the
+    other code's time ÷ the candidate's: above 1 when the candidate is faster).
 
     The grader's interval alone decides: either answer passes when it holds 1, only the answer on its
     side when it does not."""
@@ -219,8 +221,8 @@ def assert_faster_verdict(claimed: Any, measured: MeasuredRatio, name: str) -> N
         return
     slower = "slower" if measured.high < 1 else "faster"
     raise CheckFailure(
-        f"{quote(name)}: expected {not verdict}, found {verdict}: the grader measured single ÷ sharded ="
-        f" {measured.describe()}, so the sharded code is clearly {slower} on this machine")
+        f"{quote(name)}: expected {not verdict}, found {verdict}: the grader measured {ratio} ="
+        f" {measured.describe()}, so {candidate} is clearly {slower} on this machine")
 
 
 def _require_positive(**values: float) -> None:

@@ -19,4 +19,5 @@ CAPTURES = (
             Input(ref.FRESH_RHS, key=2, mesh=ref.MESH, spec=("x", None)),
         )),
     )),
+    TaskCapture("t5", names=("t_collective", "t_gathered", "speedup", "collective_faster"), times_code=True),
 )

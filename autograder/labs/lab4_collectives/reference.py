@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import numpy as np
+import functools
+from typing import Callable, NamedTuple
 
-from autograder.checks import MeshSpec
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
 from autograder.caches import cached_reference
+from autograder.checks import MeasuredRatio, MeshSpec, called_once, measure_interleaved, measured_ratio
 
 MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), ("x",))
 FRESH_N = 128  # the grader's inputs have other sizes than the lab's arrays
 FRESH_ROWS = (8, 32)
 FRESH_LHS, FRESH_RHS = (32, 64), (64, 16)
+TIMED_LHS, TIMED_RHS = (256, 512), (512, 256)  # the notebook's big_lhs and big_rhs
 
 
 @cached_reference
@@ -19,5 +26,50 @@ def lab_v() -> np.ndarray:
     return np.arange(64, dtype=np.float32)
 
 
+def _collective_matmul_body(lhs_block, rhs_block):
+    """The collective matmul of the solution: each step multiplies while ppermute passes rhs blocks on."""
+    me = jax.lax.axis_index("x")
+    chunk = rhs_block.shape[0]
+    out = jnp.zeros((lhs_block.shape[0], rhs_block.shape[1]), lhs_block.dtype)
+    current = rhs_block
+    for k in range(8):
+        following = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)]) if k < 7 else None
+        out = out + jax.lax.dynamic_slice_in_dim(lhs_block, ((me + k) % 8) * chunk, chunk, axis=1) @ current
+        current = following
+    return out
+
+
+class MatmulTimes(NamedTuple):
+    """What the grader measured of the two matmuls of task 5: seconds per call of the collective one and
+    of the one that gathers rhs first, and gathered ÷ collective round by round."""
+
+    collective: float
+    gathered: float
+    ratio: MeasuredRatio
+
+
+@functools.cache
+def matmul_calls() -> dict[str, Callable[[], object]]:
+    """The two products the grader times for task 5, on operands of the notebook's sizes split by rows,
+    each called once: set up once per process."""
+    mesh = MESH.build()
+    rows = NamedSharding(mesh, P("x", None))
+    lhs = jax.device_put(np.random.default_rng(2).standard_normal(TIMED_LHS, dtype=np.float32), rows)
+    rhs = jax.device_put(np.random.default_rng(3).standard_normal(TIMED_RHS, dtype=np.float32), rows)
+    specs = {"mesh": mesh, "in_specs": (P("x", None), P("x", None)), "out_specs": P("x", None)}
+    collective = jax.jit(jax.shard_map(_collective_matmul_body, **specs))
+    gathered = jax.jit(jax.shard_map(lambda a, b: a @ jax.lax.all_gather(b, "x", tiled=True), **specs))
+    return called_once({"collective": lambda: collective(lhs, rhs), "gathered": lambda: gathered(lhs, rhs)})
+
+
+def matmul_times() -> MatmulTimes:
+    """The grader's own seconds per call of both products (warm, blocked, interleaved), and their ratio
+    with its interval, measured now: a grading measures once (``per_grading``)."""
+    stats = measure_interleaved(matmul_calls(), repeats=15, warmup=1, min_repeats=5)
+    return MatmulTimes(stats["collective"].median, stats["gathered"].median,
+                       measured_ratio(stats["gathered"], stats["collective"]))
+
+
 CACHED_CALLS = (lab_v,)
-SET_UP_AHEAD: dict = {}
+# Set up while the kernel starts, when a grading checks task 5: afterwards the measurement only times.
+SET_UP_AHEAD = {"t5": (matmul_calls,)}

@@ -1,11 +1,13 @@
-"""Graders of lab 4, communication inside shard_map: values on the grader's own inputs, layouts, and which
-collectives each shard_map body writes (read from the trace, so XLA's own collectives do not count)."""
+"""Graders of lab 4, communication inside shard_map: values on the grader's own inputs, layouts, which
+collectives each shard_map body writes (read from the trace, so XLA's own collectives do not count), and
+a timing claim judged by the grader's own measurement."""
 
 import numpy as np
 import pytest
 
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_fully_replicated, assert_layout, assert_shard_map_collectives,
+    CheckFailure, Layout, assert_allclose, assert_faster_verdict, assert_fully_replicated, assert_layout,
+    assert_shard_map_collectives, assert_speedup_claim, assert_time_consistent,
 )
 from autograder.labs.lab4_collectives import reference as ref
 
@@ -34,7 +36,7 @@ def test_t1_fresh_values_on_every_device(submission):
 
 
 @task("t1")
-@points(15)
+@points(10)
 def test_t1_ring_of_ppermutes(submission):
     """`ring_gather`'s shard_map body moves blocks with jax.lax.ppermute, not jax.lax.all_gather"""
     assert_shard_map_collectives(submission.call("t1", "ring_gather"), "ring_gather", uses=["ppermute"],
@@ -97,7 +99,7 @@ def _shape(submission, name):
 
 
 @task("t3")
-@points(10)
+@points(5)
 @pytest.mark.parametrize("name, expected", [("psum_block_shape", (16,)), ("scatter_block_shape", (2,))])
 def test_t3_block_shapes(submission, name, expected):
     """the block one device holds after psum (the whole sum) and after psum_scatter (an eighth of it)"""
@@ -127,3 +129,47 @@ def test_t4_ppermute_not_all_gather(submission):
     """`collective_matmul`'s shard_map body passes rhs blocks with jax.lax.ppermute and never gathers them"""
     assert_shard_map_collectives(submission.call("t4", "collective_matmul"), "collective_matmul",
                                  uses=["ppermute"], avoids=["all_gather"], axis="x")
+
+
+# t5 — is the collective matmul faster here? Times and a verdict, judged by the grader's own measurement
+
+
+@task("t5")
+@points(3)
+@hidden
+def test_t5_collective_time(submission, per_grading):
+    """`t_collective` agrees with the grader's own warm, blocked measurement of a collective matmul"""
+    claimed = submission.name("t5", "t_collective")
+    assert_time_consistent(claimed, per_grading(ref.matmul_times).collective, "t_collective")
+
+
+@task("t5")
+@points(3)
+@hidden
+def test_t5_gathered_time(submission, per_grading):
+    """`t_gathered` agrees with the grader's own warm, blocked measurement of gathered_matmul"""
+    claimed = submission.name("t5", "t_gathered")
+    assert_time_consistent(claimed, per_grading(ref.matmul_times).gathered, "t_gathered")
+
+
+@task("t5")
+@points(5)
+@hidden
+def test_t5_speedup(submission, per_grading):
+    """`speedup` is t_gathered / t_collective, from sound times, and agrees with the grader's measured ratio"""
+    claimed = submission.name("t5", "speedup")
+    t_gathered, t_collective = submission.name("t5", "t_gathered"), submission.name("t5", "t_collective")
+    measured = per_grading(ref.matmul_times)
+    assert_time_consistent(t_gathered, measured.gathered, "t_gathered")
+    assert_time_consistent(t_collective, measured.collective, "t_collective")
+    assert_speedup_claim(claimed, t_gathered, t_collective, measured.ratio.median, "speedup",
+                         a_name="t_gathered", b_name="t_collective")
+
+
+@task("t5")
+@points(4)
+def test_t5_verdict(submission, per_grading):
+    """`collective_faster` says whether the collective matmul beat gathering rhs first on this machine, as
+    the grader measures it (either answer passes when its measurement cannot tell)"""
+    assert_faster_verdict(submission.name("t5", "collective_faster"), per_grading(ref.matmul_times).ratio,
+                          "collective_faster", ratio="gathered ÷ collective", candidate="the collective matmul")
