@@ -16,7 +16,6 @@ PACKAGE = Path(autograder.__file__).resolve().parent
 # Lowest first: a stage may import only the stages before it (and itself).
 STAGES = [
     "autograder",  # the package itself: its version, nothing imported
-    "autograder.probe",  # the only code that runs inside the student's kernel
     "autograder.facts",  # what is taken from the kernel, as validated records
     "autograder.lab",  # the lab model: tasks, captures, the lab's package
     "autograder.caches",  # what the grader keeps on the machine
@@ -141,6 +140,13 @@ def test_other_stages_enter_a_stage_by_its_door():
         for module, path in MODULES.items() for line, name in _absolute_imports(path, module)
         if stage_of(name) not in (None, "autograder", stage_of(module)) and name != stage_of(name))
     assert not around, "imports past a stage's door:\n" + "\n".join(around)
+
+
+def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
+    """The probe and each lab's kernel probe run in the student's kernel as standalone modules."""
+    in_kernel = ["autograder.facts.probe"] + [m for m in MODULES if m.endswith(".kernel_probe")]
+    assert len(in_kernel) > 1
+    assert {m: sorted(imported(MODULES[m], m)) for m in in_kernel if imported(MODULES[m], m)} == {}
 
 
 def test_the_walk_finds_what_is_there():

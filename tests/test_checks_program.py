@@ -12,7 +12,7 @@ from autograder.checks import (
     CheckFailure, Layout, MeshSpec, assert_axis_types, assert_jit_given_layouts, assert_jitted, assert_uses,
 )
 from autograder.facts.records import load_task_facts
-from autograder.probe import runtime
+from autograder.facts import probe
 from test_checks_support import fact_of
 
 MESH = MeshSpec((8,), ("x",))
@@ -22,7 +22,7 @@ SHAPE = (16, 8)
 def recorded(tmp_path, function):
     """The probe's record of a call of ``function`` on a (16, 8) input sharded over 'x'."""
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input(SHAPE, mesh=MESH, spec=("x", None)),)),))
-    runtime.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    probe.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     return load_task_facts(tmp_path / "t1", "t1").calls["fn"]
 
 

@@ -9,7 +9,7 @@ from jax.sharding import PartitionSpec as P
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import CheckFailure, MeshSpec, assert_collectives, assert_shard_map_collectives, shard_map_collectives
 from autograder.facts.records import FactsError, load_task_facts
-from autograder.probe import runtime
+from autograder.facts import probe
 
 MESH = MeshSpec((8,), ("x",), "explicit")
 RING = [(i, (i + 1) % 8) for i in range(8)]
@@ -18,7 +18,7 @@ RING = [(i, (i + 1) % 8) for i in range(8)]
 def recorded(tmp_path, function):
     """The probe's record of a call of ``function`` on a length-64 input sharded over 'x'."""
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input((64,), mesh=MESH, spec=("x",)),), hlo=True),))
-    runtime.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    probe.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     call = load_task_facts(tmp_path / "t1", "t1").calls["fn"]
     assert call.error is None, call.error
     return call

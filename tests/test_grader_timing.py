@@ -11,7 +11,7 @@ from autograder.grading.graders import run_graders
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
 from autograder.run.live_execution import LiveExecution
-from autograder.probe import runtime
+from autograder.facts import probe
 from autograder.facts.taken_facts import TakenFacts
 
 LAB2 = "lab2_three_ways"
@@ -22,7 +22,7 @@ SWAPPED_T8 = {"t_unsharded": 0.025, "t_sharded": 0.02, "speedup": 1.25, "cpu_fas
 def _with_t8_facts(tmp_path, names=HONEST_T8) -> LiveExecution:
     """A run that has ended after task t8, whose names are ``names`` (HONEST_T8 by default)."""
     written = tmp_path / "written"
-    runtime.capture(load_lab(LAB2).captures["t8"].manifest(str(written), 7), dict(names))
+    probe.capture(load_lab(LAB2).captures["t8"].manifest(str(written), 7), dict(names))
     live, taken = LiveExecution(), TakenFacts(tmp_path / "taken")
     live.started(taken, [])
     taken.take("t8", written, "")

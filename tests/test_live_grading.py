@@ -19,7 +19,7 @@ from autograder.run.execute import TRUNCATION_MARK, CellOutcome
 from autograder.grading.graders import run_graders
 from autograder.lab import load_lab
 from autograder.run.live_execution import LiveExecution
-from autograder.probe import runtime
+from autograder.facts import probe
 from autograder.facts.taken_facts import TakenFacts, copy_facts
 
 LAB2 = "lab2_three_ways"
@@ -27,7 +27,7 @@ LAB2 = "lab2_three_ways"
 
 def _probe_writes(directory, task, namespace, lab_id=LAB2, seed=7):
     capture = load_lab(lab_id).captures[task]
-    runtime.capture(capture.manifest(str(directory), seed), namespace)
+    probe.capture(capture.manifest(str(directory), seed), namespace)
 
 
 def _a_sharded(spec):
@@ -87,7 +87,7 @@ def test_missing_facts_keep_the_probes_own_error(tmp_path):
 
 
 def test_the_probes_truncation_mark_is_the_one_the_harness_looks_for():
-    assert TRUNCATION_MARK == runtime.TRUNCATION_MARK
+    assert TRUNCATION_MARK == probe.TRUNCATION_MARK
 
 
 def test_starting_a_grade_imports_no_jax():

@@ -11,12 +11,12 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import MeshSpec
 from autograder.facts.records import FactsError, load_task_facts
-from autograder.probe import runtime
+from autograder.facts import probe
 
 
 def _capture(tmp_path, namespace, capture):
     out = tmp_path / capture.task
-    runtime.capture(capture.manifest(str(out), 7), namespace)
+    probe.capture(capture.manifest(str(out), 7), namespace)
     return load_task_facts(out, capture.task)
 
 
@@ -114,7 +114,7 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
 
     from autograder.facts.capture import Probe
 
-    module = types.ModuleType(runtime.LAB_PROBE_MODULE)
+    module = types.ModuleType(probe.LAB_PROBE_MODULE)
 
     def build(namespace, seed, params):
         print("building")
@@ -124,7 +124,7 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
         raise RuntimeError("student class failed")
 
     module.build, module.broken = build, broken
-    monkeypatch.setitem(__import__("sys").modules, runtime.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(__import__("sys").modules, probe.LAB_PROBE_MODULE, module)
     capture = TaskCapture("t6", probes=(Probe("b", "build", (("n", 3),)), Probe("x", "broken")))
     facts = _capture(tmp_path, {"Cls": lambda: (lambda n: np.arange(n))}, capture)
     assert facts.probes["b"].error is None and facts.probes["b"].stdout == "building\n"
@@ -135,7 +135,7 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
 
 def test_the_kernels_own_output_cut_is_recorded_with_the_facts(tmp_path, monkeypatch):
     assert _capture(tmp_path, {}, TaskCapture("t1")).output_cut is False
-    monkeypatch.setitem(runtime._output, "cut", True)
+    monkeypatch.setitem(probe._output, "cut", True)
     assert _capture(tmp_path, {}, TaskCapture("t2")).output_cut is True
 
 
@@ -193,11 +193,11 @@ def test_a_forged_program_record_is_refused(tmp_path):
 def _lab_probe_with(monkeypatch, **functions):
     import types
 
-    module = types.ModuleType(runtime.LAB_PROBE_MODULE)
+    module = types.ModuleType(probe.LAB_PROBE_MODULE)
     for name, function in functions.items():
         setattr(module, name, function)
-    monkeypatch.setitem(__import__("sys").modules, runtime.LAB_PROBE_MODULE, module)
-    monkeypatch.setitem(runtime._warm_up, "thread", None)
+    monkeypatch.setitem(__import__("sys").modules, probe.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(probe._warm_up, "thread", None)
 
 
 def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path, monkeypatch):
@@ -216,8 +216,8 @@ def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path
         return {}
 
     _lab_probe_with(monkeypatch, warm_up=warm_up, build=build)
-    runtime.start_warm_up()  # returns at once: the warm-up runs on its own thread
-    assert runtime._warm_up["thread"].is_alive() and events == []
+    probe.start_warm_up()  # returns at once: the warm-up runs on its own thread
+    assert probe._warm_up["thread"].is_alive() and events == []
     threading.Timer(0.3, release.set).start()
     _capture(tmp_path, {}, TaskCapture("t6", probes=(Probe("b", "build"),)))
     assert events == ["warmed", "probed"]
@@ -228,14 +228,14 @@ def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
         raise RuntimeError("the student broke jax.random")
 
     _lab_probe_with(monkeypatch, warm_up=warm_up)
-    runtime.start_warm_up()
-    runtime.wait_for_warm_up(10)
-    assert not runtime._warm_up["thread"].is_alive()
+    probe.start_warm_up()
+    probe.wait_for_warm_up(10)
+    assert not probe._warm_up["thread"].is_alive()
 
     _lab_probe_with(monkeypatch)  # a lab probe without warm_up
-    runtime.start_warm_up()
-    assert runtime._warm_up["thread"] is None
-    runtime.wait_for_warm_up(0)
+    probe.start_warm_up()
+    assert probe._warm_up["thread"] is None
+    probe.wait_for_warm_up(0)
 
 
 def test_equal_values_are_written_once_per_task_and_read_back_for_each_name(tmp_path):

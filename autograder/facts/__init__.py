@@ -1,9 +1,10 @@
 """Facts: what the harness takes from a student's kernel, and the plain data graders read.
 
 ``capture`` declares, per task, what to take (names, and calls on inputs the grader can rebuild);
-the probe in the kernel (``autograder/probe/``) writes it; ``taken_facts`` moves it out of the
-kernel's reach at once and reads it later; ``records`` validates it into the frozen ``Fact`` records
-the checks and graders read. Nothing here imports JAX or runs a kernel.
+``probe``, the only code of the harness that runs inside the kernel (copied there alone: it imports
+nothing of the harness), writes it; ``taken_facts`` moves it out of the kernel's reach at once and
+reads it later; ``records`` validates it into the frozen ``Fact`` records the checks and graders read.
+Nothing here runs a kernel, and only ``probe`` imports JAX.
 """
 
 from typing import TYPE_CHECKING

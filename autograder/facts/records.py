@@ -1,6 +1,6 @@
 """Facts: what the harness read from the student's kernel, as validated plain data.
 
-The probe (``autograder/probe/runtime.py``) runs in the untrusted kernel and writes, after each task,
+The probe (``autograder/facts/probe.py``) runs in the untrusted kernel and writes, after each task,
 ``facts.json`` plus ``.npy`` files (never pickles). This module turns that plain data into frozen
 dataclasses for the graders, validating every field on the way: a malformed or forged file raises
 ``FactsError`` and the task is graded as having no facts.

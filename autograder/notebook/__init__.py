@@ -36,7 +36,7 @@ from autograder.run import DEVICE_COUNT
 from autograder.grading import CheckResult
 from autograder.notebook.inline_report import NotebookCheck, TaskCheck, check_html
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
-from autograder.probe import runtime
+from autograder.facts import probe
 
 DEVICE_HELP = f"""Make this the first cell of the notebook:
 
@@ -135,7 +135,7 @@ def _check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) -> tu
             undefined[name] = _undefined(capture, namespace)
             if not undefined[name]:
                 facts[name] = str(directory / name)
-                runtime.capture(capture.manifest(facts[name], task_seed(seed, name)), namespace)
+                probe.capture(capture.manifest(facts[name], task_seed(seed, name)), namespace)
         checks = _run_checks(lab.id, seed, facts) if facts else []
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -151,13 +151,13 @@ def _undefined(capture: TaskCapture, namespace: Mapping[str, Any]) -> tuple[str,
 def _load_lab_probe(lab: Lab) -> None:
     """The lab's own kernel-side probe functions, where the probe looks for them."""
     path = lab.kernel_probe_path
-    loaded = sys.modules.get(runtime.LAB_PROBE_MODULE)
+    loaded = sys.modules.get(probe.LAB_PROBE_MODULE)
     if path is None or (loaded is not None and getattr(loaded, "__file__", None) == str(path)):
         return
-    spec = importlib.util.spec_from_file_location(runtime.LAB_PROBE_MODULE, path)
+    spec = importlib.util.spec_from_file_location(probe.LAB_PROBE_MODULE, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    sys.modules[runtime.LAB_PROBE_MODULE] = module
+    sys.modules[probe.LAB_PROBE_MODULE] = module
 
 
 def _run_checks(lab_id: str, seed: int, facts: dict[str, str]) -> list[CheckResult]:

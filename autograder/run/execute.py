@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from autograder.facts import TaskFacts
 
 TIMEOUT_ENAME = "CellTimeoutError"
-PROBE_SOURCE = Path(__file__).resolve().parents[1] / "probe" / "runtime.py"
-TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (runtime.TRUNCATION_MARK)
+PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"  # copied into the kernel
+TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (probe.TRUNCATION_MARK)
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
 
 

@@ -30,7 +30,7 @@ LAB_PROBE_MODULE = "_autograder_lab_probe"
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
     """Run before any student cell: load the probes, fix the device count for the kernel's life and
-    start the lab probe's warm-up (see ``start_warm_up`` in probe/runtime.py).
+    start the lab probe's warm-up (see ``start_warm_up`` in facts/probe.py).
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
