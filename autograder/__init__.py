@@ -22,7 +22,7 @@ def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Ca
     """``__getattr__``, ``__dir__`` and ``__all__`` for a package whose ``__init__`` (``init_file``)
     imports its exported names under ``if TYPE_CHECKING:``. A name's module is imported when the name is
     first used, and the name is read from it each time, so a test that patches it there is obeyed."""
-    origins = door_names(Path(init_file), package)
+    origins = door_names(Path(init_file))
     submodules = {p.stem for p in Path(init_file).parent.glob("*.py")} | {
         p.name for p in Path(init_file).parent.iterdir() if (p / "__init__.py").is_file()}
     if clashes := sorted(set(origins) & submodules):
@@ -40,7 +40,7 @@ def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Ca
     return __getattr__, __dir__, sorted(origins)
 
 
-def door_names(init_file: Path, package: str) -> dict[str, tuple[str, str]]:
+def door_names(init_file: Path) -> dict[str, tuple[str, str]]:
     """A door's names: each name ``init_file`` imports under ``if TYPE_CHECKING:``, with (its module, its
     name there)."""
     origins = {}

@@ -248,7 +248,7 @@ def _door_names(package: str) -> dict[str, tuple[str, str]]:
         return {}
     if spec is None or spec.submodule_search_locations is None or not spec.origin:
         return {}
-    return door_names(Path(spec.origin), package)
+    return door_names(Path(spec.origin))
 
 
 def source_files(module: str) -> dict[str, Path]:
