@@ -9,7 +9,8 @@ from notebooks import SOLUTION
 class Case:
     name: str
     answers: dict  # task -> answer source(s), or SOLUTION; unanswered tasks stay blank
-    scores: dict  # task -> expected points, leaving out the lab's MEASURED_VERDICTS (lab_submissions.py); tasks not named score 0
+    # task -> expected points, leaving out the lab's MEASURED_VERDICTS (lab_submissions.py); tasks not named score 0
+    scores: dict
     status: str = "graded"
     cell_timeout: float = 120.0
     messages: dict = field(default_factory=dict)  # task -> text that a failing message must contain

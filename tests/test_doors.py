@@ -12,7 +12,8 @@ import pytest
 import autograder
 from test_architecture import MODULES, STAGES
 
-DOORS = sorted(s for s in STAGES if s in MODULES and MODULES[s].name == "__init__.py" and "lazy_exports" in MODULES[s].read_text())
+DOORS = sorted(s for s in STAGES
+               if s in MODULES and MODULES[s].name == "__init__.py" and "lazy_exports" in MODULES[s].read_text())
 
 
 def test_the_stages_have_doors():

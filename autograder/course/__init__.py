@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.gradebook import write_atomically
     from autograder.course.gradescope import (
-        DEFAULT_ROOT, GradescopeConfig, GradescopeError, HIDDEN_VISIBILITIES, ROOT_VARIABLE, build_autograder_zip, run_gradescope,
+        DEFAULT_ROOT, GradescopeConfig, GradescopeError, HIDDEN_VISIBILITIES, ROOT_VARIABLE, build_autograder_zip,
+        run_gradescope,
     )
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.overrides import OverrideError

@@ -12,7 +12,9 @@ import pytest
 
 from autograder.facts import Input
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted, assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, found_number, is_allclose,
+    CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted,
+    assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, found_number,
+    is_allclose,
 )
 from autograder.labs.lab3_fsdp_tp import reference as ref
 
