@@ -45,13 +45,18 @@ def door_names(init_file: Path) -> dict[str, tuple[str, str]]:
     name there)."""
     origins = {}
     for node in ast.parse(init_file.read_text(encoding="utf-8"), str(init_file)).body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+        if is_type_checking_block(node):
             for statement in node.body:
                 if not isinstance(statement, ast.ImportFrom) or statement.level:
                     raise ImportError(f"{init_file}: under TYPE_CHECKING, only absolute `from ... import` names")
                 for alias in statement.names:
                     origins[alias.asname or alias.name] = (statement.module, alias.name)
     return origins
+
+
+def is_type_checking_block(node: ast.AST) -> bool:
+    """Whether ``node`` is an ``if TYPE_CHECKING:`` block: imports only editors and type checkers run."""
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
 if TYPE_CHECKING:
@@ -61,4 +66,4 @@ if TYPE_CHECKING:
     from autograder.lab import Lab, lab_ids, load_lab
 
 __getattr__, __dir__, _exported = lazy_exports(__name__, __file__)
-__all__ = ["__version__", "door_names", "lazy_exports", *_exported]
+__all__ = ["__version__", "door_names", "is_type_checking_block", "lazy_exports", *_exported]

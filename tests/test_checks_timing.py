@@ -172,6 +172,17 @@ def test_a_speedup_with_a_bad_time_names_that_time():
         "`t_single`: expected a finite positive number, found 0.0")
 
 
+def test_a_speedup_from_a_time_far_from_the_grader_s_fails_on_that_time_first():
+    """Given the grader's own times, the speedup is sound only if both claimed times are: 0.7 is a / b and
+    near the grader's ratio, but t_sharded is 50 times the grader's measurement."""
+    assert_speedup_claim(0.7, 0.007, 0.010, 0.9, "speedup", a_name="t_single", b_name="t_sharded")
+    text = message(assert_speedup_claim, 0.7, 0.007, 0.010, 0.9, "speedup", a_name="t_single", b_name="t_sharded",
+                   measured_a=0.007, measured_b=0.0002)
+    assert text == message(assert_time_consistent, 0.010, 0.0002, "t_sharded")
+    assert text.startswith("`t_sharded`:")
+    assert_speedup_claim(0.7, 0.007, 0.010, 0.9, "speedup", measured_a=0.006, measured_b=0.011)
+
+
 # measured_ratio: the grader's ratio, round by round, with the interval of its median
 
 def stats(*samples):

@@ -237,7 +237,7 @@ POINTS_LINE = re.compile(r"^@points\((\d+)\)$", re.MULTILINE)
 
 def _graders_worth(graders: str, total: int) -> str:
     """The task's graders with their ``@points`` rescaled to add up to ``total``."""
-    points = iter(split_points(total, [int(w) for w in POINTS_LINE.findall(graders)]))
+    points = iter(split_points(total, _points(graders)))
     return POINTS_LINE.sub(lambda _: f"@points({next(points)})", graders)
 
 

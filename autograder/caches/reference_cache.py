@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder import door_names
+from autograder import door_names, is_type_checking_block
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
 
 FORMAT = 1
@@ -231,7 +231,7 @@ def _run_time_nodes(tree: ast.AST):
     while todo:
         node = todo.pop()
         yield node
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+        if is_type_checking_block(node):
             todo.extend(node.orelse)
         else:
             todo.extend(ast.iter_child_nodes(node))

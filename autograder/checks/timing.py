@@ -190,9 +190,15 @@ def assert_time_consistent(claimed: Any, measured: float, name: str, factor: flo
 def assert_speedup_claim(
     claimed_speedup: Any, claimed_a: Any, claimed_b: Any, measured_ratio: float, name: str, factor: float = 2.5,
     a_name: str = "the first time", b_name: str = "the second time",
+    measured_a: float | None = None, measured_b: float | None = None,
 ) -> None:
     """Fail unless the claimed speedup equals claimed_a / claimed_b (within 5 %) and is within
-    ``factor`` of the grader's measured ratio."""
+    ``factor`` of the grader's measured ratio. Given the grader's own ``measured_a`` and ``measured_b``,
+    each claimed time must first agree with it (``assert_time_consistent``): a speedup from unsound times
+    is not sound."""
+    for claimed, measured, time_name in ((claimed_a, measured_a, a_name), (claimed_b, measured_b, b_name)):
+        if measured is not None:
+            assert_time_consistent(claimed, measured, time_name)
     _require_positive(measured_ratio=measured_ratio)
     speedup = found_number(claimed_speedup, name)
     a, b = found_number(claimed_a, a_name), found_number(claimed_b, b_name)

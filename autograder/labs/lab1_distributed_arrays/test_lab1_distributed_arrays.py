@@ -311,10 +311,8 @@ def test_t8_speedup(submission, per_grading):
     """`speedup` is t_single / t_sharded, from sound times, and agrees with the grader's measured ratio"""
     t_single, t_sharded = submission.name("t8", "t_single"), submission.name("t8", "t_sharded")
     single, sharded = per_grading(ref.gradient_times)
-    assert_time_consistent(t_single, single, "t_single")
-    assert_time_consistent(t_sharded, sharded, "t_sharded")
     assert_speedup_claim(submission.name("t8", "speedup"), t_single, t_sharded, single / sharded, "speedup",
-                         a_name="t_single", b_name="t_sharded")
+                         a_name="t_single", b_name="t_sharded", measured_a=single, measured_b=sharded)
 
 
 # t9 — does the random number generator communicate?

@@ -151,10 +151,9 @@ def test_t5_speedup(submission, per_grading):
     claimed = submission.name("t5", "speedup")
     t_gathered, t_collective = submission.name("t5", "t_gathered"), submission.name("t5", "t_collective")
     measured = per_grading(ref.matmul_times)
-    assert_time_consistent(t_gathered, measured.gathered, "t_gathered")
-    assert_time_consistent(t_collective, measured.collective, "t_collective")
     assert_speedup_claim(claimed, t_gathered, t_collective, measured.ratio.median, "speedup",
-                         a_name="t_gathered", b_name="t_collective")
+                         a_name="t_gathered", b_name="t_collective", measured_a=measured.gathered,
+                         measured_b=measured.collective)
 
 
 @task("t5")
