@@ -34,24 +34,28 @@ def in_thread(coroutine_function) -> threading.Thread:
     return thread
 
 
-def test_other_gradings_kernels_wait_while_a_timed_task_holds_the_turn_and_its_own_go_on():
+def test_while_a_timed_task_holds_the_turn_a_spare_kernel_waits_and_the_gradings_of_its_process_go_on():
+    """Gradings of one process share its turn (one may hold the pytest session another waits for); other
+    processes' kernels wait (test_a_grader_that_dies_holding_the_turn_frees_it), and so does a spare kernel."""
     turn, events = TimedTurn(owner=1), []
     asyncio.run(turn.acquire("t8"))
-    asyncio.run(cell_of(1, events, "own cell")())  # the holder's kernel is part of its turn
-    other = in_thread(cell_of(2, events, "other grading's cell"))
+    asyncio.run(cell_of(1, events, "own cell")())
+    asyncio.run(cell_of(2, events, "same process's other grading")())
     spare = in_thread(cell_of(None, events, "spare kernel's start-up"))
-    other.join(0.5), spare.join(0.5)
-    assert events == ["own cell"] and other.is_alive() and spare.is_alive()
+    spare.join(0.5)
+    assert events == ["own cell", "same process's other grading"] and spare.is_alive()
+    second = TimedTurn(owner=2)
+    asyncio.run(second.acquire("t5"))  # joins this process's turn at once
+    assert second.held
     turn.release()
-    other.join(10), spare.join(10)
-    assert sorted(events) == ["other grading's cell", "own cell", "spare kernel's start-up"]
-    third = TimedTurn(owner=3)
-    asyncio.run(third.acquire("t8"))  # free again
-    assert third.held and not turn.held
-    third.release()
+    spare.join(0.5)
+    assert spare.is_alive()  # held until the process's last grading lets go
+    second.release()
+    spare.join(10)
+    assert events[-1] == "spare kernel's start-up" and not turn.held and not second.held
 
 
-def test_a_timed_task_waits_for_the_cells_in_flight_and_a_second_one_for_the_first():
+def test_a_timed_task_waits_for_the_cells_in_flight():
     in_flight, holds = threading.Event(), []
 
     async def long_cell():
@@ -64,16 +68,9 @@ def test_a_timed_task_waits_for_the_cells_in_flight_and_a_second_one_for_the_fir
     in_flight.wait(10)
     first = TimedTurn(owner=1)
     asyncio.run(first.acquire("t8"))
-    holds.append("first turn")
-    second = TimedTurn(owner=3)
-    taker = threading.Thread(target=lambda: (second.acquire_here("t5"), holds.append("second turn")), daemon=True)
-    taker.start()
-    taker.join(0.5)
-    assert holds == ["cell ended", "first turn"] and taker.is_alive()
+    holds.append("turn")
+    assert holds == ["cell ended", "turn"] and first.held
     first.release()
-    taker.join(10)
-    assert holds == ["cell ended", "first turn", "second turn"] and second.held
-    second.release()
     cell.join(10)
 
 
@@ -108,7 +105,7 @@ def test_a_released_turn_is_not_taken_again_and_a_measurement_takes_one_of_its_o
     assert asyncio.run(run_turn.acquire("t8")) == 0.0 and not run_turn.held  # the grader was done with it
     with grading_with(lambda: None):
         with measuring():
-            other = in_thread(cell_of(2, events, "cell"))
+            other = in_thread(cell_of(None, events, "cell"))
             other.join(0.5)
             assert other.is_alive()  # the grader's own measurement holds the machine too
     other.join(10)

@@ -90,60 +90,107 @@ def _lock_here(fd: int, operation: int, deadline: float) -> bool:
     return True
 
 
+class _ProcessHold:
+    """This process's hold on the machine's turn, shared by its gradings: the lock files are taken once and
+    released when the last grading of the process that joined lets go. Gradings of one process (threads)
+    never wait for one another's turn — one of them may hold the pytest session another needs —, only for
+    other processes' (a batch's workers are processes)."""
+
+    def __init__(self):
+        self.state = threading.Lock()
+        self.taking = threading.Lock()  # one thread of the process takes the files; the others join after
+        self.users = 0
+        self.fds: list[int] = []
+
+    def join(self) -> bool:
+        with self.state:
+            if self.users:
+                self.users += 1
+                return True
+            return False
+
+    def held(self) -> bool:
+        with self.state:
+            return self.users > 0
+
+    def taken(self, fds: list[int]) -> None:
+        with self.state:
+            self.fds, self.users = fds, 1
+
+    def leave(self) -> None:
+        with self.state:
+            self.users -= 1
+            fds = self.fds if self.users == 0 else []
+            if self.users == 0:
+                self.fds = []
+        for fd in fds:
+            os.close(fd)  # closing the descriptor drops its lock
+
+
+_process = _ProcessHold()
+
+
 class TimedTurn:
     """One grading's hold on the machine's timed turn: taken before its first timed cell, released once the
     grader has measured (or when the run ends without a grader to wait for)."""
 
     def __init__(self, owner: int):
         self.owner = owner  # the id of the run whose kernel goes on while it holds the turn
-        self._fds: list[int] = []
+        self._joined = False
         self._closed = False  # released: a later acquire takes nothing (the grader is done with it)
         self.waited = 0.0
 
     @property
     def held(self) -> bool:
-        return bool(self._fds)
+        return self._joined
 
     async def acquire(self, label: str) -> float:
         """Take the turn (once; again is a no-op): seconds waited for it."""
-        if self.held or self._closed or not timed_turns_enabled():
+        if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        deadline = started + MAX_WAIT
-        gate, cells = _open("gate"), _open("cells")
-        got = await _lock(gate, fcntl.LOCK_EX, deadline)
-        with _held_lock:
-            _held_by.add(self.owner)  # this run's own kernel goes on: it is this turn's work
-        if got:
-            got = await _lock(cells, fcntl.LOCK_EX, deadline)
-        return self._taken(gate, cells, got, started, label)
+        while not _process.taking.acquire(blocking=False):
+            await asyncio.sleep(POLL)
+        try:
+            if not _process.join():
+                deadline = started + MAX_WAIT
+                gate, cells = _open("gate"), _open("cells")
+                got = await _lock(gate, fcntl.LOCK_EX, deadline) and await _lock(cells, fcntl.LOCK_EX, deadline)
+                _process.taken([cells, gate])
+                self._warn_if(not got, label)
+        finally:
+            _process.taking.release()
+        return self._joined_now(started, label)
 
     def acquire_here(self, label: str) -> float:
         """``acquire`` from a thread without an event loop."""
-        if self.held or self._closed or not timed_turns_enabled():
+        if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        deadline = started + MAX_WAIT
-        gate, cells = _open("gate"), _open("cells")
-        got = _lock_here(gate, fcntl.LOCK_EX, deadline)
-        with _held_lock:
-            _held_by.add(self.owner)
-        if got:
-            got = _lock_here(cells, fcntl.LOCK_EX, deadline)
-        return self._taken(gate, cells, got, started, label)
+        with _process.taking:
+            if not _process.join():
+                deadline = started + MAX_WAIT
+                gate, cells = _open("gate"), _open("cells")
+                got = _lock_here(gate, fcntl.LOCK_EX, deadline) and _lock_here(cells, fcntl.LOCK_EX, deadline)
+                _process.taken([cells, gate])
+                self._warn_if(not got, label)
+        return self._joined_now(started, label)
 
-    def _taken(self, gate: int, cells: int, got: bool, started: float, label: str) -> float:
-        with _held_lock:
-            if self._closed:  # released while it waited
-                _held_by.discard(self.owner)
-                os.close(cells)
-                os.close(gate)
-                return 0.0
-            self._fds = [cells, gate]
-        self.waited = time.monotonic() - started
-        if not got:
+    def _warn_if(self, timed_out: bool, label: str) -> None:
+        if timed_out:
             log.warning("%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT)
-        elif self.waited > LOG_AFTER:
+
+    def _joined_now(self, started: float, label: str) -> float:
+        with _held_lock:
+            closed = self._closed  # released while it waited: let go at once
+            self._joined = not closed
+            if not closed:
+                _held_by.add(self.owner)
+        if closed:
+            _process.leave()
+            return 0.0
+        self.waited = time.monotonic() - started
+        if self.waited > LOG_AFTER:
             log.info("%s waited %.1f s for other submissions' timed tasks on this machine", label, self.waited)
         return self.waited
 
@@ -152,9 +199,9 @@ class TimedTurn:
         with _held_lock:
             self._closed = True
             _held_by.discard(self.owner)
-            fds, self._fds = self._fds, []
-        for fd in fds:
-            os.close(fd)  # closing the descriptor drops its lock
+            joined, self._joined = self._joined, False
+        if joined:
+            _process.leave()
 
 
 class CellTurn:
@@ -170,9 +217,8 @@ class CellTurn:
         self._fd = None
         if not timed_turns_enabled():
             return self
-        with _held_lock:
-            if self.owner is not None and self.owner in _held_by:
-                return self  # this run holds the turn: its own cells are part of it
+        if self.owner is not None and _process.held():
+            return self  # this process's gradings hold the turn: their own kernels' cells are part of it
         started = time.monotonic()
         deadline = started + MAX_WAIT
         gate, cells = _open("gate"), _open("cells")
