@@ -1,0 +1,127 @@
+"""The students' wheel (``autograder student-wheel``), unpacked and read: no hidden check, no reference
+that is not marked shareable, no line of any solution's answer; what it does carry still checks (the
+notebooks run from it in ``test_student_install.py``)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import zipfile
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder.authoring.markers import has_solution, strip_solution
+from autograder.caches import is_shareable
+from autograder.course import build_student_wheel
+from autograder.lab import LABS_PACKAGE, lab_ids, load_lab
+
+SHORTEST_ANSWER = 16  # characters: a shorter answer line (`return out`, `)`) says nothing of the answer
+# Answer lines that are any Python's idioms, which the harness's own code writes too: they give nothing away.
+IDIOMS = {"devices = jax.devices()", "start = time.perf_counter()"}
+
+
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory) -> dict[str, str]:
+    """Each file of the students' wheel of every lab: its path in the wheel -> its text (or, for a
+    binary file, its bytes read as latin-1)."""
+    wheel = build_student_wheel(None, tmp_path_factory.mktemp("student-wheel"))
+    with zipfile.ZipFile(wheel) as archive:
+        return {name: archive.read(name).decode("utf-8" if not name.endswith(".npz") else "latin-1")
+                for name in archive.namelist()}
+
+
+def _python(unpacked) -> dict[str, ast.Module]:
+    return {name: ast.parse(text) for name, text in unpacked.items() if name.endswith(".py")}
+
+
+def _normalised(line: str) -> str:
+    """A line without its comment, with one space between words and one kind of quote."""
+    line = re.sub(r"\s+#.*$|^\s*#.*$", "", line)
+    return re.sub(r"\s+", " ", line.replace("'", '"')).strip()
+
+
+def _hidden_checks(lab_id: str) -> list[ast.FunctionDef]:
+    tree = ast.parse((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text())
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef)
+            and any(ast.unparse(d) in ("hidden", "pytest.mark.hidden") for d in n.decorator_list)]
+
+
+def _withheld_references(lab_id: str) -> list[ast.FunctionDef]:
+    """The functions of the lab's reference.py not marked @shareable."""
+    module = importlib.import_module(f"autograder.labs.{lab_id}.reference")
+    tree = ast.parse((LABS_PACKAGE / lab_id / "reference.py").read_text())
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and not is_shareable(getattr(module, n.name))]
+
+
+def _answer_lines(lab_id: str) -> set[str]:
+    """The normalised lines of the answers in the lab's solution, but for those its student notebook
+    already shows elsewhere (``start = time.perf_counter()`` of a given timing cell)."""
+    lab = load_lab(lab_id)
+    solution = nbformat.read(lab.solution_path, as_version=4)
+    shown = {_normalised(line) for cell in lab.template.cells for line in cell.source.splitlines()}
+    lines = set()
+    for cell in solution.cells:
+        if cell.cell_type == "code" and has_solution(cell.source):
+            given = {_normalised(line) for line in strip_solution(cell.source).splitlines()}
+            lines |= {_normalised(line) for line in cell.source.splitlines()} - given
+    return {line for line in lines - shown - IDIOMS if len(line) >= SHORTEST_ANSWER}
+
+
+def test_the_wheel_is_the_students_distribution_with_every_lab(unpacked):
+    assert any(name.startswith("autograder_student-") and name.endswith("/METADATA") for name in unpacked)
+    for lab_id in lab_ids():
+        assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked
+    assert not any(name.startswith(("autograder/course/", "autograder/authoring/")) for name in unpacked)
+
+
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_no_hidden_check_nor_its_name(unpacked, lab_id):
+    graders = ast.parse(unpacked[f"autograder/labs/{lab_id}/test_{lab_id}.py"])
+    for name, tree in _python(unpacked).items():
+        hidden = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                  and any("hidden" in ast.unparse(d) for d in n.decorator_list)]
+        assert hidden == [], f"{name} holds the hidden checks {hidden}"
+    names = [n.name for n in _hidden_checks(lab_id)]
+    assert names, f"{lab_id} has no hidden check: this test would prove nothing"
+    for name, text in unpacked.items():
+        assert not [n for n in names if n in text], f"{name} names a hidden check of {lab_id}"
+    public = [n.name for n in graders.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    assert public, f"the students' {lab_id} has no public check left"
+
+
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_no_reference_that_is_not_marked_shareable(unpacked, lab_id):
+    withheld = _withheld_references(lab_id)
+    assert withheld, f"every reference of {lab_id} is shareable: this test would prove nothing"
+    students = ast.parse(unpacked[f"autograder/labs/{lab_id}/reference.py"])
+    defined = {n.name for n in ast.walk(students) if isinstance(n, ast.FunctionDef)}
+    assert not defined & {n.name for n in withheld}, f"{lab_id}'s withheld references are in the wheel"
+    bodies = {_normalised(line) for function in withheld for statement in function.body
+              if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
+              for line in ast.unparse(statement).splitlines()}
+    bodies = {line for line in bodies if len(line) >= SHORTEST_ANSWER}
+    for name, text in unpacked.items():
+        if name.endswith(".py"):
+            found = bodies & {_normalised(line) for line in ast.unparse(ast.parse(text)).splitlines()}
+            assert not found, f"{name} holds lines of {lab_id}'s withheld references: {sorted(found)[:3]}"
+
+
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_no_line_of_a_solution(unpacked, lab_id):
+    answers = _answer_lines(lab_id)
+    assert answers, f"no answer line found in {lab_id}'s solution: this test would prove nothing"
+    for name, text in unpacked.items():
+        found = answers & {_normalised(line) for line in text.splitlines()}
+        assert not found, f"{name} holds lines of {lab_id}'s solution: {sorted(found)[:3]}"
+
+
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_stored_results_are_read_without_pickle(unpacked, lab_id, tmp_path):
+    path = tmp_path / "results.npz"
+    path.write_bytes(unpacked[f"autograder/labs/{lab_id}/reference_results.npz"].encode("latin-1"))
+    with np.load(path, allow_pickle=False) as stored:
+        assert all(stored[name].dtype != object for name in stored.files)
