@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from autograder.authoring.markers import has_solution, strip_solution
+from autograder.authoring.setup_cell import WHEEL
 from autograder.caches import is_shareable
 from autograder.course import build_student_wheel
 from autograder.lab import LABS_PACKAGE, lab_ids, load_lab
@@ -25,11 +26,15 @@ IDIOMS = {"devices = jax.devices()", "start = time.perf_counter()"}
 
 
 @pytest.fixture(scope="module")
-def unpacked(tmp_path_factory) -> dict[str, str]:
+def student_wheel(tmp_path_factory) -> Path:
+    return build_student_wheel(None, tmp_path_factory.mktemp("student-wheel"))
+
+
+@pytest.fixture(scope="module")
+def unpacked(student_wheel) -> dict[str, str]:
     """Each file of the students' wheel of every lab: its path in the wheel -> its text (or, for a
     binary file, its bytes read as latin-1)."""
-    wheel = build_student_wheel(None, tmp_path_factory.mktemp("student-wheel"))
-    with zipfile.ZipFile(wheel) as archive:
+    with zipfile.ZipFile(student_wheel) as archive:
         return {name: archive.read(name).decode("utf-8" if not name.endswith(".npz") else "latin-1")
                 for name in archive.namelist()}
 
@@ -71,7 +76,8 @@ def _answer_lines(lab_id: str) -> set[str]:
     return {line for line in lines - shown - IDIOMS if len(line) >= SHORTEST_ANSWER}
 
 
-def test_the_wheel_is_the_students_distribution_with_every_lab(unpacked):
+def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_wheel, unpacked):
+    assert student_wheel.name == WHEEL
     assert any(name.startswith("autograder_student-") and name.endswith("/METADATA") for name in unpacked)
     for lab_id in lab_ids():
         assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked

@@ -30,7 +30,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-STUDENT_DISTRIBUTION = "autograder-student"
+from autograder.authoring import STUDENT_DISTRIBUTION
+
 LEFT_OUT = ("course", "authoring", "cli.py", "__main__.py")  # a course's and an author's tools
 REFERENCE_ALIAS = "ref"
 
