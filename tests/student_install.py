@@ -1,5 +1,5 @@
-"""A student's setup, for tests: the students' wheel (``autograder student-wheel``) installed into a fresh venv, the lab notebooks
-copied out of the checkout, and the environment a student's Jupyter gives a kernel."""
+"""A student's setup, for tests: the students' wheel (``autograder student-wheel``) installed into a fresh
+venv, the lab notebooks copied out of the checkout, and the environment a student's Jupyter gives a kernel."""
 
 from __future__ import annotations
 

@@ -17,7 +17,9 @@ import pytest
 from autograder.authoring.markers import has_solution, strip_solution
 from autograder.authoring.setup_cell import WHEEL
 from autograder.caches import is_shareable
-from autograder.course import build_student_wheel
+from autograder.cli import main
+from autograder.course import StudentPackageError, build_student_wheel
+from autograder.course.student_package import students_reference
 from autograder.lab import LABS_PACKAGE, lab_ids, load_lab
 
 SHORTEST_ANSWER = 16  # characters: a shorter answer line (`return out`, `)`) says nothing of the answer
@@ -131,3 +133,35 @@ def test_stored_results_are_read_without_pickle(unpacked, lab_id, tmp_path):
     path.write_bytes(unpacked[f"autograder/labs/{lab_id}/reference_results.npz"].encode("latin-1"))
     with np.load(path, allow_pickle=False) as stored:
         assert all(stored[name].dtype != object for name in stored.files)
+
+
+def test_the_command_writes_one_labs_wheel_and_names_an_unknown_lab(tmp_path, capsys):
+    assert main(["student-wheel", "lab9", "--out", str(tmp_path)]) == 2
+    assert "unknown lab lab9" in capsys.readouterr().err and not list(tmp_path.iterdir())
+    assert main(["student-wheel", "lab4_collectives", "--out", str(tmp_path)]) == 0
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name == WHEEL and str(wheel) in capsys.readouterr().out
+    with zipfile.ZipFile(wheel) as archive:
+        labs = {name.split("/")[2] for name in archive.namelist() if name.startswith("autograder/labs/")}
+    assert labs == {"__init__.py", "lab4_collectives"}
+
+
+def test_gradescope_writes_the_students_wheel_beside_the_zip(tmp_path, capsys):
+    assert main(["gradescope", "lab4_collectives", "--out", str(tmp_path / "autograder.zip")]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["autograder.zip", WHEEL])
+    assert "give it to the students" in capsys.readouterr().out
+
+
+SHARED_USES_WITHHELD = '''
+def answer(x):
+    return x + 1
+
+@shareable
+def check(x):
+    return answer(x)
+'''
+
+
+def test_a_shareable_reference_that_uses_a_withheld_one_is_refused():
+    with pytest.raises(StudentPackageError, match="check uses answer"):
+        students_reference(SHARED_USES_WITHHELD, {"check"}, set(), "doc")

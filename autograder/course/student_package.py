@@ -70,14 +70,11 @@ def public_graders(source: str, available: set[str], docstring: str) -> tuple[st
     dropped = {name for name, n in functions.items() if _is_hidden(n) or _reference_uses(n) - available}
     while True:  # a check that calls a dropped helper goes; a helper that no kept code calls goes
         kept = [n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)]
-        used = set().union(*(_names(n) for n in kept if not (isinstance(n, ast.FunctionDef) and n.name.startswith("_")
-                                                              and n.name not in set().union(*(_names(k) for k in kept if k is not n)))))
         more = {name for name, n in functions.items() if name not in dropped and (
             _names(n) & dropped or (name.startswith("_") and not any(name in _names(k) for k in kept if k is not n)))}
         if not more:
             break
         dropped |= more
-    del used
     kept = [n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)]
     module = ast.Module([ast.Expr(ast.Constant(docstring)), *kept], type_ignores=[])
     return ast.unparse(module) + "\n", set().union(*(_reference_uses(n) for n in kept))
