@@ -7,7 +7,10 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.checks import CheckFailure, MeshSpec, assert_collectives, assert_shard_map_collectives, shard_map_collectives
+from autograder.checks import (
+    CheckFailure, MeshSpec, assert_body_never_holds_whole, assert_collectives, assert_ppermute_ring,
+    assert_shard_map_collectives, shard_map_collectives,
+)
 from autograder.facts.records import FactsError, load_task_facts
 from autograder.facts import probe
 
@@ -101,3 +104,87 @@ def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
     calls = execution.facts["t1"].calls
     assert_shard_map_collectives(calls["reduced"], "reduced", uses=["psum"], axis="x")
     assert "found no shard_map" in failure(calls["summed"], "summed", uses=["psum"])
+
+
+# The structure a task's text asks for: a ring of ppermutes, and an operand never held whole
+
+
+def ring_failure(call, **kwargs) -> str:
+    with pytest.raises(CheckFailure) as info:
+        assert_ppermute_ring(call, "ring_gather", axis="x", axis_size=8, **kwargs)
+    return info.value.message
+
+
+def unrolled_ring(pairs_of_step):
+    """A ring all-gather whose step k sends with the pairs ``pairs_of_step(k)``."""
+    def body(block):
+        received, current = [block], block
+        for k in range(7):
+            current = jax.lax.ppermute(current, "x", pairs_of_step(k))
+            received.append(current)
+        return jnp.concatenate(received)
+    return jax.jit(jax.shard_map(body, mesh=MESH.build(), in_specs=P("x"), out_specs=P(), check_vma=False))
+
+
+def test_a_ring_of_seven_one_step_ppermutes_passes_either_way_and_in_a_loop(tmp_path):
+    back = [(i, (i - 1) % 8) for i in range(8)]
+    assert_ppermute_ring(recorded(tmp_path, unrolled_ring(lambda k: RING)), "f", "x", 8, steps=7)
+    assert_ppermute_ring(recorded(tmp_path, unrolled_ring(lambda k: back)), "f", "x", 8, steps=7)
+
+    def looped(block):
+        step = lambda k, current: jax.lax.ppermute(current, "x", back)  # noqa: E731
+        return jax.lax.fori_loop(0, 7, step, block)
+    call = recorded(tmp_path, mapped(looped, out_specs=P("x")))
+    assert [use.repeats for use in call.program.collectives] == [7]
+    assert_ppermute_ring(call, "f", "x", 8, steps=7)
+
+
+def test_ppermutes_that_jump_or_take_another_count_of_steps_fail_naming_what_they_do(tmp_path):
+    jumping = recorded(tmp_path, unrolled_ring(lambda k: [(i, (i + k + 1) % 8) for i in range(8)]))
+    assert ring_failure(jumping, steps=7).startswith(
+        "`ring_gather`: expected every ppermute to pass each device's block one device along the ring of 8"
+        " ([(0, 1), (1, 2), (2, 3), (3, 4), …] or the reverse), found one with the pairs [(0, 2), (1, 3)")
+
+    def eight_steps(block):
+        return jax.lax.fori_loop(0, 8, lambda k, current: jax.lax.ppermute(current, "x", RING), block)
+    assert ring_failure(recorded(tmp_path, mapped(eight_steps, out_specs=P("x"))), steps=7) == (
+        "`ring_gather`: expected blocks to move 7 steps around the ring (7 ppermutes, a loop's counted once per"
+        " iteration), found 8")
+    assert "found no such ppermute (it writes all_gather over 'x')" in ring_failure(
+        recorded(tmp_path, mapped(lambda b: jax.lax.all_gather(b, "x", tiled=True), out_specs=P("x"))))
+
+
+def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_it(tmp_path):
+    def call_of(body):
+        matmul = jax.jit(jax.shard_map(body, mesh=MESH.build(), in_specs=(P("x", None), P("x", None)),
+                                       out_specs=P("x", None)))
+        capture = TaskCapture("t4", calls=(Call("mm", "mm", args=(
+            Input((32, 64), key=1, mesh=MESH, spec=("x", None)), Input((64, 16), key=2, mesh=MESH, spec=("x", None)))),))
+        probe.capture(capture.manifest(str(tmp_path / "t4"), 3), {"mm": matmul})
+        return load_task_facts(tmp_path / "t4", "t4").calls["mm"]
+
+    def stacked(a, b):  # every rhs block brought by ppermute, stacked, then one product
+        blocks, current = [b], b
+        for _ in range(7):
+            current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
+            blocks.append(current)
+        me = jax.lax.axis_index("x")
+        whole = jnp.roll(jnp.concatenate(blocks), me * b.shape[0], axis=0)
+        return a @ whole
+
+    def passing(a, b):  # the blocks multiplied as they arrive
+        me, chunk = jax.lax.axis_index("x"), b.shape[0]
+        out, current = jnp.zeros((a.shape[0], b.shape[1]), a.dtype), b
+        for k in range(8):
+            out = out + jax.lax.dynamic_slice_in_dim(a, ((me + k) % 8) * chunk, chunk, axis=1) @ current
+            current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
+        return out
+
+    assert_body_never_holds_whole(call_of(passing), "mm", 1, "rhs")
+    for body in (stacked, lambda a, b: a @ jax.lax.all_gather(b, "x", tiled=True)):
+        with pytest.raises(CheckFailure) as info:
+            assert_body_never_holds_whole(call_of(body), "mm", 1, "rhs")
+        assert info.value.message.startswith(
+            "`mm`: expected its shard_map body never to hold rhs whole (64×16 = 1024 entries; each device receives"
+            " a 8×16 block), found a value of float32[")  # the largest: [64,16], or what jnp.roll makes of it
+        assert "in it — the body gathered rhs" in info.value.message

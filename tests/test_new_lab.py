@@ -47,9 +47,17 @@ def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_cas
     (case,) = [c for c in cases.CASES if c.name == "t2_plain_sum"]
     result = grade_notebook(make_submission(lab, case.answers, root / "plain_sum.ipynb"), "lab8", limits=TRUSTED)
     assert {t.task: t.score for t in result.tasks} == {"t1": 0, "t2": case.scores["t2"], "t3": 0, "t4": 0}
-    assert case.scores["t2"] == 13  # t2's values check, of the 25 points each of four tasks is worth
+    # t2's values (11) and jitted (4) checks, of the 25 points each of four tasks is worth (psum: 10)
+    assert case.scores["t2"] == 15
     messages = " ".join(c.message for t in result.tasks for c in t.checks)
     assert "found no shard_map" in messages and "jax.lax.psum" in messages
+    (case,) = [c for c in cases.CASES if c.name == "t2_not_jitted"]
+    result = grade_notebook(make_submission(lab, case.answers, root / "eager.ipynb"), "lab8", limits=TRUSTED)
+    assert {t.task: t.score for t in result.tasks} == {"t1": 0, "t2": 21, "t3": 0, "t4": 0} == {
+        "t1": 0, "t2": case.scores["t2"], "t3": 0, "t4": 0}
+    assert "expected a jitted function" in " ".join(c.message for t in result.tasks for c in t.checks)
+    solution = nbformat.read(root / "solutions" / "lab8" / "lab8.ipynb", 4)
+    assert solution.cells[1].id == "setup-devices"  # the id the setup cell's tests find it by
 
 
 def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_some(root, capsys):
@@ -68,8 +76,8 @@ def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_
 
     assert main(["assign", "lab9"]) == 1
     err = capsys.readouterr().err
-    # each of two tasks is worth 50, split evenly between t2's two checks
-    assert "the solution, task t2, check test_t2_reduces_with_psum: loses 25 points" in err
+    # each of two tasks is worth 50, split 21, 21, 8 among t2's values, psum and jitted checks
+    assert "the solution, task t2, check test_t2_reduces_with_psum: loses 21 points" in err
     assert "found no shard_map" in err
     assert "the student notebook, task t1, check test_t1_always: a blank task earns 1 point" in err
     assert not lab.assignment_path.exists() and "left as it was" in err

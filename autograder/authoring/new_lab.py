@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.lab import LABS_PACKAGE, lab_ids, project_root
-from autograder.authoring.setup_cell import new_setup_cell
+from autograder.authoring.setup_cell import CELL_ID as SETUP_CELL_ID, new_setup_cell
 
 
 class NewLabError(ValueError):
@@ -94,6 +94,13 @@ def test_{t}_fresh_values(submission):
 def test_{t}_reduces_with_psum(submission):
     """`total_of` is a shard_map whose body reduces with jax.lax.psum over `x`"""
     assert_shard_map_collectives(submission.call("{t}", "total_of"), "total_of", uses=["psum"], axis="x")
+
+
+@task("{t}")
+@points(2)
+def test_{t}_jitted(submission):
+    """`total_of` is jitted, as the text asks: every "a jitted ..." of a text gets this check"""
+    assert_jitted(submission.call("{t}", "total_of"), "total_of")
 '''),
     ("Measure the seconds per call of `total_of(v)`, warm and blocked; bind it to `t_total`.",
      "# BEGIN SOLUTION\ntotal_of(v).block_until_ready()\nstart = time.perf_counter()\nfor _ in range(50):\n"
@@ -182,7 +189,8 @@ import numpy as np
 import pytest
 
 from autograder.checks import (
-    Layout, assert_allclose, assert_layout, assert_shard_map_collectives, assert_time_consistent, assert_type,
+    Layout, assert_allclose, assert_jitted, assert_layout, assert_shard_map_collectives, assert_time_consistent,
+    assert_type,
 )
 from autograder.labs.{lab} import reference as ref
 
@@ -202,8 +210,13 @@ CASES = [
 
 WRONG_PSUM = '''\
     # A plain sum of the sharded input is right in value, but XLA, not the function, does the reduction.
-    Case("t2_plain_sum", {{"t2": "total_of = jax.jit(jnp.sum)\\ntotal = total_of(v)"}}, {{"t2": {values_points}}},
+    Case("t2_plain_sum", {{"t2": "total_of = jax.jit(jnp.sum)\\ntotal = total_of(v)"}}, {{"t2": {but_psum}}},
          messages={{"t2": "found no shard_map"}}),
+    # Each requirement of a task's text broken alone loses exactly its check's points: here, not jitted.
+    Case("t2_not_jitted", {{"t2": "def total_of(v):\\n    body = lambda block: jax.lax.psum(jnp.sum(block), 'x')\\n"
+                                  "    return jax.shard_map(body, mesh=mesh, in_specs=P('x'), out_specs=P())(v)\\n"
+                                  "total = total_of(v)"}}, {{"t2": {but_jitted}}},
+         messages={{"t2": "expected a jitted function"}}),
 '''
 
 
@@ -245,6 +258,12 @@ def _points(graders: str) -> list[int]:
     return [int(p) for p in POINTS_LINE.findall(graders)]
 
 
+def _wrong_cases(points: list[int]) -> str:
+    """The known-grade wrong cases of the shard_map example, from its checks' points (values, psum, jitted)."""
+    values, psum, jitted = points
+    return WRONG_PSUM.format(but_psum=values + jitted, but_jitted=values + psum)
+
+
 def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -257,7 +276,8 @@ def solution_notebook(lab: str, tasks) -> nbformat.NotebookNode:
                   nbformat.v4.new_code_cell(solution.format(t=t)),
                   nbformat.v4.new_raw_cell("# END QUESTION")]
     for index, cell in enumerate(cells):
-        cell["id"] = f"{lab[:20]}-{index:03d}".replace("_", "-")
+        if cell.get("id") != SETUP_CELL_ID:  # the setup cell keeps the id every lab's tests find it by
+            cell["id"] = f"{lab[:20]}-{index:03d}".replace("_", "-")
     nb.cells = cells
     return nb
 
@@ -282,7 +302,7 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
         root / "tests" / f"{lab}_submissions.py": SUBMISSIONS.format(
             lab=lab, tasks=", ".join(repr(t) for t, _ in tasks),
             scores="{" + ", ".join(f"{t!r}: {sum(_points(kind[3]))}" for t, kind in tasks) + "}",
-            extra=WRONG_PSUM.format(values_points=_points(tasks[1][1][3])[0]) if n_tasks >= 2 else ""),
+            extra=_wrong_cases(_points(tasks[1][1][3])) if n_tasks >= 2 else ""),
     }
     taken = [path for path in files if path.exists()]
     if taken:

@@ -80,3 +80,31 @@ def _float_text(text: str) -> float | str:
         return float(text)
     except ValueError:
         return text
+
+
+PYTHON_TYPE_NAMES = {int: "int", float: "float", bool: "bool", str: "str"}
+
+
+def found_tuple(found: Any, name: str, of: type = int) -> tuple:
+    """A tuple of ``of`` values (ints by default, never bools for ints) from a tuple fact: a list, a number
+    or a tuple of something else fails, naming what was found — where a task asks for a tuple, a list is
+    another answer."""
+    element = PYTHON_TYPE_NAMES.get(of, of.__name__)
+    if not isinstance(found, Fact):
+        items, kind = found, type(found).__name__
+    else:
+        fact = require_defined(found, name)
+        if fact.kind == "tree" and fact.type in ("tuple", "list") and all(leaf.kind == "value" for leaf in fact.leaves):
+            items, kind = [leaf.value for leaf in fact.leaves], fact.type
+        elif fact.kind == "value":
+            items, kind = fact.value, fact.type
+        else:
+            raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found {fact.describe()}")
+    if kind != "tuple":
+        shown = f"{kind} {list(items)!r}" if kind == "list" else f"{kind} {items!r}"
+        hint = f" — a list is not a tuple: write {tuple(items)!r}" if kind == "list" else ""
+        raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found a {shown}{hint}")
+    if not all(isinstance(item, of) and not (of is int and isinstance(item, bool)) for item in items):
+        kinds = ", ".join(type(item).__name__ for item in items)
+        raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found a tuple of {kinds}: {tuple(items)!r}")
+    return tuple(items)

@@ -22,9 +22,33 @@ def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-
 
 
 def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """Fail unless ``found`` has the expected shape, kind of dtype and values (``np.isclose`` entry by entry)."""
+    """Fail unless ``found`` has the expected shape, kind of dtype and values (``np.isclose`` entry by entry)
+    — on every device: a block a device holds that differs from the array's value is compared too."""
     expected = np.asarray(expected)
     values = _found_values(found, name)
+    _assert_close(values, expected, name, rtol, atol)
+    if isinstance(found, Fact) and found.blocks and found.sharding is not None:
+        _assert_every_device(found, expected, name, rtol, atol)
+
+
+def _assert_every_device(fact: Fact, expected: np.ndarray, name: str, rtol: float, atol: float) -> None:
+    """Each block that a device holds, where it differs from the array's value, against the expected block."""
+    for device in sorted(fact.blocks):
+        index = tuple(slice(start, stop) for start, stop in fact.sharding.device_indices[device])
+        block = _typed(fact.blocks[device], fact.dtype)
+        try:
+            _assert_close(block, expected[index], name, rtol, atol)
+        except CheckFailure as failure:
+            where = ", ".join(f"{start}:{stop}" for start, stop in fact.sharding.device_indices[device])
+            raise CheckFailure(
+                f"{quote(name)}: the array reads right, but device {device} holds other values in its block"
+                f" [{where}] — {str(failure).split(': ', 1)[-1]}. Its value is read from one copy of each block:"
+                " a shard_map with check_vma=False and a replicated out_specs (P()) shows one device's block"
+                " as the whole result, so every device must compute the same") from None
+
+
+def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: float, atol: float) -> None:
+    """``assert_allclose`` on plain arrays."""
     if values.shape != expected.shape:
         hint = " — it looks transposed" if values.ndim > 1 and values.shape == expected.shape[::-1] else ""
         raise CheckFailure(f"{quote(name)}: expected shape {expected.shape}, found shape {values.shape}{hint}")

@@ -6,14 +6,16 @@ to an all-reduce too); the trace can: only a ``jax.lax`` collective written in a
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 from autograder.checks.program import traced_program
-from autograder.facts import CallFact
+from autograder.facts import CallFact, CollectiveUse
 
-__all__ = ["SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives"]
+__all__ = ["SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives", "assert_ppermute_ring",
+           "assert_body_never_holds_whole"]
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
 # ``pmean`` traces as ``psum`` followed by a division.
@@ -75,3 +77,66 @@ def assert_shard_map_collectives(call: CallFact, name: str, uses: Iterable[str] 
         raise CheckFailure(
             f"{quote(name)}: expected its shard_map body not to use "
             f"{' or '.join(f'jax.lax.{c}' for c in avoids)}, found {_describe(banned)}")
+
+
+def ring_shift(perm: tuple[tuple[int, int], ...], size: int) -> int | None:
+    """+1 or -1 when ``perm`` sends every one of ``size`` devices its block one device along the ring (device
+    i to i + 1, or to i - 1, modulo ``size``); None for any other permutation."""
+    for shift in (1, -1):
+        if sorted(perm) == [(i, (i + shift) % size) for i in range(size)]:
+            return shift
+    return None
+
+
+def _pairs(perm: tuple[tuple[int, int], ...] | None, shown: int = 4) -> str:
+    pairs = list(perm or ())
+    text = ", ".join(f"({a}, {b})" for a, b in pairs[:shown])
+    return f"[{text}{', …' if len(pairs) > shown else ''}]"
+
+
+def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, steps: int | None = None) -> None:
+    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, every one of
+    them passing each of the ``axis_size`` devices' blocks one device along the ring (either direction), and
+    — given ``steps`` — blocks move that many times in all, a loop's ppermute counted once per iteration (a
+    ``while`` loop, whose count the trace does not fix, is not counted)."""
+    program = traced_program(call, name)
+    ppermutes = [use for use in program.collectives if _SPELLED.get(use.primitive) == "ppermute" and axis in use.axes]
+    if not ppermutes:
+        raise CheckFailure(f"{quote(name)}: expected its shard_map body to pass blocks around the ring with"
+                           f" jax.lax.ppermute over {axis!r}, found no such ppermute"
+                           + (f" (it writes {_describe(shard_map_collectives(call, name))})" if program.collectives else ""))
+    ring = [(i, (i + 1) % axis_size) for i in range(axis_size)]
+    for use in ppermutes:
+        if use.perm is not None and ring_shift(use.perm, axis_size) is None:
+            raise CheckFailure(
+                f"{quote(name)}: expected every ppermute to pass each device's block one device along the ring"
+                f" of {axis_size} ({_pairs(tuple(ring))} or the reverse), found one with the pairs {_pairs(use.perm)}")
+    if steps is None or any(use.repeats is None for use in ppermutes):
+        return
+    moved = sum(use.repeats for use in ppermutes)
+    if moved != steps:
+        raise CheckFailure(f"{quote(name)}: expected blocks to move {steps} steps around the ring ({steps} ppermutes,"
+                           f" a loop's counted once per iteration), found {moved}")
+
+
+def assert_body_never_holds_whole(call: CallFact, name: str, operand: int, operand_name: str) -> None:
+    """Fail unless no ``shard_map`` body of the function makes a value with as many entries as the whole of
+    its ``operand``-th operand (0-based) though the body receives it split: a body that held it whole has
+    gathered it, with ``all_gather``, ``ppermute`` steps stacked, or any other way. Choose the grader's input
+    sizes so that no honest value of the body is that large."""
+    program = traced_program(call, name)
+    bodies = [body for body in program.bodies if len(body.operands) > operand and len(body.blocks) > operand]
+    if not bodies:
+        raise CheckFailure(f"{quote(name)}: expected a jax.shard_map taking {operand_name}, found none in its trace")
+    for body in bodies:
+        whole, block = body.operands[operand], body.blocks[operand]
+        if math.prod(block) >= math.prod(whole):
+            continue  # not split: nothing to gather
+        held = [(shape, dtype) for shape, dtype in body.values if math.prod(shape) >= math.prod(whole)]
+        if held:
+            shape, dtype = held[0]
+            raise CheckFailure(
+                f"{quote(name)}: expected its shard_map body never to hold {operand_name} whole"
+                f" ({'×'.join(map(str, whole))} = {math.prod(whole)} entries; each device receives a"
+                f" {'×'.join(map(str, block))} block), found a value of {dtype}[{','.join(map(str, shape))}] in it —"
+                f" the body gathered {operand_name}, by all_gather or by stacking what ppermute brought")

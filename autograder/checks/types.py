@@ -53,7 +53,8 @@ def is_type(found: TypeFact | Fact | None, shape: Sequence[int], dtype, sharded_
 def assert_type(
     found: TypeFact | Fact | None, shape: Sequence[int], dtype, sharded_axes: Sequence[AxesEntry] | None, name: str,
 ) -> None:
-    """Fail unless ``found`` (a TypeFact, or an array Fact carrying one) has the expected type.
+    """Fail unless ``found`` (a TypeFact; an array Fact carrying one; or the Fact of a name bound to
+    ``jax.typeof(x)``) has the expected type.
 
     Passing the array Fact rather than its TypeFact gives better messages (the mesh's axis types)."""
     type_fact = _type_fact(found, name)
@@ -75,7 +76,7 @@ def _type_fact(found: TypeFact | Fact | None, name: str) -> TypeFact:
         raise CheckFailure(f"{quote(name)}: no type was recorded: it is not defined after this task, or not an array")
     if found.is_missing:
         raise CheckFailure(f"{quote(name)} is not defined after this task")
-    if found.kind != "array" or found.typeof is None:
+    if found.kind not in ("array", "type") or found.typeof is None:
         raise CheckFailure(f"{quote(name)}: expected a jax.Array, found {found.describe()}")
     return found.typeof
 

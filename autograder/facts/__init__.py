@@ -14,8 +14,8 @@ from autograder import lazy_exports
 if TYPE_CHECKING:
     from autograder.facts.capture import Call, Input, Probe, TaskCapture, task_seed
     from autograder.facts.records import (
-        CallFact, Fact, FactsError, PARSER_LOCK, ProbeFact, ProgramFact, ShardingFact, TaskFacts, TypeFact,
-        load_task_facts,
+        CallFact, CollectiveUse, Fact, FactsError, PARSER_LOCK, ProbeFact, ProgramFact, ShardingFact, ShardMapBody,
+        TaskFacts, TypeFact, load_task_facts,
     )
     from autograder.facts.taken_facts import TakenFacts
 

@@ -49,6 +49,7 @@ _Array = jax.Array
 _PartitionSpec = jax.sharding.PartitionSpec
 _NamedSharding = jax.sharding.NamedSharding
 _AxisType = jax.sharding.AxisType
+_ShapedArray = jax.core.ShapedArray  # what jax.typeof returns
 _Thread = threading.Thread
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"
@@ -232,6 +233,8 @@ class _Recorder:
             return {"kind": "spec", "type": "NamedSharding", "spec": _spec_entries(obj.spec)}
         if isinstance(obj, (_Array, np.ndarray)):
             return self.array(obj)
+        if isinstance(obj, _ShapedArray):  # a name bound to jax.typeof(x): a type, asked about as one
+            return {"kind": "type", "type": type(obj).__name__, "typeof": _abstract_record(obj)}
         if isinstance(obj, (list, tuple, dict)) and depth == 0:
             return self.tree(obj)
         if callable(obj):
@@ -256,12 +259,36 @@ class _Recorder:
             values = values.astype(np.float32)
         filename = self.values_file(values)
         is_jax = isinstance(arr, _Array)
-        return {
+        record = {
             "kind": "array", "type": "jax.Array" if is_jax else "numpy.ndarray",
             "shape": list(arr.shape), "dtype": str(arr.dtype), "values": filename,
             "sharding": _sharding(arr) if is_jax else None,
             "typeof": _type(arr),
         }
+        if is_jax:
+            record["blocks"] = self.other_blocks(arr, values)
+        return record
+
+    def other_blocks(self, arr, values):
+        """Device id -> the ``.npy`` of the block that device holds, for the devices whose block differs
+        from the array's value at the block's index. The value is read from one copy of each block, so a
+        result a ``shard_map`` with ``check_vma=False`` declares replicated (``out_specs=P()``) shows device
+        0's block as the whole array: this is what every other device really holds."""
+        differing = {}
+        try:
+            shards = arr.addressable_shards
+        except Exception:
+            return differing
+        if len(shards) < 2:
+            return differing
+        for shard in shards:
+            block = _np_asarray(shard.data)
+            if block.dtype.kind not in "biufc":
+                block = block.astype(np.float32)
+            expected = values[shard.index]
+            if block.shape != expected.shape or not _np_array_equal(block, expected, equal_nan=block.dtype.kind in "fc"):
+                differing[str(shard.device.id)] = self.values_file(block)
+        return differing
 
     def values_file(self, values):
         """The ``.npy`` file holding ``values``: one written earlier in this task with equal values (same
@@ -330,7 +357,7 @@ def _program(function, args):
     it is a jitted function, the primitives of its top level and of its whole program, and the layouts a
     top-level ``jit`` was given (``in_shardings`` / ``out_shardings``, None where not given)."""
     record = {"jit_object": callable(getattr(function, "lower", None)), "top": [], "primitives": [],
-              "collectives": [], "in_shardings": None, "out_shardings": None, "error": None}
+              "collectives": [], "bodies": [], "in_shardings": None, "out_shardings": None, "error": None}
     try:
         closed = _make_jaxpr(function)(*args)
     except Exception as exc:
@@ -340,6 +367,7 @@ def _program(function, args):
     record["top"] = [eqn.primitive.name for eqn in eqns]
     record["primitives"] = sorted(_primitives(closed.jaxpr, set()))
     record["collectives"] = _collectives(closed.jaxpr, [], inside=False)
+    record["bodies"] = _bodies(closed.jaxpr, [])
     if len(eqns) == 1 and "in_shardings" in eqns[0].params:
         eqn = eqns[0]
         record["in_shardings"] = [_given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["in_shardings"], eqn.invars)]
@@ -368,23 +396,87 @@ COLLECTIVE_PRIMITIVES = frozenset({
     "ppermute", "all_to_all",
 })
 MAX_COLLECTIVES = 200
+MAX_PERM_PAIRS = 4096
+MAX_BODIES = 20
+MAX_BODY_VALUES = 20
 
 
-def _collectives(jaxpr, found, inside, depth=0):
+def _collectives(jaxpr, found, inside, depth=0, repeats=1):
     """The collectives written inside ``shard_map`` bodies of ``jaxpr``, in trace order (nested programs,
-    such as a ``fori_loop``'s or a ``jit``'s, included): ``{"primitive": name, "axes": [axis, ...]}``."""
+    such as a ``fori_loop``'s or a ``jit``'s, included): ``{"primitive": name, "axes": [axis, ...],
+    "repeats": n | None, "perm": [[source, target], ...]}`` — ``repeats``: how many times the program runs
+    it (the lengths of the ``scan`` loops around it multiplied; None inside a ``while`` loop, whose count
+    the trace does not fix), ``perm`` for a ``ppermute`` only."""
     if depth > 50:
         return found
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if inside and name in COLLECTIVE_PRIMITIVES and len(found) < MAX_COLLECTIVES:
-            found.append({"primitive": name, "axes": _axis_names(eqn.params)})
-        for value in eqn.params.values():
-            for inner in (value if isinstance(value, (tuple, list)) else (value,)):
-                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
-                if hasattr(inner, "eqns"):
-                    _collectives(inner, found, inside or name == "shard_map", depth + 1)
+            use = {"primitive": name, "axes": _axis_names(eqn.params), "repeats": repeats}
+            if "perm" in eqn.params:
+                use["perm"] = [[int(a), int(b)] for a, b in eqn.params["perm"]][:MAX_PERM_PAIRS]
+            found.append(use)
+        inner_repeats = _inner_repeats(eqn, repeats)
+        for inner in _inner_jaxprs(eqn):
+            _collectives(inner, found, inside or name == "shard_map", depth + 1, inner_repeats)
     return found
+
+
+def _inner_repeats(eqn, repeats):
+    """How many times the programs nested in ``eqn`` run, given that ``eqn`` runs ``repeats`` times."""
+    name = eqn.primitive.name
+    if repeats is None or name == "while":
+        return None
+    if name == "scan":
+        length = eqn.params.get("length")
+        return repeats * int(length) if isinstance(length, int) else None
+    return repeats
+
+
+def _inner_jaxprs(eqn):
+    """The programs nested in an equation's parameters (a ``jit``'s, a loop's body, a ``cond``'s branches)."""
+    for value in eqn.params.values():
+        for inner in (value if isinstance(value, (tuple, list)) else (value,)):
+            inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
+            if hasattr(inner, "eqns"):
+                yield inner
+
+
+def _bodies(jaxpr, found, depth=0):
+    """Per ``shard_map`` in ``jaxpr``: the global shapes of its operands, the block shapes its body
+    receives, and the largest values its body makes (shape and dtype, by size, at most MAX_BODY_VALUES),
+    so a check can tell that a body held an operand whole, whichever primitive gathered it."""
+    if depth > 50:
+        return found
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "shard_map" and len(found) < MAX_BODIES:
+            body = eqn.params.get("jaxpr")
+            body = getattr(body, "jaxpr", body)
+            shapes = {}
+            if body is not None and hasattr(body, "eqns"):
+                _body_values(body, shapes)
+            largest = sorted(shapes.items(), key=lambda item: (-math.prod(item[0][0]), item[0]))[:MAX_BODY_VALUES]
+            found.append({
+                "operands": [list(v.aval.shape) for v in eqn.invars if hasattr(v.aval, "shape")],
+                "blocks": [list(v.aval.shape) for v in getattr(body, "invars", ()) if hasattr(v.aval, "shape")],
+                "values": [{"shape": list(shape), "dtype": dtype} for (shape, dtype), _ in largest],
+            })
+        for inner in _inner_jaxprs(eqn):
+            _bodies(inner, found, depth + 1)
+    return found
+
+
+def _body_values(jaxpr, shapes, depth=0):
+    """Every (shape, dtype) of a value an equation of ``jaxpr`` (or a program nested in it) makes."""
+    if depth > 50:
+        return
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            aval = getattr(var, "aval", None)
+            if hasattr(aval, "shape") and hasattr(aval, "dtype"):
+                shapes[(tuple(int(d) for d in aval.shape), str(aval.dtype))] = True
+        for inner in _inner_jaxprs(eqn):
+            _body_values(inner, shapes, depth + 1)
 
 
 def _axis_names(params):
@@ -443,11 +535,15 @@ def _sharding_record(sharding, shape):
 
 def _type(arr):
     try:
-        abstract = _typeof(arr)
-        spec = getattr(getattr(abstract, "sharding", None), "spec", None)
-        return {
-            "str": str(abstract)[:1000], "shape": list(abstract.shape), "dtype": str(abstract.dtype),
-            "sharded_axes": None if spec is None else _spec_entries(spec),
-        }
+        return _abstract_record(_typeof(arr))
     except Exception:
         return None
+
+
+def _abstract_record(abstract):
+    """A ``jax.typeof`` result as shape, dtype and the mesh axes that shard each dimension."""
+    spec = getattr(getattr(abstract, "sharding", None), "spec", None)
+    return {
+        "str": str(abstract)[:1000], "shape": list(abstract.shape), "dtype": str(abstract.dtype),
+        "sharded_axes": None if spec is None else _spec_entries(spec),
+    }

@@ -12,7 +12,10 @@ JSON shape of one captured object (a "fact"):
 - ``{"kind": "spec", "type": "PartitionSpec", "spec": [["a"], null]}`` — a PartitionSpec
   (``NamedSharding`` objects are recorded as their spec with ``"type": "NamedSharding"``)
 - ``{"kind": "array", "type": "jax.Array", "shape": [...], "dtype": "float32", "values": "t1/y.npy",
-  "sharding": {...} | null, "typeof": {...} | null}``
+  "sharding": {...} | null, "typeof": {...} | null, "blocks": {"3": "t1/array2.npy", ...}}`` — ``values``
+  reads one copy of each block; ``blocks`` holds the block of each device that holds other values than
+  those at its index (a ``shard_map`` with ``check_vma=False`` can leave replicas that differ)
+- ``{"kind": "type", "type": "ShapedArray", "typeof": {...}}`` — a name bound to ``jax.typeof(x)``
 - ``{"kind": "tree", "type": "list", "treedef": "...", "paths": ["[0][1]", ...], "leaves": [fact, ...]}``
   — a list/tuple/dict, flattened in ``jax.tree`` order, each leaf with its key path
 - ``{"kind": "function", "type": "..."}`` — a callable (its behaviour is captured by calls)
@@ -34,9 +37,13 @@ A call (a student function run by the probe on inputs the grader chose):
 ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
 "program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
 ``{"jit_object": bool, "top": [primitive, ...], "primitives": [primitive, ...], "collectives": [{"primitive":
-name, "axes": [axis, ...]}, ...], "in_shardings": [sharding | null, ...] | null, "out_shardings": [...] | null,
-"error": str | null}`` (``collectives``: those written inside ``shard_map`` bodies, in trace order); a sharding
-given to ``jit`` also holds the ``"shape"`` of its value.
+name, "axes": [axis, ...], "repeats": int | null, "perm": [[source, target], ...]}, ...], "bodies": [{"operands":
+[shape, ...], "blocks": [shape, ...], "values": [{"shape": shape, "dtype": str}, ...]}, ...], "in_shardings":
+[sharding | null, ...] | null, "out_shardings": [...] | null, "error": str | null}`` (``collectives``: those
+written inside ``shard_map`` bodies, in trace order, each with how many times the program runs it — None
+inside a ``while`` loop — and a ``ppermute``'s pairs; ``bodies``: per ``shard_map``, its operands' global
+shapes, the blocks its body receives and the largest values its body makes); a sharding given to ``jit``
+also holds the ``"shape"`` of its value.
 """
 
 from __future__ import annotations
@@ -115,6 +122,8 @@ class Fact:
     paths: tuple[str, ...] = ()
     treedef: str = ""
     repr: str = ""
+    # device id -> the block that device holds, for the devices whose block differs from ``values`` at its index
+    blocks: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def is_missing(self) -> bool:
@@ -131,6 +140,8 @@ class Fact:
             return f"{self.type} {self.value!r}"
         if self.kind == "tree":
             return f"a {self.type} of {len(self.leaves)} arrays"
+        if self.kind == "type" and self.typeof is not None:
+            return f"the type {self.typeof.text}"
         return f"a {self.type}"
 
 
@@ -140,6 +151,18 @@ class CollectiveUse:
 
     primitive: str
     axes: tuple[str, ...]
+    repeats: int | None = 1  # times the program runs it (scan lengths multiplied); None inside a while loop
+    perm: tuple[tuple[int, int], ...] | None = None  # a ppermute's (source, target) pairs
+
+
+@dataclass(frozen=True)
+class ShardMapBody:
+    """One ``shard_map`` of a program: its operands' global shapes, the blocks its body receives, and the
+    largest values (shape, dtype) its body makes, by size."""
+
+    operands: tuple[tuple[int, ...], ...]
+    blocks: tuple[tuple[int, ...], ...]
+    values: tuple[tuple[tuple[int, ...], str], ...]
 
 
 @dataclass(frozen=True)
@@ -159,6 +182,7 @@ class ProgramFact:
     out_shardings: tuple[ShardingFact | None, ...] | None = None
     error: str | None = None
     collectives: tuple[CollectiveUse, ...] = ()
+    bodies: tuple[ShardMapBody, ...] = ()
 
     @property
     def is_jitted(self) -> bool:
@@ -270,6 +294,8 @@ class _Reader:
                      and all(isinstance(p, str) for p in paths), "a tree needs leaves and their paths")
             return Fact(kind="tree", type=type_name, leaves=tuple(self.fact(leaf) for leaf in leaves),
                         paths=tuple(paths), treedef=_text(raw.get("treedef", "")) or "")
+        if kind == "type":
+            return Fact(kind="type", type=type_name, typeof=self.type_fact(raw.get("typeof")))
         if kind in ("function", "other"):
             return Fact(kind=kind, type=type_name, repr=_text(raw.get("repr", ""), 2000) or "")
         raise FactsError(f"unknown fact kind {kind!r}")
@@ -281,11 +307,27 @@ class _Reader:
         _require(values.shape == shape, f"array values have shape {values.shape}, expected {shape}")
         sharding = raw.get("sharding")
         typeof = raw.get("typeof")
+        sharding = None if sharding is None else self.sharding(sharding, shape)
         return Fact(
-            kind="array", type=type_name, shape=shape, dtype=dtype, values=values,
-            sharding=None if sharding is None else self.sharding(sharding, shape),
+            kind="array", type=type_name, shape=shape, dtype=dtype, values=values, sharding=sharding,
             typeof=None if typeof is None else self.type_fact(typeof),
+            blocks=self.blocks(raw.get("blocks", {}), sharding),
         )
+
+    def blocks(self, raw: Any, sharding: ShardingFact | None) -> dict[int, np.ndarray]:
+        """The blocks of the devices that hold other values than the array's, each of its block's shape."""
+        _require(isinstance(raw, dict), "an array's blocks must be a mapping")
+        if raw:
+            _require(sharding is not None, "an array with blocks needs a sharding")
+        found = {}
+        for device, relative in raw.items():
+            _require(str(device).isdigit() and int(device) in sharding.device_indices,
+                     f"blocks name device {device!r}, which holds no block of the array")
+            block = self.npy(relative)
+            expected = tuple(stop - start for start, stop in sharding.device_indices[int(device)])
+            _require(block.shape == expected, f"device {device}'s block has shape {block.shape}, expected {expected}")
+            found[int(device)] = block
+        return found
 
     def npy(self, relative: Any) -> np.ndarray:
         _require(isinstance(relative, str), "array values must name a .npy file")
@@ -392,7 +434,24 @@ class _Reader:
                            in_shardings=self.given_shardings(raw.get("in_shardings")),
                            out_shardings=self.given_shardings(raw.get("out_shardings")),
                            error=_text(raw.get("error"), 2000),
-                           collectives=self.collectives(raw.get("collectives", [])))
+                           collectives=self.collectives(raw.get("collectives", [])),
+                           bodies=self.bodies(raw.get("bodies", [])))
+
+    def bodies(self, raw: Any) -> tuple[ShardMapBody, ...]:
+        _require(isinstance(raw, list) and len(raw) <= 100, "bodies must be a list")
+        found = []
+        for entry in raw:
+            _require(isinstance(entry, dict), "a shard_map body must be a mapping")
+            operands, blocks, values = entry.get("operands", []), entry.get("blocks", []), entry.get("values", [])
+            _require(isinstance(operands, list) and isinstance(blocks, list) and isinstance(values, list)
+                     and len(values) <= 1000, "a shard_map body needs lists of operands, blocks and values")
+            found_values = []
+            for value in values:
+                _require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
+                found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
+            found.append(ShardMapBody(tuple(self.shape(s) for s in operands), tuple(self.shape(s) for s in blocks),
+                                      tuple(found_values)))
+        return tuple(found)
 
     def collectives(self, raw: Any) -> tuple[CollectiveUse, ...]:
         _require(isinstance(raw, list) and len(raw) <= 1000, "collectives must be a list")
@@ -403,7 +462,15 @@ class _Reader:
             _require(isinstance(primitive, str), "a collective's primitive must be a string")
             _require(isinstance(axes, list) and all(isinstance(a, str) for a in axes),
                      "a collective's axes must be a list of strings")
-            found.append(CollectiveUse(primitive[:200], tuple(a[:200] for a in axes)))
+            repeats, perm = entry.get("repeats", 1), entry.get("perm")
+            _require(repeats is None or (isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 0),
+                     "a collective's repeats must be a count or null")
+            _require(perm is None or (isinstance(perm, list) and all(
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(d, int) and not isinstance(d, bool)
+                                                                   for d in pair) for pair in perm)),
+                     "a ppermute's perm must be a list of [source, target] pairs")
+            found.append(CollectiveUse(primitive[:200], tuple(a[:200] for a in axes), repeats,
+                                       None if perm is None else tuple((a, b) for a, b in perm)))
         return tuple(found)
 
     def given_shardings(self, raw: Any) -> tuple[ShardingFact | None, ...] | None:

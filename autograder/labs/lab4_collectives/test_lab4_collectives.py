@@ -1,13 +1,15 @@
-"""Graders of lab 4, communication inside shard_map: values on the grader's own inputs, layouts, which
-collectives each shard_map body writes (read from the trace, so XLA's own collectives do not count), and
-a timing claim judged by the grader's own measurement."""
+"""Graders of lab 4, communication inside shard_map: values on the grader's own inputs on every device,
+layouts, jitted functions, which collectives each shard_map body writes and how (read from the trace, so
+XLA's own collectives do not count: a ppermute's pairs and steps, an operand never held whole), and a
+timing claim judged by the grader's own measurement. One check per requirement of a task's text."""
 
 import numpy as np
 import pytest
 
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_faster_verdict, assert_fully_replicated, assert_layout,
-    assert_shard_map_collectives, assert_speedup_claim, assert_time_consistent,
+    CheckFailure, Layout, assert_allclose, assert_body_never_holds_whole, assert_faster_verdict, assert_fully_replicated,
+    assert_jitted, assert_layout, assert_ppermute_ring, assert_shard_map_collectives, assert_speedup_claim,
+    assert_time_consistent, found_tuple,
 )
 from autograder.labs.lab4_collectives import reference as ref
 
@@ -25,22 +27,36 @@ def test_t1_gathered(submission):
 
 
 @task("t1")
-@points(10)
+@points(8)
 @hidden
 def test_t1_fresh_values_on_every_device(submission):
     """`ring_gather` gives every device the whole of the grader's own input, in order"""
     call = submission.call("t1", "ring_gather")
     (v,) = submission.inputs("t1", "ring_gather")
-    assert_allclose(call.output, np.asarray(v), "ring_gather(v)")
+    assert_allclose(call.output, np.asarray(v), "ring_gather(v)")  # each device's copy, not device 0's alone
     assert_fully_replicated(call.output, "ring_gather(v)")
 
 
 @task("t1")
-@points(10)
+@points(3)
+def test_t1_jitted(submission):
+    """`ring_gather` is jitted"""
+    assert_jitted(submission.call("t1", "ring_gather"), "ring_gather")
+
+
+@task("t1")
+@points(5)
 def test_t1_ring_of_ppermutes(submission):
     """`ring_gather`'s shard_map body moves blocks with jax.lax.ppermute, not jax.lax.all_gather"""
     assert_shard_map_collectives(submission.call("t1", "ring_gather"), "ring_gather", uses=["ppermute"],
                                  avoids=["all_gather"], axis="x")
+
+
+@task("t1")
+@points(4)
+def test_t1_seven_steps_around_the_ring(submission):
+    """each ppermute passes blocks one device along the ring (`RING`, or the other way round), 7 steps in all"""
+    assert_ppermute_ring(submission.call("t1", "ring_gather"), "ring_gather", axis="x", axis_size=8, steps=7)
 
 
 # t2 — psum and psum_scatter
@@ -52,7 +68,7 @@ def _row_sum(submission, call_id):
 
 
 @task("t2")
-@points(10)
+@points(8)
 @hidden
 def test_t2_everywhere_values(submission):
     """`summed_everywhere` adds the grader's rows, and every device holds the whole sum"""
@@ -62,7 +78,7 @@ def test_t2_everywhere_values(submission):
 
 
 @task("t2")
-@points(10)
+@points(8)
 @hidden
 def test_t2_scattered_values(submission):
     """`summed_scattered` adds the grader's rows, each device holding its slice of the sum"""
@@ -72,7 +88,15 @@ def test_t2_scattered_values(submission):
 
 
 @task("t2")
-@points(5)
+@points(3)
+@pytest.mark.parametrize("name", ["summed_everywhere", "summed_scattered"])
+def test_t2_jitted(submission, name):
+    """`summed_everywhere` and `summed_scattered` are jitted"""
+    assert_jitted(submission.call("t2", name), name)
+
+
+@task("t2")
+@points(4)
 def test_t2_everywhere_psum(submission):
     """`summed_everywhere`'s shard_map body reduces with jax.lax.psum"""
     assert_shard_map_collectives(submission.call("t2", "summed_everywhere"), "summed_everywhere", uses=["psum"],
@@ -80,7 +104,7 @@ def test_t2_everywhere_psum(submission):
 
 
 @task("t2")
-@points(5)
+@points(4)
 def test_t2_scattered_psum_scatter(submission):
     """`summed_scattered`'s shard_map body reduces with jax.lax.psum_scatter, never a whole psum"""
     assert_shard_map_collectives(submission.call("t2", "summed_scattered"), "summed_scattered",
@@ -90,20 +114,12 @@ def test_t2_scattered_psum_scatter(submission):
 # t3 — what each leaves on each device
 
 
-def _shape(submission, name):
-    fact = submission.name("t3", name)
-    found = fact.value if fact.kind == "value" else [leaf.value for leaf in fact.leaves]
-    if not isinstance(found, (list, tuple)) or not all(isinstance(n, int) for n in found):
-        raise CheckFailure(f"`{name}`: expected a tuple of ints, found {fact.describe()}")
-    return tuple(found)
-
-
 @task("t3")
 @points(5)
 @pytest.mark.parametrize("name, expected", [("psum_block_shape", (16,)), ("scatter_block_shape", (2,))])
 def test_t3_block_shapes(submission, name, expected):
-    """the block one device holds after psum (the whole sum) and after psum_scatter (an eighth of it)"""
-    found = _shape(submission, name)
+    """the block one device holds after psum (the whole sum) and after psum_scatter (an eighth of it), as a tuple"""
+    found = found_tuple(submission.name("t3", name), name)
     if found != expected:
         raise CheckFailure(f"`{name}`: expected {expected}, found {found}")
 
@@ -112,7 +128,7 @@ def test_t3_block_shapes(submission, name, expected):
 
 
 @task("t4")
-@points(10)
+@points(8)
 @hidden
 def test_t4_fresh_product(submission):
     """`collective_matmul` gives lhs @ rhs on the grader's own inputs, split by rows"""
@@ -124,11 +140,32 @@ def test_t4_fresh_product(submission):
 
 
 @task("t4")
-@points(10)
+@points(2)
+def test_t4_jitted(submission):
+    """`collective_matmul` is jitted"""
+    assert_jitted(submission.call("t4", "collective_matmul"), "collective_matmul")
+
+
+@task("t4")
+@points(4)
 def test_t4_ppermute_not_all_gather(submission):
-    """`collective_matmul`'s shard_map body passes rhs blocks with jax.lax.ppermute and never gathers them"""
+    """`collective_matmul`'s shard_map body passes rhs blocks with jax.lax.ppermute, not jax.lax.all_gather"""
     assert_shard_map_collectives(submission.call("t4", "collective_matmul"), "collective_matmul",
                                  uses=["ppermute"], avoids=["all_gather"], axis="x")
+
+
+@task("t4")
+@points(3)
+def test_t4_one_device_along_the_ring(submission):
+    """each ppermute passes the rhs blocks one device along the ring (either way round)"""
+    assert_ppermute_ring(submission.call("t4", "collective_matmul"), "collective_matmul", axis="x", axis_size=8)
+
+
+@task("t4")
+@points(3)
+def test_t4_rhs_never_whole(submission):
+    """no device ever holds rhs whole: not gathered, by all_gather or by stacking the blocks ppermute brings"""
+    assert_body_never_holds_whole(submission.call("t4", "collective_matmul"), "collective_matmul", 1, "rhs")
 
 
 # t5 — is the collective matmul faster here? Times and a verdict, judged by the grader's own measurement
