@@ -84,6 +84,9 @@ def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_
     for lab_id in lab_ids():
         assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked
     assert not any(name.startswith(("autograder/course/", "autograder/authoring/")) for name in unpacked)
+    (metadata,) = [text for name, text in unpacked.items() if name.endswith(".dist-info/METADATA")]
+    required = re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)", metadata, re.M)
+    assert {"jax", "flax", "pytest", "nbformat"} <= set(required) and "otter-grader" not in required, required
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())

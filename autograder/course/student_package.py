@@ -23,6 +23,7 @@ import ast
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,8 @@ from autograder.authoring import STUDENT_DISTRIBUTION
 
 LEFT_OUT = ("course", "authoring", "cli.py", "__main__.py")  # a course's and an author's tools
 REFERENCE_ALIAS = "ref"
+# The grader's dependencies that only its left-out folders use (authoring, the course's batches and zips).
+GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "packaging", "scipy")
 
 
 class StudentPackageError(RuntimeError):
@@ -187,9 +190,12 @@ def _constant_names(source: str) -> set[str]:
 
 
 def _write_pyproject(grader: Path, out: Path) -> None:
-    """The grader's project, renamed, without its scripts and readme, carrying the stored results."""
+    """The grader's project, renamed, without its scripts, readme and the dependencies only the grader
+    uses, carrying the stored results."""
     project = tomllib.loads(grader.read_text())["project"]
-    dependencies = ",\n".join(f"    {json.dumps(d)}" for d in project["dependencies"])
+    kept = [d for d in project["dependencies"]
+            if re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0] not in GRADER_ONLY_DEPENDENCIES]
+    dependencies = ",\n".join(f"    {json.dumps(d)}" for d in kept)
     out.write_text(f"""[build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
