@@ -102,6 +102,14 @@ def test_no_hidden_check_nor_its_name(unpacked, lab_id):
         assert not [n for n in names if n in text], f"{name} names a hidden check of {lab_id}"
     public = [n.name for n in graders.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
     assert public, f"the students' {lab_id} has no public check left"
+    bound = {n.id for node in graders.body if isinstance(node, ast.Assign) for t in node.targets
+             for n in ast.walk(t) if isinstance(n, ast.Name)}
+    read = {n.id for node in graders.body if isinstance(node, ast.FunctionDef) for n in ast.walk(node)
+            if isinstance(n, ast.Name)}
+    assert bound <= read, f"constants no public check reads (a hidden check's tolerance?): {sorted(bound - read)}"
+    original = ast.parse((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text())
+    assert len([n for n in original.body if isinstance(n, ast.Assign)]) >= len(
+        [n for n in graders.body if isinstance(n, ast.Assign)])
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())

@@ -52,8 +52,11 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def _reference_uses(node: ast.AST) -> set[str]:
+    """The reference's names ``node`` reads: as ``ref.NAME``, or imported from a ``reference`` module."""
     return {n.attr for n in ast.walk(node)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == REFERENCE_ALIAS}
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == REFERENCE_ALIAS} | {
+        alias.name for n in ast.walk(node)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").endswith(".reference") for alias in n.names}
 
 
 def _defined(node: ast.stmt) -> set[str]:
@@ -61,6 +64,34 @@ def _defined(node: ast.stmt) -> set[str]:
         return {node.name}
     return {n.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if t is not None
             for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _without_unused_bindings(body: list[ast.stmt], used: set[str]) -> list[ast.stmt]:
+    """``body`` without the assignments and classes that nothing else in it, nor ``used``, reads: a
+    hidden check's tolerance or the grader's own input size goes with the check."""
+    bindings = (ast.Assign, ast.AnnAssign, ast.ClassDef)
+    while True:
+        read = set(used)
+        for node in body:
+            read |= _names(node) - _defined(node) if isinstance(node, bindings) else _names(node)
+        kept = [_unused_left_out(n, read) for n in body
+                if not isinstance(n, bindings) or not _defined(n) or _defined(n) & read]
+        if [ast.dump(n) for n in kept] == [ast.dump(n) for n in body]:
+            return kept
+        body = kept
+
+
+def _unused_left_out(node: ast.stmt, read: set[str]) -> ast.stmt:
+    """``a, b, c = x, y, z`` without the pairs whose name is not ``read``; any other statement as it is."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+            and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts)
+            and all(isinstance(t, ast.Name) for t in node.targets[0].elts)):
+        return node
+    pairs = [(t, v) for t, v in zip(node.targets[0].elts, node.value.elts) if t.id in read]
+    if len(pairs) == len(node.value.elts) or not pairs:
+        return node
+    targets, values = zip(*pairs)
+    return ast.Assign([ast.Tuple(list(targets), ast.Store())], ast.Tuple(list(values), ast.Load()), lineno=node.lineno)
 
 
 def public_graders(source: str, available: set[str], docstring: str) -> tuple[str, set[str]]:
@@ -78,7 +109,8 @@ def public_graders(source: str, available: set[str], docstring: str) -> tuple[st
         if not more:
             break
         dropped |= more
-    kept = [n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)]
+    kept = _without_unused_bindings([n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)],
+                                    set())
     module = ast.Module([ast.Expr(ast.Constant(docstring)), *kept], type_ignores=[])
     return ast.unparse(module) + "\n", set().union(*(_reference_uses(n) for n in kept))
 
@@ -105,9 +137,11 @@ def _parameters(function) -> list:
     return list(inspect.signature(function).parameters)
 
 
-def students_reference(source: str, shared: set[str], stored: set[str], docstring: str) -> str:
+def students_reference(source: str, shared: set[str], stored: set[str], docstring: str,
+                       used: set[str] | None = None) -> str:
     """``reference.py`` as the students get it: imports, constants and classes that use no withheld
-    function, the ``shared`` functions, and ``stored`` ones as their stored results."""
+    function, the ``shared`` functions, and ``stored`` ones as their stored results; with ``used`` (the
+    names the public checks and the captures read), only the constants and classes those need."""
     tree = ast.parse(source)
     body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
                                          and isinstance(n.value.value, str))]
@@ -131,6 +165,8 @@ def students_reference(source: str, shared: set[str], stored: set[str], docstrin
             out.append(node)
         else:
             withheld |= _defined(node)
+    if used is not None:
+        out = _without_unused_bindings(out, used)
     return ast.unparse(ast.Module([ast.Expr(ast.Constant(docstring)), *out], type_ignores=[])) + "\n"
 
 
@@ -170,7 +206,8 @@ def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
         (package / "labs" / lab_id / f"test_{lab_id}.py").write_text(graders)
         (package / "labs" / lab_id / "reference.py").write_text(students_reference(
             (LABS_PACKAGE / lab_id / "reference.py").read_text(), shared, needed,
-            f"What {lab_id}'s public checks need of its reference: shareable code and stored results."))
+            f"What {lab_id}'s public checks need of its reference: shareable code and stored results.",
+            uses | init_uses))
         requests[lab_id] = sorted(needed)
     code = (f"import json, sys; from pathlib import Path; sys.path.insert(0, {str(checkout)!r}); "
             f"from autograder.course.student_package import _compute_results; "
