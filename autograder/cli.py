@@ -223,16 +223,32 @@ def cmd_warm(args) -> int:
 
 
 def cmd_gradescope(args) -> int:
-    from autograder.course import GradescopeConfig, GradescopeError, build_autograder_zip
+    from autograder.course import (
+        GradescopeConfig, GradescopeError, StudentPackageError, build_autograder_zip, build_student_wheel,
+    )
     from autograder.lab import LabError
 
     try:
         config = GradescopeConfig(args.lab, args.hidden_visibility, args.cell_timeout, args.timeout, args.memory_gib)
         out = build_autograder_zip(args.lab, Path(args.out), config)
-    except (GradescopeError, LabError) as exc:
+        wheel = build_student_wheel([args.lab], out.resolve().parent)
+    except (GradescopeError, LabError, StudentPackageError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
     print(f"{out} written: upload it as the autograder of a Gradescope programming assignment")
+    print(f"{wheel} written: give it to the students (their in-notebook checks; no solution, no hidden check)")
+    return 0
+
+
+def cmd_student_wheel(args) -> int:
+    from autograder.course import StudentPackageError, build_student_wheel
+
+    try:
+        wheel = build_student_wheel(args.labs or None, Path(args.out))
+    except StudentPackageError as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    print(f"{wheel} written: give it to the students (their in-notebook checks; no solution, no hidden check)")
     return 0
 
 
@@ -315,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
     gradescope.add_argument("--memory-gib", type=float, default=defaults.memory_gib,
                             help=f"memory the kernel may use (default {defaults.memory_gib:g})")
     gradescope.set_defaults(run=cmd_gradescope)
+
+    student_wheel = sub.add_parser("student-wheel", help="build the students' wheel: ag.check and the labs' public "
+                                   "checks, with no solution and no hidden check")
+    student_wheel.add_argument("labs", nargs="*", help="the labs it checks (default: every lab)")
+    student_wheel.add_argument("--out", default=".", help="the folder to write the wheel into (default .)")
+    student_wheel.set_defaults(run=cmd_student_wheel)
 
     run = sub.add_parser("gradescope-run", help="grade the submission in Gradescope's container (run_autograder does)")
     run.add_argument("--root", default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),

@@ -43,21 +43,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _kernel_spec(data: Path) -> None:
-    """The ``python3`` kernel of this interpreter, which has the harness."""
+def _kernel_spec(data: Path, python: Path | str) -> None:
+    """The ``python3`` kernel of ``python`` (a venv with the students' wheel, or this interpreter)."""
     spec = data / "kernels" / "python3"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python 3", "language": "python"}))
 
 
 @contextmanager
-def jupyterlab(root: Path, home: Path, env: dict[str, str]):
-    """A running JupyterLab serving ``root``, its user directories under ``home``; yields its base URL
-    with the token."""
+def jupyterlab(root: Path, home: Path, env: dict[str, str], kernel_python: Path | str = sys.executable):
+    """A running JupyterLab serving ``root``, its user directories under ``home``, its kernels started
+    by ``kernel_python``; yields its base URL with the token."""
     data = home / "data"
-    _kernel_spec(data)
+    _kernel_spec(data, kernel_python)
     for name, value in SETTINGS.items():
         path = home / "settings" / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
-"""A student's setup, for tests: the harness installed from its wheel into a fresh venv, the lab notebooks
-copied out of the checkout, and the environment a student's Jupyter gives a kernel."""
+"""A student's setup, for tests: the students' wheel (``autograder student-wheel``) installed into a fresh
+venv, the lab notebooks copied out of the checkout, and the environment a student's Jupyter gives a kernel."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.run.devices import INHERITED_PREFIXES_DROPPED
-from autograder.course.gradescope import build_wheel, project_checkout
+from autograder.course import build_student_wheel
 from autograder.lab import Lab
 from cases import solved
 from notebooks import make_submission
@@ -27,11 +27,10 @@ def plain_environment() -> dict[str, str]:
 
 
 def installed_venv(directory: Path) -> Path:
-    """A fresh venv holding the harness installed from a wheel of this checkout (not editable); its
+    """A fresh venv holding the students' wheel of this checkout, installed (not editable); its
     other packages (JAX, Jupyter's kernel) are this interpreter's, reached through a ``.pth`` file, so
     nothing is downloaded. Returns the venv's python."""
-    (directory / "build").mkdir()
-    wheel = build_wheel(project_checkout(), directory / "build")
+    wheel = build_student_wheel(None, directory / "build")
     venv = directory / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"

@@ -1,5 +1,6 @@
-"""The lab in a real front end: JupyterLab on localhost with a fresh user, its notebooks opened in
-headless Chromium, every cell run through the app, and the check results read from the rendered page —
+"""The lab in a real front end: JupyterLab on localhost with a fresh user and a kernel with the students'
+wheel installed, its notebooks opened in headless Chromium, every cell run through the app, and the
+check results read from the rendered page —
 the filled lab 2 notebook passes every task, an untouched one says "not attempted", a wrong layout shows
 the expected and found pictures, and the results read well in the dark theme. Screenshots are kept."""
 
@@ -16,7 +17,7 @@ from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from autograder.lab import load_lab
 from browser import chromium
 from notebooks import make_submission
-from student_install import filled_notebook, plain_environment
+from student_install import filled_notebook, installed_venv, plain_environment
 
 pytestmark = [
     pytest.mark.slow,
@@ -56,7 +57,7 @@ def _contrast(foreground: str, background: str) -> float:
 @pytest.fixture(scope="module")
 def lab_pages(tmp_path_factory):
     """name -> (verdicts shown, colours in the dark theme, pictures shown) after running the notebook in
-    JupyterLab; screenshots under the returned folder."""
+    JupyterLab, whose kernel has the students' wheel installed; screenshots under the returned folder."""
     from lab_frontend import chromium_page, jupyterlab, run_all, shown_verdicts
 
     folder = tmp_path_factory.mktemp("jupyterlab")
@@ -66,8 +67,10 @@ def lab_pages(tmp_path_factory):
     nbformat.write(untouched, root / "untouched.ipynb")
     wrong = make_submission(LAB, {"t1": WRONG_T1}, root / "wrong.ipynb")
     nbformat.write(_up_to_check_of_t1(nbformat.read(wrong, as_version=4)), wrong)
+    student_python = installed_venv(tmp_path_factory.mktemp("student-install"))
     shown = {}
-    with jupyterlab(root, folder / "user", plain_environment()) as (url, token), chromium_page(chromium()) as page:
+    with jupyterlab(root, folder / "user", plain_environment(), student_python) as (url, token), \
+            chromium_page(chromium()) as page:
         for name, notebook in (("filled", filled.relative_to(root)), ("untouched", "untouched.ipynb"),
                                ("wrong", "wrong.ipynb")):
             run_all(page, url, token, str(notebook))

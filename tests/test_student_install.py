@@ -1,4 +1,4 @@
-"""The lab notebooks as a student runs them: the harness installed from its wheel into a fresh venv, each
+"""The lab notebooks as a student runs them: the students' wheel installed into a fresh venv, each
 lab's notebook copied out of the checkout and run top to bottom by a kernel of that venv started the way
 Jupyter starts one (no XLA_FLAGS, no JAX_PLATFORMS). Filled in, no cell raises and every check passes;
 untouched, no check cell shows a traceback. Each notebook runs once per session, two at a time."""
@@ -70,11 +70,15 @@ def _check_cells(nb) -> list[tuple[str, str, list]]:
             for cell in nb.cells if cell.cell_type == "code" and is_check_cell(cell)]
 
 
-def test_the_venv_imports_the_installed_wheel_not_the_checkout(student_python):
-    found = subprocess.run([str(student_python), "-c", "import autograder; print(autograder.__file__)"],
+def test_the_venv_imports_the_installed_students_wheel_not_the_checkout(student_python):
+    code = ("import autograder, importlib.metadata as m, importlib.util as u; print(autograder.__file__); "
+            "print(m.version('autograder-student')); print(u.find_spec('autograder.course'))")
+    found = subprocess.run([str(student_python), "-c", code],
                            capture_output=True, text=True, timeout=120, env=plain_environment(), cwd="/")
     assert found.returncode == 0, found.stderr
-    assert Path(found.stdout.strip()).is_relative_to(student_python.parent.parent), found.stdout
+    path, version, course = found.stdout.split()
+    assert Path(path).is_relative_to(student_python.parent.parent), found.stdout
+    assert course == "None", "the students' package carries the course's tools"
 
 
 @pytest.mark.slow

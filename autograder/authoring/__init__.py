@@ -16,5 +16,6 @@ if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab
     from autograder.authoring.assign_verification import verification_problems
     from autograder.authoring.new_lab import NewLabError, scaffold_lab
+    from autograder.authoring.setup_cell import STUDENT_DISTRIBUTION
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

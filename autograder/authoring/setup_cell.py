@@ -16,7 +16,8 @@ import nbformat
 from autograder.run import DEVICE_COUNT, HARNESS_ENV
 
 CELL_ID = "setup-devices"
-WHEEL = f"autograder-{metadata.version('autograder')}-py3-none-any.whl"
+STUDENT_DISTRIBUTION = "autograder-student"  # the students' package (``autograder student-wheel``)
+WHEEL = f"{STUDENT_DISTRIBUTION.replace('-', '_')}-{metadata.version('autograder')}-py3-none-any.whl"
 INSTALL_COMMAND = f"%pip install {WHEEL}"
 RESTART_MESSAGE = "restart the kernel and run this cell first"
 

@@ -2,7 +2,8 @@
 
 ``machine_cache`` owns the cache directory and JAX's compilation cache under it; ``reference_cache``
 stores the labs' deterministic reference results there (``@cached_reference``); ``warm`` computes them
-all ahead of a batch. The run reads the compilation cache; the labs' references read and write here.
+all ahead of a batch; ``shared_results`` is what the students' package gets of them (``@shareable``
+code, or stored results). The run reads the compilation cache; the labs' references read and write here.
 """
 
 from typing import TYPE_CHECKING
@@ -11,7 +12,8 @@ from autograder import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.caches.machine_cache import cache_root, enable_compilation_cache
-    from autograder.caches.reference_cache import cached_reference
+    from autograder.caches.reference_cache import CachedReference, cached_reference
+    from autograder.caches.shared_results import StoredResult, is_shareable, shareable, write_results
     from autograder.caches.warm import warm_lab, warm_labs
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

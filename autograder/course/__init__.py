@@ -3,7 +3,8 @@
 ``collect`` finds the class's submissions, ``batch`` grades them (on this machine or a Dask cluster),
 ``gradebook`` keeps the grades, ``late``, ``overrides`` and ``adjustments`` change them as the course's
 rules say, ``class_report`` sums them up, ``similarity`` compares submissions, and ``gradescope``
-builds (and runs) the zip Gradescope grades with. The command line hands on to here.
+builds (and runs) the zip Gradescope grades with; ``student_package`` builds what students get instead
+of the grader's wheel. The command line hands on to here.
 """
 
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     )
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.overrides import OverrideError
+    from autograder.course.student_package import StudentPackageError, build_student_wheel
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

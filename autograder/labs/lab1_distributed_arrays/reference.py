@@ -19,7 +19,7 @@ from autograder.checks import (
     CheckFailure, Layout, MeshSpec, called_once, collectives_in, is_same_layout, measure_interleaved,
 )
 from autograder.facts import Fact
-from autograder.caches import cached_reference
+from autograder.caches import cached_reference, shareable
 
 MESH = MeshSpec((4, 2), ("a", "b"), "auto")
 MESH_DP = MeshSpec((8,), ("batch",), "auto")
@@ -31,12 +31,14 @@ PARAM_SHAPES = tuple(shape for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[
 BATCH_SHAPES = ((BATCH_SIZE, LAYER_SIZES[0]), (BATCH_SIZE, LAYER_SIZES[-1]))
 
 
+@shareable
 @cached_reference
 def array_x() -> np.ndarray:
     """The lab's x (key 0), drawn as its locked cell draws it."""
     return np.asarray(jax.random.normal(jax.random.key(0), (N, N)))
 
 
+@shareable
 @cached_reference
 def x_squared() -> np.ndarray:
     """x @ x in float64: the float32 products of the lab differ from it by about 2e-4 at most."""
@@ -58,6 +60,7 @@ def incompatible_devices_error() -> str:
 # The lab's MLP, as its locked cells define it.
 
 
+@shareable
 def predict(params, inputs):
     for W, b in params:
         outputs = jnp.dot(inputs, W) + b
@@ -65,6 +68,7 @@ def predict(params, inputs):
     return outputs
 
 
+@shareable
 def loss(params, batch):
     inputs, targets = batch
     predictions = predict(params, inputs)
@@ -75,11 +79,13 @@ loss_jit = jax.jit(loss)
 gradfun = jax.jit(jax.grad(loss))
 
 
+@shareable
 def _init_layer(key, n_in, n_out):
     k1, k2 = jax.random.split(key)
     return jax.random.normal(k1, (n_in, n_out)) / jnp.sqrt(n_in), jax.random.normal(k2, (n_out,))
 
 
+@shareable
 @cached_reference
 def model_setup():
     """The lab's initial parameters and batch (key 0), drawn eagerly as its locked cell does: a jitted
@@ -92,6 +98,7 @@ def model_setup():
     return params, (inputs, targets)
 
 
+@shareable
 def batch_values() -> list[np.ndarray]:
     _, batch = model_setup()
     return [np.asarray(a) for a in batch]
@@ -157,6 +164,7 @@ SET_UP_AHEAD = {"t8": (gradient_calls,)}
 # Compiling reference code for the layouts of a student's arrays.
 
 
+@shareable
 def sharding_of(fact: Fact, name: str) -> jax.sharding.Sharding:
     """The sharding the probe recorded for an array, rebuilt here; it must lay out the blocks it recorded."""
     layout = Layout.of_fact(fact, name)
@@ -183,6 +191,7 @@ def sharding_of(fact: Fact, name: str) -> jax.sharding.Sharding:
     return sharding
 
 
+@shareable
 def leaves_of(fact: Fact, name: str, shapes: Sequence[tuple[int, ...]]) -> tuple[Fact, ...]:
     """The arrays of a list/tuple fact, in jax.tree order, with the expected shapes."""
     if fact.kind != "tree" or len(fact.leaves) != len(shapes):
@@ -193,11 +202,13 @@ def leaves_of(fact: Fact, name: str, shapes: Sequence[tuple[int, ...]]) -> tuple
     return fact.leaves
 
 
+@shareable
 def abstract(fact: Fact, name: str) -> jax.ShapeDtypeStruct:
     """A student's array as the compiler sees it: shape, dtype and its recorded layout."""
     return jax.ShapeDtypeStruct(tuple(fact.shape), np.dtype(fact.dtype), sharding=sharding_of(fact, name))
 
 
+@shareable
 def compiled_text(fn: Callable, args: tuple, description: str) -> str:
     """The compiled HLO text of ``jax.jit(fn)`` for ``args`` (a tuple of pytrees of ``abstract`` arrays)."""
     try:

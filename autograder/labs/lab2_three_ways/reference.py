@@ -11,7 +11,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeasuredRatio, MeshSpec, called_once, measure_interleaved, measured_ratio
-from autograder.caches import cached_reference
+from autograder.caches import cached_reference, shareable
 
 MESH_2D = MeshSpec((2, 4), ("x", "y"), "auto")
 MESH_1D = MeshSpec((8,), ("x",), "auto")
@@ -21,10 +21,12 @@ FRESH_N_DATA = 256  # the grader's inputs have another size than the lab's, so f
 N_REGRESSION, LAYER_SIZES, EPOCHS, STEP_SIZE = 1024, (1, 1024, 1024, 1), 50, 1e-3
 
 
+@cached_reference
 def array_a() -> np.ndarray:
     return np.arange(64.0, dtype=np.float32).reshape(4, 16)
 
 
+@shareable
 def layer(x, W, b):
     return jax.nn.softmax(jnp.asarray(x) @ jnp.asarray(W) + jnp.asarray(b))
 
@@ -40,10 +42,12 @@ def layer_data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.asarray(x), np.asarray(W), np.asarray(b)
 
 
+@shareable
 def _target(x):
     return jnp.sin(6 * x) - 0.5 * x**2
 
 
+@shareable
 @cached_reference
 def regression_setup():
     """The lab's regression data and initial parameters (key 0)."""

@@ -10,7 +10,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import MeshSpec, called_once, measure_interleaved
-from autograder.caches import cached_reference
+from autograder.caches import cached_reference, shareable
 
 MESH_2D = MeshSpec((2, 4), ("data", "model"), "auto")
 MESH_1D = MeshSpec((8,), ("data",), "auto")
@@ -35,6 +35,7 @@ KERNEL_SPECS = {"Wq": COLUMNS, "Wk": COLUMNS, "Wv": COLUMNS, "Wo": ROWS, "W1": C
 TIME_FACTOR = 8.0
 
 
+@shareable
 def kernel_shape(name: str, hidden_dim: int) -> tuple[int, int]:
     """(D, D) for the attention's kernels, (D, 4D) for W1 and (4D, D) for W2."""
     shapes = {"W1": (hidden_dim, 4 * hidden_dim), "W2": (4 * hidden_dim, hidden_dim)}
@@ -49,6 +50,7 @@ def lab_arrays() -> dict[str, np.ndarray]:
     return {name: np.asarray(jax.random.normal(key, shape)) for key, (name, shape) in zip(keys, shapes.items())}
 
 
+@shareable
 @cached_reference
 def lab_X() -> np.ndarray:
     """The lab's 1000×1000 X of Parts 4 and 5 (key 1)."""
@@ -61,6 +63,7 @@ def lab_X_layer() -> np.ndarray:
     return np.asarray(jax.random.normal(jax.random.key(2), LAB_LAYER["input_shape"]))
 
 
+@shareable
 def mlp(x, W1, W2) -> np.ndarray:
     """x @ W1 @ W2 in float64."""
     return np.asarray(x, np.float64) @ np.asarray(W1, np.float64) @ np.asarray(W2, np.float64)

@@ -1,0 +1,53 @@
+"""What a lab's reference gives the students' package: its code only where marked ``@shareable``, else
+its results, computed when the package is built and stored beside the lab as pickle-free ``.npz``.
+
+A reference is often the task's answer (the collective matmul's body, the layer's math): the students'
+package must not carry it. ``@shareable`` marks a reference whose code gives nothing away (``x @ W + b``,
+a shape formula, compiling a program for the student's layouts); every other reference a public check
+needs reaches the students as ``StoredResults``: the values it returned, read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+from autograder.caches.reference_cache import read_entry, write_entry
+
+RESULTS_FILE = "reference_results.npz"
+RESULTS_KEY = {"kind": "the students' reference results"}
+
+
+def shareable(function: Callable) -> Callable:
+    """Mark a reference whose code the students' package may carry: plain mathematics or tooling that
+    answers no task. Unmarked references reach students as results only."""
+    function.__shareable__ = True
+    return function
+
+
+def is_shareable(function: Any) -> bool:
+    return getattr(function, "__shareable__", False) is True or getattr(
+        getattr(function, "function", None), "__shareable__", False) is True
+
+
+def write_results(lab_dir: Path, results: dict[str, Any]) -> None:
+    """Store each reference's result, by the reference's name, in the lab's folder ``lab_dir``."""
+    path = lab_dir / RESULTS_FILE
+    write_entry(path, RESULTS_KEY, results)
+    path.chmod(0o644)  # read by whoever installs the package
+
+
+@functools.cache
+def _results(path: str) -> dict[str, Any]:
+    return read_entry(Path(path), RESULTS_KEY)
+
+
+class StoredResult:
+    """A reference without arguments, answered by the result stored when the package was built."""
+
+    def __init__(self, module_file: str, name: str):
+        self.path, self.__name__ = str(Path(module_file).resolve().parent / RESULTS_FILE), name
+
+    def __call__(self) -> Any:
+        return _results(self.path)[self.__name__]
