@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
 from autograder.run import Execution, Limits, LiveExecution, NO_SANDBOX, build_plan, execute_plan, sandbox_level
-from autograder.lab import Lab, LabError, lab_of_notebook, load_lab
+from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.submission import NotANotebook, read_submission
 
@@ -51,6 +51,8 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
     try:
         lab = load_lab(lab_id)
         template = lab.template
+    except NotAssigned as exc:  # the lab is known, but not ready to grade with
+        return GradeResult(lab_id, str(path), "grader error", str(exc), 0.0, seed=seed), None
     except LabError as exc:
         return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed), None
     notes = []

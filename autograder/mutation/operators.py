@@ -124,7 +124,7 @@ def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
             new = arg.with_changes(value=cst.Name("None"))
             yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, f"`{spec}`: entry {i} replaced by None"
         elif isinstance(value, cst.Name) and value.value == "None":
-            present = set(_axis_names([(arg, None) for arg in args]))
+            present = set(_spec_axes(args))
             for axis in (a for a in site.axis_names if a not in present):
                 new = arg.with_changes(value=cst.SimpleString(repr(axis)))
                 yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, \
@@ -316,18 +316,17 @@ class _Replace(cst.CSTTransformer):
         return self.edit.get(original_node, updated_node) if original_node in self.edit else updated_node
 
 
+def _spec_axes(args) -> list[str]:
+    """The axis names a PartitionSpec's arguments name, alone or in tuples."""
+    return [string.evaluated_value for arg in args
+            for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
+            if isinstance(string, cst.SimpleString)]
+
+
 def _axis_names(nodes) -> tuple[str, ...]:
-    """The axis names the PartitionSpecs among ``nodes`` use (or the arguments among them), in order of
-    first use."""
-    names: dict[str, None] = {}
-    for node, _ in nodes:
-        args = node.args if isinstance(node, cst.Call) and dotted(node.func) in SPEC else \
-            [node] if isinstance(node, cst.Arg) else []
-        for arg in args:
-            for string in (e.value for e in arg.value.elements) if isinstance(arg.value, cst.Tuple) else (arg.value,):
-                if isinstance(string, cst.SimpleString):
-                    names.setdefault(string.evaluated_value)
-    return tuple(names)
+    """The axis names the source's PartitionSpecs use, in order of first use."""
+    return tuple(dict.fromkeys(axis for node, _ in nodes if isinstance(node, cst.Call) and dotted(node.func) in SPEC
+                               for axis in _spec_axes(node.args)))
 
 
 def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> list[SourceMutant]:
