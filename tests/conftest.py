@@ -38,15 +38,18 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def _reference_cache(tmp_path_factory):
     """A reference cache of the session's own (``AUTOGRADER_CACHE_DIR``, inherited by the processes the
-    tests start): the suite never reads a stale cache nor writes into the user's."""
+    tests start): the suite never reads a stale cache nor writes into the user's; and timed turns of its
+    own (``AUTOGRADER_TURNS_DIR``): its gradings take turns among themselves, not with the user's."""
     folder = tmp_path_factory.mktemp("autograder-cache")
-    previous = os.environ.get("AUTOGRADER_CACHE_DIR")
-    os.environ["AUTOGRADER_CACHE_DIR"] = str(folder)
+    own = {"AUTOGRADER_CACHE_DIR": folder, "AUTOGRADER_TURNS_DIR": tmp_path_factory.mktemp("autograder-turns")}
+    previous = {name: os.environ.get(name) for name in own}
+    os.environ.update({name: str(path) for name, path in own.items()})
     yield folder
-    if previous is None:
-        os.environ.pop("AUTOGRADER_CACHE_DIR", None)
-    else:
-        os.environ["AUTOGRADER_CACHE_DIR"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -69,8 +69,8 @@ import timeit
 
 def per_call(f):
     jax.block_until_ready(f(big_lhs, big_rhs))
-    rounds = timeit.repeat(lambda: jax.block_until_ready(f(big_lhs, big_rhs)), number=4, repeat=5)
-    return statistics.median(rounds) / 4
+    rounds = timeit.repeat(lambda: jax.block_until_ready(f(big_lhs, big_rhs)), number=40, repeat=5)
+    return statistics.median(rounds) / 40
 
 t_collective, t_gathered = per_call(collective_matmul), per_call(gathered_matmul)
 speedup = t_gathered / t_collective

@@ -176,6 +176,8 @@ if [ ! -s "$ROOT/results/results.json" ]; then
   printf '{"score": 0, "output": "%s", "stdout_visibility": "hidden", "tests": []}\\n' \\
     "$why, so this submission could not be graded: please tell your instructor." \\
     > "$ROOT/results/results.json"
+elif [ "$code" = 137 ]; then  # killed after some checks: results.json keeps their points and says so
+  echo "run_autograder: killed, most likely for memory, after some checks (their points are kept): raise the memory limit in this assignment's Autograder Settings" >&2
 fi
 exit 0
 """
@@ -306,8 +308,9 @@ def find_notebook(submission: Path) -> Path | str:
     return "the submission is empty: submit your notebook (.ipynb file)"
 
 
-def grade_submission(root: Path, config: GradescopeConfig):
-    """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one)."""
+def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
+    """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one);
+    ``on_check`` is given the checks done so far after each."""
     from autograder.grading import GradeResult, grade_notebook
     from autograder.lab import load_lab
 
@@ -316,7 +319,30 @@ def grade_submission(root: Path, config: GradescopeConfig):
         return GradeResult(config.lab, str(root / "submission"), "not a notebook", found, load_lab(config.lab).max_score)
     limit = memory_limit_bytes()
     return grade_notebook(found, config.lab, False, config.limits(),
-                          overlap=limit is None or limit >= OVERLAP_FROM_BYTES)
+                          overlap=limit is None or limit >= OVERLAP_FROM_BYTES, on_check=on_check)
+
+
+STOPPED_BEFORE_THE_END = ("grading stopped before its end (the autograder was stopped: out of memory, a signal or "
+                          "the time limit) after {done} of the lab's checks; the points of the checks below are kept")
+
+
+def checked_so_far(lab_id: str, notebook: str, checks: list):
+    """The result to keep should the grader die now: the checks done, each task out of its full points."""
+    from autograder.grading import GradeResult, TaskResult
+    from autograder.lab import load_lab
+
+    lab = load_lab(lab_id)
+    tasks = tuple(TaskResult(task.id, task.points, tuple(c for c in checks if c.task == task.id))
+                  for task in lab.tasks)
+    return GradeResult(lab_id, notebook, "grader error", STOPPED_BEFORE_THE_END.format(done=len(checks)),
+                       lab.max_score, tasks=tasks)
+
+
+def _write_results(results: Path, data: dict) -> None:
+    """results.json, replaced at once (never half written)."""
+    partial = results / "results.json.partial"
+    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    partial.replace(results / "results.json")
 
 
 def run_gradescope(root: Path):
@@ -334,7 +360,13 @@ def run_gradescope(root: Path):
         hidden_visibility, lab = config.hidden_visibility, config.lab
         protect_harness(root)
         os.environ["AUTOGRADER_ROOT"] = str(root / "source" / LAB_DIR)
-        result = grade_submission(root, config)
+
+        def keep(checks: list) -> None:  # points earned are kept should the grader be killed later
+            kept = checked_so_far(config.lab, str(root / "submission"), checks)
+            _write_results(results, {**kept.to_gradescope(config.hidden_visibility),
+                                     "execution_time": round(time.monotonic() - started)})
+
+        result = grade_submission(root, config, on_check=keep)
     except SandboxUnavailable as exc:
         result = GradeResult(lab, str(root / "submission"), "grader error",
                              f"this grading machine cannot sandbox notebooks, so none was run: {exc}", 0.0)
@@ -344,9 +376,7 @@ def run_gradescope(root: Path):
                              f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor", 0.0)
     data = result.to_gradescope(hidden_visibility)
     data["execution_time"] = round(time.monotonic() - started)
-    partial = results / "results.json.partial"
-    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    partial.replace(results / "results.json")
+    _write_results(results, data)
     print_grade(result)
     if OUT_OF_MEMORY in (result.reason or ""):
         limit = memory_limit_bytes()

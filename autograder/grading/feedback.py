@@ -7,6 +7,7 @@ import re
 from html import escape as _escape
 
 from autograder.grading.results import GradeResult, TaskResult, hidden_failure
+from autograder.grading.versions import versions_line
 
 PAGE_STYLE = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -93,5 +94,7 @@ def feedback_html(result: GradeResult, student: str) -> str:
     if result.status != "graded" or result.changes or result.notes:
         parts.append(f"<div class='status'>{escape(result.summary())}</div>")
     parts += [task_section(task) for task in result.tasks]
+    if result.graded_by:
+        parts.append(f"<footer id='graded-by'>{escape(versions_line(result.graded_by))}</footer>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

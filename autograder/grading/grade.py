@@ -10,33 +10,46 @@ from __future__ import annotations
 
 import secrets
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
-from autograder.run import Execution, Limits, LiveExecution, NO_SANDBOX, build_plan, execute_plan, sandbox_level
+from autograder.run import (
+    Execution, Limits, LiveExecution, NO_SANDBOX, build_plan, execute_plan, grading_with, sandbox_level,
+)
 from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.submission import NotANotebook, read_submission
+from autograder.grading.versions import grader_versions
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
                    limits: Limits = Limits(), seed: int | None = None, execute=execute_plan,
-                   overlap: bool = True) -> GradeResult:
+                   overlap: bool = True, on_check=None) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
     ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
-    ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``).
+    ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``). ``on_check`` is
+    given the checks done so far after each (see ``run_graders``).
 
     Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
-    return grade_with_execution(path, lab_id, public_only, limits, seed, execute, overlap)[0]
+    return grade_with_execution(path, lab_id, public_only, limits, seed, execute, overlap, on_check)[0]
 
 
 def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
                          limits: Limits = Limits(), seed: int | None = None,
-                         execute=execute_plan, overlap: bool = True) -> tuple[GradeResult, Execution | None]:
+                         execute=execute_plan, overlap: bool = True,
+                         on_check=None) -> tuple[GradeResult, Execution | None]:
     """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
     notebook was not run. With ``overlap=False`` the graders (JAX's devices, the references, pytest)
     load only once the kernel has ended and its memory is free: the least memory at once, where memory is
-    short (a Gradescope container), at the cost of the time the overlap saves."""
+    short (a Gradescope container), at the cost of the time the overlap saves. The grade names the versions
+    that produced it (``graded_by``)."""
+    result, execution = _grade(path, lab_id, public_only, limits, seed, execute, overlap, on_check)
+    return replace(result, graded_by=grader_versions()), execution
+
+
+def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, seed: int | None,
+           execute, overlap: bool, on_check) -> tuple[GradeResult, Execution | None]:
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
@@ -64,16 +77,19 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
         from autograder.grading.graders import GraderError, run_graders  # JAX loads while the kernel starts
 
         try:
-            checks = run_graders(lab, run.live, seed, public_only)
+            with grading_with(lambda: run.live.timed_turn):  # the grader measures under its run's timed turn
+                checks = run_graders(lab, run.live, seed, public_only, on_check=on_check)
         except GraderError as exc:
             return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
+        finally:
+            run.live.release_timed_turn()  # measured (or failed to): the machine's timed turn is free again
         execution = run.result()
     else:
         execution = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, None)
         from autograder.grading.graders import GraderError, run_graders
 
         try:
-            checks = run_graders(lab, execution, seed, public_only)
+            checks = run_graders(lab, execution, seed, public_only, on_check=on_check)
         except GraderError as exc:
             return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), execution
     notes += execution_notes(execution, limits)

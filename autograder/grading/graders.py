@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 import pytest
 
@@ -99,9 +99,10 @@ class Submission:
 
 
 class _GraderPlugin:
-    def __init__(self, submission: Submission, tasks: Collection[str] | None = None):
+    def __init__(self, submission: Submission, tasks: Collection[str] | None = None, on_check=None):
         self._submission = submission
         self._tasks = None if tasks is None else frozenset(tasks)
+        self._on_check = on_check
         self.results: list[CheckResult] = []
         self.collection_errors: list[str] = []
 
@@ -157,6 +158,8 @@ class _GraderPlugin:
         report = outcome.get_result()
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self.results.append(_result(item, call.excinfo))
+            if self._on_check is not None:
+                self._on_check(list(self.results))
 
 
 def _set_up_ahead(lab: Lab) -> dict:
@@ -198,10 +201,12 @@ class GraderError(RuntimeError):
 
 
 def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, public_only: bool = False,
-                tasks: Collection[str] | None = None) -> list[CheckResult]:
+                tasks: Collection[str] | None = None,
+                on_check: Callable[[list[CheckResult]], None] | None = None) -> list[CheckResult]:
     """The results of the lab's checks (only the public ones with ``public_only``; only those of
-    ``tasks`` when given)."""
-    plugin = _GraderPlugin(Submission(lab, execution, seed), tasks)
+    ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
+    checked can be kept if the grader itself is stopped before the end."""
+    plugin = _GraderPlugin(Submission(lab, execution, seed), tasks, on_check)
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
             "--tb=no", *PLUGINS_OFF]

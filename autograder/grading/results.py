@@ -80,6 +80,7 @@ class GradeResult:
     submitted_at: str | None = None  # ISO 8601, when the student submitted (None: unknown)
     submitted_time_source: str | None = None  # where that time comes from, in words
     late: LatePenalty | None = None  # set when a late policy applies
+    graded_by: dict = field(default_factory=dict)  # the harness's, JAX's, jaxlib's, NumPy's, Python's versions
 
     @property
     def auto_score(self) -> float:
@@ -170,7 +171,7 @@ class GradeResult:
                            "reason": self.reason, "seed": self.seed, "sandbox": self.sandbox,
                            "auto_score": self.auto_score,
                            "raw_score": self.raw_score, "late_penalty": self.penalty,
-                           "submitted_at": self.submitted_at,
+                           "submitted_at": self.submitted_at, "graded_by": self.graded_by,
                            "overrides": {t.task: asdict(t.override) | {"auto_score": t.auto_score}
                                          for t in self.overrides}},
         }

@@ -36,6 +36,7 @@ from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernel
                                startup_code, wait_for_warm_up_code)
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.timed_turns import CellTurn, TimedTurn
 from autograder.run.sandbox import ResourceLimits
 
 if TYPE_CHECKING:
@@ -187,6 +188,7 @@ class StartedKernel:
         self.state = "new"  # then "starting", then "started" once the startup code has run
         self.failure: str | None = None  # why the startup code failed, if it did
         self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
+        self.turn = CellTurn()  # its code waits while another grading's timed task holds the machine
         self.start_ended = asyncio.Event()  # started, failed to, or closed
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
@@ -230,9 +232,10 @@ class StartedKernel:
     async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
         """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
         cell = nbformat.v4.new_code_cell(source)
-        self.nb.cells.append(cell)
-        self.client.start_cell()
-        await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
+        async with self.turn:  # the wait, if any, is before the timeout starts
+            self.nb.cells.append(cell)
+            self.client.start_cell()
+            await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
         return cell
 
     async def close(self) -> None:
@@ -263,6 +266,10 @@ class _Run:
         self.plan, self._captures, self.limits, self.seed = plan, captures, kernel.limits, seed
         self.live = live
         self.kernel, self.km, self.client, self.facts_dir = kernel, kernel.km, kernel.client, kernel.facts_dir
+        kernel.turn.owner = id(self)
+        self.timed_turn = TimedTurn(id(self))  # taken before the first timed cell (timed_turns.py)
+        if live is not None:
+            live.timed_turn = self.timed_turn  # released by the grader once it has measured
         if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
             shutil.copyfile(submission, kernel.workdir / submission.name)
         self.interrupted: str | None = None  # the last cell that had to be interrupted
@@ -281,16 +288,27 @@ class _Run:
             return "kernel failed to start", f"the device setup failed: {self.kernel.failure}", None
         async with self.client.async_setup_kernel():
             with quiet.student_code_running():
-                for step in self.plan.steps:
-                    if isinstance(step, CaptureTask):
-                        await self.capture(step.task)
-                        continue
-                    if self.times_code(step.task):
-                        await self.until_idle(step.label)
-                    timed_out = await self.run_cell(step)
-                    if timed_out and not await self.responsive():
-                        return "timeout", f"{step.label} did not stop when interrupted", step.label
+                self.kernel.turn.running = True
+                try:
+                    for step in self.plan.steps:
+                        if isinstance(step, CaptureTask):
+                            await self.capture(step.task)
+                            continue
+                        if self.times_code(step.task):
+                            with quiet.not_running():  # waiting, it runs nothing: another grader may measure
+                                await self.timed_turn.acquire(step.label)
+                            await self.until_idle(step.label)
+                        timed_out = await self.run_cell(step)
+                        if timed_out and not await self.responsive():
+                            return "timeout", f"{step.label} did not stop when interrupted", step.label
+                finally:
+                    self.kernel.turn.running = False
         return "completed", None, None
+
+    @property
+    def waited(self) -> float:
+        """Seconds this run waited for other gradings' timed tasks: no timeout counts them."""
+        return self.kernel.turn.waited + self.timed_turn.waited
 
     async def until_idle(self, label: str) -> None:
         """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
@@ -314,12 +332,12 @@ class _Run:
         return self._captures
 
     async def run_cell(self, step: RunCell) -> bool:
-        started = time.monotonic()
+        started, waited = time.monotonic(), self.kernel.turn.waited
         try:
             cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
         except asyncio.TimeoutError:
             raise _Hung(step.label) from None
-        error, seconds = _error_of(cell), time.monotonic() - started
+        error, seconds = _error_of(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
         status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
@@ -417,7 +435,7 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
     status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
     kills_before = oom_kills()
     try:
-        status, reason, ended_at = await asyncio.wait_for(run.execute(), limits.total_timeout)
+        status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
     except _Hung as hung:
         status, ended_at = "timeout", str(hung)
         reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
@@ -435,6 +453,8 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
     except RuntimeError as exc:  # the kernel did not start or its client lost it
         status, reason, ended_at = "kernel failed to start", str(exc), None
     finally:
+        if live is None:
+            run.timed_turn.release()  # no grader follows the run to measure under it
         if live is not None:
             live.ended(status, reason, ended_at)
         await kernel.close()
@@ -443,6 +463,23 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
         shutil.rmtree(run.taken.directory, ignore_errors=True)
     cut_by = next((task for task in run.taken.order if task in facts and facts[task].output_cut), None)
     return Execution(status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by)
+
+
+async def _within_deadline(run: _Run, total_timeout: float):
+    """``run.execute()``, cancelled past ``total_timeout`` seconds — not counting the time it waited for
+    other gradings' timed tasks (asyncio.TimeoutError then)."""
+    task = asyncio.ensure_future(run.execute())
+    started = time.monotonic()
+    while True:
+        remaining = started + total_timeout + run.waited - time.monotonic()
+        done, _ = await asyncio.wait({task}, timeout=max(remaining, 0.0))
+        if done:
+            return task.result()
+        if started + total_timeout + run.waited - time.monotonic() <= 0:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            raise asyncio.TimeoutError
 
 
 def execute_plan(plan: Plan, captures: Captures, limits: Limits, seed: int,

@@ -33,6 +33,7 @@ class LiveExecution:
         self._grader_waits_for: Callable[[], bool] | None = None
         self._grader_checking = False  # in its pytest session (which another grade's may hold up)
         self._grader_done = False
+        self.timed_turn = None  # the run's TimedTurn: the grader releases it once it has measured
 
     # The kernel's side.
 
@@ -89,6 +90,11 @@ class LiveExecution:
     def grader_done(self) -> None:
         with self._changed:
             self._grader_done = True
+
+    def release_timed_turn(self) -> None:
+        """The grader has measured what it times: other gradings' kernels on this machine may go on."""
+        if self.timed_turn is not None:
+            self.timed_turn.release()
 
     def task_facts(self, task: str):
         """(facts, error) of a task taken so far: (None, None) when it was not reached."""

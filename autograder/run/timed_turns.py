@@ -1,0 +1,291 @@
+"""A task that times code runs alone on its machine: the machine's timed turn.
+
+A student's timing cells and the grader's own measurement of that task must see the same machine. In a
+batch (several Dask workers), two ``autograder grade`` commands, or workers of a cluster sharing a
+machine, the other submissions' kernels would load it differently for each. So, machine-wide:
+
+- while a grading's timed task runs its cells and the grader measures that task, the grading holds the
+  **timed turn** (``TimedTurn.acquire`` ... ``release``);
+- every other kernel of the harness waits at its next cell boundary (``wait_for_turn``): the cell it is
+  running ends, the next one starts only once the turn is released. Its cell and notebook timeouts do
+  not count the wait.
+
+Two lock files under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
+holder keeps it exclusive, so no new cell starts) and ``cells`` (each running kernel's code holds it
+shared; the holder waits until it gets it exclusive, i.e. until the cells in flight have ended). A lock
+ends with the process that holds it: a grader that dies never leaves the others waiting. Every wait is
+bounded (``MAX_WAIT``); past it the run goes on, and says so in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from autograder.run import quiet
+
+DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
+QUIET_MACHINE_VARIABLE = "AUTOGRADER_TIMED_TURNS"  # "off": no turn is taken (the bench compares without)
+MAX_WAIT = 600.0  # seconds a kernel or a timed task waits for a turn at most
+POLL = 0.05
+LOG_AFTER = 2.0  # a wait longer than this is logged
+
+log = logging.getLogger("autograder.timed_turns")
+_held_by: set[int] = set()  # the ids of this process's runs that hold the timed turn
+_held_lock = threading.Lock()
+
+
+def turns_directory() -> Path:
+    """The machine's turn files: ``$AUTOGRADER_TURNS_DIR``, else a folder private to this user in the
+    system's temporary directory; created private, refused if another user owns it."""
+    configured = os.environ.get(DIRECTORY_VARIABLE)
+    directory = Path(configured) if configured else Path(tempfile.gettempdir()) / f"autograder-turns-{os.getuid()}"
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise PermissionError(f"{directory} is not a folder of this user's: timed turns cannot be kept there")
+    return directory
+
+
+def timed_turns_enabled() -> bool:
+    return os.environ.get(QUIET_MACHINE_VARIABLE, "on").lower() not in ("off", "0", "false", "no")
+
+
+def _open(name: str) -> int:
+    return os.open(turns_directory() / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
+def _try_lock(fd: int, operation: int) -> bool:
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+async def _lock(fd: int, operation: int, deadline: float) -> bool:
+    """``flock`` without blocking the event loop; False if ``deadline`` passed first."""
+    while not _try_lock(fd, operation):
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(POLL)
+    return True
+
+
+def _lock_here(fd: int, operation: int, deadline: float) -> bool:
+    """``flock`` from a thread without an event loop (the grader's); False if ``deadline`` passed first."""
+    while not _try_lock(fd, operation):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL)
+    return True
+
+
+class _ProcessHold:
+    """This process's hold on the machine's turn, shared by its gradings: the lock files are taken once and
+    released when the last grading of the process that joined lets go. Gradings of one process (threads)
+    never wait for one another's turn — one of them may hold the pytest session another needs —, only for
+    other processes' (a batch's workers are processes)."""
+
+    def __init__(self):
+        self.state = threading.Lock()
+        self.taking = threading.Lock()  # one thread of the process takes the files; the others join after
+        self.users = 0
+        self.fds: list[int] = []
+
+    def join(self) -> bool:
+        with self.state:
+            if self.users:
+                self.users += 1
+                return True
+            return False
+
+    def held(self) -> bool:
+        with self.state:
+            return self.users > 0
+
+    def taken(self, fds: list[int]) -> None:
+        with self.state:
+            self.fds, self.users = fds, 1
+
+    def leave(self) -> None:
+        with self.state:
+            self.users -= 1
+            fds = self.fds if self.users == 0 else []
+            if self.users == 0:
+                self.fds = []
+        for fd in fds:
+            os.close(fd)  # closing the descriptor drops its lock
+
+
+_process = _ProcessHold()
+
+
+class TimedTurn:
+    """One grading's hold on the machine's timed turn: taken before its first timed cell, released once the
+    grader has measured (or when the run ends without a grader to wait for)."""
+
+    def __init__(self, owner: int):
+        self.owner = owner  # the id of the run whose kernel goes on while it holds the turn
+        self._joined = False
+        self._closed = False  # released: a later acquire takes nothing (the grader is done with it)
+        self.waited = 0.0
+
+    @property
+    def held(self) -> bool:
+        return self._joined
+
+    async def acquire(self, label: str) -> float:
+        """Take the turn (once; again is a no-op): seconds waited for it."""
+        if self._joined or self._closed or not timed_turns_enabled():
+            return 0.0
+        started = time.monotonic()
+        while not _process.taking.acquire(blocking=False):
+            await asyncio.sleep(POLL)
+        try:
+            if not _process.join():
+                deadline = started + MAX_WAIT
+                gate, cells = _open("gate"), _open("cells")
+                got = await _lock(gate, fcntl.LOCK_EX, deadline) and await _lock(cells, fcntl.LOCK_EX, deadline)
+                _process.taken([cells, gate])
+                self._warn_if(not got, label)
+        finally:
+            _process.taking.release()
+        return self._joined_now(started, label)
+
+    def acquire_here(self, label: str) -> float:
+        """``acquire`` from a thread without an event loop."""
+        if self._joined or self._closed or not timed_turns_enabled():
+            return 0.0
+        started = time.monotonic()
+        with _process.taking:
+            if not _process.join():
+                deadline = started + MAX_WAIT
+                gate, cells = _open("gate"), _open("cells")
+                got = _lock_here(gate, fcntl.LOCK_EX, deadline) and _lock_here(cells, fcntl.LOCK_EX, deadline)
+                _process.taken([cells, gate])
+                self._warn_if(not got, label)
+        return self._joined_now(started, label)
+
+    def _warn_if(self, timed_out: bool, label: str) -> None:
+        if timed_out:
+            log.warning("%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT)
+
+    def _joined_now(self, started: float, label: str) -> float:
+        with _held_lock:
+            closed = self._closed  # released while it waited: let go at once
+            self._joined = not closed
+            if not closed:
+                _held_by.add(self.owner)
+        if closed:
+            _process.leave()
+            return 0.0
+        self.waited = time.monotonic() - started
+        if self.waited > LOG_AFTER:
+            log.info("%s waited %.1f s for other submissions' timed tasks on this machine", label, self.waited)
+        return self.waited
+
+    def release(self) -> None:
+        """Give the turn back, for good (idempotent, from any thread)."""
+        with _held_lock:
+            self._closed = True
+            _held_by.discard(self.owner)
+            joined, self._joined = self._joined, False
+        if joined:
+            _process.leave()
+
+
+class CellTurn:
+    """A kernel's code runs only while no other run holds the timed turn: shared hold around each code
+    execution, after waiting at the gate. ``waited`` adds up the seconds spent waiting."""
+
+    def __init__(self, owner: int | None = None):
+        self.owner = owner  # the run the kernel serves, once claimed; None for a spare kernel
+        self.running = False  # its run holds quiet.student_code_running: a wait gives it up meanwhile
+        self.waited = 0.0
+
+    async def __aenter__(self) -> CellTurn:
+        self._fd = None
+        if not timed_turns_enabled():
+            return self
+        if self.owner is not None and _process.held():
+            return self  # this process's gradings hold the turn: their own kernels' cells are part of it
+        started = time.monotonic()
+        deadline = started + MAX_WAIT
+        gate, cells = _open("gate"), _open("cells")
+        try:
+            passed = await self._pass(gate, cells, deadline)
+        finally:
+            os.close(gate)
+        waited = time.monotonic() - started
+        self.waited += waited
+        if waited > LOG_AFTER:
+            log.info("a kernel waited %.1f s for another submission's timed task on this machine", waited)
+        if passed:
+            self._fd = cells
+        else:
+            os.close(cells)
+            log.warning("a kernel waited over %.0f s for the machine's timed turn; running anyway", MAX_WAIT)
+        return self
+
+    async def _pass(self, gate: int, cells: int, deadline: float) -> bool:
+        """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock."""
+        try:
+            fcntl.flock(gate, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            fcntl.flock(cells, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+        with quiet.not_running() if self.running else contextlib.nullcontext():
+            passed = await _lock(gate, fcntl.LOCK_SH, deadline)
+            if passed:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+                passed = await _lock(cells, fcntl.LOCK_SH, deadline)
+        return passed
+
+    async def __aexit__(self, *exc) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+_grading = threading.local()  # the turn of the grading this thread checks, if any
+
+
+@contextlib.contextmanager
+def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
+    """Held by a grader's thread while it checks a run: measurements in it use the run's turn, looked up
+    when they start (the run, starting in another thread, may not have made it yet)."""
+    previous = getattr(_grading, "turn_of_run", None)
+    _grading.turn_of_run = turn_of_run
+    try:
+        yield
+    finally:
+        _grading.turn_of_run = previous
+
+
+@contextlib.contextmanager
+def measuring(label: str = "the grader's measurement"):
+    """Around the grader's own timing measurement: the machine's timed turn — the grading's own, when it
+    took one for its timed cells; else one taken for the measurement alone."""
+    turn_of_run = getattr(_grading, "turn_of_run", None)
+    turn = turn_of_run() if turn_of_run is not None else None
+    if turn is not None and turn.held:
+        yield
+        return
+    alone = TimedTurn(owner=-id(threading.current_thread()))
+    alone.acquire_here(label)
+    try:
+        yield
+    finally:
+        alone.release()

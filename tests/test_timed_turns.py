@@ -1,0 +1,179 @@
+"""A task that times code runs alone on its machine: while one grading holds the timed turn, other
+gradings' kernels wait at their next cell, in this process or another; a dead holder frees it; waits are
+not counted by any timeout; the grader's samples span several scheduler periods under a CPU quota."""
+
+import asyncio
+import multiprocessing
+import threading
+import time
+
+import pytest
+
+from autograder.run import cpu_quota, timed_turns
+from autograder.run.execute import _within_deadline
+from autograder.run.timed_turns import CellTurn, TimedTurn, grading_with, measuring
+
+
+@pytest.fixture(autouse=True)
+def own_turns(monkeypatch, tmp_path):
+    monkeypatch.setenv(timed_turns.DIRECTORY_VARIABLE, str(tmp_path / "turns"))
+    monkeypatch.setattr(timed_turns, "MAX_WAIT", 30.0)
+
+
+def cell_of(owner, events, name):
+    """A kernel's code: waits for its turn, notes when it ran."""
+    async def run():
+        async with CellTurn(owner):
+            events.append(name)
+    return run
+
+
+def in_thread(coroutine_function) -> threading.Thread:
+    thread = threading.Thread(target=lambda: asyncio.run(coroutine_function()), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_while_a_timed_task_holds_the_turn_a_spare_kernel_waits_and_the_gradings_of_its_process_go_on():
+    """Gradings of one process share its turn (one may hold the pytest session another waits for); other
+    processes' kernels wait (test_a_grader_that_dies_holding_the_turn_frees_it), and so does a spare kernel."""
+    turn, events = TimedTurn(owner=1), []
+    asyncio.run(turn.acquire("t8"))
+    asyncio.run(cell_of(1, events, "own cell")())
+    asyncio.run(cell_of(2, events, "same process's other grading")())
+    spare = in_thread(cell_of(None, events, "spare kernel's start-up"))
+    spare.join(0.5)
+    assert events == ["own cell", "same process's other grading"] and spare.is_alive()
+    second = TimedTurn(owner=2)
+    asyncio.run(second.acquire("t5"))  # joins this process's turn at once
+    assert second.held
+    turn.release()
+    spare.join(0.5)
+    assert spare.is_alive()  # held until the process's last grading lets go
+    second.release()
+    spare.join(10)
+    assert events[-1] == "spare kernel's start-up" and not turn.held and not second.held
+
+
+def test_a_timed_task_waits_for_the_cells_in_flight():
+    in_flight, holds = threading.Event(), []
+
+    async def long_cell():
+        async with CellTurn(2):
+            in_flight.set()
+            await asyncio.sleep(0.5)
+            holds.append("cell ended")
+
+    cell = in_thread(long_cell)
+    in_flight.wait(10)
+    first = TimedTurn(owner=1)
+    asyncio.run(first.acquire("t8"))
+    holds.append("turn")
+    assert holds == ["cell ended", "turn"] and first.held
+    first.release()
+    cell.join(10)
+
+
+def _hold_and_wait(directory, ready):
+    import os
+
+    os.environ[timed_turns.DIRECTORY_VARIABLE] = directory
+    asyncio.run(TimedTurn(owner=9).acquire("t8"))
+    ready.set()
+    time.sleep(600)
+
+
+def test_a_grader_that_dies_holding_the_turn_frees_it(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    holder = context.Process(target=_hold_and_wait, args=(str(tmp_path / "turns"), ready), daemon=True)
+    holder.start()
+    assert ready.wait(60)
+    events = []
+    waiting = in_thread(cell_of(1, events, "cell"))
+    waiting.join(0.5)
+    assert waiting.is_alive() and events == []  # another process's turn holds this one
+    holder.kill()
+    holder.join(10)
+    waiting.join(10)
+    assert events == ["cell"]
+
+
+def test_a_released_turn_is_not_taken_again_and_a_measurement_takes_one_of_its_own():
+    run_turn, events = TimedTurn(owner=1), []
+    run_turn.release()
+    assert asyncio.run(run_turn.acquire("t8")) == 0.0 and not run_turn.held  # the grader was done with it
+    with grading_with(lambda: None):
+        with measuring():
+            other = in_thread(cell_of(None, events, "cell"))
+            other.join(0.5)
+            assert other.is_alive()  # the grader's own measurement holds the machine too
+    other.join(10)
+    assert events == ["cell"]
+    held = TimedTurn(owner=5)
+    asyncio.run(held.acquire("t8"))
+    with grading_with(lambda: held):
+        with measuring():  # the run's own turn serves: nothing more to take (no wait for itself)
+            assert held.held
+    held.release()
+
+
+def test_the_turns_can_be_turned_off_for_a_comparison(monkeypatch):
+    monkeypatch.setenv(timed_turns.QUIET_MACHINE_VARIABLE, "off")
+    turn, events = TimedTurn(owner=1), []
+    asyncio.run(turn.acquire("t8"))
+    assert not turn.held
+    asyncio.run(cell_of(2, events, "cell")())
+    assert events == ["cell"]
+
+
+class _Waiting:
+    """A run whose execution takes 1 s, of which ``waited`` were spent waiting for another's turn."""
+
+    def __init__(self, waited):
+        self.waited = waited
+
+    async def execute(self):
+        await asyncio.sleep(1.0)
+        return "completed", None, None
+
+
+def test_the_notebook_deadline_does_not_count_the_wait_for_another_grading_s_turn():
+    assert asyncio.run(_within_deadline(_Waiting(waited=30.0), 0.2)) == ("completed", None, None)
+    with pytest.raises(asyncio.TimeoutError):
+        asyncio.run(_within_deadline(_Waiting(waited=0.0), 0.2))
+
+
+def test_a_cpu_quota_is_read_from_the_cgroup_and_makes_samples_span_several_periods(monkeypatch, tmp_path):
+    v1 = tmp_path / "v1"
+    (v1 / "cpu" / "box").mkdir(parents=True)
+    (v1 / "cpu" / "box" / "cpu.cfs_quota_us").write_text("50000\n")
+    (v1 / "cpu" / "box" / "cpu.cfs_period_us").write_text("100000\n")
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    monkeypatch.setattr(cpu_quota, "CGROUP_ROOT", v1)
+    monkeypatch.setattr(cpu_quota, "_read_proc_cgroup", lambda: ["4:memory:/box", "1:cpu:/box", "0::/"])
+    assert cpu_quota.container_cpu_quota() == cpu_quota.CpuQuota(0.5, 0.1)
+    assert cpu_quota.min_sample_seconds() == pytest.approx(0.3)
+    v2 = tmp_path / "v2"
+    (v2 / "box").mkdir(parents=True)
+    (v2 / "box" / "cpu.max").write_text("25000 100000\n")
+    (v2 / "cpu.max").write_text("max 100000\n")
+    monkeypatch.setattr(cpu_quota, "CGROUP_ROOT", v2)
+    monkeypatch.setattr(cpu_quota, "_read_proc_cgroup", lambda: ["0::/box"])
+    assert cpu_quota.container_cpu_quota() == cpu_quota.CpuQuota(0.25, 0.1)
+    monkeypatch.setattr(cpu_quota, "_read_proc_cgroup", lambda: ["0::/"])
+    assert cpu_quota.container_cpu_quota() is None and cpu_quota.min_sample_seconds() == 0.0
+
+
+def test_a_sample_under_a_quota_is_the_mean_of_as_many_calls_as_fill_it(monkeypatch):
+    from autograder.checks import timing
+
+    calls = []
+    clock = iter(range(1000))
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock) * 0.01)  # each call: 10 ms
+    monkeypatch.setattr(timing.jax, "block_until_ready", lambda value: value)
+    assert timing._seconds_per_call(lambda: calls.append(1), 0.05) == pytest.approx(0.01)
+    assert len(calls) == 5
+    calls.clear()
+    assert timing._seconds_per_call(lambda: calls.append(1), 0.0) == pytest.approx(0.01) and len(calls) == 1
