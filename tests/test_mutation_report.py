@@ -32,7 +32,7 @@ def test_a_mutant_is_killed_only_by_a_check_the_solution_passed():
     solution = _grade({"timing"})  # the solution's own timing failed in this run: it kills nothing
     assert judge(_mutant("t1", "a"), _grade({"timing"}), solution).verdict == "survived"
     killed = judge(_mutant("t1", "b"), _grade({"values", "timing"}), solution)
-    assert (killed.verdict, killed.detail) == ("killed", "values: values failed")
+    assert (killed.verdict, killed.detail, killed.status) == ("killed", "values: values failed", "graded")
     assert judge(_mutant("t1", "c"), GradeResult("labX", "n", "grader error", "boom", 10), solution).verdict == \
         "not graded"
 
@@ -40,13 +40,14 @@ def test_a_mutant_is_killed_only_by_a_check_the_solution_passed():
 def test_the_report_counts_per_task_lists_equivalents_apart_and_names_stale_records():
     outcomes = (Outcome(_mutant("t1", "a"), "killed", 5, 10, "values: wrong"),
                 Outcome(_mutant("t1", "b"), "survived", 10, 10), Outcome(_mutant("t1", "c"), "survived", 10, 10),
-                Outcome(_mutant("t2", "d"), "does not parse"), Outcome(_mutant("t2", "e"), "killed", 0, 10))
+                Outcome(_mutant("t2", "d"), "does not parse"), Outcome(_mutant("t2", "e"), "killed", 0, 10),
+                Outcome(_mutant("t2", "f"), "killed", 0, 10, "timeout: the notebook ran over 600 s", "timeout"))
     equivalents = {"t1-swap-c": "the same layout", "t2-swap-e": "thought equivalent", "t1-swap-gone": "old"}
     report = MutationReport("labX", _grade(set()), outcomes, equivalents)
     assert [vars(c) for c in report.per_task()] == [
         {"task": "t1", "made": 3, "killed": 1, "survived": 1, "equivalent": 1, "not_graded": 0},
-        {"task": "t2", "made": 2, "killed": 1, "survived": 0, "equivalent": 0, "not_graded": 1}]
-    assert report.score == 2 / 3 and [o.mutant.id for o in report.survivors] == ["t1-swap-b"]
+        {"task": "t2", "made": 3, "killed": 2, "survived": 0, "equivalent": 0, "not_graded": 1}]
+    assert report.score == 3 / 4 and [o.mutant.id for o in report.survivors] == ["t1-swap-b"]
     assert report.stale_records() == [
         "t2-swap-e is recorded as equivalent but the graders kill it: remove its record",
         "t1-swap-gone is recorded as equivalent but no longer made (its cell changed): remove its record"]
@@ -55,7 +56,8 @@ def test_the_report_counts_per_task_lists_equivalents_apart_and_names_stale_reco
     text = console.export_text()
     assert "survived t1-swap-b (t1, line 2): change b" in text and "+y = 2" in text
     assert "equivalent t1-swap-c: change c: the same layout" in text
-    assert "does not parse t2-swap-d" in text and "mutation score 67% (2 killed of 3" in text
+    assert "does not parse t2-swap-d" in text and "mutation score 75% (3 killed of 4" in text
+    assert "run failed t2-swap-f (t2): change f: timeout: the notebook ran over 600 s — counted as killed" in text
     assert json.loads(json.dumps(report.to_dict()))["mutants"][2]["equivalent"] == "the same layout"
 
 

@@ -38,6 +38,7 @@ class Outcome:
     score: float = 0.0
     max_score: float = 0.0
     detail: str = ""  # the checks it failed (killed), or why it was not graded
+    status: str = "graded"  # how its run ended: "graded" (the notebook ran to its end), "timeout", ...
 
 
 def _failed(result: GradeResult, task: str) -> dict[str, str]:
@@ -52,11 +53,10 @@ def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome
     new = {name: message for name, message in _failed(result, mutant.task).items()
            if name not in _failed(solution, mutant.task)}
     run = "" if result.status == "graded" else f"{result.status}: {result.reason}; "
-    errors = [e for e in result.cell_errors][:1]
     detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
-    if errors and new:
-        detail += f" (the cell raised: {errors[0].splitlines()[0]})"
-    return Outcome(mutant, "killed" if new else "survived", task.auto_score, task.max_score, detail)
+    if result.cell_errors and new:
+        detail += f" ({result.cell_errors[0].splitlines()[0]})"
+    return Outcome(mutant, "killed" if new else "survived", task.auto_score, task.max_score, detail, result.status)
 
 
 def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple[GradeResult, list[Outcome]]:

@@ -85,7 +85,8 @@ class MutationReport:
                 "mutants": [{"id": o.mutant.id, "task": o.mutant.task, "operator": o.mutant.operator,
                              "description": o.mutant.description, "verdict": o.verdict,
                              "equivalent": self.equivalents.get(o.mutant.id) if self._is_equivalent(o) else None,
-                             "score": o.score, "max_score": o.max_score, "detail": o.detail, "diff": o.mutant.diff}
+                             "score": o.score, "max_score": o.max_score, "detail": o.detail, "status": o.status,
+                             "diff": o.mutant.diff}
                             for o in self.outcomes],
                 "stale_records": self.stale_records(), "unparsed_cells": list(self.unparsed_cells)}
 
@@ -119,6 +120,10 @@ def print_report(report: MutationReport, console=None) -> None:
         m = outcome.mutant
         console.print(f"\n[yellow]{outcome.verdict}[/] {m.id} ({m.task}): {escape(m.description)}: "
                       f"{escape(outcome.detail)}")
+    for outcome in (o for o in report.killed if o.status != "graded"):
+        m = outcome.mutant
+        console.print(f"\n[yellow]run failed[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
+                      " — counted as killed: its task lost points")
     for line in (*report.stale_records(), *report.unparsed_cells):
         console.print(f"\n[yellow]note[/] {escape(line)}")
     score = "no mutant graded" if report.score is None else f"{report.score:.0%}"
