@@ -1,4 +1,4 @@
-"""The ``autograder`` command: assign, grade, check, batch, override, similarity, warm."""
+"""The ``autograder`` command: assign, grade, check, batch, override, similarity, warm, mutants, test."""
 
 from __future__ import annotations
 
@@ -34,9 +34,10 @@ def cmd_assign(args) -> int:
         outcome = assign_lab(lab.solution_path, lab.assignment_path, lab_id, check=args.check)
         if outcome.changed:
             stale.append(outcome.path)
-        verb = ("is stale" if args.check else "written") if outcome.changed else "is up to date"
-        print(f"{outcome.path} {verb}")
-        if args.verify if args.check else (outcome.changed and not args.no_verify):
+        verify = args.verify if args.check else (outcome.changed and not args.no_verify)
+        if not (verify and not args.check):  # a notebook to verify is said written, or not, once verified
+            print(f"{outcome.path} {('is stale' if args.check else 'written') if outcome.changed else 'is up to date'}")
+        if verify:
             to_verify.append((lab, before))
     if args.check and stale:
         print("assignments/ does not match solutions/: run `autograder assign`", file=sys.stderr)
@@ -60,6 +61,17 @@ def cmd_new_lab(args) -> int:
     return 0
 
 
+def cmd_test(args) -> int:
+    from autograder.authoring import run_lab_tests
+    from autograder.lab import LabError
+
+    try:
+        return run_lab_tests(args.lab, args.pytest_args)
+    except LabError as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+
+
 def _verify_assigned(labs, restore: bool) -> int:
     """Grade each lab's solution (full marks) and student notebook (zero); on a problem, name it, put back
     the student notebook that was there before (``restore``) and return 1."""
@@ -73,6 +85,8 @@ def _verify_assigned(labs, restore: bool) -> int:
         problems = verification_problems(lab)
         if not problems:
             print(f"{lab.id}: the solution scores full marks and the student notebook zero")
+            if restore:
+                print(f"{lab.assignment_path} written")
             continue
         failed = True
         for problem in problems:
@@ -82,7 +96,8 @@ def _verify_assigned(labs, restore: bool) -> int:
                 lab.assignment_path.unlink()
             else:
                 lab.assignment_path.write_bytes(before)
-            print(f"{lab.id}: {lab.assignment_path} left as it was (`--no-verify` writes it anyway)", file=sys.stderr)
+            kept = "not written" if before is None else "not rewritten: the previous one is left as it was"
+            print(f"{lab.id}: {lab.assignment_path} {kept} (`--no-verify` writes it anyway)", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -222,6 +237,38 @@ def cmd_warm(args) -> int:
     return 0
 
 
+def cmd_mutants(args) -> int:
+    """Grade the mutants of a lab's solution; exit 1 while a survivor is neither killed nor recorded as
+    equivalent (``autograder/labs/LAB/equivalent_mutants.py``)."""
+    from autograder.lab import LabError, load_lab
+    from autograder.mutation import EquivalentsError, GradingOptions, lab_mutants, mutation_report, print_report
+
+    try:
+        lab = load_lab(args.lab)
+        unknown = sorted(set(args.task or ()) - {t.id for t in lab.tasks})
+        if unknown:
+            raise LabError(f"{args.lab} has no task {', '.join(unknown)}; its tasks: "
+                           f"{', '.join(t.id for t in lab.tasks)}")
+        if args.list:
+            found = lab_mutants(lab, tuple(args.task or ()))
+            for mutant in found.mutants:
+                print(f"{mutant.id}  line {mutant.line}: {mutant.description}"
+                      + ("" if mutant.parses else "  (does not parse)"))
+            for line in found.unparsed_cells:
+                print(f"note: {line}")
+            print(f"{len(found.mutants)} mutants")
+            return 0
+        options = GradingOptions(args.workers, args.scheduler, args.cell_timeout, args.timeout)
+        report = mutation_report(args.lab, tuple(args.task or ()), options)
+    except (LabError, EquivalentsError) as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    print_report(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return 1 if report.survivors else 0
+
+
 def cmd_gradescope(args) -> int:
     from autograder.course import (
         GradescopeConfig, GradescopeError, StudentPackageError, build_autograder_zip, build_student_wheel,
@@ -277,6 +324,13 @@ def build_parser() -> argparse.ArgumentParser:
     scaffold.add_argument("--tasks", type=int, default=3, help="how many tasks (default 3: one of each example)")
     scaffold.set_defaults(run=cmd_new_lab)
 
+    lab_test = sub.add_parser("test", help="run every test of one lab (its grades, notebooks, setup cell, plan) "
+                                           "from the checkout's tests/")
+    lab_test.add_argument("lab", help="the lab id")
+    lab_test.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                          help="more pytest options, e.g. -x or -k solution (after the lab)")
+    lab_test.set_defaults(run=cmd_test)
+
     for name, run, text in (("grade", cmd_grade, "grade a notebook with every check"),
                             ("check", cmd_check, "a student's self-check: public checks only")):
         cmd = sub.add_parser(name, help=text)
@@ -314,6 +368,17 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-late-policy", action="store_true", help="forget the late policy saved in OUT")
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
+
+    mutants = sub.add_parser("mutants", help="grade mutants of a lab's solution: which wrong answers its graders accept")
+    mutants.add_argument("lab", help="the lab id")
+    mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
+    mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
+    mutants.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
+    mutants.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
+    mutants.add_argument("--timeout", type=float, default=600, help="seconds per notebook (default 600)")
+    mutants.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
+    mutants.add_argument("--json", help="write the report here as JSON (bench/mutation_score.py reads it)")
+    mutants.set_defaults(run=cmd_mutants)
 
     from autograder.course import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
 

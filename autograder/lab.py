@@ -23,6 +23,10 @@ class LabError(LookupError):
     """No such lab, or the lab's files are missing."""
 
 
+class NotAssigned(LabError):
+    """The lab exists but its student notebook does not: ``autograder assign`` has not written it yet."""
+
+
 def project_root() -> Path:
     """Where ``solutions/`` and ``assignments/`` live: ``$AUTOGRADER_ROOT`` or this checkout."""
     return Path(os.environ.get("AUTOGRADER_ROOT", PACKAGE_DIR.parent)).resolve()
@@ -65,7 +69,8 @@ class Lab:
     def template(self) -> nbformat.NotebookNode:
         """The student notebook as ``assign`` wrote it: the trusted version of every locked cell."""
         if not self.assignment_path.is_file():
-            raise LabError(f"{self.assignment_path} is missing: run `autograder assign`")
+            raise NotAssigned(f"the student notebook of {self.id} is missing ({self.assignment_path}): "
+                              f"`autograder assign {self.id}` writes it")
         return nbformat.read(self.assignment_path, as_version=4)
 
     @cached_property

@@ -11,6 +11,30 @@ os.environ.setdefault("PJRT_NPROC", "16")
 import pytest  # noqa: E402
 
 
+def pytest_addoption(parser):
+    parser.addoption("--lab", action="append", default=[], metavar="LAB",
+                     help="run only the tests of this lab: those parametrized by its id (`autograder test LAB`)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """With ``--lab``, keep the tests whose ``lab_id`` parameter is one of those labs."""
+    labs = config.getoption("lab")
+    if not labs:
+        return
+    from autograder.lab import lab_ids
+
+    unknown = sorted(set(labs) - set(lab_ids()))
+    if unknown:
+        raise pytest.UsageError(f"--lab: unknown lab {', '.join(unknown)}; labs: {', '.join(lab_ids())}")
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        (kept if params.get("lab_id") in labs else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _reference_cache(tmp_path_factory):
     """A reference cache of the session's own (``AUTOGRADER_CACHE_DIR``, inherited by the processes the

@@ -26,6 +26,7 @@ STAGES = [
     "autograder.authoring",  # a TA's tools: solution notebook -> student notebook (verified), a new lab's scaffold
     "autograder.notebook",  # what the student's notebook imports, and the check it runs in a process of its own
     "autograder.course",  # a class's term: batches, gradebook, Gradescope
+    "autograder.mutation",  # a TA's measure of a lab's graders: mutants of its solution, graded as a batch
     "autograder.cli",  # the command line
     "autograder.__main__",
 ]

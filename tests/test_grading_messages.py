@@ -1,10 +1,11 @@
-"""What a grader's fixture says when a name or a function is missing: the cell of the task that failed."""
+"""What a grader's fixture says when a name or a function is missing: the cell of the task that failed; a
+probe that found nothing to examine says so, without speaking of inputs."""
 
 import pytest
 
 from autograder.checks import CheckFailure
 from autograder.run.execute import CellOutcome, Execution
-from autograder.facts.records import CallFact, Fact, TaskFacts
+from autograder.facts.records import CallFact, Fact, ProbeFact, TaskFacts
 from autograder.grading.graders import Submission
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
@@ -13,7 +14,9 @@ MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
 def _submission(cells):
     missing_call = CallFact(output=Fact(kind="missing", error="x"), stdout="", hlo=None, hlo_error=None,
                             error="NameError: name 'fsdp_tp_jit' is not defined")
-    facts = {"t3": TaskFacts("t3", names={"D_jit": MISSING}, calls={"fsdp_tp_jit": missing_call})}
+    probes = {"layer": ProbeFact({}, "", "NameError: name 'TPLayer' is not defined"),
+              "raised": ProbeFact({}, "", "ValueError: shapes (4,) and (8,) do not match")}
+    facts = {"t3": TaskFacts("t3", names={"D_jit": MISSING}, calls={"fsdp_tp_jit": missing_call}, probes=probes)}
     execution = Execution("completed", None, None, facts, {}, tuple(cells), 1.0)
     return Submission(None, execution, seed=1)
 
@@ -44,3 +47,13 @@ def test_the_first_failure_of_the_task_is_named_and_a_missing_function_says_it_t
 
 def test_without_a_failed_cell_the_message_is_only_that_the_name_is_missing():
     assert _message(_submission([]).name, "t3", "D_jit") == "`D_jit` is not defined after task t3"
+
+
+def test_a_probe_that_found_no_name_says_so_and_names_the_failed_cell():
+    cells = [CellOutcome("cell 20", "student", "t3", "error", "SyntaxError: invalid syntax", 0.1)]
+    submission = _submission(cells)
+    message = _message(submission.probe, "t3", "layer")
+    assert message.startswith("examining your code failed: NameError: name 'TPLayer' is not defined")
+    assert "cell 20 (your code) failed with SyntaxError" in message and "inputs" not in message
+    assert _message(submission.probe, "t3", "raised") == (
+        "running your code on the grader's inputs failed: ValueError: shapes (4,) and (8,) do not match")

@@ -30,6 +30,14 @@ def test_new_lab_refuses_a_taken_name_or_one_that_is_not_an_identifier(root, cap
     assert lab_ids() == ["lab9"]
 
 
+def test_grading_a_lab_not_assigned_yet_says_its_student_notebook_is_missing(root, capsys):
+    assert main(["new-lab", "lab7", "--tasks", "1"]) == 0
+    result = grade_notebook(root / "solutions" / "lab7" / "lab7.ipynb", "lab7", limits=TRUSTED)
+    assert result.status == "grader error"
+    assert result.reason == (f"the student notebook of lab7 is missing ({root / 'assignments' / 'lab7' / 'lab7.ipynb'}):"
+                             " `autograder assign lab7` writes it")
+
+
 def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_case_holds(root, capsys):
     import importlib.util
 
@@ -75,12 +83,13 @@ def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_
     lab.grader_path.write_text(graders)
 
     assert main(["assign", "lab9"]) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "written" not in out  # said once verified, and it was not
     # each of two tasks is worth 50, split 21, 21, 8 among t2's values, psum and jitted checks
     assert "the solution, task t2, check test_t2_reduces_with_psum: loses 21 points" in err
     assert "found no shard_map" in err
     assert "the student notebook, task t1, check test_t1_always: a blank task earns 1 point" in err
-    assert not lab.assignment_path.exists() and "left as it was" in err
+    assert not lab.assignment_path.exists() and f"{lab.assignment_path} not written (`--no-verify`" in err
 
     assert main(["assign", "--no-verify", "lab9"]) == 0 and lab.assignment_path.exists()
     assert main(["assign", "--check", "lab9"]) == 0  # up to date; verifying only when asked

@@ -23,7 +23,6 @@ from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
 from student_install import filled_notebook, installed_venv, kernel_spec, plain_environment, untouched_notebook
 
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
-LABS = [load_lab(lab_id) for lab_id in lab_ids()]
 
 
 @pytest.fixture(scope="session")
@@ -43,12 +42,13 @@ def _run(path: Path, python: Path, kernels: Path) -> nbformat.NotebookNode:
 
 
 @pytest.fixture(scope="session")
-def student_runs(student_python, tmp_path_factory):
-    """(lab id, 'filled' | 'untouched') -> the notebook run from a folder outside the checkout."""
+def student_runs(student_python, tmp_path_factory, request):
+    """(lab id, 'filled' | 'untouched') -> the notebook run from a folder outside the checkout, for the
+    labs of ``--lab`` (default: every lab)."""
     directory = tmp_path_factory.mktemp("student-notebooks")
     kernels = directory / "kernels"
     notebooks = {}
-    for lab in LABS:
+    for lab in map(load_lab, request.config.getoption("lab") or lab_ids()):
         notebooks[lab.id, "filled"] = filled_notebook(lab, directory / "filled")
         notebooks[lab.id, "untouched"] = untouched_notebook(lab, directory / "untouched")
     with ThreadPoolExecutor(2) as pool:
@@ -86,8 +86,9 @@ def test_the_venv_imports_the_installed_students_wheel_not_the_checkout(student_
 def test_a_filled_notebook_runs_top_to_bottom_and_every_check_passes(student_runs, lab_id):
     nb = student_runs[lab_id, "filled"]
     assert _errors(nb) == []
-    setup = next(cell for cell in nb.cells if cell.get("id") == CELL_ID)
-    assert RESTART_MESSAGE not in str(setup.outputs)
+    setup = [cell for cell in nb.cells if cell.get("id") == CELL_ID]
+    assert setup, f"no cell with the setup cell's id {CELL_ID!r}: the lab's first code cell must be the setup cell"
+    assert RESTART_MESSAGE not in str(setup[0].outputs)
     checks = _check_cells(nb)
     assert [task for task, _, _ in checks] == [t.id for t in load_lab(lab_id).tasks]
     for task, html, other in checks:  # a task checked only in grading (timing) has no public checks

@@ -5,7 +5,7 @@ with the cells that check a task from the notebook (``run/check_cells.py`` makes
 plan recognises them); ``assign_verification`` grades what ``assign`` wrote (solution full marks, blank
 notebook zero) before it is handed out. ``new_lab`` scaffolds a lab that runs (solution notebook,
 captures, reference, graders, known-grade submissions), opening with ``setup_cell``, every lab's first
-cell. Above grading, which it uses.
+cell. ``lab_tests`` runs every test of one lab (``autograder test``). Above grading, which it uses.
 """
 
 from typing import TYPE_CHECKING
@@ -15,6 +15,7 @@ from autograder import lazy_exports
 if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab
     from autograder.authoring.assign_verification import verification_problems
+    from autograder.authoring.lab_tests import run_lab_tests
     from autograder.authoring.new_lab import NewLabError, scaffold_lab
     from autograder.authoring.setup_cell import STUDENT_DISTRIBUTION
 

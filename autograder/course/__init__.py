@@ -13,7 +13,10 @@ from autograder import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.course.adjustments import record_override
-    from autograder.course.batch import BatchError, BatchOptions, run_batch
+    from autograder.course.batch import (
+        BatchError, BatchOptions, GradingProgress, close_client, dask_client, grade_on_worker, run_batch,
+        warm_references,
+    )
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.gradebook import write_atomically
     from autograder.course.gradescope import (

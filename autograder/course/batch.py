@@ -92,7 +92,7 @@ def warm_on_worker(lab: str) -> str:
     return warm_lab(lab).summary()
 
 
-def _warm(client, lab: str, progress: "_Progress") -> None:
+def warm_references(client, lab: str, progress: "GradingProgress") -> None:
     """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
     failure is only reported: each grading computes what it lacks."""
     try:
@@ -112,13 +112,13 @@ def _unreadable(submission: Submission, lab: str, reason: str, max_score: float)
     return GradeResult(lab, str(submission.path or submission.student), "not a notebook", reason, max_score)
 
 
-class _Progress:
+class GradingProgress:
     """A rich progress bar: done, failed, remaining and time left."""
 
-    def __init__(self, total: int, already: int, already_failed: int):
+    def __init__(self, total: int, already: int = 0, already_failed: int = 0, label: str = "grading"):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self.progress = Progress(TextColumn("[bold]grading"), BarColumn(),
+        self.progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(),
                                  TextColumn("{task.completed}/{task.total} done · {task.fields[failed]} failed · "
                                             "{task.fields[remaining]} remaining ·"),
                                  TimeElapsedColumn(), TextColumn("elapsed ·"), TimeRemainingColumn(),
@@ -140,25 +140,32 @@ class _Progress:
         self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)
 
 
-def _client(options: BatchOptions):
+def dask_client(workers: int | None = None, scheduler: str | None = None):
+    """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
+    processes (default: one per core). ``close_client`` releases both."""
     import logging
 
     from dask.distributed import Client, LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    if options.scheduler:
-        return Client(options.scheduler, timeout=30), None
-    workers = options.workers or max(1, os.cpu_count() or 1)
+    if scheduler:
+        return Client(scheduler, timeout=30), None
+    workers = workers or max(1, os.cpu_count() or 1)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
                            dashboard_address=None, death_timeout=10)
     return Client(cluster), cluster
 
 
-def _release_kernels(client) -> None:
-    try:
-        client.run(release_kernels)
-    except Exception:  # a worker gone: its kernels went with it (they die with their parent)
-        pass
+def close_client(client, cluster) -> None:
+    """Shut down the workers' spare kernels, then the client and the local cluster (either may be None)."""
+    if client is not None:
+        try:
+            client.run(release_kernels)
+        except Exception:  # a worker gone: its kernels went with it (they die with their parent)
+            pass
+        client.close(timeout=10)
+    if cluster is not None:
+        cluster.close(timeout=10)
 
 
 def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
@@ -228,12 +235,12 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     todo_students = {s.student for s in todo}
     already_failed = sum(saved[s.student].status != "graded" for s in submissions
                          if s.student not in todo_students and is_done(saved.get(s.student)))
-    with _Progress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
-        client, cluster = (None, None) if not todo else _client(options)
+    with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
+        client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
         futures = {}
         try:
             if any(s.path is not None for s in todo):
-                _warm(client, options.lab, progress)
+                warm_references(client, options.lab, progress)
             for submission in todo:
                 data = None if submission.path is None else _read(submission)
                 if data is None:
@@ -257,11 +264,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         finally:
             for future in futures:
                 future.cancel()
-            if client is not None:
-                _release_kernels(client)
-                client.close(timeout=10)
-            if cluster is not None:
-                cluster.close(timeout=10)
+            close_client(client, cluster)
     # overrides recorded while this run graded (``autograder override`` in another shell) apply now
     students = {s.student for s in submissions} | set(saved)
     refresh(options.out, Adjustments.load(options.out, adjustments.task_points, students), saved)

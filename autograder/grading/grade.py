@@ -17,7 +17,7 @@ from autograder.grading.check_result import CheckResult
 from autograder.run import (
     Execution, Limits, LiveExecution, NO_SANDBOX, build_plan, execute_plan, grading_with, sandbox_level,
 )
-from autograder.lab import Lab, LabError, lab_of_notebook, load_lab
+from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.submission import NotANotebook, read_submission
 from autograder.grading.versions import grader_versions
@@ -64,6 +64,8 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
     try:
         lab = load_lab(lab_id)
         template = lab.template
+    except NotAssigned as exc:  # the lab is known, but not ready to grade with
+        return GradeResult(lab_id, str(path), "grader error", str(exc), 0.0, seed=seed), None
     except LabError as exc:
         return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed), None
     notes = []

@@ -84,6 +84,8 @@ class Submission:
         if probe is None:
             raise CheckFailure(f"the grader could not examine the code of task {task}")
         if probe.error:
+            if probe.error.startswith("NameError"):  # what the probe looks at was never defined: no input involved
+                raise CheckFailure(f"examining your code failed: {probe.error}{self.failed_cell(task)}")
             raise CheckFailure(f"running your code on the grader's inputs failed: {probe.error}")
         return probe
 

@@ -1,0 +1,20 @@
+"""Mutation testing of a lab's graders, for the TA: how hard they are to fool.
+
+``operators`` makes the small changes students make in these labs (a jit dropped, a PartitionSpec entry
+swapped, a collective replaced by a cousin, a timing without its warm-up ...), ``mutants`` applies them
+to the solution's answer cells, ``grading`` grades each mutant as a submission on the batch machinery,
+``equivalents`` reads the mutants a lab accepts as equivalent, and ``report`` counts and shows what
+survived. Above the course's batches, which it uses.
+"""
+
+from typing import TYPE_CHECKING
+
+from autograder import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.mutation.equivalents import EquivalentsError, recorded_equivalents
+    from autograder.mutation.grading import GradingOptions, grade_mutants
+    from autograder.mutation.mutants import LabMutants, Mutant, lab_mutants
+    from autograder.mutation.report import MutationReport, mutation_report, print_report
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

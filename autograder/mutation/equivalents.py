@@ -1,0 +1,35 @@
+"""The mutants a lab accepts as equivalent to its solution, each with its reason.
+
+They live in the lab's package, ``autograder/labs/LAB/equivalent_mutants.py``, as ``EQUIVALENT_MUTANTS``:
+mutant id -> why no check should fail it (the change does not alter what the task asks for). A report
+lists them apart from the survivors, never drops them, and names a record that no longer fits: a mutant
+no longer made (its cell changed), or one that the graders now kill.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULE = "equivalent_mutants"
+
+
+class EquivalentsError(ValueError):
+    """The lab's equivalent_mutants.py is malformed; the message says how."""
+
+
+def recorded_equivalents(lab_id: str) -> dict[str, str]:
+    """The lab's recorded equivalent mutants (id -> reason); {} when the lab records none."""
+    name = f"autograder.labs.{lab_id}.{MODULE}"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return {}
+        raise
+    records = getattr(module, "EQUIVALENT_MUTANTS", None)
+    if not isinstance(records, dict):
+        raise EquivalentsError(f"{module.__file__}: EQUIVALENT_MUTANTS must be a dict: mutant id -> reason")
+    unexplained = sorted(k for k, v in records.items() if not isinstance(v, str) or not v.strip())
+    if unexplained:
+        raise EquivalentsError(f"{module.__file__}: no reason given for {', '.join(map(str, unexplained))}")
+    return dict(records)

@@ -1,0 +1,98 @@
+"""Grading a lab's mutants as submissions, in parallel on the batch machinery (a local Dask cluster, or
+the cluster at a scheduler's address), with a progress bar.
+
+The solution is graded with them, in the same run: a mutant is killed when its task fails a check the
+solution passed, so a check that the solution itself fails here (a timing on a loaded machine) kills
+nothing. Mutants are the TA's own code: they run without the sandbox, as ``assign`` runs the solution.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import nbformat
+
+from autograder.course import GradingProgress, close_client, dask_client, grade_on_worker, warm_references
+from autograder.grading import GradeResult
+from autograder.lab import Lab
+from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
+
+SOLUTION = "solution"
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    workers: int | None = None  # local Dask workers (default: one per core)
+    scheduler: str | None = None  # an existing Dask scheduler's address
+    cell_timeout: float = 120.0
+    total_timeout: float = 600.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of a mutant: killed, survived, not graded (the grader failed), or does not parse."""
+
+    mutant: Mutant
+    verdict: str
+    score: float = 0.0
+    max_score: float = 0.0
+    detail: str = ""  # the checks it failed (killed), or why it was not graded
+    status: str = "graded"  # how its run ended: "graded" (the notebook ran to its end), "timeout", ...
+
+
+def _failed(result: GradeResult, task: str) -> dict[str, str]:
+    return {c.name: c.message for t in result.tasks if t.task == task for c in t.checks if not c.passed}
+
+
+def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome:
+    """A mutant's outcome on its own task, against the solution graded in the same run."""
+    if result.status == "grader error" or not any(t.task == mutant.task for t in result.tasks):
+        return Outcome(mutant, "not graded", detail=f"{result.status}: {result.reason}")
+    task = next(t for t in result.tasks if t.task == mutant.task)
+    new = {name: message for name, message in _failed(result, mutant.task).items()
+           if name not in _failed(solution, mutant.task)}
+    run = "" if result.status == "graded" else f"{result.status}: {result.reason}; "
+    detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
+    if result.cell_errors and new:
+        detail += f" ({result.cell_errors[0].splitlines()[0]})"
+    return Outcome(mutant, "killed" if new else "survived", task.auto_score, task.max_score, detail, result.status)
+
+
+def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple[GradeResult, list[Outcome]]:
+    """The solution's grade and each mutant's outcome, in the order of ``found.mutants``."""
+    graded = [m for m in found.mutants if m.parses]
+    order = [t.id for t in lab.tasks]  # the solution answered as far as the last mutant's task
+    last = max((order.index(m.task) for m in found.mutants), default=len(order) - 1)
+    notebooks = {SOLUTION: submission(lab, order[last])}
+    notebooks.update({m.id: mutant_submission(lab, m) for m in graded})
+    limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout, "sandbox": None}
+    results: dict[str, GradeResult] = {}
+    with GradingProgress(len(notebooks), label=f"mutants of {lab.id}") as progress:
+        client, cluster = dask_client(options.workers, options.scheduler)
+        futures = {}
+        try:
+            from dask.distributed import as_completed
+
+            warm_references(client, lab.id, progress)
+            for name, nb in notebooks.items():
+                future = client.submit(grade_on_worker, name, f"{name}.ipynb", nbformat.writes(nb).encode(), lab.id,
+                                       dict(limits), key=f"mutant-{name}-{time.time_ns()}", pure=False)
+                futures[future] = name
+            for future in as_completed(futures):
+                name = futures[future]
+                try:
+                    results[name] = GradeResult.from_dict(future.result())
+                except Exception as exc:  # the worker itself died or lost the task
+                    results[name] = GradeResult(lab.id, name, "grader error", f"{type(exc).__name__}: {exc}",
+                                                lab.max_score)
+                progress.advance(results[name])
+        finally:
+            for future in futures:
+                future.cancel()
+            close_client(client, cluster)
+    solution = results[SOLUTION]
+    outcomes = [judge(m, results[m.id], solution) if m.parses else
+                Outcome(m, "does not parse", detail="the change leaves code Python cannot compile")
+                for m in found.mutants]
+    return solution, outcomes

@@ -1,0 +1,102 @@
+"""A lab's mutants: its solution's answer cells, each changed once by an operator, and the submission each
+makes.
+
+A mutant's id names its task, its operator and a hash of its cell and its new source, so it stays the same
+as long as that cell of the solution does (``equivalent_mutants.py`` records mutants by id). A mutant is
+judged on its own task, so its submission is the student notebook answered up to that task alone: the
+solution's answers before it, the mutant's cell in it, the later answers left blank. Grading then stops
+after the mutant's task (the run's plan drops the lab's cells after the last answer), which saves the
+later tasks' time.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+from dataclasses import dataclass
+
+import libcst
+import nbformat
+
+from autograder.authoring import markers
+from autograder.lab import Lab
+from autograder.mutation.operators import answer_lines, mutate
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    task: str
+    cell_id: str
+    operator: str
+    description: str
+    line: int  # in the cell
+    source: str  # the cell's new source
+    diff: str  # against the solution's cell
+    parses: bool  # False: the change leaves code Python cannot compile (never graded)
+
+
+@dataclass(frozen=True)
+class LabMutants:
+    lab: str
+    mutants: tuple[Mutant, ...]
+    unparsed_cells: tuple[str, ...]  # answer cells libcst could not read (e.g. IPython magics), in words
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<mutant>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def mutant_id(task: str, operator: str, cell_id: str, source: str) -> str:
+    digest = hashlib.sha256(f"{cell_id}\0{source}".encode()).hexdigest()[:8]
+    return f"{task}-{operator}-{digest}"
+
+
+def lab_mutants(lab: Lab, tasks: tuple[str, ...] = ()) -> LabMutants:
+    """Every mutant of the lab's solution (of ``tasks`` alone, if given), task by task, in cell order."""
+    solution = markers.read_solution(lab.solution_path)
+    mutants, unparsed = [], []
+    for question in markers.parse_questions(solution):
+        if tasks and question.task not in tasks:
+            continue
+        for index in range(question.first_cell, question.last_cell + 1):
+            cell = solution.cells[index]
+            if cell.cell_type != "code" or not markers.has_solution(cell.source):
+                continue
+            try:
+                changed = mutate(cell.source, answer_lines(cell.source))
+            except libcst.ParserSyntaxError as exc:
+                unparsed.append(f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "
+                                f"({str(exc).splitlines()[0]}): no mutants")
+                continue
+            for change in changed:
+                diff = "".join(difflib.unified_diff(
+                    cell.source.splitlines(keepends=True), change.source.splitlines(keepends=True),
+                    "solution", "mutant", n=1, lineterm="\n"))
+                mutants.append(Mutant(mutant_id(question.task, change.operator, cell.id, change.source),
+                                      question.task, cell.id, change.operator, change.description, change.line,
+                                      change.source, diff if diff.endswith("\n") else diff + "\n",
+                                      _compiles(change.source)))
+    return LabMutants(lab.id, tuple(mutants), tuple(unparsed))
+
+
+def submission(lab: Lab, task: str, replaced: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    """The student notebook answered with the solution up to ``task`` (included), later tasks blank, and
+    the cells of ``replaced`` (cell id -> source) in place of the solution's."""
+    solution = {cell.get("id"): cell.source for cell in markers.read_solution(lab.solution_path).cells}
+    order = [t.id for t in lab.tasks]
+    nb = copy.deepcopy(lab.template)
+    for cell in nb.cells:
+        meta = cell.metadata.get("autograder", {})
+        if meta.get("answer") and order.index(meta["task"]) <= order.index(task):
+            cell.source = (replaced or {}).get(cell.id, solution[cell.id])
+    return nb
+
+
+def mutant_submission(lab: Lab, mutant: Mutant) -> nbformat.NotebookNode:
+    return submission(lab, mutant.task, {mutant.cell_id: mutant.source})

@@ -1,0 +1,367 @@
+"""The mutation operators: each a small change a student makes in these labs, applied to answer lines only.
+
+A cell's source is parsed with libcst, which keeps its formatting, so that a mutant differs from the
+solution by the change alone and its diff reads as one. An operator looks at one node and proposes its
+replacements; ``mutate`` tries every operator on every node that lies wholly on answer lines, in the
+source's order, and keeps each distinct result once: the same source gives the same mutants, in the same
+order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+JIT = {"jax.jit", "jit", "nnx.jit"}
+SPEC = {"P", "PartitionSpec", "jax.sharding.PartitionSpec"}
+REDUCTIONS = ("psum", "psum_scatter", "pmean")
+SCATTER_ONLY = {"scatter_dimension", "tiled"}  # keywords psum and pmean do not take
+PRINTING = {"print", "jax.debug.visualize_array_sharding", "jax.debug.print", "display"}
+COLLECTING = {"append", "extend", "update", "add", "insert"}  # a method call that keeps a result, not a warm-up
+TIMERS = ("perf_counter", "time.time(", "timeit")
+NEGATED = {cst.GreaterThan: cst.LessThanEqual, cst.LessThanEqual: cst.GreaterThan, cst.LessThan: cst.GreaterThanEqual,
+           cst.GreaterThanEqual: cst.LessThan, cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal,
+           cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is}
+
+
+@dataclass(frozen=True)
+class SourceMutant:
+    """One change of a cell: the operator that made it, what it did (in words), where, and the new source."""
+
+    operator: str
+    description: str
+    line: int
+    source: str
+
+
+# An edit: the nodes to replace (by identity) with their replacements, or removed (cst.RemovalSentinel).
+Edit = dict
+
+
+@dataclass(frozen=True)
+class Site:
+    """What an operator sees of a node: the module (for code), the source's axis names, whether it times."""
+
+    module: cst.Module
+    axis_names: tuple[str, ...]
+    times: bool
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """``jax.lax.psum`` for the expression naming it, or None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def _positional(call: cst.Call) -> list[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def _with_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
+    """``call`` with ``args``, commas between them and none after the last."""
+    fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1
+             else a.with_changes(comma=a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(
+                 whitespace_after=cst.SimpleWhitespace(" "))) for i, a in enumerate(args)]
+    return call.with_changes(args=fixed)
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _swap_values(args: list, i: int, j: int) -> list:
+    """The arguments (or elements) with the values of ``i`` and ``j`` exchanged (each keeps its comma and
+    spacing)."""
+    args = list(args)
+    args[i], args[j] = args[i].with_changes(value=args[j].value), args[j].with_changes(value=args[i].value)
+    return args
+
+
+def _parenthesized(site: Site, node: cst.BaseExpression) -> str:
+    code = site.code(node)
+    simple = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.List, cst.Tuple)
+    return code if isinstance(node, simple) else f"({code})"
+
+
+# The operators: each takes a node and its site and yields (edit, description).
+
+def drop_jit(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """``jax.jit(f, ...)`` becomes ``f``; an ``@jax.jit`` decorator goes."""
+    if isinstance(node, cst.Call) and dotted(node.func) in JIT and _positional(node):
+        yield {node: _positional(node)[0].value}, f"`{site.code(node.func)}` dropped: the function is not jitted"
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        for decorator in node.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if dotted(target) in JIT:
+                kept = [d for d in node.decorators if d is not decorator]
+                yield {node: node.with_changes(decorators=kept)}, f"`@{site.code(decorator.decorator)}` dropped"
+
+
+def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """A ``PartitionSpec``'s entries swapped, one dropped (never a trailing None: that changes nothing),
+    one replaced (an axis by None, None by an axis name), or a tuple entry's axes swapped."""
+    if not (isinstance(node, cst.Call) and dotted(node.func) in SPEC) or any(a.keyword or a.star for a in node.args):
+        return
+    args, spec = list(node.args), site.code(node)
+    for i in range(len(args) - 1):
+        if site.code(args[i].value) != site.code(args[i + 1].value):
+            yield {node: _with_args(node, _swap_values(args, i, i + 1))}, f"`{spec}`: entries {i} and {i + 1} swapped"
+    for i, arg in enumerate(args):
+        value = arg.value
+        if not (isinstance(value, cst.Name) and value.value == "None"):
+            yield {node: _with_args(node, args[:i] + args[i + 1:])}, f"`{spec}`: entry {i} dropped"
+        if isinstance(value, cst.SimpleString):
+            new = arg.with_changes(value=cst.Name("None"))
+            yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, f"`{spec}`: entry {i} replaced by None"
+        elif isinstance(value, cst.Name) and value.value == "None":
+            present = set(_spec_axes(args))
+            for axis in (a for a in site.axis_names if a not in present):
+                new = arg.with_changes(value=cst.SimpleString(repr(axis)))
+                yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, \
+                    f"`{spec}`: entry {i} replaced by {axis!r}"
+        elif isinstance(value, cst.Tuple) and len(value.elements) >= 2:
+            new = arg.with_changes(value=value.with_changes(elements=_swap_values(list(value.elements), 0, 1)))
+            yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, f"`{spec}`: the axes of entry {i} swapped"
+
+
+def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """``check_vma=True`` becomes False and the other way round."""
+    if isinstance(node, cst.Call):
+        arg = _keyword(node, "check_vma")
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
+            flipped = "False" if arg.value.value == "True" else "True"
+            yield {arg.value: cst.Name(flipped)}, f"`check_vma={arg.value.value}` became `check_vma={flipped}`"
+
+
+def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """A reduction replaced by a cousin (psum, psum_scatter, pmean), ``all_gather``'s ``tiled`` flipped, a
+    ``ppermute``'s pairs reversed or shifted by one device."""
+    if not isinstance(node, cst.Call):
+        return
+    name = dotted(node.func) or ""
+    last = name.rpartition(".")[2]
+    if last in REDUCTIONS:
+        for other in (r for r in REDUCTIONS if r != last):
+            func = cst.parse_expression(name[: len(name) - len(last)] + other)
+            args = [a for a in node.args if other == "psum_scatter" or a.keyword is None
+                    or a.keyword.value not in SCATTER_ONLY]
+            yield {node: _with_args(node.with_changes(func=func), args)}, f"`{last}` became `{other}`"
+    elif last == "all_gather":
+        tiled = _keyword(node, "tiled")
+        if tiled is None:
+            added = cst.Arg(keyword=cst.Name("tiled"), value=cst.Name("True"),
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace("")))
+            yield {node: _with_args(node, list(node.args) + [added])}, "`all_gather` given `tiled=True`"
+        elif isinstance(tiled.value, cst.Name) and tiled.value.value in ("True", "False"):
+            flipped = "False" if tiled.value.value == "True" else "True"
+            yield {tiled.value: cst.Name(flipped)}, f"`all_gather`'s `tiled={tiled.value.value}` became {flipped}"
+    elif last == "ppermute":
+        perm = _keyword(node, "perm") or (_positional(node)[2] if len(_positional(node)) > 2 else None)
+        if perm is not None:
+            code = _parenthesized(site, perm.value)
+            for words, text in (("reversed", f"[(j, i) for i, j in {code}]"),
+                                ("shifted by one device", f"[(i, (j + 1) % len({code})) for i, j in {code}]")):
+                yield {perm.value: cst.parse_expression(text)}, f"`ppermute`'s pairs {words}"
+
+
+def off_by_one(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """A ``range``'s end, or an integer index, one more or one less."""
+    if isinstance(node, cst.Call) and dotted(node.func) == "range" and 1 <= len(node.args) <= 3 \
+            and all(a.keyword is None and not a.star for a in node.args):
+        end = node.args[0] if len(node.args) == 1 else node.args[1]
+        for sign in ("-", "+"):
+            new = cst.parse_expression(f"{_parenthesized(site, end.value)} {sign} 1")
+            yield {end.value: new}, f"`{site.code(node)}`: its end {sign} 1"
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        if isinstance(index, cst.Integer):
+            value = index.evaluated_value
+            for other in (value + 1, value - 1) if value > 0 else (value + 1,):
+                yield {index: cst.Integer(str(other))}, f"`{site.code(node)}`: index {value} became {other}"
+
+
+def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """Two bound names swapped (in one tuple target, or two adjacent assignments), two name arguments of a
+    call swapped, or a ratio's operands swapped."""
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple):
+        target = node.targets[0].target
+        for i in range(len(target.elements) - 1):
+            a, b = target.elements[i], target.elements[i + 1]
+            if site.code(a.value) != site.code(b.value):
+                elements = list(target.elements)
+                elements[i], elements[i + 1] = a.with_changes(value=b.value), b.with_changes(value=a.value)
+                yield {target: target.with_changes(elements=elements)}, \
+                    f"the names `{site.code(a.value)}` and `{site.code(b.value)}` bound in each other's place"
+    if isinstance(node, (cst.Module, cst.IndentedBlock)):
+        names = [_assigned_name(statement) for statement in node.body]
+        for i in range(len(names) - 1):
+            if names[i] and names[i + 1] and names[i].value != names[i + 1].value:
+                yield {names[i]: names[i + 1], names[i + 1]: names[i]}, \
+                    f"`{names[i].value}` and `{names[i + 1].value}` bound in each other's place"
+    if isinstance(node, cst.Call) and dotted(node.func) not in SPEC:
+        args = list(node.args)
+        for i in range(len(args) - 1):
+            a, b = args[i], args[i + 1]
+            if all(x.keyword is None and not x.star and isinstance(x.value, cst.Name) for x in (a, b)) \
+                    and a.value.value != b.value.value:
+                yield {node: node.with_changes(args=_swap_values(args, i, i + 1))}, \
+                    f"`{site.code(node.func)}`'s arguments `{a.value.value}` and `{b.value.value}` swapped"
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
+        yield {node: node.with_changes(left=node.right, right=node.left)}, \
+            f"`{site.code(node)}`: numerator and denominator swapped"
+
+
+def _assigned_name(statement: cst.CSTNode) -> cst.Name | None:
+    """The name a statement ``name = ...`` binds, or None for any other statement."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        assign = statement.body[0]
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            return assign.targets[0].target
+    return None
+
+
+def timing(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """In code that times: a call whose result is dropped (a warm-up) left out, or a result no longer
+    waited for (``block_until_ready`` dropped)."""
+    if not site.times:
+        return
+    if _warm_up_call(node):
+        yield {node: cst.RemovalSentinel.REMOVE}, f"the call `{site.code(node.body[0].value)}` left out"
+    if isinstance(node, cst.For) and dotted(node.target) == "_" and all(_warm_up_call(s) for s in node.body.body):
+        yield {node: cst.RemovalSentinel.REMOVE}, f"the loop `{site.code(node).splitlines()[0]}` left out"
+    if isinstance(node, cst.Call):
+        name = dotted(node.func) or ""
+        if name in ("jax.block_until_ready", "block_until_ready") and len(node.args) == 1:
+            yield {node: node.args[0].value}, f"`{site.code(node)}` not waited for: `{name}` dropped"
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "block_until_ready" and not node.args:
+            yield {node: node.func.value}, f"`{site.code(node)}` not waited for: `.block_until_ready()` dropped"
+
+
+def _warm_up_call(statement: cst.CSTNode) -> bool:
+    """Whether a statement is a call alone whose result is dropped, as a warm-up's is (not a print, not an
+    ``append``)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Call)):
+        return False
+    func = statement.body[0].value.func
+    return dotted(func) not in PRINTING and not (isinstance(func, cst.Attribute) and func.attr.value in COLLECTING)
+
+
+def negate(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """``True`` and ``False`` exchanged, a comparison negated, a ``not`` dropped."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        flipped = "False" if node.value == "True" else "True"
+        yield {node: node.with_changes(value=flipped)}, f"`{node.value}` became `{flipped}`"
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        target = node.comparisons[0]
+        negated = NEGATED.get(type(target.operator))
+        if negated is not None:
+            yield {target.operator: negated()}, f"`{site.code(node)}` negated"
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        yield {node: node.expression}, f"`{site.code(node)}`: its `not` dropped"
+
+
+def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """``jax.make_mesh``'s shape, or its axis names, in the other order."""
+    if isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("make_mesh"):
+        for position, what in ((0, "shape"), (1, "axis names")):
+            args = _positional(node)
+            if len(args) > position and isinstance(args[position].value, cst.Tuple):
+                value = args[position].value
+                if len(value.elements) >= 2 and site.code(value.elements[0].value) != site.code(value.elements[1].value):
+                    elements = list(value.elements)
+                    elements[0], elements[1] = (elements[0].with_changes(value=elements[1].value),
+                                                elements[1].with_changes(value=elements[0].value))
+                    yield {value: value.with_changes(elements=elements)}, f"the mesh's {what} swapped"
+
+
+OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] = {
+    "jit": drop_jit, "spec": partition_spec, "check_vma": check_vma, "collective": collective,
+    "off_by_one": off_by_one, "swap": swap, "timing": timing, "negate": negate, "mesh": mesh_axes,
+}
+
+
+class _Nodes(cst.CSTVisitor):
+    """Every node, in the source's order, with its lines."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[cst.CSTNode, range]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        position = self.get_metadata(PositionProvider, node)
+        self.found.append((node, range(position.start.line, position.end.line + 1)))
+        return True
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, edit: Edit):
+        super().__init__()
+        self.edit = edit
+
+    def on_leave(self, original_node, updated_node):
+        return self.edit.get(original_node, updated_node) if original_node in self.edit else updated_node
+
+
+def _spec_axes(args) -> list[str]:
+    """The axis names a PartitionSpec's arguments name, alone or in tuples."""
+    return [string.evaluated_value for arg in args
+            for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
+            if isinstance(string, cst.SimpleString)]
+
+
+def _axis_names(nodes) -> tuple[str, ...]:
+    """The axis names the source's PartitionSpecs use, in order of first use."""
+    return tuple(dict.fromkeys(axis for node, _ in nodes if isinstance(node, cst.Call) and dotted(node.func) in SPEC
+                               for axis in _spec_axes(node.args)))
+
+
+def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> list[SourceMutant]:
+    """The mutants of ``source``, each one change by one operator to nodes on ``answer_lines`` (1-based)
+    alone; distinct and in a fixed order. Raises ``libcst.ParserSyntaxError`` for a source that does not parse."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    visitor = _Nodes()
+    wrapper.visit(visitor)
+    module = wrapper.module
+    lines_of = {id(node): lines for node, lines in visitor.found}
+    site = Site(module, _axis_names(visitor.found), any(timer in source for timer in TIMERS))
+    seen, mutants = {source}, []
+    for name in operators:
+        for node, lines in visitor.found:
+            for edit, description in OPERATORS[name](node, site):
+                touched = [lines_of.get(id(n), lines) for n in edit]
+                if not all(set(t) <= answer_lines for t in touched):
+                    continue
+                new = module.visit(_Replace(edit)).code
+                if new not in seen:
+                    seen.add(new)
+                    mutants.append(SourceMutant(name, description, min(t.start for t in touched), new))
+    return mutants
+
+
+def answer_lines(source: str) -> set[int]:
+    """The lines (1-based) between ``# BEGIN SOLUTION`` and ``# END SOLUTION`` markers, and each line
+    ending with ``# SOLUTION``: what a student writes."""
+    lines, inside = set(), False
+    for number, line in enumerate(source.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith("# BEGIN SOLUTION"):
+            inside = True
+        elif stripped.startswith("# END SOLUTION"):
+            inside = False
+        elif inside or line.rstrip().endswith("# SOLUTION"):
+            lines.add(number)
+    return lines

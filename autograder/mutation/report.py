@@ -1,0 +1,146 @@
+"""A lab's mutation report: per task, mutants made, killed, survived, recorded as equivalent, and those
+never graded; each survivor's diff against the solution; and the lab's mutation score, killed ÷ graded
+mutants not recorded as equivalent.
+
+A record of ``equivalent_mutants.py`` that no longer fits is named: a recorded mutant that the graders
+now kill, or that is no longer made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograder.grading import GradeResult
+from autograder.mutation.grading import Outcome
+
+
+@dataclass(frozen=True)
+class TaskCount:
+    task: str
+    made: int
+    killed: int
+    survived: int  # not recorded as equivalent
+    equivalent: int  # survivors recorded as equivalent
+    not_graded: int  # the change does not compile, or the grader failed
+
+
+@dataclass(frozen=True)
+class MutationReport:
+    lab: str
+    solution: GradeResult
+    outcomes: tuple[Outcome, ...]
+    equivalents: dict  # mutant id -> reason, as the lab records them
+    unparsed_cells: tuple[str, ...] = ()
+
+    def _is_equivalent(self, outcome: Outcome) -> bool:
+        return outcome.verdict == "survived" and outcome.mutant.id in self.equivalents
+
+    @property
+    def survivors(self) -> list[Outcome]:
+        """The survivors the lab has not explained: each a wrong answer its graders accept, or an
+        equivalent mutant to record."""
+        return [o for o in self.outcomes if o.verdict == "survived" and not self._is_equivalent(o)]
+
+    @property
+    def equivalent(self) -> list[Outcome]:
+        return [o for o in self.outcomes if self._is_equivalent(o)]
+
+    @property
+    def not_graded(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.verdict in ("does not parse", "not graded")]
+
+    @property
+    def killed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.verdict == "killed"]
+
+    def per_task(self) -> list[TaskCount]:
+        tasks = dict.fromkeys(o.mutant.task for o in self.outcomes)
+        return [TaskCount(task, sum(o.mutant.task == task for o in self.outcomes),
+                          *(sum(o.mutant.task == task for o in group)
+                            for group in (self.killed, self.survivors, self.equivalent, self.not_graded)))
+                for task in tasks]
+
+    @property
+    def score(self) -> float | None:
+        """killed ÷ (killed + unexplained survivors); None when nothing was graded."""
+        judged = len(self.killed) + len(self.survivors)
+        return len(self.killed) / judged if judged else None
+
+    def stale_records(self) -> list[str]:
+        """Records of equivalent_mutants.py that no longer fit, in words."""
+        made = {o.mutant.id: o for o in self.outcomes}
+        tasks = {o.mutant.task for o in self.outcomes}
+        stale = []
+        for mutant_id in self.equivalents:
+            if mutant_id in made and made[mutant_id].verdict == "killed":
+                stale.append(f"{mutant_id} is recorded as equivalent but the graders kill it: remove its record")
+            elif mutant_id not in made and mutant_id.split("-")[0] in tasks:
+                stale.append(f"{mutant_id} is recorded as equivalent but no longer made (its cell changed): "
+                             "remove its record")
+        return stale
+
+    def to_dict(self) -> dict:
+        return {"lab": self.lab, "score": self.score,
+                "tasks": [vars(count) for count in self.per_task()],
+                "mutants": [{"id": o.mutant.id, "task": o.mutant.task, "operator": o.mutant.operator,
+                             "description": o.mutant.description, "verdict": o.verdict,
+                             "equivalent": self.equivalents.get(o.mutant.id) if self._is_equivalent(o) else None,
+                             "score": o.score, "max_score": o.max_score, "detail": o.detail, "status": o.status,
+                             "diff": o.mutant.diff}
+                            for o in self.outcomes],
+                "stale_records": self.stale_records(), "unparsed_cells": list(self.unparsed_cells)}
+
+
+def print_report(report: MutationReport, console=None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = console or Console()
+    if report.solution.status != "graded" or report.solution.score < report.solution.max_score:
+        failed = [f"{t.task} {c.name}" for t in report.solution.tasks for c in t.checks if not c.passed]
+        console.print(f"[yellow]the solution scored {report.solution.score:g} / {report.solution.max_score:g} in "
+                      f"this run ({report.solution.status}); its failed checks kill no mutant: "
+                      f"{', '.join(failed) or report.solution.reason}")
+    table = Table(title=f"mutants of {report.lab}")
+    for column in ("task", "made", "killed", "survived", "equivalent", "not graded"):
+        table.add_column(column, justify="left" if column == "task" else "right")
+    for count in report.per_task():
+        table.add_row(count.task, *(str(n) for n in (count.made, count.killed, count.survived, count.equivalent,
+                                                     count.not_graded)))
+    console.print(table)
+    for outcome in report.survivors:
+        m = outcome.mutant
+        console.print(f"\n[bold red]survived[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}")
+        console.print(escape(m.diff.rstrip("\n")), highlight=False)
+    for outcome in report.equivalent:
+        console.print(f"\n[bold]equivalent[/] {outcome.mutant.id}: {escape(outcome.mutant.description)}: "
+                      f"{escape(report.equivalents[outcome.mutant.id])}")
+    for outcome in report.not_graded:
+        m = outcome.mutant
+        console.print(f"\n[yellow]{outcome.verdict}[/] {m.id} ({m.task}): {escape(m.description)}: "
+                      f"{escape(outcome.detail)}")
+    for outcome in (o for o in report.killed if o.status != "graded"):
+        m = outcome.mutant
+        console.print(f"\n[yellow]run failed[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
+                      " — counted as killed: its task lost points")
+    for line in (*report.stale_records(), *report.unparsed_cells):
+        console.print(f"\n[yellow]note[/] {escape(line)}")
+    score = "no mutant graded" if report.score is None else f"{report.score:.0%}"
+    console.print(f"\n{report.lab}: mutation score {score} ({len(report.killed)} killed of "
+                  f"{len(report.killed) + len(report.survivors)} not recorded as equivalent; "
+                  f"{len(report.equivalent)} equivalent, {len(report.not_graded)} not graded)")
+
+
+def mutation_report(lab_id: str, tasks: tuple[str, ...] = (), options=None) -> MutationReport:
+    """Make the lab's mutants (of ``tasks`` alone, if given), grade them, and judge each."""
+    from autograder.lab import load_lab
+    from autograder.mutation.equivalents import recorded_equivalents
+    from autograder.mutation.grading import GradingOptions, grade_mutants
+    from autograder.mutation.mutants import lab_mutants
+
+    lab = load_lab(lab_id)
+    equivalents = recorded_equivalents(lab_id)
+    found = lab_mutants(lab, tasks)
+    solution, outcomes = grade_mutants(lab, found, options or GradingOptions())
+    return MutationReport(lab_id, solution, tuple(outcomes), equivalents, found.unparsed_cells)
