@@ -10,7 +10,7 @@ cell. Above grading, which it uses.
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab

@@ -7,7 +7,7 @@ all ahead of a batch. The run reads the compilation cache; the labs' references 
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.caches.machine_cache import cache_root, enable_compilation_cache

@@ -8,7 +8,7 @@ builds (and runs) the zip Gradescope grades with. The command line hands on to h
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.course.adjustments import record_override

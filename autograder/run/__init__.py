@@ -10,7 +10,7 @@ stops what a cell left running, ``quiet`` keeps the grader's timings away from r
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
