@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from autograder.run.live_execution import LiveExecution
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.quiet import wait_for_quiet
+    from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
     from autograder.run.sandbox import (
-        LEVEL_DESCRIPTIONS, NO_SANDBOX, ResourceLimits, SandboxUnavailable, sandbox_level, sandbox_problem,
+        NO_SANDBOX, ResourceLimits, SandboxUnavailable, sandbox_level, sandbox_problem,
         try_bubblewrap_in_background,
     )
 

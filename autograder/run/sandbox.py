@@ -35,14 +35,7 @@ from autograder.run.network_filter import filter_problem
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
-BUBBLEWRAP, UID_SECCOMP, UID, NO_SANDBOX = "bubblewrap", "uid+seccomp", "uid", "none"
-LEVEL_DESCRIPTIONS = {
-    BUBBLEWRAP: "bubblewrap (own filesystem view, no network, own process tree, unprivileged uid)",
-    UID_SECCOMP: "uid, network closed by seccomp (an unprivileged uid of its own and file permissions; "
-                 "no IP or netlink sockets)",
-    UID: "uid, network open (an unprivileged uid of its own and file permissions; no seccomp filter here)",
-    NO_SANDBOX: "none (--no-sandbox: the notebook was trusted)",
-}
+from autograder.run.sandbox_levels import BUBBLEWRAP, LEVEL_DESCRIPTIONS, NO_SANDBOX, UID, UID_SECCOMP  # noqa: F401
 
 
 @dataclass(frozen=True)
