@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -12,10 +11,11 @@ from typing import TYPE_CHECKING
 
 import nbformat
 
+from autograder.paths import PACKAGE_DIR, project_root
+
 if TYPE_CHECKING:
     from autograder.facts import TaskCapture
 
-PACKAGE_DIR = Path(__file__).resolve().parent
 LABS_PACKAGE = PACKAGE_DIR / "labs"
 
 
@@ -25,11 +25,6 @@ class LabError(LookupError):
 
 class NotAssigned(LabError):
     """The lab exists but its student notebook does not: ``autograder assign`` has not written it yet."""
-
-
-def project_root() -> Path:
-    """Where ``solutions/`` and ``assignments/`` live: ``$AUTOGRADER_ROOT`` or this checkout."""
-    return Path(os.environ.get("AUTOGRADER_ROOT", PACKAGE_DIR.parent)).resolve()
 
 
 def lab_ids() -> list[str]:

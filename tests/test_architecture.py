@@ -15,7 +15,9 @@ PACKAGE = Path(autograder.__file__).resolve().parent
 
 # Lowest first: a stage may import only the stages before it (and itself).
 STAGES = [
-    "autograder",  # the package itself: its version, nothing imported
+    "autograder",  # the package itself: its version, and a few names for users, loaded when used
+    "autograder.doors",  # the ground floor: how a stage's door names and loads its exports
+    "autograder.paths",  # the ground floor: the package's folder and the project's root
     "autograder.facts",  # what is taken from the kernel, as validated records
     "autograder.lab",  # the lab model: tasks, captures, the lab's package
     "autograder.caches",  # what the grader keeps on the machine
@@ -106,6 +108,14 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         if node not in state and (found := visit(node)):
             return found
     return None
+
+
+def test_no_stage_imports_the_top_package():
+    """The top ``__init__`` names a few things for users; a stage that took something from it would tie
+    the top package to every floor both ways, so stages take the ground floor's leaves instead."""
+    through_top = sorted(module for module, names in IMPORTS.items() if "autograder" in names)
+    assert not through_top, "modules importing the top package (use autograder.doors / autograder.paths):\n" + \
+        "\n".join(through_top)
 
 
 def test_no_circles_between_stages():

@@ -54,7 +54,7 @@ def test_a_door_refuses_a_name_that_is_also_one_of_its_modules(tmp_path):
     (package / "collect.py").write_text("def collect():\n    return 1\n")
     (package / "__init__.py").write_text(textwrap.dedent("""\
         from typing import TYPE_CHECKING
-        from autograder import lazy_exports
+        from autograder.doors import lazy_exports
         if TYPE_CHECKING:
             from door_with_a_clash.collect import collect
         __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -10,7 +10,7 @@ cell. ``lab_tests`` runs every test of one lab (``autograder test``). Above grad
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab

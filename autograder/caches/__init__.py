@@ -8,7 +8,7 @@ code, or stored results). The run reads the compilation cache; the labs' referen
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.caches.machine_cache import cache_root, enable_compilation_cache

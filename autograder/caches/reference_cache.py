@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder import door_names, is_type_checking_block
+from autograder.doors import door_origin, is_type_checking_block
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
 
 FORMAT = 1
@@ -219,9 +219,7 @@ def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             found.add(base)
-            exported = _door_names(base)
-            found.update(exported[alias.name][0] if alias.name in exported else f"{base}.{alias.name}"
-                         for alias in node.names)
+            found.update(door_origin(base, alias.name) for alias in node.names)
     return {name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")}
 
 
@@ -235,20 +233,6 @@ def _run_time_nodes(tree: ast.AST):
             todo.extend(node.orelse)
         else:
             todo.extend(ast.iter_child_nodes(node))
-
-
-@functools.cache
-def _door_names(package: str) -> dict[str, tuple[str, str]]:
-    """The names ``package``'s door exports, if it is one of this package's packages."""
-    if not (package == PACKAGE or package.startswith(PACKAGE + ".")):
-        return {}
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return {}
-    if spec is None or spec.submodule_search_locations is None or not spec.origin:
-        return {}
-    return door_names(Path(spec.origin))
 
 
 def source_files(module: str) -> dict[str, Path]:

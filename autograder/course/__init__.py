@@ -9,7 +9,7 @@ of the grader's wheel. The command line hands on to here.
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.course.adjustments import record_override

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 
-import autograder
+import autograder.paths  # the package folder (autograder.__file__) is read below
 from autograder.run import OUT_OF_MEMORY, ResourceLimits, SandboxUnavailable, megabytes, memory_limit_bytes
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.

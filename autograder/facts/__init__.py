@@ -9,7 +9,7 @@ Nothing here runs a kernel, and only ``probe`` imports JAX.
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.facts.capture import Call, Input, Probe, TaskCapture, task_seed

@@ -8,7 +8,7 @@ student. The student's check and the course's batches take ``GradeResult`` from 
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.grading.check_result import CheckResult

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-import autograder
+from autograder.paths import PACKAGE_DIR
 from autograder.run import kernel_environment
 
 LOG_TAIL_CHARS = 2000
@@ -36,7 +36,7 @@ def checker_environment() -> dict[str, str]:
     """The harness's environment (8 CPU devices, none of the notebook's XLA or JAX settings), with this
     very ``autograder`` importable."""
     env = kernel_environment()
-    package_root = str(Path(autograder.__file__).resolve().parent.parent)
+    package_root = str(PACKAGE_DIR.parent)
     if package_root not in site.getsitepackages() + [site.getusersitepackages()]:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     return env

@@ -11,7 +11,7 @@ stops what a cell left running, ``quiet`` keeps the grader's timings away from r
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.quiet import wait_for_quiet
     from autograder.run.timed_turns import grading_with, measuring
+    from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
     from autograder.run.sandbox import (
-        LEVEL_DESCRIPTIONS, NO_SANDBOX, ResourceLimits, SandboxUnavailable, sandbox_level, sandbox_problem,
+        NO_SANDBOX, ResourceLimits, SandboxUnavailable, sandbox_level, sandbox_problem,
         try_bubblewrap_in_background,
     )
 

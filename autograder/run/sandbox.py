@@ -29,20 +29,13 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import autograder
+from autograder.paths import PACKAGE_DIR, project_root
 from autograder.run.network_filter import filter_problem
 
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
-BUBBLEWRAP, UID_SECCOMP, UID, NO_SANDBOX = "bubblewrap", "uid+seccomp", "uid", "none"
-LEVEL_DESCRIPTIONS = {
-    BUBBLEWRAP: "bubblewrap (own filesystem view, no network, own process tree, unprivileged uid)",
-    UID_SECCOMP: "uid, network closed by seccomp (an unprivileged uid of its own and file permissions; "
-                 "no IP or netlink sockets)",
-    UID: "uid, network open (an unprivileged uid of its own and file permissions; no seccomp filter here)",
-    NO_SANDBOX: "none (--no-sandbox: the notebook was trusted)",
-}
+from autograder.run.sandbox_levels import BUBBLEWRAP, LEVEL_DESCRIPTIONS, NO_SANDBOX, UID, UID_SECCOMP  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -111,7 +104,7 @@ def _readonly_roots() -> list[Path]:
     """Python's prefixes, and the package directories outside them that a .pth file put on sys.path
     (a venv made to reuse another environment's packages); never the directory holding this package."""
     roots = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    package_home = Path(autograder.__file__).resolve().parent.parent
+    package_home = PACKAGE_DIR.parent
     for entry in sys.path:
         path = Path(entry).resolve() if entry else None
         if (path is not None and path.name in ("site-packages", "dist-packages") and path.is_dir()
@@ -145,7 +138,7 @@ def bwrap_command(argv: list[str], workdir: Path, readonly: list[Path], env: dic
                 made.add(parent)
     for path in _readonly_roots():
         command += ["--ro-bind", str(path), str(path)]
-    package = Path(autograder.__file__).resolve().parent
+    package = PACKAGE_DIR
     if any(package.is_relative_to(root) for root in _readonly_roots()):
         command += ["--tmpfs", str(package)]  # an installed copy holds the graders: hide it
     for path in readonly:
@@ -239,9 +232,8 @@ def _run_probe(command: list[str], cwd: Path | None = None) -> subprocess.Comple
 def harness_paths() -> list[Path]:
     """What a kernel must not read: this package (graders, references) and the project's notebooks
     (``$AUTOGRADER_ROOT``, else the checkout holding this package)."""
-    package = Path(autograder.__file__).resolve().parent
-    project = Path(os.environ.get("AUTOGRADER_ROOT", package.parent)).resolve()
-    return [package, project / "solutions", project / "assignments"]
+    project = project_root()
+    return [PACKAGE_DIR, project / "solutions", project / "assignments"]
 
 
 def readable_by_others(path: Path) -> bool:
