@@ -9,7 +9,7 @@ survived. Above the course's batches, which it uses.
 
 from typing import TYPE_CHECKING
 
-from autograder import lazy_exports
+from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.mutation.equivalents import EquivalentsError, recorded_equivalents
