@@ -17,7 +17,7 @@ MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), 
 FRESH_N = 128  # the grader's inputs have other sizes than the lab's arrays
 FRESH_ROWS = (8, 32)
 FRESH_LHS, FRESH_RHS = (32, 64), (64, 16)
-TIMED_LHS, TIMED_RHS = (256, 512), (512, 256)  # the notebook's big_lhs and big_rhs
+TIMED_LHS, TIMED_RHS = (256, 512), (512, 384)  # the notebook's big_lhs and big_rhs
 
 
 @cached_reference
