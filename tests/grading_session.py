@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,8 +12,6 @@ from notebooks import make_submission
 
 SEED = 20261121
 
-
-TURNS_SWITCH = "AUTOGRADER_TIMED_TURNS"
 
 
 def grade_all(lab, cases, directory: Path, workers: int = 2, include_reference: bool = True,
@@ -29,20 +26,11 @@ def grade_all(lab, cases, directory: Path, workers: int = 2, include_reference: 
     for case in cases:
         path = make_submission(lab, case.answers, directory / f"{case.name}.ipynb")
         jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))
-    # Graded two at a time in threads of this process, without the machine's timed turn: lab 3's cases
-    # deadlocked on it there (a batch's workers are processes; test_timed_turns.py tests the turn itself).
-    previous = os.environ.get(TURNS_SWITCH)
-    os.environ[TURNS_SWITCH] = "off"
-    try:
-        with ThreadPoolExecutor(workers) as pool:
-            futures = {name: pool.submit(_graded, lab, path, limits, inline is not None)
-                       for name, (path, limits) in jobs.items()}
-            graded = {name: future.result() for name, future in futures.items()}
-    finally:
-        if previous is None:
-            os.environ.pop(TURNS_SWITCH, None)
-        else:
-            os.environ[TURNS_SWITCH] = previous
+    # Two at a time in threads of this process: they share its timed turn (run/timed_turns.py)
+    with ThreadPoolExecutor(workers) as pool:
+        futures = {name: pool.submit(_graded, lab, path, limits, inline is not None)
+                   for name, (path, limits) in jobs.items()}
+        graded = {name: future.result() for name, future in futures.items()}
     if inline is not None:
         inline.update({name: checks for name, (_, checks) in graded.items()})
     return {name: result for name, (result, _) in graded.items()}

@@ -55,6 +55,40 @@ def test_while_a_timed_task_holds_the_turn_a_spare_kernel_waits_and_the_gradings
     assert events[-1] == "spare kernel's start-up" and not turn.held and not second.held
 
 
+def test_a_kernel_waiting_at_the_gate_goes_on_once_its_process_takes_the_turn_or_a_grading_claims_it():
+    """The deadlock the suite's threaded gradings met: a kernel of this process started waiting before its
+    run claimed it, or before this process's turn was complete, and kept waiting for a turn that its own
+    process's graders hold (one of them waiting in turn for this kernel's facts). Waiting, it reads again."""
+    events = []
+    other = TimedTurn(owner=1)
+    asyncio.run(other.acquire("t5"))
+    claimed = CellTurn(None)  # a kernel started before the run that claims it set its owner
+
+    async def start_up():
+        async with claimed:
+            events.append("claimed kernel's cell")
+
+    waiting = in_thread(start_up)
+    waiting.join(0.5)
+    assert waiting.is_alive() and not events  # a spare kernel of nobody's waits
+    claimed.owner = 2
+    waiting.join(5)
+    assert events == ["claimed kernel's cell"] and not waiting.is_alive()
+    other.release()
+
+    # the gate already taken by this process, the turn not yet complete when the kernel arrived
+    gate = timed_turns._open("gate")
+    import fcntl
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    arrived = in_thread(cell_of(3, events, "kernel that arrived during the taking"))
+    arrived.join(0.5)
+    assert arrived.is_alive()
+    timed_turns._process.taken([gate])  # the taking completes: this process holds the turn
+    arrived.join(5)
+    assert events[-1] == "kernel that arrived during the taking" and not arrived.is_alive()
+    timed_turns._process.leave()
+
+
 def test_a_timed_task_waits_for_the_cells_in_flight():
     in_flight, holds = threading.Event(), []
 

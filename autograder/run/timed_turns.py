@@ -215,10 +215,8 @@ class CellTurn:
 
     async def __aenter__(self) -> CellTurn:
         self._fd = None
-        if not timed_turns_enabled():
+        if not timed_turns_enabled() or self._part_of_the_turn():
             return self
-        if self.owner is not None and _process.held():
-            return self  # this process's gradings hold the turn: their own kernels' cells are part of it
         started = time.monotonic()
         deadline = started + MAX_WAIT
         gate, cells = _open("gate"), _open("cells")
@@ -230,28 +228,38 @@ class CellTurn:
         self.waited += waited
         if waited > LOG_AFTER:
             log.info("a kernel waited %.1f s for another submission's timed task on this machine", waited)
-        if passed:
+        if passed is True:
             self._fd = cells
         else:
             os.close(cells)
-            log.warning("a kernel waited over %.0f s for the machine's timed turn; running anyway", MAX_WAIT)
+            if passed is False:
+                log.warning("a kernel waited over %.0f s for the machine's timed turn; running anyway", MAX_WAIT)
         return self
 
-    async def _pass(self, gate: int, cells: int, deadline: float) -> bool:
-        """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock."""
-        try:
-            fcntl.flock(gate, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    def _part_of_the_turn(self) -> bool:
+        """This process's gradings hold the turn and the kernel serves one of them: its cells are part of
+        it. Read again while it waits: the process may take the turn, or the kernel be claimed, meanwhile —
+        and waiting on would wait for a grader of this process that may need this very kernel's facts."""
+        return self.owner is not None and _process.held()
+
+    async def _pass(self, gate: int, cells: int, deadline: float) -> bool | None:
+        """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock:
+        True once held, False past the deadline, None if it became part of its own process's turn."""
+        if _try_lock(gate, fcntl.LOCK_SH):
             fcntl.flock(gate, fcntl.LOCK_UN)
-            fcntl.flock(cells, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            pass
+            if _try_lock(cells, fcntl.LOCK_SH):
+                return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
-            passed = await _lock(gate, fcntl.LOCK_SH, deadline)
-            if passed:
-                fcntl.flock(gate, fcntl.LOCK_UN)
-                passed = await _lock(cells, fcntl.LOCK_SH, deadline)
-        return passed
+            for fd, unlock in ((gate, True), (cells, False)):
+                while not _try_lock(fd, fcntl.LOCK_SH):
+                    if self._part_of_the_turn():
+                        return None
+                    if time.monotonic() >= deadline:
+                        return False
+                    await asyncio.sleep(POLL)
+                if unlock:
+                    fcntl.flock(gate, fcntl.LOCK_UN)
+        return True
 
     async def __aexit__(self, *exc) -> None:
         if self._fd is not None:
