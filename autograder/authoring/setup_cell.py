@@ -58,7 +58,7 @@ if jax.device_count() != {DEVICE_COUNT}:
 
 
 def _version(text):
-    return tuple(int(part) for part in _re.findall(r"\d+", text)[:3])
+    return tuple(int(part) for part in _re.findall(r"\\d+", text)[:3])
 
 
 if not _version("{JAX_LOW}") <= _version(jax.__version__) < _version("{JAX_HIGH}"):
