@@ -71,7 +71,7 @@ def test_a_malformed_record_of_equivalents_is_refused(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, module.__name__, module)
     with pytest.raises(EquivalentsError, match="no reason given for t1-swap-a"):
         recorded_equivalents("labX")
-    assert recorded_equivalents("lab4_collectives") == {}  # a lab that records none
+    assert recorded_equivalents("lab1_distributed_arrays") == {}  # a lab that records none
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from importlib import metadata
 
 import nbformat
 
+from autograder.grading import tested_range
 from autograder.run import DEVICE_COUNT, HARNESS_ENV
 
 CELL_ID = "setup-devices"
@@ -20,6 +21,19 @@ STUDENT_DISTRIBUTION = "autograder-student"  # the students' package (``autograd
 WHEEL = f"{STUDENT_DISTRIBUTION.replace('-', '_')}-{metadata.version('autograder')}-py3-none-any.whl"
 INSTALL_COMMAND = f"%pip install {WHEEL}"
 RESTART_MESSAGE = "restart the kernel and run this cell first"
+
+
+def _tested_jax() -> tuple[str, str]:
+    """The lowest JAX the harness is tested on and the first it is not (``pyproject.toml``'s range)."""
+    tested = tested_range("jax")
+    bounds = {spec.operator: spec.version for spec in tested or ()}
+    if ">=" not in bounds or "<" not in bounds:
+        raise RuntimeError(f"the installed harness declares no JAX range of the form >=LOW,<HIGH (found {tested})")
+    return bounds[">="], bounds["<"]
+
+
+JAX_LOW, JAX_HIGH = _tested_jax()
+UNTESTED_JAX_MESSAGE = f"the lab's checks are tested on JAX >={JAX_LOW},<{JAX_HIGH}"
 
 SOURCE = f'''\
 # Setup: run this cell first. It gives JAX the lab's {DEVICE_COUNT} CPU devices, which only works before JAX
@@ -41,6 +55,16 @@ import jax
 if jax.device_count() != {DEVICE_COUNT}:
     print(f"JAX started with {{jax.device_count()}} device(s) before this cell ran; the lab needs {DEVICE_COUNT}: "
           "{RESTART_MESSAGE}.", file=_sys.stderr)
+
+
+def _version(text):
+    return tuple(int(part) for part in _re.findall(r"\d+", text)[:3])
+
+
+if not _version("{JAX_LOW}") <= _version(jax.__version__) < _version("{JAX_HIGH}"):
+    print(f"This kernel has JAX {{jax.__version__}}; {UNTESTED_JAX_MESSAGE}: install one, e.g. "
+          '%pip install "jax>={JAX_LOW},<{JAX_HIGH}" "jaxlib>={JAX_LOW},<{JAX_HIGH}", then restart the kernel.',
+          file=_sys.stderr)
 '''
 
 

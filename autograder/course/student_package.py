@@ -33,10 +33,10 @@ from pathlib import Path
 
 from autograder.authoring import STUDENT_DISTRIBUTION
 
-LEFT_OUT = ("course", "authoring", "cli.py", "__main__.py")  # a course's and an author's tools
+LEFT_OUT = ("course", "authoring", "mutation", "cli.py", "__main__.py")  # a course's and an author's tools
 REFERENCE_ALIAS = "ref"
 # The grader's dependencies that only its left-out folders use (authoring, the course's batches and zips).
-GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "packaging", "scipy")
+GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "libcst")
 
 
 class StudentPackageError(RuntimeError):

@@ -18,5 +18,6 @@ if TYPE_CHECKING:
     from autograder.grading.report import print_grade
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
     from autograder.grading.submission import read_submission
+    from autograder.grading.versions import grader_versions, tested_range, version_problem, versions_line
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

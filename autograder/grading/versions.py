@@ -1,17 +1,25 @@
-"""What graded a result: the harness's, JAX's, jaxlib's, NumPy's and Python's versions, kept with it.
+"""What graded a result, and the JAX the harness is tested on.
 
-A grade can move with JAX (a collective's name in the HLO, a rounding): a result says what produced it,
-so an instructor comparing two runs, or a regrade months later, can tell. Read from the installed
-packages' metadata: importing JAX is not needed for it.
+A grade can move with JAX (a collective's name in the HLO, a rounding): a result says what produced it
+(the harness's, JAX's, jaxlib's, NumPy's and Python's versions), so an instructor comparing two runs, or
+a regrade months later, can tell. And a student's kernel may hold a JAX the harness was never tested
+on (installed after the harness, or with ``--no-deps``): ``ag.check`` says so plainly, from the range
+the installed harness declares (``pyproject.toml``, the one place it is written). Read from the
+installed packages' metadata: importing JAX is not needed for either.
 """
 
 from __future__ import annotations
 
 import functools
 import platform
+import re
 from importlib import metadata
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 PACKAGES = ("autograder", "jax", "jaxlib", "numpy")
+HARNESS_DISTRIBUTIONS = ("autograder", "autograder-student")  # the grader's package, the students'
 
 
 @functools.cache
@@ -33,3 +41,37 @@ def versions_line(versions: dict[str, str]) -> str:
     return (f"Graded by autograder {versions.get('autograder', '?')} with JAX {versions.get('jax', '?')} "
             f"(jaxlib {versions.get('jaxlib', '?')}), NumPy {versions.get('numpy', '?')}, "
             f"Python {versions.get('python', '?')}.")
+
+
+@functools.cache
+def tested_range(package: str = "jax") -> SpecifierSet | None:
+    """The versions of ``package`` the installed harness declares (``>=0.10.2,<0.13``); None if unknown."""
+    for distribution in HARNESS_DISTRIBUTIONS:
+        try:
+            requirements = metadata.requires(distribution) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for requirement in requirements:
+            found = re.match(rf"{re.escape(package)}\s*(\[[^]]*\])?\s*(?P<spec>[<>=!~][^;]*)", requirement)
+            if found:
+                try:
+                    return SpecifierSet(found["spec"].strip())
+                except InvalidSpecifier:
+                    return None
+    return None
+
+
+def version_problem(package: str, installed: str, tested: SpecifierSet | None) -> str | None:
+    """None when ``installed`` is among the ``tested`` versions (or nothing is known), else what to do."""
+    if tested is None:
+        return None
+    try:
+        inside = Version(installed) in tested
+    except InvalidVersion:
+        return None
+    if inside:
+        return None
+    spec = ",".join(sorted(str(s) for s in tested))
+    return (f"This kernel has {package} {installed}; the checks are tested on {package} {spec}, and the course "
+            f"grades with one of those. Install one into this kernel's environment, then restart the kernel:\n\n"
+            f"    %pip install \"{package}{spec}\"")

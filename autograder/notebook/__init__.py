@@ -33,7 +33,7 @@ import nbformat
 from autograder.facts import TaskCapture, task_seed
 from autograder.notebook.checker_process import CheckerError, CheckerProcess
 from autograder.run import DEVICE_COUNT
-from autograder.grading import CheckResult
+from autograder.grading import CheckResult, tested_range, version_problem
 from autograder.notebook.inline_report import NotebookCheck, TaskCheck, check_html
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.facts import probe
@@ -72,7 +72,8 @@ def check_namespace(namespace: Mapping[str, Any], task: str | None = None, lab: 
         problem = device_problem()
         if problem:
             raise CheckProblem(problem)
-        return NotebookCheck(lab_id, _check_tasks(load_lab(lab_id), namespace, task))
+        tasks = _check_tasks(load_lab(lab_id), namespace, task)
+        return NotebookCheck(lab_id, tasks, warning=jax_version_warning())
     except CheckProblem as problem:
         return NotebookCheck(lab_id, problem=str(problem))
     except (CheckerError, LabError) as exc:
@@ -119,6 +120,19 @@ def device_problem() -> str | None:
         return None
     return (f"These checks need the lab's {DEVICE_COUNT} CPU devices, and JAX in this kernel has "
             f"{len(devices)} {'/'.join(platforms)} device{'s' if len(devices) != 1 else ''}.\n\n{DEVICE_HELP}")
+
+
+def jax_version_warning() -> str | None:
+    """None when this kernel's JAX is one the harness is tested on, else a plain warning: the checks
+    still run (a newer JAX usually works), but the course grades with a tested one."""
+    from importlib import metadata
+
+    try:
+        installed = metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return None
+    problem = version_problem("jax", installed, tested_range("jax"))
+    return None if problem is None else f"{problem}\n\nThe results below may differ from your grade."
 
 
 def _check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) -> tuple[TaskCheck, ...]:

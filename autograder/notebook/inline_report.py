@@ -61,11 +61,13 @@ class TaskCheck:
 
 @dataclass(frozen=True)
 class NotebookCheck:
-    """The result of one ``check`` call: its tasks, or the problem that kept them from being checked."""
+    """The result of one ``check`` call: its tasks, or the problem that kept them from being checked;
+    ``warning``, shown above the tasks, what may make them differ from grading (an untested JAX)."""
 
     lab: str | None
     tasks: tuple[TaskCheck, ...] = ()
     problem: str | None = None
+    warning: str | None = None
 
 
 def _task_html(check: TaskCheck) -> str:
@@ -90,6 +92,8 @@ def check_html(report: NotebookCheck) -> str:
     if report.problem:
         parts.append(f"<div class='status' data-verdict='problem'>{escape(report.problem)}</div>")
     else:
+        if report.warning:
+            parts.append(f"<div class='status' data-verdict='warning'>{escape(report.warning)}</div>")
         attempted = [t for t in report.tasks if t.attempted]
         if len(report.tasks) > 1:
             parts.append(f"<p><b>Public checks: {sum(t.score for t in attempted):g} / "
