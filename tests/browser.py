@@ -1,9 +1,11 @@
-"""A page rendered by headless Chromium: its DOM after scripts and styles, and a screenshot."""
+"""Headless Chromium for tests, the system's (none is downloaded): a page rendered once (its DOM after
+scripts and styles, and a screenshot), or a live page driven by Playwright."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -22,3 +24,16 @@ def render(page: Path, screenshot: Path, size: str = "1000,900") -> str:
     subprocess.run([chromium(), *flags, f"--screenshot={screenshot}", f"--window-size={size}", page.as_uri()],
                    capture_output=True, timeout=120)
     return dom
+
+
+@contextmanager
+def chromium_page(executable: str):
+    """A live page of headless Chromium, driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=[*FLAGS], headless=True)
+        try:
+            yield browser.new_page(viewport={"width": 1300, "height": 1000})
+        finally:
+            browser.close()

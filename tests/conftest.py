@@ -83,3 +83,12 @@ def lab_inline_checks(_lab_runs):
     """lab id -> name -> the public checks that checking from the notebook finds on the facts of the
     same gradings as lab_grades (run by the notebook's checker, in this process)."""
     return lambda lab_id: _lab_runs(lab_id)[2]
+
+
+@pytest.fixture(scope="session")
+def students_wheel_python(tmp_path_factory):
+    """The python of a fresh venv with the students' wheel of the checkout installed: built once per
+    session and shared by the tests that run the labs in Jupyter's front ends."""
+    from student_install import installed_venv
+
+    return installed_venv(tmp_path_factory.mktemp("student-install"))

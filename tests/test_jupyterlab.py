@@ -6,18 +6,15 @@ the expected and found pictures, and the results read well in the dark theme. Sc
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import re
 
-import nbformat
 import pytest
 
 from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
-from autograder.lab import load_lab
-from browser import chromium
-from notebooks import make_submission
-from student_install import filled_notebook, installed_venv, plain_environment
+from browser import chromium, chromium_page
+from lab_frontend import JUPYTERLAB, LAB, jupyter_server, lab_notebooks, run_all, shown_verdicts
+from student_install import plain_environment
 
 pytestmark = [
     pytest.mark.slow,
@@ -26,8 +23,6 @@ pytestmark = [
                        reason="jupyterlab is not installed (pip install '.[test]')"),
 ]
 
-LAB = load_lab("lab2_three_ways")
-WRONG_T1 = "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"
 # (text colour, background behind it) of every element with text of its own in the check results.
 COLOURS = """() => [...document.querySelectorAll('.autograder-check, .autograder-check *')]
   .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
@@ -36,11 +31,6 @@ COLOURS = """() => [...document.querySelectorAll('.autograder-check, .autograder
     while (b && ['rgba(0, 0, 0, 0)', 'transparent'].includes(getComputedStyle(b).backgroundColor)) b = b.parentElement;
     return [e.tagName, getComputedStyle(e).color, b ? getComputedStyle(b).backgroundColor : 'none'];
   })"""
-
-
-def _up_to_check_of_t1(nb):
-    nb.cells = nb.cells[:[c.get("id") for c in nb.cells].index("check-t1") + 1]
-    return nb
 
 
 def _luminance(css: str) -> float:
@@ -55,25 +45,17 @@ def _contrast(foreground: str, background: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def lab_pages(tmp_path_factory):
+def lab_pages(tmp_path_factory, students_wheel_python):
     """name -> (verdicts shown, colours in the dark theme, pictures shown) after running the notebook in
     JupyterLab, whose kernel has the students' wheel installed; screenshots under the returned folder."""
-    from lab_frontend import chromium_page, jupyterlab, run_all, shown_verdicts
-
     folder = tmp_path_factory.mktemp("jupyterlab")
     root = folder / "notebooks"
-    filled = filled_notebook(LAB, root)
-    untouched = _up_to_check_of_t1(copy.deepcopy(LAB.template))
-    nbformat.write(untouched, root / "untouched.ipynb")
-    wrong = make_submission(LAB, {"t1": WRONG_T1}, root / "wrong.ipynb")
-    nbformat.write(_up_to_check_of_t1(nbformat.read(wrong, as_version=4)), wrong)
-    student_python = installed_venv(tmp_path_factory.mktemp("student-install"))
+    notebooks = lab_notebooks(root)
     shown = {}
-    with jupyterlab(root, folder / "user", plain_environment(), student_python) as (url, token), \
-            chromium_page(chromium()) as page:
-        for name, notebook in (("filled", filled.relative_to(root)), ("untouched", "untouched.ipynb"),
-                               ("wrong", "wrong.ipynb")):
-            run_all(page, url, token, str(notebook))
+    with jupyter_server(JUPYTERLAB, root, folder / "user", plain_environment(), students_wheel_python) \
+            as (url, token), chromium_page(chromium()) as page:
+        for name, notebook in notebooks.items():
+            run_all(JUPYTERLAB, page, url, token, notebook)
             verdicts = shown_verdicts(page)
             pictures = [p.is_visible() for p in page.query_selector_all(".autograder-check .pictures pre")]
             page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
