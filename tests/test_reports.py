@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.course.class_report import class_report_html
+from autograder.course.class_summary import class_report_html
 from autograder.course.collect import CollectError, collect_submissions
 from autograder.grading.feedback import feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, save_student
@@ -45,7 +45,7 @@ def test_feedback_shows_points_pictures_and_hides_hidden_messages():
 def test_a_failed_hidden_check_names_its_task_and_points_in_every_view():
     from rich.console import Console
 
-    from autograder.grading.report import print_grade
+    from autograder.grading.terminal_table import print_grade
 
     result = _result(score_t1=False)
     (hidden,) = [t for t in result.to_gradescope()["tests"] if t["visibility"] == "after_published"]

@@ -2,7 +2,7 @@
 
 ``collect`` finds the class's submissions, ``batch`` grades them (on this machine or a Dask cluster),
 ``gradebook`` keeps the grades, ``late``, ``overrides`` and ``adjustments`` change them as the course's
-rules say, ``class_report`` sums them up, ``similarity`` compares submissions, and ``gradescope``
+rules say, ``class_summary`` sums them up, ``similarity`` compares submissions, and ``gradescope``
 builds (and runs) the zip Gradescope grades with; ``student_package`` builds what students get instead
 of the grader's wheel. The command line hands on to here.
 """

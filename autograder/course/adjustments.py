@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.course.class_report import class_report_html
+from autograder.course.class_summary import class_report_html
 from autograder.grading import GradeResult, feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
 from autograder.lab import load_lab

@@ -2,7 +2,7 @@
 
 ``grade`` walks a submission through the stages (``submission`` reads it, the run executes it, and
 ``graders`` runs the lab's graders on each task's facts as it is taken); ``check_result`` and
-``results`` are what a grade is made of; ``report`` prints it and ``feedback`` words it for the
+``results`` are what a grade is made of; ``terminal_table`` prints it and ``feedback`` words it for the
 student. The student's check and the course's batches take ``GradeResult`` from here.
 """
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
     from autograder.grading.grade import grade_notebook
     from autograder.grading.graders import GraderError, run_graders
-    from autograder.grading.report import print_grade
+    from autograder.grading.terminal_table import print_grade
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
     from autograder.grading.submission import read_submission
     from autograder.grading.versions import grader_versions, tested_range, version_problem, versions_line
