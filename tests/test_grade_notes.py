@@ -2,7 +2,7 @@
 cut it first, and processes a cell left running."""
 
 from autograder.run.execute import CellOutcome, Execution, Limits
-from autograder.grading.grade import execution_notes
+from autograder.grading.pipeline import execution_notes
 
 
 def _execution(cells=(), output_cut_by_task=None):

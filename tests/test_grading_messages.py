@@ -6,7 +6,7 @@ import pytest
 from autograder.checks import CheckFailure
 from autograder.run.execute import CellOutcome, Execution
 from autograder.facts.records import CallFact, Fact, ProbeFact, TaskFacts
-from autograder.grading.graders import Submission
+from autograder.grading.pytest_plugin import Submission
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
 

@@ -21,7 +21,7 @@ from nbclient import NotebookClient
 import autograder.notebook as ag
 from autograder.notebook.checker_process import CheckerProcess, checker_environment
 from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.grading.graders import CheckResult
+from autograder.grading.pytest_plugin import CheckResult
 from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
 from autograder.lab import load_lab
 from browser import chromium, render

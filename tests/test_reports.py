@@ -13,7 +13,7 @@ from autograder.course.class_summary import class_report_html
 from autograder.course.collect import CollectError, collect_submissions
 from autograder.grading.feedback import feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, save_student
-from autograder.grading.graders import CheckResult
+from autograder.grading.pytest_plugin import CheckResult
 from autograder.grading.results import GradeResult, TaskResult
 
 MESH = MeshSpec((2, 4), ("x", "y"))

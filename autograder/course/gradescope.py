@@ -37,7 +37,7 @@ DEFAULT_ROOT = "/autograder"
 CONFIG_FILE = "config.json"
 LAB_DIR = "lab"  # in the source folder: the project root of the lab's notebooks ($AUTOGRADER_ROOT)
 HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for hidden checks
-# In a container with less memory, the graders load only once the kernel has ended (grade.py: overlap).
+# In a container with less memory, the graders load only once the kernel has ended (grading/pipeline.py: overlap).
 OVERLAP_FROM_BYTES = 2 * 2**30
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01: the wheel's timestamps, for identical builds

@@ -1,7 +1,7 @@
 """Grading: one notebook's grade, from the facts its run took.
 
-``grade`` walks a submission through the stages (``submission`` reads it, the run executes it, and
-``graders`` runs the lab's graders on each task's facts as it is taken); ``check_result`` and
+``pipeline`` walks a submission through the stages (``submission`` reads it, the run executes it, and
+``pytest_plugin`` runs the lab's graders on each task's facts as it is taken); ``check_result`` and
 ``results`` are what a grade is made of; ``terminal_table`` prints it and ``feedback`` words it for the
 student. The student's check and the course's batches take ``GradeResult`` from here.
 """
@@ -13,8 +13,8 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.grading.check_result import CheckResult
     from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
-    from autograder.grading.grade import grade_notebook
-    from autograder.grading.graders import GraderError, run_graders
+    from autograder.grading.pipeline import grade_notebook
+    from autograder.grading.pytest_plugin import GraderError, run_graders
     from autograder.grading.terminal_table import print_grade
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
     from autograder.grading.submission import read_submission
