@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.course.collect import Submission, collect_submissions
+from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.gradebook import is_done, load_results, log_grading
 from autograder.grading import GradeResult
 
@@ -102,13 +102,13 @@ def warm_references(client, lab: str, progress: "GradingProgress") -> None:
     progress.progress.console.print(f"references: {summary}")
 
 
-def _read(submission: Submission) -> bytes | None:
+def _read(submission: CollectedSubmission) -> bytes | None:
     with open(submission.path, "rb") as handle:
         data = handle.read(MAX_SUBMISSION_BYTES + 1)
     return None if len(data) > MAX_SUBMISSION_BYTES else data
 
 
-def _unreadable(submission: Submission, lab: str, reason: str, max_score: float) -> GradeResult:
+def _unreadable(submission: CollectedSubmission, lab: str, reason: str, max_score: float) -> GradeResult:
     return GradeResult(lab, str(submission.path or submission.student), "not a notebook", reason, max_score)
 
 
@@ -168,7 +168,7 @@ def close_client(client, cluster) -> None:
         cluster.close(timeout=10)
 
 
-def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
+def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission]):
     """Check the options against the class, save the late policy, and bring the saved outputs up to date
     with the adjustments; returns (adjustments, saved results, submissions to grade)."""
     from autograder.course.adjustments import Adjustments, refresh
@@ -196,7 +196,7 @@ def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
     return adjustments, saved, todo
 
 
-def _write_similarity(options: BatchOptions, lab, submissions: list[Submission]) -> None:
+def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
     from autograder.course.gradebook import write_atomically
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
 
@@ -222,7 +222,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,
               "sandbox": options.memory_gib if options.sandbox else None}
 
-    def record(submission: Submission, result: GradeResult) -> None:
+    def record(submission: CollectedSubmission, result: GradeResult) -> None:
         result = with_submission_time(result, submission.path, submission.created_at)
         result = adjustments.apply(submission.student, result)
         kind = "regraded" if is_done(saved.get(submission.student)) else "graded"

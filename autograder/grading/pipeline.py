@@ -19,7 +19,7 @@ from autograder.run import (
 )
 from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.grading.results import GradeResult, TaskResult
-from autograder.grading.submission import NotANotebook, read_submission
+from autograder.grading.notebook_file import NotANotebook, read_submission
 from autograder.grading.versions import grader_versions
 
 

@@ -33,7 +33,7 @@ MARKERS = (
 )
 
 
-class Submission:
+class SubmissionFacts:
     """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
     from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
 
@@ -99,7 +99,7 @@ class Submission:
 
 
 class _GraderPlugin:
-    def __init__(self, submission: Submission, tasks: Collection[str] | None = None, on_check=None):
+    def __init__(self, submission: SubmissionFacts, tasks: Collection[str] | None = None, on_check=None):
         self._submission = submission
         self._tasks = None if tasks is None else frozenset(tasks)
         self._on_check = on_check
@@ -111,7 +111,7 @@ class _GraderPlugin:
             config.addinivalue_line("markers", line)
 
     @pytest.fixture(scope="session")
-    def submission(self) -> Submission:
+    def submission(self) -> SubmissionFacts:
         return self._submission
 
     @pytest.fixture(scope="session")
@@ -206,7 +206,7 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     """The results of the lab's checks (only the public ones with ``public_only``; only those of
     ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
     checked can be kept if the grader itself is stopped before the end."""
-    plugin = _GraderPlugin(Submission(lab, execution, seed), tasks, on_check)
+    plugin = _GraderPlugin(SubmissionFacts(lab, execution, seed), tasks, on_check)
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
             "--tb=no", *PLUGINS_OFF]
