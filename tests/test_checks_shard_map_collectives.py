@@ -11,7 +11,8 @@ from autograder.checks import (
     CheckFailure, MeshSpec, assert_body_never_holds_whole, assert_collectives, assert_ppermute_ring,
     assert_shard_map_collectives, shard_map_collectives,
 )
-from autograder.facts.records import FactsError, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import FactsError
 from autograder.facts import probe
 
 MESH = MeshSpec((8,), ("x",), "explicit")

@@ -5,7 +5,7 @@ import pytest
 
 from autograder.checks import CheckFailure
 from autograder.run.execute import CellOutcome, Execution
-from autograder.facts.records import CallFact, Fact, ProbeFact, TaskFacts
+from autograder.facts.schema import CallFact, Fact, ProbeFact, TaskFacts
 from autograder.grading.pytest_plugin import SubmissionFacts
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
