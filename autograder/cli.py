@@ -106,7 +106,7 @@ def _grade(args, public_only: bool) -> int:
 
     if not args.no_sandbox:
         try_bubblewrap_in_background()  # while the grader's modules load
-    from autograder.grading import grade_notebook, print_grade
+    from autograder.grading import GradeStatus, grade_notebook, print_grade
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:
@@ -123,7 +123,8 @@ def _grade(args, public_only: bool) -> int:
     print_grade(result)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
-    return 0 if result.status not in ("not a notebook", "unknown lab", "grader error") else 2
+    failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR)
+    return 0 if result.status not in failed else 2
 
 
 def cmd_grade(args) -> int:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.gradebook import is_done, load_results, log_grading
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, GradeStatus
 
 if TYPE_CHECKING:
     from autograder.course.late import LatePolicy
@@ -69,7 +69,7 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_k
         try:
             result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
-            result = GradeResult(lab, filename, "grader error", f"{type(exc).__name__}: {exc}", 0.0, seed=None)
+            result = GradeResult(lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None)
     return result.to_dict()
 
 
@@ -109,7 +109,7 @@ def _read(submission: CollectedSubmission) -> bytes | None:
 
 
 def _unreadable(submission: CollectedSubmission, lab: str, reason: str, max_score: float) -> GradeResult:
-    return GradeResult(lab, str(submission.path or submission.student), "not a notebook", reason, max_score)
+    return GradeResult(lab, str(submission.path or submission.student), GradeStatus.NOT_A_NOTEBOOK, reason, max_score)
 
 
 class GradingProgress:
@@ -135,7 +135,7 @@ class GradingProgress:
         self.progress.__exit__(*exc)
 
     def advance(self, result: GradeResult) -> None:
-        self.failed += result.status != "graded"
+        self.failed += result.status != GradeStatus.GRADED
         remaining = self.progress.tasks[0].total - self.progress.tasks[0].completed - 1
         self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)
 
@@ -233,7 +233,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         progress.advance(result)
 
     todo_students = {s.student for s in todo}
-    already_failed = sum(saved[s.student].status != "graded" for s in submissions
+    already_failed = sum(saved[s.student].status != GradeStatus.GRADED for s in submissions
                          if s.student not in todo_students and is_done(saved.get(s.student)))
     with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
         client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
@@ -258,7 +258,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 try:
                     result = GradeResult.from_dict(future.result())
                 except Exception as exc:  # the worker itself died or lost the task
-                    result = GradeResult(options.lab, str(submission.path), "grader error",
+                    result = GradeResult(options.lab, str(submission.path), GradeStatus.GRADER_ERROR,
                                          f"{type(exc).__name__}: {exc}", lab.max_score)
                 record(submission, result)
         finally:

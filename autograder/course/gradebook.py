@@ -10,13 +10,13 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, GradeStatus
 
 GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
 RESULTS_FILE = "results.json"  # Gradescope's format
 FEEDBACK_FILE = "feedback.html"
 LOG_FILE = "graded.log"  # one line per grading, in the order they finished
-RETRIED_STATUSES = ("grader error",)  # a rerun grades these again
+RETRIED_STATUSES = (GradeStatus.GRADER_ERROR,)  # a rerun grades these again
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -311,12 +311,13 @@ def find_notebook(submission: Path) -> Path | str:
 def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
     """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one);
     ``on_check`` is given the checks done so far after each."""
-    from autograder.grading import GradeResult, grade_notebook
+    from autograder.grading import GradeResult, GradeStatus, grade_notebook
     from autograder.lab import load_lab
 
     found = find_notebook(root / "submission")
     if isinstance(found, str):
-        return GradeResult(config.lab, str(root / "submission"), "not a notebook", found, load_lab(config.lab).max_score)
+        return GradeResult(config.lab, str(root / "submission"), GradeStatus.NOT_A_NOTEBOOK, found,
+                           load_lab(config.lab).max_score)
     limit = memory_limit_bytes()
     return grade_notebook(found, config.lab, False, config.limits(),
                           overlap=limit is None or limit >= OVERLAP_FROM_BYTES, on_check=on_check)
@@ -328,13 +329,13 @@ STOPPED_BEFORE_THE_END = ("grading stopped before its end (the autograder was st
 
 def checked_so_far(lab_id: str, notebook: str, checks: list):
     """The result to keep should the grader die now: the checks done, each task out of its full points."""
-    from autograder.grading import GradeResult, TaskResult
+    from autograder.grading import GradeResult, GradeStatus, TaskResult
     from autograder.lab import load_lab
 
     lab = load_lab(lab_id)
     tasks = tuple(TaskResult(task.id, task.points, tuple(c for c in checks if c.task == task.id))
                   for task in lab.tasks)
-    return GradeResult(lab_id, notebook, "grader error", STOPPED_BEFORE_THE_END.format(done=len(checks)),
+    return GradeResult(lab_id, notebook, GradeStatus.GRADER_ERROR, STOPPED_BEFORE_THE_END.format(done=len(checks)),
                        lab.max_score, tasks=tasks)
 
 
@@ -349,7 +350,7 @@ def run_gradescope(root: Path):
     """Grade the submission in Gradescope's layout under ``root`` and write results/results.json.
 
     Whatever happens, a results.json is written, with the reason when the submission was not graded."""
-    from autograder.grading import GradeResult, print_grade
+    from autograder.grading import GradeResult, GradeStatus, print_grade
 
     started = time.monotonic()
     results = root / "results"
@@ -368,11 +369,11 @@ def run_gradescope(root: Path):
 
         result = grade_submission(root, config, on_check=keep)
     except SandboxUnavailable as exc:
-        result = GradeResult(lab, str(root / "submission"), "grader error",
+        result = GradeResult(lab, str(root / "submission"), GradeStatus.GRADER_ERROR,
                              f"this grading machine cannot sandbox notebooks, so none was run: {exc}", 0.0)
     except Exception as exc:  # the grader's own failure: still a results.json, and the traceback in stdout
         traceback.print_exc()
-        result = GradeResult(lab, str(root / "submission"), "grader error",
+        result = GradeResult(lab, str(root / "submission"), GradeStatus.GRADER_ERROR,
                              f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor", 0.0)
     data = result.to_gradescope(hidden_visibility)
     data["execution_time"] = round(time.monotonic() - started)

@@ -1,8 +1,8 @@
 """Grading: one notebook's grade, from the facts its run took.
 
 ``pipeline`` walks a submission through the stages (``notebook_file`` reads it, the run executes it, and
-``pytest_plugin`` runs the lab's graders on each task's facts as it is taken); ``check_result`` and
-``results`` are what a grade is made of; ``terminal_table`` prints it and ``feedback`` words it for the
+``pytest_plugin`` runs the lab's graders on each task's facts as it is taken); ``check_result``,
+``grade_status`` and ``results`` are what a grade is made of; ``terminal_table`` prints it and ``feedback`` words it for the
 student. The student's check and the course's batches take ``GradeResult`` from here.
 """
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from autograder.grading.pipeline import grade_notebook
     from autograder.grading.pytest_plugin import GraderError, run_graders
     from autograder.grading.terminal_table import print_grade
+    from autograder.grading.grade_status import GradeStatus
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
     from autograder.grading.notebook_file import read_submission
     from autograder.grading.versions import grader_versions, tested_range, version_problem, versions_line

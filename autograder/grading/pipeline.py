@@ -15,9 +15,10 @@ from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
 from autograder.run import (
-    Execution, Limits, LiveExecution, NO_SANDBOX, build_plan, execute_plan, grading_with, sandbox_level,
+    Execution, Limits, LiveExecution, NO_SANDBOX, RunStatus, build_plan, execute_plan, grading_with, sandbox_level,
 )
 from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
+from autograder.grading.grade_status import GradeStatus
 from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.notebook_file import NotANotebook, read_submission
 from autograder.grading.versions import grader_versions
@@ -55,19 +56,19 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
     try:
         nb = read_submission(path)
     except NotANotebook as exc:
-        return GradeResult(lab_id, str(path), "not a notebook", str(exc), _max_score(lab_id), seed=seed), None
+        return GradeResult(lab_id, str(path), GradeStatus.NOT_A_NOTEBOOK, str(exc), _max_score(lab_id), seed=seed), None
     found_lab = lab_of_notebook(nb)
     lab_id = lab_id or found_lab
     if lab_id is None:
-        return GradeResult(None, str(path), "unknown lab",
+        return GradeResult(None, str(path), GradeStatus.UNKNOWN_LAB,
                            "the notebook does not say which lab it is; pass --lab", 0.0, seed=seed), None
     try:
         lab = load_lab(lab_id)
         template = lab.template
     except NotAssigned as exc:  # the lab is known, but not ready to grade with
-        return GradeResult(lab_id, str(path), "grader error", str(exc), 0.0, seed=seed), None
+        return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), 0.0, seed=seed), None
     except LabError as exc:
-        return GradeResult(lab_id, str(path), "unknown lab", str(exc), 0.0, seed=seed), None
+        return GradeResult(lab_id, str(path), GradeStatus.UNKNOWN_LAB, str(exc), 0.0, seed=seed), None
     notes = []
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
@@ -80,7 +81,7 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
             with grading_with(lambda: run.live.timed_turn):  # the grader measures under its run's timed turn
                 checks = run_graders(lab, run.live, seed, public_only, on_check=on_check)
         except GraderError as exc:
-            return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), run.result()
+            return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed), run.result()
         finally:
             run.live.release_timed_turn()  # measured (or failed to): the machine's timed turn is free again
         execution = run.result()
@@ -91,9 +92,9 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
         try:
             checks = run_graders(lab, execution, seed, public_only, on_check=on_check)
         except GraderError as exc:
-            return GradeResult(lab_id, str(path), "grader error", str(exc), lab.max_score, seed=seed), execution
+            return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed), execution
     notes += execution_notes(execution, limits)
-    status = "graded" if execution.status == "completed" else execution.status
+    status = GradeStatus.of_run(execution.status)
     tasks = _by_task(lab.tasks, checks, public_only)
     result = GradeResult(
         lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
@@ -119,7 +120,7 @@ class _RunInBackground:
             self._outcome = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, self.live)
         except BaseException as exc:  # handed to the grader's thread, which raises it
             self._outcome = exc
-            self.live.ended("kernel failed to start", f"{type(exc).__name__}: {exc}", None)
+            self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)
 
     def result(self) -> Execution:
         self._thread.join()

@@ -18,7 +18,7 @@ import pytest
 from autograder.facts import Call, CallFact, Fact, PARSER_LOCK, ProbeFact, TaskFacts, task_seed
 from autograder.grading.check_result import CheckResult
 from autograder.checks import CheckFailure
-from autograder.run import Execution, LiveExecution
+from autograder.run import CellStatus, Execution, LiveExecution
 from autograder.lab import Lab
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
@@ -60,7 +60,7 @@ class SubmissionFacts:
 
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
-        failed = [c for c in self.execution.cells if c.task == task and c.status != "ok" and c.error]
+        failed = [c for c in self.execution.cells if c.task == task and c.status != CellStatus.OK and c.error]
         if not failed:
             return ""
         cell = failed[0]

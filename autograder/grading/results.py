@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from autograder.grading.check_result import CheckResult
+from autograder.grading.grade_status import GradeStatus
 from autograder.run import LEVEL_DESCRIPTIONS
 
-# Every status a submission can end with; "graded" means the notebook ran to its end.
-STATUSES = ("graded", "timeout", "kernel died", "kernel failed to start", "not a notebook", "unknown lab",
-            "grader error")
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ class TaskResult:
 class GradeResult:
     lab: str | None
     notebook: str
-    status: str
+    status: GradeStatus
     reason: str | None
     max_score: float
     tasks: tuple[TaskResult, ...] = ()
@@ -138,6 +136,7 @@ class GradeResult:
             data[key] = tuple(data.get(key, ()))
         if data.get("late"):
             data["late"] = LatePenalty(**data["late"])
+        data["status"] = GradeStatus(data["status"])
         return cls(tasks=tasks, **data)
 
     def to_gradescope(self, hidden_visibility: str = "after_published", stdout_visibility: str = "hidden") -> dict:

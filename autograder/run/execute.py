@@ -36,6 +36,7 @@ from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernel
                                startup_code, wait_for_warm_up_code)
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.timed_turns import CellTurn, TimedTurn
 from autograder.run.sandbox import ResourceLimits
 
@@ -65,7 +66,7 @@ class CellOutcome:
     label: str
     origin: str
     task: str | None
-    status: str  # "ok" | "error" | "timeout"
+    status: CellStatus
     error: str | None
     seconds: float
     output_truncated: bool = False
@@ -76,7 +77,7 @@ class CellOutcome:
 class Execution:
     """What running a submission produced: facts per task, and how the run went."""
 
-    status: str  # "completed" | "timeout" | "kernel died" | "kernel failed to start"
+    status: RunStatus
     reason: str | None
     ended_at: str | None
     facts: dict[str, TaskFacts]
@@ -285,7 +286,7 @@ class _Run:
         if self.kernel.state == "new":
             await self.kernel.start()
         if self.kernel.failure:
-            return "kernel failed to start", f"the device setup failed: {self.kernel.failure}", None
+            return RunStatus.KERNEL_FAILED_TO_START, f"the device setup failed: {self.kernel.failure}", None
         async with self.client.async_setup_kernel():
             with quiet.student_code_running():
                 self.kernel.turn.running = True
@@ -300,10 +301,10 @@ class _Run:
                             await self.until_idle(step.label)
                         timed_out = await self.run_cell(step)
                         if timed_out and not await self.responsive():
-                            return "timeout", f"{step.label} did not stop when interrupted", step.label
+                            return RunStatus.TIMEOUT, f"{step.label} did not stop when interrupted", step.label
                 finally:
                     self.kernel.turn.running = False
-        return "completed", None, None
+        return RunStatus.COMPLETED, None, None
 
     @property
     def waited(self) -> float:
@@ -340,13 +341,14 @@ class _Run:
         error, seconds = _error_of(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
-        status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
-        self.interrupted = step.label if status == "timeout" else None
+        status = CellStatus.TIMEOUT if error and error.startswith(TIMEOUT_ENAME) else (
+            CellStatus.ERROR if error else CellStatus.OK)
+        self.interrupted = step.label if status == CellStatus.TIMEOUT else None
         truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
         self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
                                       truncated, leftovers))
-        return status == "timeout"
+        return status == CellStatus.TIMEOUT
 
     async def stop_leftovers(self) -> int:
         """Stop the processes the last cell left running, before anything else runs or is read; the
@@ -432,26 +434,26 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
     except BaseException:
         await kernel.close()
         raise
-    status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
+    status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, "the run stopped unexpectedly", None
     kills_before = oom_kills()
     try:
         status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
     except _Hung as hung:
-        status, ended_at = "timeout", str(hung)
+        status, ended_at = RunStatus.TIMEOUT, str(hung)
         reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
     except asyncio.TimeoutError:
-        status, ended_at = "timeout", _current_label(run)
+        status, ended_at = RunStatus.TIMEOUT, _current_label(run)
         reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
     except DeadKernelError:
         if run.interrupted:  # it died of the interrupt, or stopped answering after it
-            status, ended_at = "timeout", run.interrupted
+            status, ended_at = RunStatus.TIMEOUT, run.interrupted
             reason = f"{run.interrupted} did not stop when interrupted after {limits.cell_timeout:g} s"
         else:
-            status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
+            status, reason, ended_at = RunStatus.KERNEL_DIED, run.died_reason(), _current_label(run)
             if kills_before is not None and (oom_kills() or 0) > kills_before:  # the container's limit
                 reason = out_of_memory_words(ended_at, memory_limit_bytes())
     except RuntimeError as exc:  # the kernel did not start or its client lost it
-        status, reason, ended_at = "kernel failed to start", str(exc), None
+        status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, str(exc), None
     finally:
         if live is None:
             run.timed_turn.release()  # no grader follows the run to measure under it
