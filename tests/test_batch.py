@@ -19,7 +19,7 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.run.execute import Limits
+from autograder.run.kernel import Limits
 from autograder.grading.pipeline import grade_notebook
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.lab import load_lab

@@ -15,7 +15,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.run import quiet
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.run.execute import TRUNCATION_MARK, CellOutcome
+from autograder.run.execute import CellOutcome
+from autograder.run.kernel import TRUNCATION_MARK
 from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.run.live_execution import LiveExecution
