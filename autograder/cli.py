@@ -208,7 +208,12 @@ def cmd_override(args) -> int:
 
 def cmd_similarity(args) -> int:
     from autograder.course import (
-        CollectError, SIMILARITY_FILE, collect_submissions, find_similar, similarity_html, write_atomically,
+        SIMILARITY_FILE,
+        CollectError,
+        collect_submissions,
+        find_similar,
+        similarity_html,
+        write_atomically,
     )
     from autograder.lab import LabError, load_lab
 
@@ -226,8 +231,8 @@ def cmd_similarity(args) -> int:
 
 
 def cmd_warm(args) -> int:
-    from autograder.lab import LabError, lab_ids, load_lab
     from autograder.caches import warm_labs
+    from autograder.lab import LabError, lab_ids, load_lab
 
     try:
         labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]
@@ -272,7 +277,11 @@ def cmd_mutants(args) -> int:
 
 def cmd_gradescope(args) -> int:
     from autograder.course import (
-        GradescopeConfig, GradescopeError, StudentPackageError, build_autograder_zip, build_student_wheel,
+        GradescopeConfig,
+        GradescopeError,
+        StudentPackageError,
+        build_autograder_zip,
+        build_student_wheel,
     )
     from autograder.lab import LabError
 
@@ -348,7 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.set_defaults(run=run)
 
     batch = sub.add_parser("batch", help="grade a class: a folder or zip of submissions")
-    batch.add_argument("submissions", help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
+    batch.add_argument("submissions",
+                       help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
     batch.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
@@ -370,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
 
-    mutants = sub.add_parser("mutants", help="grade mutants of a lab's solution: which wrong answers its graders accept")
+    mutants = sub.add_parser("mutants",
+                             help="grade mutants of a lab's solution: which wrong answers its graders accept")
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")

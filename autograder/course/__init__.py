@@ -15,17 +15,23 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.course.adjustments import record_override
     from autograder.course.batch import (
-        BatchError, BatchOptions, GradingProgress, close_client, dask_client, grade_on_worker, run_batch,
+        BatchError,
+        BatchOptions,
+        GradingProgress,
+        close_client,
+        dask_client,
+        grade_on_worker,
+        run_batch,
         warm_references,
     )
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.gradebook import write_atomically
-    from autograder.course.gradescope_config import GradescopeConfig, GradescopeError, HIDDEN_VISIBILITIES
+    from autograder.course.gradescope_config import HIDDEN_VISIBILITIES, GradescopeConfig, GradescopeError
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
     from autograder.course.gradescope_zip import build_autograder_zip
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.overrides import OverrideError
-    from autograder.course.student_package import StudentPackageError, build_student_wheel
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
+    from autograder.course.student_package import StudentPackageError, build_student_wheel
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -69,7 +69,8 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_k
         try:
             result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
-            result = GradeResult(lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None)
+            result = GradeResult(lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0,
+                                 seed=None)
     return result.to_dict()
 
 
@@ -92,7 +93,7 @@ def warm_on_worker(lab: str) -> str:
     return warm_lab(lab).summary()
 
 
-def warm_references(client, lab: str, progress: "GradingProgress") -> None:
+def warm_references(client, lab: str, progress: GradingProgress) -> None:
     """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
     failure is only reported: each grading computes what it lacks."""
     try:

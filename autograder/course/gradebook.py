@@ -7,7 +7,7 @@ import io
 import json
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.grading import GradeResult, GradeStatus
@@ -37,7 +37,7 @@ def write_student(out: Path, student: str, result: GradeResult, feedback_html: s
 
 def log_grading(out: Path, student: str, result: GradeResult, kind: str = "graded") -> None:
     """One line in graded.log: student, status, automatic score, when, and whether it was a regrade."""
-    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    when = datetime.now(UTC).isoformat(timespec="seconds")
     with open(out / LOG_FILE, "a", encoding="utf-8") as log:
         log.write(f"{student}\t{result.status}\t{result.auto_score:g}\t{when}\t{kind}\n")
 

@@ -16,7 +16,15 @@ if TYPE_CHECKING:
     from autograder.facts.capture import Call, Input, Probe, TaskCapture, task_seed
     from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
     from autograder.facts.schema import (
-        CallFact, CollectiveUse, Fact, FactsError, ProbeFact, ProgramFact, ShardingFact, ShardMapBody, TaskFacts,
+        CallFact,
+        CollectiveUse,
+        Fact,
+        FactsError,
+        ProbeFact,
+        ProgramFact,
+        ShardingFact,
+        ShardMapBody,
+        TaskFacts,
         TypeFact,
     )
     from autograder.facts.taken_facts import TakenFacts

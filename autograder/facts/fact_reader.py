@@ -14,8 +14,17 @@ from typing import Any
 import numpy as np
 
 from autograder.facts.schema import (
-    CallFact, CollectiveUse, Fact, FactsError, MeshFact, ProbeFact, ProgramFact, ShardingFact, ShardMapBody,
-    TaskFacts, TypeFact,
+    CallFact,
+    CollectiveUse,
+    Fact,
+    FactsError,
+    MeshFact,
+    ProbeFact,
+    ProgramFact,
+    ShardingFact,
+    ShardMapBody,
+    TaskFacts,
+    TypeFact,
 )
 
 # CPython 3.11's ``ast`` is not safe to use from two threads at once, and both ``np.load`` (its header)

@@ -106,7 +106,7 @@ class Fact:
     values: np.ndarray | None = field(default=None, compare=False, repr=False)
     sharding: ShardingFact | None = None
     typeof: TypeFact | None = None
-    leaves: tuple["Fact", ...] = ()
+    leaves: tuple[Fact, ...] = ()
     paths: tuple[str, ...] = ()
     treedef: str = ""
     repr: str = ""

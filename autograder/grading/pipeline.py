@@ -14,14 +14,22 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
-from autograder.run import (
-    Execution, Limits, LiveExecution, NO_SANDBOX, RunStatus, build_plan, execute_plan, grading_with, sandbox_level,
-)
-from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.grading.grade_status import GradeStatus
-from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.notebook_file import NotANotebook, read_submission
+from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.versions import grader_versions
+from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
+from autograder.run import (
+    NO_SANDBOX,
+    Execution,
+    Limits,
+    LiveExecution,
+    RunStatus,
+    build_plan,
+    execute_plan,
+    grading_with,
+    sandbox_level,
+)
 
 
 def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
@@ -81,7 +89,8 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
             with grading_with(lambda: run.live.timed_turn):  # the grader measures under its run's timed turn
                 checks = run_graders(lab, run.live, seed, public_only, on_check=on_check)
         except GraderError as exc:
-            return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed), run.result()
+            failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
+            return failed, run.result()
         finally:
             run.live.release_timed_turn()  # measured (or failed to): the machine's timed turn is free again
         execution = run.result()
@@ -92,7 +101,8 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
         try:
             checks = run_graders(lab, execution, seed, public_only, on_check=on_check)
         except GraderError as exc:
-            return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed), execution
+            failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
+            return failed, execution
     notes += execution_notes(execution, limits)
     status = GradeStatus.of_run(execution.status)
     tasks = _by_task(lab.tasks, checks, public_only)

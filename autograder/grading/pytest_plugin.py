@@ -15,11 +15,11 @@ from collections.abc import Callable, Collection
 
 import pytest
 
-from autograder.facts import Call, CallFact, Fact, PARSER_LOCK, ProbeFact, TaskFacts, task_seed
-from autograder.grading.check_result import CheckResult
 from autograder.checks import CheckFailure
-from autograder.run import CellStatus, Execution, LiveExecution
+from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, task_seed
+from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
+from autograder.run import CellStatus, Execution, LiveExecution
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
 # (they cost time at each session's end, and are none of the grading's business), and pytest's reports

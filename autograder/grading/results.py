@@ -9,7 +9,6 @@ from autograder.grading.grade_status import GradeStatus
 from autograder.run import LEVEL_DESCRIPTIONS
 
 
-
 @dataclass(frozen=True)
 class ManualScore:
     """A grader's points for a task, replacing the automatic points (which the checks keep)."""
@@ -104,7 +103,7 @@ class GradeResult:
         """The tasks whose points a grader set."""
         return tuple(t for t in self.tasks if t.override is not None)
 
-    def automatic(self) -> "GradeResult":
+    def automatic(self) -> GradeResult:
         """This result as the checks left it: no override (tasks only an override added are dropped), no penalty."""
         tasks = tuple(replace(t, override=None) for t in self.tasks if t.override is None or t.checks)
         return replace(self, tasks=tasks, late=None)
@@ -125,7 +124,7 @@ class GradeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "GradeResult":
+    def from_dict(cls, data: dict) -> GradeResult:
         data = dict(data)
         for key in ("score", "raw_score", "auto_score"):
             data.pop(key, None)

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from autograder.run import Execution, RunStatus, configure_grader_process
 from autograder.facts import FactsError, TaskFacts, load_task_facts
 from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import Lab, LabError, load_lab
+from autograder.run import Execution, RunStatus, configure_grader_process
 
 
 class RequestError(ValueError):

@@ -23,13 +23,17 @@ if TYPE_CHECKING:
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.live_execution import LiveExecution
     from autograder.run.plan import RunCell, build_plan, has_code
-    from autograder.run.run_status import CellStatus, RunStatus
     from autograder.run.quiet import wait_for_quiet
-    from autograder.run.timed_turns import grading_with, measuring
-    from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
+    from autograder.run.run_status import CellStatus, RunStatus
     from autograder.run.sandbox import (
-        NO_SANDBOX, ResourceLimits, SandboxUnavailable, sandbox_level, sandbox_problem,
+        NO_SANDBOX,
+        ResourceLimits,
+        SandboxUnavailable,
+        sandbox_level,
+        sandbox_problem,
         try_bubblewrap_in_background,
     )
+    from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
+    from autograder.run.timed_turns import grading_with, measuring
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

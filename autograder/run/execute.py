@@ -25,11 +25,18 @@ from typing import TYPE_CHECKING
 import nbformat
 from nbclient.exceptions import DeadKernelError
 
-from autograder.run import quiet
 from autograder.facts import TakenFacts, TaskCapture, task_seed
+from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.kernel import (
-    PROBE_MODULE, TIMEOUT_ENAME, WARM_UP_WAIT, Limits, StartedKernel, cell_error, probe_code, wait_for_warm_up_code,
+    PROBE_MODULE,
+    TIMEOUT_ENAME,
+    WARM_UP_WAIT,
+    Limits,
+    StartedKernel,
+    cell_error,
+    probe_code,
+    wait_for_warm_up_code,
 )
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import CaptureTask, Plan, RunCell
@@ -143,7 +150,7 @@ class _Run:
             await self.live.until_grader_idle()
         try:
             await self.run_code(wait_for_warm_up_code(), WARM_UP_WAIT + 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise _Hung(label) from None
 
     def times_code(self, task: str | None) -> bool:
@@ -161,7 +168,7 @@ class _Run:
         started, waited = time.monotonic(), self.kernel.turn.waited
         try:
             cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise _Hung(step.label) from None
         error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
@@ -188,7 +195,7 @@ class _Run:
         try:
             await self.run_code("pass", 15)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     async def capture(self, task: str) -> None:
@@ -259,7 +266,7 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
     except _Hung as hung:
         status, ended_at = RunStatus.TIMEOUT, str(hung)
         reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
-    except asyncio.TimeoutError:
+    except TimeoutError:
         status, ended_at = RunStatus.TIMEOUT, _current_label(run)
         reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
     except DeadKernelError:
@@ -299,7 +306,7 @@ async def _within_deadline(run: _Run, total_timeout: float):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            raise asyncio.TimeoutError
+            raise TimeoutError
 
 
 def execute_plan(plan: Plan, captures: Captures, limits: Limits, seed: int,

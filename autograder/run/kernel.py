@@ -15,16 +15,25 @@ from pathlib import Path
 import nbformat
 import zmq
 import zmq.asyncio
-from nbclient import NotebookClient
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
+from nbclient import NotebookClient
 
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.network_filter import filter_command, filter_problem
-from autograder.run.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
-                                sandbox_environment, sandbox_level, uid_command)
+from autograder.run.sandbox import (
+    BUBBLEWRAP,
+    NO_SANDBOX,
+    ResourceLimits,
+    bwrap_command,
+    lease_uid,
+    make_private,
+    sandbox_environment,
+    sandbox_level,
+    uid_command,
+)
 from autograder.run.timed_turns import CellTurn
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
