@@ -46,7 +46,7 @@ def batch(lab, folder: Path, out: Path, workers: int, turns: bool) -> tuple[int,
     seconds = time.perf_counter() - started
     with open(out / "grades.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    full = sum(float(row["score"]) == float(row["max"]) for row in rows)
+    full = sum(float(row["score"]) == float(row["max_score"]) for row in rows)
     lost = []
     for results in sorted(out.glob("*/results.json")):
         for test in json.loads(results.read_text())["tests"]:

@@ -238,10 +238,19 @@ def test_a_verdict_on_the_side_of_the_interval_or_within_it_passes(claimed, meas
 def test_a_verdict_against_an_interval_that_excludes_one_fails():
     assert message(assert_faster_verdict, fact_of(True), BELOW, "cpu_faster") == (
         "`cpu_faster`: expected False, found True: the grader measured single ÷ sharded = 0.75 (90% interval"
-        " 0.71–0.8 over 9 rounds), so the sharded code is clearly slower on this machine")
+        " 0.71–0.8 over 9 rounds), so the sharded code is clearly slower on this machine (by more than 10%)")
     assert message(assert_faster_verdict, False, ABOVE, "cpu_faster") == (
         "`cpu_faster`: expected True, found False: the grader measured single ÷ sharded = 1.3 (90% interval"
-        " 1.2–1.4 over 9 rounds), so the sharded code is clearly faster on this machine")
+        " 1.2–1.4 over 9 rounds), so the sharded code is clearly faster on this machine (by more than 10%)")
+
+
+@pytest.mark.parametrize("measured", [MeasuredRatio(1.05, 1.02, 1.08, 15), MeasuredRatio(0.95, 0.92, 0.97, 15)])
+def test_a_race_closer_than_ten_percent_is_not_called(measured):
+    """An interval clear of 1 but within 10 % of it: the student's own measurement, taken at another moment,
+    may honestly fall on either side, so either verdict passes."""
+    assert measured.verdicts() == {False, True}
+    for claimed in (True, False):
+        assert_faster_verdict(fact_of(claimed), measured, "cpu_faster")
 
 
 def test_a_verdict_that_is_not_a_bool_fails_whatever_was_measured():
@@ -260,6 +269,26 @@ def test_a_measured_ratio_must_be_ordered_and_positive():
     for median, low, high in ((0.0, 0.0, 1.0), (0.9, 1.0, 1.1), (1.2, 1.0, 1.1)):
         with pytest.raises(ValueError, match="a measured ratio needs"):
             MeasuredRatio(median, low, high)
+
+
+def test_the_spread_of_the_samples():
+    assert stats(0.01).spread == 1.0
+    assert stats(0.01, 0.02, 0.015).spread == pytest.approx(2.0)  # few samples: largest ÷ smallest
+    steady = stats(*([0.010] * 8 + [0.011, 0.012, 0.05]))  # one outlier among 11: the 90th percentile skips it
+    assert 1.0 <= steady.spread < 1.5
+
+
+def test_the_time_band_widens_with_the_grader_s_spread_and_never_narrows():
+    quiet = stats(*([0.010] * 11))
+    noisy = stats(0.004, 0.006, 0.010, 0.010, 0.010, 0.012, 0.015, 0.02, 0.025, 0.03, 0.03)  # under a quota
+    assert noisy.spread > 2.5 and noisy.median == 0.012
+    five_times = fact_of(0.060)  # 5× the noisy median, 6× the quiet one
+    assert "more than 4× more" in message(assert_time_consistent, five_times, quiet, "t")
+    assert "more than 4× more" in message(assert_time_consistent, five_times, 0.012, "t")  # a bare median: 4×
+    assert_time_consistent(five_times, noisy, "t")  # within twice the spread of what the grader measured
+    assert "more than 4× less" in message(assert_time_consistent, fact_of(0.002), quiet, "t")
+    far = fact_of(0.012 * 2 * noisy.spread * 1.2)
+    assert f"more than {2 * noisy.spread:.3g}× more" in message(assert_time_consistent, far, noisy, "t")
 
 
 def test_format_seconds():

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from autograder.checks import MeasuredRatio, MeshSpec, called_once, measure_interleaved, measured_ratio
+from autograder.checks import MeasuredRatio, MeshSpec, TimingStats, called_once, measure_interleaved, measured_ratio
 from autograder.caches import cached_reference, shareable
 
 MESH_2D = MeshSpec((2, 4), ("x", "y"), "auto")
@@ -86,11 +86,11 @@ def trained_params() -> list[np.ndarray]:
 
 
 class GradLossTimes(NamedTuple):
-    """What the grader measured of grad_loss: seconds per call on one device and sharded, and
-    single ÷ sharded round by round."""
+    """What the grader measured of grad_loss: seconds per call on one device and sharded (every sample: a
+    time is judged within their spread), and single ÷ sharded round by round."""
 
-    single: float
-    sharded: float
+    single: TimingStats
+    sharded: TimingStats
     ratio: MeasuredRatio
 
 
@@ -111,7 +111,7 @@ def grad_loss_times() -> GradLossTimes:
     and their ratio with its interval, measured now: a grading measures once (``per_grading``). Each
     median is known within ±10 %; `cpu_faster` is judged by the ratio's interval alone."""
     stats = measure_interleaved(grad_loss_calls(), repeats=15, warmup=1, min_repeats=5)
-    return GradLossTimes(stats["single"].median, stats["sharded"].median,
+    return GradLossTimes(stats["single"], stats["sharded"],
                          measured_ratio(stats["single"], stats["sharded"]))
 
 

@@ -1,24 +1,17 @@
-"""Mutants of lab 3's solution that no check fails, each with why (``autograder mutants``).
+"""Mutants of lab 3's solution that no check should fail, each with why (``autograder mutants``).
 
-t4 binds only the four medians (``collective_times``): the functions timed are not part of the answer, so
-a function of the table replaced by one whose collective costs about as much (within the grader's
-fourfold margin on a shared machine) cannot be told apart. Telling them apart would need the task to bind
-its functions too; until then these are accepted here, named, and counted out of the score.
+Not recorded here, since they are wrong answers the graders accept: six mutants of t4 that replace a
+function of the table by one whose collective costs about as much (the same collective with another
+output layout or shape, an all-reduce for a reduce-scatter of the same block). t4 binds only the four
+medians (``collective_times``), so the functions timed are not part of the answer, and their times
+agree with the grader's within the margin a shared machine needs. They survive, and count against the
+lab's score, until the task binds its functions too.
 """
 
-_TIMES_ONLY = ("t4 grades the four times alone, and this function's collective costs about as much as the "
-               "table's (the same collective with another output layout or shape, or an all-reduce for a "
-               "reduce-scatter of the same block): within the margin the timing check needs")
 _MEDIAN = ("the median of 30 blocked calls does not move with the warm-up's count, a first slow (compiling) "
            "call, or a round more or less: the graded time is the same")
 
 EQUIVALENT_MUTANTS = {
-    "t4-spec-22c2ade8": _TIMES_ONLY,
-    "t4-spec-f22feaee": _TIMES_ONLY,
-    "t4-collective-eaca3c9e": _TIMES_ONLY,
-    "t4-collective-ba220b1b": _TIMES_ONLY,
-    "t4-collective-3f488df6": _TIMES_ONLY,
-    "t4-collective-9c6f361b": _TIMES_ONLY,
     "t4-off_by_one-ea193f7e": _MEDIAN,
     "t4-off_by_one-31ba550e": _MEDIAN,
     "t4-off_by_one-7b80a964": _MEDIAN,

@@ -11,7 +11,7 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.caches import cached_reference
-from autograder.checks import MeasuredRatio, MeshSpec, called_once, measure_interleaved, measured_ratio
+from autograder.checks import MeasuredRatio, MeshSpec, TimingStats, called_once, measure_interleaved, measured_ratio
 
 MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), ("x",))
 FRESH_N = 128  # the grader's inputs have other sizes than the lab's arrays
@@ -41,10 +41,11 @@ def _collective_matmul_body(lhs_block, rhs_block):
 
 class MatmulTimes(NamedTuple):
     """What the grader measured of the two matmuls of task 5: seconds per call of the collective one and
-    of the one that gathers rhs first, and gathered ÷ collective round by round."""
+    of the one that gathers rhs first (every sample: a time is judged within their spread), and gathered ÷
+    collective round by round."""
 
-    collective: float
-    gathered: float
+    collective: TimingStats
+    gathered: TimingStats
     ratio: MeasuredRatio
 
 
@@ -66,7 +67,7 @@ def matmul_times() -> MatmulTimes:
     """The grader's own seconds per call of both products (warm, blocked, interleaved), and their ratio
     with its interval, measured now: a grading measures once (``per_grading``)."""
     stats = measure_interleaved(matmul_calls(), repeats=15, warmup=1, min_repeats=5)
-    return MatmulTimes(stats["collective"].median, stats["gathered"].median,
+    return MatmulTimes(stats["collective"], stats["gathered"],
                        measured_ratio(stats["gathered"], stats["collective"]))
 
 
