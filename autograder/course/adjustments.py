@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.course.class_summary import class_report_html
+from autograder.course.class_summary import class_summary_html
 from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
 from autograder.course.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
 from autograder.course.overrides import (
@@ -63,7 +63,7 @@ def publish_student(out: Path, student: str, result: GradeResult) -> None:
 
 def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[str, GradeResult]) -> None:
     write_atomically(out / GRADES_FILE, gradebook_csv(results, task_ids))
-    write_atomically(out / REPORT_FILE, class_report_html(results, lab, task_ids))
+    write_atomically(out / REPORT_FILE, class_summary_html(results, lab, task_ids))
 
 
 def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> list[str]:
