@@ -6,12 +6,15 @@ warms the image's reference cache, as the image build does. Then, for each size,
 the lab's solution notebook in a new cgroup of that memory (no swap) and CPU share, without bubblewrap
 on PATH (the uid level, as on Gradescope) and with a fresh HOME. Printed per run: the peak memory of
 the whole process tree (grader, kernel, checker; the cgroup's own count), the wall time, the score,
-and whether the out-of-memory killer struck. ``--bare`` also runs the notebook alone (stock nbclient,
-no grader) in the same cgroup, to show what the notebook itself needs.
+and whether the out-of-memory killer struck; and, sampled every 0.1 s from /proc, the peak memory (PSS)
+of the kernel and of the grader's own processes (run_autograder, the grader, its checker: everything in
+the tree but the kernel, summed), so that a large peak says whose it is. Each lab's notebook also runs
+alone (stock nbclient, no grader, the graded kernel's environment and malloc settings) in the same
+cgroup: what the notebook itself needs (``--no-bare`` skips it).
 
 Needs root and a writable cgroup file system (v1 or v2). Sizes are MEMORY_MB:CPUS.
 
-    sudo python bench/container_fit.py [--lab lab2_three_ways] [--size 768:0.5 --size 1536:1 --size 3072:2] [--bare]
+    sudo python bench/container_fit.py [--lab lab2_three_ways] [--size 768:0.5 --size 1536:1] [--no-bare]
                                        [--python /usr/bin/python3.11]
 """
 
@@ -31,15 +34,50 @@ from pathlib import Path
 
 from autograder.course.cgroup_box import box_problem, run_in_box
 from autograder.run.devices import kernel_environment
+from autograder.run.sandbox import KERNEL_MALLOC_ARENAS, KERNEL_MALLOC_MMAP_THRESHOLD
 from autograder.course.gradescope import build_autograder_zip
 from autograder.lab import lab_ids, load_lab
 
-DEFAULT_SIZES = ("768:0.5", "1536:1", "3072:2")
+DEFAULT_SIZES = ("768:0.5",)
 BARE_RUN = """
 import sys, nbformat
 from nbclient import NotebookClient
 notebook = nbformat.read(sys.argv[1], as_version=4)
 NotebookClient(notebook, timeout=600, allow_errors=True, kernel_name="python3").execute()
+"""
+# Runs argv[2:] and writes to argv[1] the peak memory of its kernel (an ipykernel process) and of the rest
+# of its process tree (summed at each sample), sampled every 0.1 s: proportional set sizes, so that the
+# libraries both map (jaxlib's) are shared between them, not counted twice.
+SAMPLED_RUN = """
+import json, os, subprocess, sys, time
+def children():
+    found = {}
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            found.setdefault(int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1]), []).append(int(pid))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+def rss_and_kernel(pid):
+    try:
+        kernel = b'ipykernel' in open(f'/proc/{pid}/cmdline', 'rb').read()
+        rss = next(int(l.split()[1]) for l in open(f'/proc/{pid}/smaps_rollup') if l.startswith('Pss:')) * 1024
+        return rss, kernel
+    except (OSError, StopIteration):
+        return 0, False
+child = subprocess.Popen(sys.argv[2:])
+peaks = {'kernel': 0, 'grader': 0}
+while child.poll() is None:
+    found, todo, now = children(), [child.pid], {'kernel': 0, 'grader': 0}
+    while todo:
+        pid = todo.pop()
+        todo += found.get(pid, [])
+        rss, kernel = rss_and_kernel(pid)
+        now['kernel' if kernel else 'grader'] += rss
+    peaks = {k: max(peaks[k], now[k]) for k in peaks}
+    time.sleep(0.1)
+json.dump(peaks, open(sys.argv[1], 'w'))
+sys.exit(child.returncode)
 """
 
 
@@ -102,9 +140,12 @@ def grade_in_box(lab_id: str, scratch: Path, name: str, bin_dir: Path, path: str
     shutil.copy(lab.solution_path, root / "submission" / f"{lab_id}.ipynb")
     env = {**clean_environment(), "PATH": f"{bin_dir}:{path}", "AUTOGRADER_GRADESCOPE_ROOT": str(root),
            "HOME": str(root / "home")}
-    run = run_in_box([str(source / "run_autograder")], memory_mb * 2**20, cpus, env=env, cwd=root)
+    peaks_file = scratch / f"{name}-peaks.json"
+    run = run_in_box([sys.executable, "-c", SAMPLED_RUN, str(peaks_file), str(source / "run_autograder")],
+                     memory_mb * 2**20, cpus, env=env, cwd=root)
     results = json.loads((root / "results" / "results.json").read_text())
-    return run, results, lab.max_score
+    peaks = json.loads(peaks_file.read_text()) if peaks_file.exists() else {}
+    return run, results, lab.max_score, peaks
 
 
 def bare_in_box(lab_id: str, scratch: Path, memory_mb: int, cpus: float):
@@ -112,7 +153,8 @@ def bare_in_box(lab_id: str, scratch: Path, memory_mb: int, cpus: float):
     folder = scratch / f"bare-{memory_mb}"
     folder.mkdir()
     shutil.copy(load_lab(lab_id).solution_path, folder / "lab.ipynb")
-    env = {**kernel_environment(clean_environment()), "HOME": str(folder)}
+    env = {**kernel_environment(clean_environment()), "HOME": str(folder), "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS,
+           "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD}
     return run_in_box([sys.executable, "-c", BARE_RUN, str(folder / "lab.ipynb")], memory_mb * 2**20, cpus,
                       env=env, cwd=folder)
 
@@ -120,8 +162,8 @@ def bare_in_box(lab_id: str, scratch: Path, memory_mb: int, cpus: float):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lab", action="append", choices=lab_ids(), help="a lab (default: every lab)")
-    parser.add_argument("--size", action="append", help="MEMORY_MB:CPUS (default: 768:0.5, 1536:1, 3072:2)")
-    parser.add_argument("--bare", action="store_true", help="also run each notebook alone, without the grader")
+    parser.add_argument("--size", action="append", help="MEMORY_MB:CPUS (default: 768:0.5, Gradescope's default)")
+    parser.add_argument("--no-bare", action="store_true", help="do not run each notebook alone, without the grader")
     parser.add_argument("--python", help="install with pip for this interpreter, as on Gradescope (e.g. "
                         "/usr/bin/python3.11; PIP_CACHE_DIR lets pip reuse its downloads); default: reuse this one's")
     args = parser.parse_args()
@@ -130,7 +172,8 @@ def main() -> None:
         raise SystemExit(f"cannot measure: {problem}")
     python_searchable_by_all()
     sizes = [(int(m), float(c)) for m, c in (s.split(":") for s in (args.size or DEFAULT_SIZES))]
-    print(f"{'lab':<26}{'memory':>8}{'CPUs':>6}{'what':>7}{'peak MB':>9}{'wall s':>8}{'score':>10}  out of memory")
+    print(f"{'lab':<26}{'memory':>8}{'CPUs':>6}{'what':>7}{'peak MB':>9}{'kernel':>8}{'grader':>8}{'wall s':>8}"
+          f"{'score':>10}  out of memory")
     for lab_id in args.lab or lab_ids():
         scratch = Path(tempfile.mkdtemp(prefix="container-fit-"))
         os.chmod(scratch, 0o755)
@@ -139,15 +182,16 @@ def main() -> None:
             print(f"{lab_id:<26}setup.sh took {seconds:.0f} s", flush=True)
             path = path_without_bwrap(scratch / "no-bwrap")
             for memory_mb, cpus in sizes:
-                run, results, max_score = grade_in_box(lab_id, scratch, f"run-{memory_mb}-{cpus:g}", bin_dir, path,
-                                                       memory_mb, cpus)
+                run, results, max_score, peaks = grade_in_box(lab_id, scratch, f"run-{memory_mb}-{cpus:g}", bin_dir,
+                                                              path, memory_mb, cpus)
                 peak = f"{run.peak_bytes / 2**20:,.0f}" if run.peak_bytes else "?"
-                print(f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'grade':>7}{peak:>9}{run.seconds:>8.0f}"
+                kernel, grader = (f"{peaks[k] / 2**20:,.0f}" if k in peaks else "?" for k in ("kernel", "grader"))
+                print(f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'grade':>7}{peak:>9}{kernel:>8}{grader:>8}{run.seconds:>8.0f}"
                       f"{results['score']:>6g}/{max_score:<3g}  {'yes' if run.oom_kills else 'no'}", flush=True)
-                if args.bare:
+                if not args.no_bare:
                     bare = bare_in_box(lab_id, scratch, memory_mb, cpus)
                     peak = f"{bare.peak_bytes / 2**20:,.0f}" if bare.peak_bytes else "?"
-                    print(f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'bare':>7}{peak:>9}{bare.seconds:>8.0f}{'-':>10}"
+                    print(f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'bare':>7}{peak:>9}{'-':>8}{'-':>8}{bare.seconds:>8.0f}{'-':>10}"
                           f"  {'yes' if bare.oom_kills else 'no'}", flush=True)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

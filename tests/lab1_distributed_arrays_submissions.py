@@ -175,7 +175,7 @@ CASES = [
          {"t3": 5}, messages={"t3": "expected no collectives"}),
     Case("error_from_another_cause", {"t4": (
         "try:\n"
-        "    jax.device_put(x, jax.devices()[0]) + jax.device_put(x[:1024], jax.devices()[0])\n"
+        "    jax.device_put(x, jax.devices()[0]) + jax.device_put(x[:512], jax.devices()[0])\n"
         "except (ValueError, TypeError) as e:\n"
         "    err_msg = str(e)")},
          {"t4": 0}, messages={"t4": "incompatible devices"}),

@@ -195,7 +195,8 @@ def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader
         print(os.getuid() >= 60000, os.getgroups(), int(status['CapEff'], 16), status['NoNewPrivs'].strip(),
               sorted(os.environ), signalled, death_signal.value)
     """)
-    assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MALLOC_ARENA_MAX', 'MPLCONFIGDIR', 'PATH', 'TMPDIR', 'XLA_FLAGS'] "
+    assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MPLCONFIGDIR', 'PATH', "
+                   "'TMPDIR', 'XLA_FLAGS'] "
                    "False 9"), err
 
 

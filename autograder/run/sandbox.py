@@ -171,6 +171,10 @@ def make_private(directory: Path, uid: int) -> None:
 
 
 KERNEL_MALLOC_ARENAS = "2"
+# Blocks of 64 KiB and more mapped on their own, so that an array freed goes back to the system instead
+# of staying in malloc's heap (glibc otherwise raises this threshold as large blocks are freed): lab 1's
+# kernel ends at 1,120 MB instead of 1,640 MB with the same arrays alive.
+KERNEL_MALLOC_MMAP_THRESHOLD = "65536"
 
 
 def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, str]:
@@ -180,8 +184,8 @@ def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, s
     # Two malloc arenas, not one per thread of XLA's 8 devices: memory a cell frees is reused instead of
     # held (lab 2's kernel peaks at 530 MB instead of 780 MB: it fits Gradescope's 768 MB container).
     return {**keep, "HOME": home, "TMPDIR": home, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-            "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS, "LANG": "C.UTF-8", "MPLCONFIGDIR": f"{home}/.matplotlib",
-            "IPYTHONDIR": f"{home}/.ipython"}
+            "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS, "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD,
+            "LANG": "C.UTF-8", "MPLCONFIGDIR": f"{home}/.matplotlib", "IPYTHONDIR": f"{home}/.ipython"}
 
 
 _bubblewrap_tried = threading.Lock()
