@@ -106,7 +106,7 @@ def _grade(args, public_only: bool) -> int:
 
     if not args.no_sandbox:
         try_bubblewrap_in_background()  # while the grader's modules load
-    from autograder.grading import grade_notebook, print_grade
+    from autograder.grading import GradeStatus, grade_notebook, print_grade
 
     limits = _limits(args)
     if public_only and limits.sandbox is not None:
@@ -123,7 +123,8 @@ def _grade(args, public_only: bool) -> int:
     print_grade(result)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
-    return 0 if result.status not in ("not a notebook", "unknown lab", "grader error") else 2
+    failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR)
+    return 0 if result.status not in failed else 2
 
 
 def cmd_grade(args) -> int:
@@ -207,7 +208,12 @@ def cmd_override(args) -> int:
 
 def cmd_similarity(args) -> int:
     from autograder.course import (
-        CollectError, SIMILARITY_FILE, collect_submissions, find_similar, similarity_html, write_atomically,
+        SIMILARITY_FILE,
+        CollectError,
+        collect_submissions,
+        find_similar,
+        similarity_html,
+        write_atomically,
     )
     from autograder.lab import LabError, load_lab
 
@@ -225,8 +231,8 @@ def cmd_similarity(args) -> int:
 
 
 def cmd_warm(args) -> int:
-    from autograder.lab import LabError, lab_ids, load_lab
     from autograder.caches import warm_labs
+    from autograder.lab import LabError, lab_ids, load_lab
 
     try:
         labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]
@@ -271,7 +277,11 @@ def cmd_mutants(args) -> int:
 
 def cmd_gradescope(args) -> int:
     from autograder.course import (
-        GradescopeConfig, GradescopeError, StudentPackageError, build_autograder_zip, build_student_wheel,
+        GradescopeConfig,
+        GradescopeError,
+        StudentPackageError,
+        build_autograder_zip,
+        build_student_wheel,
     )
     from autograder.lab import LabError
 
@@ -347,7 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.set_defaults(run=run)
 
     batch = sub.add_parser("batch", help="grade a class: a folder or zip of submissions")
-    batch.add_argument("submissions", help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
+    batch.add_argument("submissions",
+                       help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
     batch.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
@@ -369,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
 
-    mutants = sub.add_parser("mutants", help="grade mutants of a lab's solution: which wrong answers its graders accept")
+    mutants = sub.add_parser("mutants",
+                             help="grade mutants of a lab's solution: which wrong answers its graders accept")
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")

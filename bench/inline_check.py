@@ -25,7 +25,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import autograder.notebook as ag  # noqa: E402
-from autograder.notebook.inline_report import check_html  # noqa: E402
+from autograder.notebook.cell_output import check_html  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
 from autograder.authoring.markers import parse_questions, read_solution  # noqa: E402
 

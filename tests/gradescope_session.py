@@ -13,7 +13,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from autograder.course.gradescope import build_autograder_zip
+from autograder.course.gradescope_zip import build_autograder_zip
 
 GRADESCOPE_LAB = "lab2_three_ways"
 

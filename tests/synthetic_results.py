@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograder.grading.graders import CheckResult
+from autograder.grading.pytest_plugin import CheckResult
 from autograder.grading.results import GradeResult, TaskResult
 
 LAB_ID = "lab2_three_ways"

@@ -162,7 +162,7 @@ def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
 
 def test_the_walk_finds_what_is_there():
     """The walk itself: it sees imports inside functions and under ``TYPE_CHECKING``."""
-    assert "autograder.run" in IMPORTS["autograder.grading.grade"]
+    assert "autograder.run" in IMPORTS["autograder.grading.pipeline"]
     assert "autograder.facts" in IMPORTS["autograder.checks.layout"]
     assert "autograder.run.execute" in IMPORTS["autograder.run"]  # a door's names, under TYPE_CHECKING
     assert stage_of("autograder.labs.lab2_three_ways.reference") == "autograder.labs"

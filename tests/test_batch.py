@@ -19,8 +19,8 @@ import nbformat
 import psutil
 import pytest
 
-from autograder.run.execute import Limits
-from autograder.grading.grade import grade_notebook
+from autograder.run.kernel import Limits
+from autograder.grading.pipeline import grade_notebook
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.lab import load_lab
 from hostile_submissions import FAKE_RESULTS

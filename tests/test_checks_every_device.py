@@ -10,7 +10,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from autograder.checks import CheckFailure, MeshSpec, assert_allclose, assert_type, found_tuple
 from autograder.facts import probe
 from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.facts.records import load_task_facts
+from autograder.facts.fact_reader import load_task_facts
 
 MESH = MeshSpec((8,), ("x",), "explicit")
 

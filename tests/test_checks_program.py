@@ -11,7 +11,7 @@ from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import (
     CheckFailure, Layout, MeshSpec, assert_axis_types, assert_jit_given_layouts, assert_jitted, assert_uses,
 )
-from autograder.facts.records import load_task_facts
+from autograder.facts.fact_reader import load_task_facts
 from autograder.facts import probe
 from test_checks_support import fact_of
 

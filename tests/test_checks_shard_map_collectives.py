@@ -11,7 +11,8 @@ from autograder.checks import (
     CheckFailure, MeshSpec, assert_body_never_holds_whole, assert_collectives, assert_ppermute_ring,
     assert_shard_map_collectives, shard_map_collectives,
 )
-from autograder.facts.records import FactsError, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import FactsError
 from autograder.facts import probe
 
 MESH = MeshSpec((8,), ("x",), "explicit")
@@ -85,7 +86,8 @@ def test_no_requirement_passes_without_shard_map_and_a_forged_record_is_refused(
 
 
 def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
-    from autograder.run.execute import Limits, execute_plan
+    from autograder.run.execute import execute_plan
+    from autograder.run.kernel import Limits
     from autograder.run.plan import CaptureTask, Plan, RunCell
     from autograder.run.sandbox import sandbox_problem
 

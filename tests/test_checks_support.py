@@ -1,4 +1,4 @@
-"""Test helpers for the checks: real objects recorded as the probe's JSON and read back through facts/records.py."""
+"""Test helpers for the checks: real objects recorded as the probe's JSON and read back through facts/fact_reader.py."""
 
 import json
 import math
@@ -10,7 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from autograder.facts.records import Fact, TypeFact, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import Fact, TypeFact
 
 
 def fact_of(obj) -> Fact:
@@ -83,7 +84,7 @@ def _typeof(arr) -> dict:
             "sharded_axes": None if spec is None else _entries(spec)}
 
 
-# The helpers themselves: they must produce what facts/records.py accepts, with the JAX data intact.
+# The helpers themselves: they must produce what facts/fact_reader.py accepts, with the JAX data intact.
 
 def test_array_fact_keeps_values_blocks_and_type():
     mesh = jax.make_mesh((4, 2), ("a", "b"))

@@ -6,7 +6,7 @@ import pytest
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.checks import CheckFailure, MeshSpec, assert_type, is_type, normalise_axes, type_text
-from autograder.facts.records import TypeFact
+from autograder.facts.schema import TypeFact
 from test_checks_support import fact_of, missing_fact, type_fact_of
 
 EXPLICIT_1D = MeshSpec((8,), ("x",), "explicit")

@@ -1,8 +1,9 @@
 """The notes a grade carries about what the harness did to the run: output it cut, on whichever side
 cut it first, and processes a cell left running."""
 
-from autograder.run.execute import CellOutcome, Execution, Limits
-from autograder.grading.grade import execution_notes
+from autograder.run.execute import CellOutcome, Execution
+from autograder.run.kernel import Limits
+from autograder.grading.pipeline import execution_notes
 
 
 def _execution(cells=(), output_cut_by_task=None):

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from autograder.checks import TimingStats
-from autograder.grading.graders import run_graders
+from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
 from autograder.run.live_execution import LiveExecution

@@ -11,7 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.course.gradescope import build_autograder_zip, find_notebook
+from autograder.course.gradescope_run import find_notebook
+from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import load_lab
 from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
@@ -235,14 +236,14 @@ def test_find_notebook_names_what_is_wrong(tmp_path):
 
 
 def test_a_wrong_hidden_visibility_is_refused():
-    from autograder.course.gradescope import GradescopeConfig, GradescopeError
+    from autograder.course.gradescope_config import GradescopeConfig, GradescopeError
 
     with pytest.raises(GradescopeError, match="hidden_visibility must be one of"):
         GradescopeConfig(GRADESCOPE_LAB, hidden_visibility="never")
 
 
 def test_the_run_autograder_script_writes_results_without_the_harness(tmp_path):
-    from autograder.course.gradescope import RUN_AUTOGRADER
+    from autograder.course.gradescope_zip import RUN_AUTOGRADER
 
     install_like = tmp_path / "root"
     (install_like / "source").mkdir(parents=True)

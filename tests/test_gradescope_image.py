@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course.gradescope import GRADE_DEPENDENCIES, build_autograder_zip
+from autograder.course.gradescope_zip import GRADE_DEPENDENCIES, build_autograder_zip
 from gradescope_session import GRADESCOPE_LAB, remove_scratch, traversable_scratch, unpack_zip
 
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")

@@ -13,7 +13,7 @@ from autograder.lab import load_lab
 GRADER_KILLED_AFTER_TWO_CHECKS = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
-    import autograder.course.gradescope as gradescope
+    import autograder.course.gradescope_run as gradescope
     from autograder.grading.check_result import CheckResult
 
     def grade_submission(root, config, on_check=None):
@@ -48,7 +48,7 @@ def test_a_grader_killed_after_some_checks_leaves_their_points_and_the_reason(tm
 
 
 def test_run_autograder_keeps_the_points_of_a_grader_killed_for_memory_and_says_so(tmp_path):
-    from autograder.course.gradescope import RUN_AUTOGRADER
+    from autograder.course.gradescope_zip import RUN_AUTOGRADER
 
     root = tmp_path / "root"
     (root / "source").mkdir(parents=True)

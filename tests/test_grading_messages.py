@@ -5,8 +5,8 @@ import pytest
 
 from autograder.checks import CheckFailure
 from autograder.run.execute import CellOutcome, Execution
-from autograder.facts.records import CallFact, Fact, ProbeFact, TaskFacts
-from autograder.grading.graders import Submission
+from autograder.facts.schema import CallFact, Fact, ProbeFact, TaskFacts
+from autograder.grading.pytest_plugin import SubmissionFacts
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
 
@@ -18,7 +18,7 @@ def _submission(cells):
               "raised": ProbeFact({}, "", "ValueError: shapes (4,) and (8,) do not match")}
     facts = {"t3": TaskFacts("t3", names={"D_jit": MISSING}, calls={"fsdp_tp_jit": missing_call}, probes=probes)}
     execution = Execution("completed", None, None, facts, {}, tuple(cells), 1.0)
-    return Submission(None, execution, seed=1)
+    return SubmissionFacts(None, execution, seed=1)
 
 
 def _message(check, *args):

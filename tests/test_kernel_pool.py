@@ -11,7 +11,8 @@ import psutil
 import pytest
 
 from autograder.run import kernel_pool
-from autograder.run.execute import Limits, execute_plan_async
+from autograder.run.execute import execute_plan_async
+from autograder.run.kernel import Limits
 from autograder.run.plan import Plan, RunCell
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)

@@ -6,7 +6,8 @@ import textwrap
 import pytest
 
 from autograder.facts.capture import TaskCapture
-from autograder.run.execute import Limits, execute_plan
+from autograder.run.execute import execute_plan
+from autograder.run.kernel import Limits
 from autograder.run.kernel import LAB_PROBE_MODULE
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem

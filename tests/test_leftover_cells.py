@@ -4,7 +4,8 @@ sandboxed kernel, whatever the machine's speed (the leftovers sleep far longer t
 import pytest
 
 from autograder.facts.capture import TaskCapture
-from autograder.run.execute import Limits, execute_plan
+from autograder.run.execute import execute_plan
+from autograder.run.kernel import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem
 

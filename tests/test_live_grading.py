@@ -15,8 +15,9 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from autograder.run import quiet
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.run.execute import TRUNCATION_MARK, CellOutcome
-from autograder.grading.graders import run_graders
+from autograder.run.execute import CellOutcome
+from autograder.run.kernel import TRUNCATION_MARK
+from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.run.live_execution import LiveExecution
 from autograder.facts import probe
@@ -93,7 +94,7 @@ def test_the_probes_truncation_mark_is_the_one_the_harness_looks_for():
 def test_starting_a_grade_imports_no_jax():
     """The kernel starts before the grader loads JAX (or numpy, which only reading facts needs), so that
     the two overlap."""
-    code = "import sys, autograder.cli, autograder.grading.grade; print('jax' in sys.modules, 'numpy' in sys.modules)"
+    code = "import sys, autograder.cli, autograder.grading.pipeline; print('jax' in sys.modules, 'numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
 

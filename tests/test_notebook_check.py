@@ -21,8 +21,8 @@ from nbclient import NotebookClient
 import autograder.notebook as ag
 from autograder.notebook.checker_process import CheckerProcess, checker_environment
 from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.grading.graders import CheckResult
-from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
+from autograder.grading.pytest_plugin import CheckResult
+from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
 from autograder.lab import load_lab
 from browser import chromium, render
 from cases import solved
@@ -155,7 +155,7 @@ def test_the_lab_is_read_from_the_notebook_file_or_asked_for(tmp_path, monkeypat
 def test_a_kernel_without_8_cpu_devices_is_told_how_to_set_them():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
     env["JAX_PLATFORMS"] = "cpu"
-    code = ("import autograder.notebook as ag\nfrom autograder.notebook.inline_report import check_html\n"
+    code = ("import autograder.notebook as ag\nfrom autograder.notebook.cell_output import check_html\n"
             f"print(check_html(ag.check_namespace({{'A_sharded': 1}}, 't1', {LAB.id!r})))")
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr

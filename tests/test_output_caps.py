@@ -5,7 +5,8 @@ in total, or the transport, whose message size cap drops the connection without 
 import pytest
 
 from autograder.facts.capture import TaskCapture
-from autograder.run.execute import Limits, execute_plan
+from autograder.run.execute import execute_plan
+from autograder.run.kernel import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem
 

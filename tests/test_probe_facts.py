@@ -10,7 +10,8 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import MeshSpec
-from autograder.facts.records import FactsError, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import FactsError
 from autograder.facts import probe
 
 

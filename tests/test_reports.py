@@ -9,11 +9,11 @@ import zipfile
 import pytest
 
 from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.course.class_report import class_report_html
+from autograder.course.class_summary import class_summary_html
 from autograder.course.collect import CollectError, collect_submissions
 from autograder.grading.feedback import feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, save_student
-from autograder.grading.graders import CheckResult
+from autograder.grading.pytest_plugin import CheckResult
 from autograder.grading.results import GradeResult, TaskResult
 
 MESH = MeshSpec((2, 4), ("x", "y"))
@@ -45,7 +45,7 @@ def test_feedback_shows_points_pictures_and_hides_hidden_messages():
 def test_a_failed_hidden_check_names_its_task_and_points_in_every_view():
     from rich.console import Console
 
-    from autograder.grading.report import print_grade
+    from autograder.grading.terminal_table import print_grade
 
     result = _result(score_t1=False)
     (hidden,) = [t for t in result.to_gradescope()["tests"] if t["visibility"] == "after_published"]
@@ -89,7 +89,7 @@ def test_gradebook_has_one_row_per_student_and_survives_reloading(tmp_path):
 
 def test_class_report_summarises_the_class():
     results = {"ada": _result(), "bo": _result(score_t1=False), "cy": _result(hidden_failed=False)}
-    page = class_report_html(results, "lab2_three_ways", ["t1", "t2"])
+    page = class_summary_html(results, "lab2_three_ways", ["t1", "t2"])
     assert "3 submissions" in page and "score histogram" in page
     assert "<td>t1</td><td>2/3</td>" in page and "`A_sharded` is laid out" in page
     assert "12.5 s" in page
@@ -136,7 +136,7 @@ def _term_class():
 
 def test_class_report_counts_checks_quantiles_overrides_and_late_penalties():
     results = _term_class()
-    page = class_report_html(results, "lab2_three_ways", ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"])
+    page = class_summary_html(results, "lab2_three_ways", ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"])
     # per check: t3's values check passed by s2, s3, s4 (3 of 5), with its most common message
     assert "<td>t3</td><td>t3: the values</td><td class='num'>3</td><td>3/5</td>" in page
     assert "t3: expected the reference values, found zeros <small>(2×)</small>" in page
@@ -154,7 +154,7 @@ def test_class_report_counts_checks_quantiles_overrides_and_late_penalties():
 @pytest.mark.skipif(_chromium() is None, reason="chromium is not installed")
 def test_class_report_and_adjusted_feedback_render_in_a_headless_browser(tmp_path):
     results = _term_class()
-    pages = {"report.html": class_report_html(results, "lab2_three_ways", [f"t{j}" for j in range(1, 9)]),
+    pages = {"report.html": class_summary_html(results, "lab2_three_ways", [f"t{j}" for j in range(1, 9)]),
              "s1.html": feedback_html(results["s1"], "s1"), "s2.html": feedback_html(results["s2"], "s2")}
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
              "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]

@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 import autograder.notebook as ag
 from autograder.authoring.setup_cell import JAX_HIGH, JAX_LOW, SOURCE, UNTESTED_JAX_MESSAGE
 from autograder.grading import versions
-from autograder.notebook.inline_report import NotebookCheck, check_html
+from autograder.notebook.cell_output import NotebookCheck, check_html
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 

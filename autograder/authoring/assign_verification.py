@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.run import Limits
+from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
-from autograder.grading import GradeResult
+from autograder.run import Limits
 
 TRUSTED = Limits(sandbox=None)
 
@@ -22,7 +22,7 @@ def _points(value: float) -> str:
 
 def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
     """Each check of ``result`` whose grader failed, or for which ``wrong(check)`` says what is wrong."""
-    if result.status != "graded":
+    if result.status != GradeStatus.GRADED:
         return [f"{who}: {result.status}: {result.reason}"]
     problems = []
     for task in result.tasks:
@@ -37,9 +37,10 @@ def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
 
 def solution_problems(result: GradeResult) -> list[str]:
     """Why a grade of the solution is not full marks: each task that loses points, with its failed checks."""
-    problems = _check_problems(result, "the solution",
-                               lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}")
-    for task in result.tasks if result.status == "graded" else ():
+    problems = _check_problems(
+        result, "the solution",
+        lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}")
+    for task in result.tasks if result.status == GradeStatus.GRADED else ():
         if task.auto_score < task.max_score and all(c.passed for c in task.checks):
             problems.append(f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
                             f" of the task's {_points(task.max_score)}")

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.authoring.setup_cell import CELL_ID as SETUP_CELL_ID
+from autograder.authoring.setup_cell import new_setup_cell
 from autograder.lab import LABS_PACKAGE, lab_ids, project_root
-from autograder.authoring.setup_cell import CELL_ID as SETUP_CELL_ID, new_setup_cell
 
 
 class NewLabError(ValueError):

@@ -34,14 +34,15 @@ import os
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from autograder.caches.machine_cache import cache_root, make_private_dirs
 from autograder.doors import door_origin, is_type_checking_block
-from autograder.caches.machine_cache import CACHE_DIR_VARIABLE, cache_root, make_private_dirs
 
 FORMAT = 1
 STRUCTURE_MEMBER = "structure"  # the JSON document, stored in the .npz as uint8 bytes

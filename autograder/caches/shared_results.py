@@ -10,8 +10,9 @@ needs reaches the students as ``StoredResults``: the values it returned, read wi
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from autograder.caches.reference_cache import read_entry, write_entry
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from autograder.caches.reference_cache import CachedReference, references_dir
 

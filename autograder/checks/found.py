@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from autograder.facts import Fact
 from autograder.checks.failure import CheckFailure
+from autograder.facts import Fact
 
 
 def quote(name: str) -> str:

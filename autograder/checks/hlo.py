@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
@@ -48,7 +48,8 @@ def assert_collectives(
     raise CheckFailure(f"{quote(name)}: {'; '.join(problems)} (the compiled code has {describe_collectives(counts)})")
 
 
-def assert_no_collectives(hlo_text: str | None, name: str = "the compiled code", compile_error: str | None = None) -> None:
+def assert_no_collectives(hlo_text: str | None, name: str = "the compiled code",
+                          compile_error: str | None = None) -> None:
     """Fail if the compiled code communicates between devices at all."""
     counts = _counts(hlo_text, name, compile_error)
     if counts:
@@ -60,7 +61,8 @@ def assert_no_collectives(hlo_text: str | None, name: str = "the compiled code",
 def _counts(hlo_text: str | None, name: str, compile_error: str | None) -> Counter:
     if hlo_text is None:
         reason = f": {compile_error}" if compile_error else ""
-        raise CheckFailure(f"{quote(name)}: the code could not be compiled, so its collectives cannot be checked{reason}")
+        raise CheckFailure(f"{quote(name)}: the code could not be compiled, so its collectives cannot be"
+                           f" checked{reason}")
     return collectives_in(hlo_text)
 
 

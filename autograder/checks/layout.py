@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence, Union
 
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from autograder.facts import Fact
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import leaf_name, quote, require_array, require_defined
 from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem
 from autograder.checks.picture import device_label, render_layout
+from autograder.facts import Fact
 
 Block = tuple[tuple[int, int], ...]
 
@@ -128,7 +128,8 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
     layout = Layout.of_fact(fact, name)
     if layout.shape != expected.shape:
         hint = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
-        raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape}, found shape {layout.shape}{hint}",
+        raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape},"
+                           f" found shape {layout.shape}{hint}",
                            expected_picture=render_layout(expected), found_picture=render_layout(layout))
     if is_same_layout(layout, expected):
         return
@@ -204,7 +205,7 @@ def assert_spec_equivalent(
     )
 
 
-ExpectedLayouts = Union[Sequence[Layout], Callable[[tuple[int, ...]], Layout]]
+ExpectedLayouts = Sequence[Layout] | Callable[[tuple[int, ...]], Layout]
 
 
 def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str) -> None:
@@ -237,7 +238,8 @@ def assert_axis_types(found: Fact | None, expected: str, name: str) -> None:
     mesh = fact.sharding.mesh if fact.sharding is not None else None
     if mesh is None:
         raise CheckFailure(f"{quote(name)}: expected an array placed on a mesh with {expected} axes, found"
-                           f" {fact.describe()} with no mesh (place it with jax.device_put(..., NamedSharding(mesh, ...)))")
+                           f" {fact.describe()} with no mesh"
+                           " (place it with jax.device_put(..., NamedSharding(mesh, ...)))")
     wrong = [f"{axis} is {kind}" for axis, kind in zip(mesh.axis_names, mesh.axis_types) if kind != expected]
     if wrong:
         usual = (" — jax.make_mesh makes Explicit axes unless given axis_types=(AxisType.Auto, ...)"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, Union
 
 import jax
 from jax.sharding import AxisType, Mesh, PartitionSpec
 
 AXIS_TYPES = {"auto": AxisType.Auto, "explicit": AxisType.Explicit}
-SpecEntries = tuple[Union[tuple[str, ...], None], ...]
-SpecLike = Union[PartitionSpec, Sequence[Union[str, Sequence[str], None]]]
+SpecEntries = tuple[tuple[str, ...] | None, ...]
+SpecLike = PartitionSpec | Sequence[str | Sequence[str] | None]
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
 import numpy as np
 
-from autograder.facts import Fact
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import leaf_name, quote, require_defined
+from autograder.facts import Fact
 
 
 def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
@@ -21,7 +22,8 @@ def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-
     return True
 
 
-def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5,
+                    atol: float = 1e-6) -> None:
     """Fail unless ``found`` has the expected shape, kind of dtype and values (``np.isclose`` entry by entry)
     — on every device: a block a device holds that differs from the array's value is compared too."""
     expected = np.asarray(expected)
@@ -66,7 +68,8 @@ def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: flo
                        + _transposed_hint(got, want, rtol, atol))
 
 
-def assert_tree_allclose(found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+def assert_tree_allclose(found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5,
+                         atol: float = 1e-6) -> None:
     """Check each leaf of a tree fact (``jax.tree`` order) against the expected arrays."""
     fact = require_defined(found, name)
     if fact.kind != "tree":

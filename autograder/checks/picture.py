@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 
-class Layout(Protocol):
+class PictureLayout(Protocol):
     """What a picture reads of a layout: the array's shape and, per device id, the block it holds."""
 
     shape: tuple[int, ...]
@@ -22,7 +22,7 @@ def device_label(devices) -> str:
     return "CPU " + ",".join(str(d) for d in sorted(devices))
 
 
-def render_layout(layout: Layout) -> str:
+def render_layout(layout: PictureLayout) -> str:
     """A box picture of a 1-D or 2-D layout; other ranks are listed block by block."""
     ndim = len(layout.shape)
     if ndim == 0:
@@ -49,7 +49,7 @@ def render_layout(layout: Layout) -> str:
     return "\n".join(lines)
 
 
-def _cuts(layout: Layout, dim: int) -> list[tuple[int, int]]:
+def _cuts(layout: PictureLayout, dim: int) -> list[tuple[int, int]]:
     """The intervals between consecutive block boundaries along ``dim``."""
     points = {0, layout.shape[dim]}
     for block in layout.blocks.values():
@@ -58,7 +58,7 @@ def _cuts(layout: Layout, dim: int) -> list[tuple[int, int]]:
     return list(zip(points[:-1], points[1:]))
 
 
-def _cell_label(layout: Layout, rows, cols, ndim: int) -> str:
+def _cell_label(layout: PictureLayout, rows, cols, ndim: int) -> str:
     holders = []
     for device, block in layout.blocks.items():
         covers_cols = block[-1][0] <= cols[0] and cols[1] <= block[-1][1]
@@ -76,7 +76,7 @@ def _border(left: str, middle: str, right: str, widths: list[int]) -> str:
     return left + middle.join("─" * w for w in widths) + right
 
 
-def _block_list(layout: Layout) -> str:
+def _block_list(layout: PictureLayout) -> str:
     by_block: dict = {}
     for device, block in layout.blocks.items():
         by_block.setdefault(block, []).append(device)

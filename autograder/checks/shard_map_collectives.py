@@ -7,12 +7,12 @@ to an all-reduce too); the trace can: only a ``jax.lax`` collective written in a
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 from autograder.checks.program import traced_program
-from autograder.facts import CallFact, CollectiveUse
+from autograder.facts import CallFact
 
 __all__ = ["SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives", "assert_ppermute_ring",
            "assert_body_never_holds_whole"]
@@ -104,7 +104,8 @@ def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, s
     if not ppermutes:
         raise CheckFailure(f"{quote(name)}: expected its shard_map body to pass blocks around the ring with"
                            f" jax.lax.ppermute over {axis!r}, found no such ppermute"
-                           + (f" (it writes {_describe(shard_map_collectives(call, name))})" if program.collectives else ""))
+                           + (f" (it writes {_describe(shard_map_collectives(call, name))})"
+                              if program.collectives else ""))
     ring = [(i, (i + 1) % axis_size) for i in range(axis_size)]
     for use in ppermutes:
         if use.perm is not None and ring_shift(use.perm, axis_size) is None:

@@ -27,14 +27,15 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import jax
 
-from autograder.run import measuring, min_sample_seconds, wait_for_quiet
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
+from autograder.run import measuring, min_sample_seconds, wait_for_quiet
 
 SPEEDUP_SELF_CONSISTENCY = 0.05  # the claimed ratio may differ from claimed_a / claimed_b by 5 %
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
-from autograder.facts import Fact, TypeFact
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
+from autograder.facts import Fact, TypeFact
 
-AxesEntry = Union[str, Sequence[str], None]
-Axes = tuple[Union[tuple[str, ...], None], ...]
+AxesEntry = str | Sequence[str] | None
+Axes = tuple[tuple[str, ...] | None, ...]
 
 
 def normalise_axes(sharded_axes: Sequence[AxesEntry] | None, ndim: int, strict: bool = True) -> Axes:
@@ -44,7 +44,8 @@ def type_text(shape: Sequence[int], dtype: str, sharded_axes: Sequence[AxesEntry
     return f"{_dtype_name(dtype)}[{','.join(dims)}]"
 
 
-def is_type(found: TypeFact | Fact | None, shape: Sequence[int], dtype, sharded_axes: Sequence[AxesEntry] | None) -> bool:
+def is_type(found: TypeFact | Fact | None, shape: Sequence[int], dtype,
+            sharded_axes: Sequence[AxesEntry] | None) -> bool:
     """True when ``found`` has this shape, dtype and sharding of each dimension."""
     type_fact = found.typeof if isinstance(found, Fact) else found
     return type_fact is not None and not _differences(type_fact, tuple(shape), dtype, sharded_axes)

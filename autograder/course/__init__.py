@@ -2,8 +2,9 @@
 
 ``collect`` finds the class's submissions, ``batch`` grades them (on this machine or a Dask cluster),
 ``gradebook`` keeps the grades, ``late``, ``overrides`` and ``adjustments`` change them as the course's
-rules say, ``class_report`` sums them up, ``similarity`` compares submissions, and ``gradescope``
-builds (and runs) the zip Gradescope grades with; ``student_package`` builds what students get instead
+rules say, ``class_summary`` sums them up, ``similarity`` compares submissions; ``gradescope_zip``
+builds the zip Gradescope grades with, ``gradescope_run`` grades a submission inside Gradescope's
+container, and ``gradescope_config`` holds the settings both read; ``student_package`` builds what students get instead
 of the grader's wheel. The command line hands on to here.
 """
 
@@ -14,18 +15,23 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.course.adjustments import record_override
     from autograder.course.batch import (
-        BatchError, BatchOptions, GradingProgress, close_client, dask_client, grade_on_worker, run_batch,
+        BatchError,
+        BatchOptions,
+        GradingProgress,
+        close_client,
+        dask_client,
+        grade_on_worker,
+        run_batch,
         warm_references,
     )
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.gradebook import write_atomically
-    from autograder.course.gradescope import (
-        DEFAULT_ROOT, GradescopeConfig, GradescopeError, HIDDEN_VISIBILITIES, ROOT_VARIABLE, build_autograder_zip,
-        run_gradescope,
-    )
+    from autograder.course.gradescope_config import HIDDEN_VISIBILITIES, GradescopeConfig, GradescopeError
+    from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
+    from autograder.course.gradescope_zip import build_autograder_zip
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.overrides import OverrideError
-    from autograder.course.student_package import StudentPackageError, build_student_wheel
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
+    from autograder.course.student_package import StudentPackageError, build_student_wheel
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -10,16 +10,24 @@ students whose outputs change, and the summaries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.course.class_report import class_report_html
-from autograder.grading import GradeResult, feedback_html
+from autograder.course.class_summary import class_summary_html
 from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
-from autograder.lab import load_lab
 from autograder.course.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
-from autograder.course.overrides import (Override, OverrideError, append_override, apply_overrides, check_overrides,
-                                  current_overrides, parse_points, read_overrides)
+from autograder.course.overrides import (
+    Override,
+    OverrideError,
+    append_override,
+    apply_overrides,
+    check_overrides,
+    current_overrides,
+    parse_points,
+    read_overrides,
+)
+from autograder.grading import GradeResult, feedback_html
+from autograder.lab import load_lab
 
 REPORT_FILE = "report.html"
 GRADES_FILE = "grades.csv"
@@ -34,7 +42,7 @@ class Adjustments:
 
     @classmethod
     def load(cls, out: Path, task_points: dict[str, float], students: set[str],
-             policy: LatePolicy | None = None) -> "Adjustments":
+             policy: LatePolicy | None = None) -> Adjustments:
         """OUT's overrides (checked against ``students`` and the tasks), its saved late policy (or
         ``policy``) and its extensions; raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
         rows = read_overrides(out)
@@ -55,7 +63,7 @@ def publish_student(out: Path, student: str, result: GradeResult) -> None:
 
 def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[str, GradeResult]) -> None:
     write_atomically(out / GRADES_FILE, gradebook_csv(results, task_ids))
-    write_atomically(out / REPORT_FILE, class_report_html(results, lab, task_ids))
+    write_atomically(out / REPORT_FILE, class_summary_html(results, lab, task_ids))
 
 
 def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> list[str]:
@@ -88,7 +96,7 @@ def record_override(out: Path, student: str, task: str, points: str, comment: st
         value = parse_points(points)
     except ValueError as exc:
         raise OverrideError(f"the override: {exc}") from None
-    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    when = datetime.now(UTC).isoformat(timespec="seconds")
     append_override(out, Override(student, task, value, comment, grader, when), set(results), task_points)
     adjustments = Adjustments.load(out, task_points, set(results))
     before = results[student]

@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.course.collect import Submission, collect_submissions
+from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.gradebook import is_done, load_results, log_grading
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, GradeStatus
 
 if TYPE_CHECKING:
     from autograder.course.late import LatePolicy
@@ -69,7 +69,8 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_k
         try:
             result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
-            result = GradeResult(lab, filename, "grader error", f"{type(exc).__name__}: {exc}", 0.0, seed=None)
+            result = GradeResult(lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0,
+                                 seed=None)
     return result.to_dict()
 
 
@@ -92,7 +93,7 @@ def warm_on_worker(lab: str) -> str:
     return warm_lab(lab).summary()
 
 
-def warm_references(client, lab: str, progress: "GradingProgress") -> None:
+def warm_references(client, lab: str, progress: GradingProgress) -> None:
     """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
     failure is only reported: each grading computes what it lacks."""
     try:
@@ -102,14 +103,14 @@ def warm_references(client, lab: str, progress: "GradingProgress") -> None:
     progress.progress.console.print(f"references: {summary}")
 
 
-def _read(submission: Submission) -> bytes | None:
+def _read(submission: CollectedSubmission) -> bytes | None:
     with open(submission.path, "rb") as handle:
         data = handle.read(MAX_SUBMISSION_BYTES + 1)
     return None if len(data) > MAX_SUBMISSION_BYTES else data
 
 
-def _unreadable(submission: Submission, lab: str, reason: str, max_score: float) -> GradeResult:
-    return GradeResult(lab, str(submission.path or submission.student), "not a notebook", reason, max_score)
+def _unreadable(submission: CollectedSubmission, lab: str, reason: str, max_score: float) -> GradeResult:
+    return GradeResult(lab, str(submission.path or submission.student), GradeStatus.NOT_A_NOTEBOOK, reason, max_score)
 
 
 class GradingProgress:
@@ -135,7 +136,7 @@ class GradingProgress:
         self.progress.__exit__(*exc)
 
     def advance(self, result: GradeResult) -> None:
-        self.failed += result.status != "graded"
+        self.failed += result.status != GradeStatus.GRADED
         remaining = self.progress.tasks[0].total - self.progress.tasks[0].completed - 1
         self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)
 
@@ -168,7 +169,7 @@ def close_client(client, cluster) -> None:
         cluster.close(timeout=10)
 
 
-def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
+def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission]):
     """Check the options against the class, save the late policy, and bring the saved outputs up to date
     with the adjustments; returns (adjustments, saved results, submissions to grade)."""
     from autograder.course.adjustments import Adjustments, refresh
@@ -196,7 +197,7 @@ def _prepare(options: BatchOptions, lab, submissions: list[Submission]):
     return adjustments, saved, todo
 
 
-def _write_similarity(options: BatchOptions, lab, submissions: list[Submission]) -> None:
+def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
     from autograder.course.gradebook import write_atomically
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
 
@@ -222,7 +223,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,
               "sandbox": options.memory_gib if options.sandbox else None}
 
-    def record(submission: Submission, result: GradeResult) -> None:
+    def record(submission: CollectedSubmission, result: GradeResult) -> None:
         result = with_submission_time(result, submission.path, submission.created_at)
         result = adjustments.apply(submission.student, result)
         kind = "regraded" if is_done(saved.get(submission.student)) else "graded"
@@ -233,7 +234,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         progress.advance(result)
 
     todo_students = {s.student for s in todo}
-    already_failed = sum(saved[s.student].status != "graded" for s in submissions
+    already_failed = sum(saved[s.student].status != GradeStatus.GRADED for s in submissions
                          if s.student not in todo_students and is_done(saved.get(s.student)))
     with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
         client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
@@ -258,7 +259,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 try:
                     result = GradeResult.from_dict(future.result())
                 except Exception as exc:  # the worker itself died or lost the task
-                    result = GradeResult(options.lab, str(submission.path), "grader error",
+                    result = GradeResult(options.lab, str(submission.path), GradeStatus.GRADER_ERROR,
                                          f"{type(exc).__name__}: {exc}", lab.max_score)
                 record(submission, result)
         finally:

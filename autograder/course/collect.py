@@ -19,7 +19,7 @@ IGNORED = {"submission_metadata.yml", ".DS_Store", "__MACOSX", "Thumbs.db"}
 
 
 @dataclass(frozen=True)
-class Submission:
+class CollectedSubmission:
     """One student's submission: the file to grade, or None and the reason there is none."""
 
     student: str
@@ -97,7 +97,7 @@ def _pick_notebook(folder: Path, lab: str) -> tuple[Path | None, str | None]:
     return (named or notebooks)[0], None
 
 
-def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> list[Submission]:
+def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> list[CollectedSubmission]:
     """Every submission under ``source``, one per student, in a stable order."""
     if not source.exists():
         raise CollectError(f"{source} does not exist")
@@ -107,7 +107,7 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
         workdir = workdir or Path(tempfile.mkdtemp(prefix="autograder-class-"))
         source = extract_zip(source, workdir)
     names, created = _gradescope_metadata(source)
-    submissions: dict[str, Submission] = {}
+    submissions: dict[str, CollectedSubmission] = {}
     for entry in sorted(source.iterdir()):
         if entry.name in IGNORED or entry.name.startswith("."):
             continue
@@ -118,7 +118,7 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
             path, problem = entry, None
         if student in submissions:
             student = safe_id(f"{student}-{entry.name}")
-        submissions[student] = Submission(student, path, problem, created.get(entry.name))
+        submissions[student] = CollectedSubmission(student, path, problem, created.get(entry.name))
     return list(submissions.values())
 
 

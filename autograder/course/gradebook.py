@@ -7,16 +7,16 @@ import io
 import json
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, GradeStatus
 
 GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
 RESULTS_FILE = "results.json"  # Gradescope's format
 FEEDBACK_FILE = "feedback.html"
 LOG_FILE = "graded.log"  # one line per grading, in the order they finished
-RETRIED_STATUSES = ("grader error",)  # a rerun grades these again
+RETRIED_STATUSES = (GradeStatus.GRADER_ERROR,)  # a rerun grades these again
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -37,7 +37,7 @@ def write_student(out: Path, student: str, result: GradeResult, feedback_html: s
 
 def log_grading(out: Path, student: str, result: GradeResult, kind: str = "graded") -> None:
     """One line in graded.log: student, status, automatic score, when, and whether it was a regrade."""
-    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    when = datetime.now(UTC).isoformat(timespec="seconds")
     with open(out / LOG_FILE, "a", encoding="utf-8") as log:
         log.write(f"{student}\t{result.status}\t{result.auto_score:g}\t{when}\t{kind}\n")
 

@@ -38,8 +38,8 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder.run import RunCell, build_plan, has_code
 from autograder.grading import read_submission
+from autograder.run import RunCell, build_plan, has_code
 
 SIMILARITY_FILE = "similarity.html"
 SHINGLE = 5  # tokens per shingle

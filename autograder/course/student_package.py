@@ -256,7 +256,7 @@ include = ["autograder*"]
 
 def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:
     """The students' wheel for ``lab_ids`` (every lab when None), written into ``out``."""
-    from autograder.course.gradescope import SOURCE_DATE_EPOCH, project_checkout
+    from autograder.course.gradescope_zip import SOURCE_DATE_EPOCH, project_checkout
     from autograder.lab import lab_ids as all_labs
 
     labs = list(lab_ids or all_labs())

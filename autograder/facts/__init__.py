@@ -3,7 +3,8 @@
 ``capture`` declares, per task, what to take (names, and calls on inputs the grader can rebuild);
 ``probe``, the only code of the harness that runs inside the kernel (copied there alone: it imports
 nothing of the harness), writes it; ``taken_facts`` moves it out of the kernel's reach at once and
-reads it later; ``records`` validates it into the frozen ``Fact`` records the checks and graders read.
+reads it later; ``fact_reader`` validates it into the frozen records ``schema`` declares (``Fact``,
+``TaskFacts``…), which the checks and graders read.
 Nothing here runs a kernel, and only ``probe`` imports JAX.
 """
 
@@ -13,9 +14,18 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.facts.capture import Call, Input, Probe, TaskCapture, task_seed
-    from autograder.facts.records import (
-        CallFact, CollectiveUse, Fact, FactsError, PARSER_LOCK, ProbeFact, ProgramFact, ShardingFact, ShardMapBody,
-        TaskFacts, TypeFact, load_task_facts,
+    from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
+    from autograder.facts.schema import (
+        CallFact,
+        CollectiveUse,
+        Fact,
+        FactsError,
+        ProbeFact,
+        ProgramFact,
+        ShardingFact,
+        ShardMapBody,
+        TaskFacts,
+        TypeFact,
     )
     from autograder.facts.taken_facts import TakenFacts
 

@@ -224,7 +224,8 @@ class _Recorder:
 
     def fact(self, obj, depth=0):
         if obj is None or isinstance(obj, (bool, int, float, str)):
-            return {"kind": "value", "type": type(obj).__name__, "value": obj if not isinstance(obj, str) else obj[:MAX_TEXT]}
+            value = obj if not isinstance(obj, str) else obj[:MAX_TEXT]
+            return {"kind": "value", "type": type(obj).__name__, "value": value}
         if isinstance(obj, np.generic) and obj.ndim == 0 and obj.dtype.kind in "biuf":
             return self.fact(obj.item(), depth)
         if isinstance(obj, _PartitionSpec):
@@ -286,7 +287,8 @@ class _Recorder:
             if block.dtype.kind not in "biufc":
                 block = block.astype(np.float32)
             expected = values[shard.index]
-            if block.shape != expected.shape or not _np_array_equal(block, expected, equal_nan=block.dtype.kind in "fc"):
+            equal_nan = block.dtype.kind in "fc"
+            if block.shape != expected.shape or not _np_array_equal(block, expected, equal_nan=equal_nan):
                 differing[str(shard.device.id)] = self.values_file(block)
         return differing
 
@@ -370,8 +372,10 @@ def _program(function, args):
     record["bodies"] = _bodies(closed.jaxpr, [])
     if len(eqns) == 1 and "in_shardings" in eqns[0].params:
         eqn = eqns[0]
-        record["in_shardings"] = [_given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["in_shardings"], eqn.invars)]
-        record["out_shardings"] = [_given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["out_shardings"], eqn.outvars)]
+        record["in_shardings"] = [_given_sharding(s, v.aval.shape)
+                                  for s, v in zip(eqn.params["in_shardings"], eqn.invars)]
+        record["out_shardings"] = [_given_sharding(s, v.aval.shape)
+                                   for s, v in zip(eqn.params["out_shardings"], eqn.outvars)]
     return record
 
 

@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # records.py (and numpy) load when facts are first read, after the kernel has started
-    from autograder.facts.records import TaskFacts
+if TYPE_CHECKING:  # the schema (and numpy) load when facts are first read, after the kernel has started
+    from autograder.facts.schema import TaskFacts
 
 MAX_FACTS_BYTES = 512 * 2**20
 MAX_FACTS_FILES = 10_000
@@ -103,7 +103,8 @@ class TakenFacts:
 
     def read(self, task: str) -> TaskFacts | None:
         """The task's facts (None when it was not taken or its facts are bad: see ``error``)."""
-        from autograder.facts.records import PARSER_LOCK, FactsError, load_task_facts
+        from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
+        from autograder.facts.schema import FactsError
 
         with PARSER_LOCK, self._lock:
             if task in self._taken:

@@ -1,9 +1,9 @@
 """Grading: one notebook's grade, from the facts its run took.
 
-``grade`` walks a submission through the stages (``submission`` reads it, the run executes it, and
-``graders`` runs the lab's graders on each task's facts as it is taken); ``check_result`` and
-``results`` are what a grade is made of; ``report`` prints it and ``feedback`` words it for the
-student. The student's check and the course's batches take ``GradeResult`` from here.
+``pipeline`` walks a submission through the stages (``notebook_file`` reads it, the run executes it, and
+``pytest_plugin`` runs the lab's graders on each task's facts as it is taken); ``check_result``,
+``grade_status`` and ``results`` are what a grade is made of; ``terminal_table`` prints it and
+``feedback`` words it for the student. The student's check and the course's batches take ``GradeResult`` from here.
 """
 
 from typing import TYPE_CHECKING
@@ -13,11 +13,12 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.grading.check_result import CheckResult
     from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
-    from autograder.grading.grade import grade_notebook
-    from autograder.grading.graders import GraderError, run_graders
-    from autograder.grading.report import print_grade
+    from autograder.grading.grade_status import GradeStatus
+    from autograder.grading.notebook_file import read_submission
+    from autograder.grading.pipeline import grade_notebook
+    from autograder.grading.pytest_plugin import GraderError, run_graders
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
-    from autograder.grading.submission import read_submission
+    from autograder.grading.terminal_table import print_grade
     from autograder.grading.versions import grader_versions, tested_range, version_problem, versions_line
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from html import escape as _escape
 
+from autograder.grading.grade_status import GradeStatus
 from autograder.grading.results import GradeResult, TaskResult, hidden_failure
 from autograder.grading.versions import versions_line
 
@@ -91,7 +92,7 @@ def feedback_html(result: GradeResult, student: str) -> str:
     if result.late is not None and result.late.is_late:
         before = f" Score before the penalty: {_points(result.raw_score)}." if result.late.points else ""
         parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")
-    if result.status != "graded" or result.changes or result.notes:
+    if result.status != GradeStatus.GRADED or result.changes or result.notes:
         parts.append(f"<div class='status'>{escape(result.summary())}</div>")
     parts += [task_section(task) for task in result.tasks]
     if result.graded_by:

@@ -5,11 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from autograder.grading.check_result import CheckResult
+from autograder.grading.grade_status import GradeStatus
 from autograder.run import LEVEL_DESCRIPTIONS
-
-# Every status a submission can end with; "graded" means the notebook ran to its end.
-STATUSES = ("graded", "timeout", "kernel died", "kernel failed to start", "not a notebook", "unknown lab",
-            "grader error")
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ class TaskResult:
 class GradeResult:
     lab: str | None
     notebook: str
-    status: str
+    status: GradeStatus
     reason: str | None
     max_score: float
     tasks: tuple[TaskResult, ...] = ()
@@ -106,7 +103,7 @@ class GradeResult:
         """The tasks whose points a grader set."""
         return tuple(t for t in self.tasks if t.override is not None)
 
-    def automatic(self) -> "GradeResult":
+    def automatic(self) -> GradeResult:
         """This result as the checks left it: no override (tasks only an override added are dropped), no penalty."""
         tasks = tuple(replace(t, override=None) for t in self.tasks if t.override is None or t.checks)
         return replace(self, tasks=tasks, late=None)
@@ -127,7 +124,7 @@ class GradeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "GradeResult":
+    def from_dict(cls, data: dict) -> GradeResult:
         data = dict(data)
         for key in ("score", "raw_score", "auto_score"):
             data.pop(key, None)
@@ -138,6 +135,7 @@ class GradeResult:
             data[key] = tuple(data.get(key, ()))
         if data.get("late"):
             data["late"] = LatePenalty(**data["late"])
+        data["status"] = GradeStatus(data["status"])
         return cls(tasks=tasks, **data)
 
     def to_gradescope(self, hidden_visibility: str = "after_published", stdout_visibility: str = "hidden") -> dict:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import nbformat
 
 from autograder.course import GradingProgress, close_client, dask_client, grade_on_worker, warm_references
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
 from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
 
@@ -38,7 +38,7 @@ class Outcome:
     score: float = 0.0
     max_score: float = 0.0
     detail: str = ""  # the checks it failed (killed), or why it was not graded
-    status: str = "graded"  # how its run ended: "graded" (the notebook ran to its end), "timeout", ...
+    status: GradeStatus = GradeStatus.GRADED  # how its run ended
 
 
 def _failed(result: GradeResult, task: str) -> dict[str, str]:
@@ -47,12 +47,12 @@ def _failed(result: GradeResult, task: str) -> dict[str, str]:
 
 def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome:
     """A mutant's outcome on its own task, against the solution graded in the same run."""
-    if result.status == "grader error" or not any(t.task == mutant.task for t in result.tasks):
+    if result.status == GradeStatus.GRADER_ERROR or not any(t.task == mutant.task for t in result.tasks):
         return Outcome(mutant, "not graded", detail=f"{result.status}: {result.reason}")
     task = next(t for t in result.tasks if t.task == mutant.task)
     new = {name: message for name, message in _failed(result, mutant.task).items()
            if name not in _failed(solution, mutant.task)}
-    run = "" if result.status == "graded" else f"{result.status}: {result.reason}; "
+    run = "" if result.status == GradeStatus.GRADED else f"{result.status}: {result.reason}; "
     detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
     if result.cell_errors and new:
         detail += f" ({result.cell_errors[0].splitlines()[0]})"
@@ -84,7 +84,7 @@ def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple
                 try:
                     results[name] = GradeResult.from_dict(future.result())
                 except Exception as exc:  # the worker itself died or lost the task
-                    results[name] = GradeResult(lab.id, name, "grader error", f"{type(exc).__name__}: {exc}",
+                    results[name] = GradeResult(lab.id, name, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}",
                                                 lab.max_score)
                 progress.advance(results[name])
         finally:

@@ -9,8 +9,8 @@ order.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -226,7 +226,8 @@ def _assigned_name(statement: cst.CSTNode) -> cst.Name | None:
     """The name a statement ``name = ...`` binds, or None for any other statement."""
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         assign = statement.body[0]
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+        if (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
             return assign.targets[0].target
     return None
 
@@ -279,7 +280,8 @@ def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
             args = _positional(node)
             if len(args) > position and isinstance(args[position].value, cst.Tuple):
                 value = args[position].value
-                if len(value.elements) >= 2 and site.code(value.elements[0].value) != site.code(value.elements[1].value):
+                if (len(value.elements) >= 2
+                        and site.code(value.elements[0].value) != site.code(value.elements[1].value)):
                     elements = list(value.elements)
                     elements[0], elements[1] = (elements[0].with_changes(value=elements[1].value),
                                                 elements[1].with_changes(value=elements[0].value))

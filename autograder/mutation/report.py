@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, GradeStatus
 from autograder.mutation.grading import Outcome
 
 
@@ -97,7 +97,7 @@ def print_report(report: MutationReport, console=None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    if report.solution.status != "graded" or report.solution.score < report.solution.max_score:
+    if report.solution.status != GradeStatus.GRADED or report.solution.score < report.solution.max_score:
         failed = [f"{t.task} {c.name}" for t in report.solution.tasks for c in t.checks if not c.passed]
         console.print(f"[yellow]the solution scored {report.solution.score:g} / {report.solution.max_score:g} in "
                       f"this run ({report.solution.status}); its failed checks kill no mutant: "
@@ -120,7 +120,7 @@ def print_report(report: MutationReport, console=None) -> None:
         m = outcome.mutant
         console.print(f"\n[yellow]{outcome.verdict}[/] {m.id} ({m.task}): {escape(m.description)}: "
                       f"{escape(outcome.detail)}")
-    for outcome in (o for o in report.killed if o.status != "graded"):
+    for outcome in (o for o in report.killed if o.status != GradeStatus.GRADED):
         m = outcome.mutant
         console.print(f"\n[yellow]run failed[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
                       " — counted as killed: its task lost points")

@@ -12,7 +12,7 @@ layouts side by side. Hidden checks are neither run nor named. A task whose name
 
 This package is the student's side of the harness: ``checker_process`` starts (once) the separate
 process with the grader's devices, ``task_checker`` runs in it and grades the task with the same
-graders as the course, and ``inline_report`` turns the result into what the notebook shows.
+graders as the course, and ``cell_output`` turns the result into what the notebook shows.
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ from typing import Any
 
 import nbformat
 
-from autograder.facts import TaskCapture, task_seed
+from autograder.facts import TaskCapture, probe, task_seed
+from autograder.grading import CheckResult, tested_range, version_problem
+from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
+from autograder.notebook.cell_output import NotebookCheck, TaskCheck, check_html
 from autograder.notebook.checker_process import CheckerError, CheckerProcess
 from autograder.run import DEVICE_COUNT
-from autograder.grading import CheckResult, tested_range, version_problem
-from autograder.notebook.inline_report import NotebookCheck, TaskCheck, check_html
-from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
-from autograder.facts import probe
 
 DEVICE_HELP = f"""Make this the first cell of the notebook:
 

@@ -70,7 +70,8 @@ class CheckerProcess:
         self._directory = Path(tempfile.mkdtemp(prefix="autograder-checker-"))
         with open(self._directory / "checker.log", "wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.notebook.task_checker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [sys.executable, "-m", "autograder.notebook.task_checker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=log, cwd=self._directory, env=checker_environment(), text=True, encoding="utf-8")
         self._replies = queue.Queue()
         threading.Thread(target=_read_lines, args=(self._process.stdout, self._replies), daemon=True).start()

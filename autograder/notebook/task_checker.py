@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from autograder.run import Execution, configure_grader_process
 from autograder.facts import FactsError, TaskFacts, load_task_facts
 from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import Lab, LabError, load_lab
+from autograder.run import Execution, RunStatus, configure_grader_process
 
 
 class RequestError(ValueError):
@@ -37,7 +37,7 @@ class RequestError(ValueError):
 
 def facts_execution(facts: Mapping[str, TaskFacts], fact_errors: Mapping[str, str] | None = None) -> Execution:
     """An execution that produced these facts (and these unreadable ones): what the graders read."""
-    return Execution(status="completed", reason=None, ended_at=None, facts=dict(facts),
+    return Execution(status=RunStatus.COMPLETED, reason=None, ended_at=None, facts=dict(facts),
                      fact_errors=dict(fact_errors or {}), cells=(), seconds=0.0)
 
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import os
 import shutil
 import tempfile
 import time
@@ -25,39 +23,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import nbformat
-import zmq
-from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from autograder.run import quiet
 from autograder.facts import TakenFacts, TaskCapture, task_seed
+from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
-from autograder.run.kernel import (LAB_PROBE_MODULE, PROBE_MODULE, HarnessKernelManager, WARM_UP_WAIT, probe_code,
-                               startup_code, wait_for_warm_up_code)
+from autograder.run.kernel import (
+    PROBE_MODULE,
+    TIMEOUT_ENAME,
+    WARM_UP_WAIT,
+    Limits,
+    StartedKernel,
+    cell_error,
+    probe_code,
+    wait_for_warm_up_code,
+)
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.timed_turns import CellTurn, TimedTurn
-from autograder.run.sandbox import ResourceLimits
+from autograder.run.run_status import CellStatus, RunStatus
+from autograder.run.timed_turns import TimedTurn
 
 if TYPE_CHECKING:
     from autograder.facts import TaskFacts
 
-TIMEOUT_ENAME = "CellTimeoutError"
-PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"  # copied into the kernel
-TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (probe.TRUNCATION_MARK)
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How long and how loud a submission may be."""
-
-    cell_timeout: float = 120.0
-    total_timeout: float = 600.0
-    startup_timeout: float = 60.0
-    output_bytes_per_cell: int = 1_000_000
-    output_bytes_total: int = 8_000_000
-    sandbox: ResourceLimits | None = ResourceLimits()  # None: no sandbox (trusted notebooks only)
 
 
 @dataclass(frozen=True)
@@ -65,7 +54,7 @@ class CellOutcome:
     label: str
     origin: str
     task: str | None
-    status: str  # "ok" | "error" | "timeout"
+    status: CellStatus
     error: str | None
     seconds: float
     output_truncated: bool = False
@@ -76,7 +65,7 @@ class CellOutcome:
 class Execution:
     """What running a submission produced: facts per task, and how the run went."""
 
-    status: str  # "completed" | "timeout" | "kernel died" | "kernel failed to start"
+    status: RunStatus
     reason: str | None
     ended_at: str | None
     facts: dict[str, TaskFacts]
@@ -100,162 +89,6 @@ class Execution:
 
 class _Hung(Exception):
     """A cell that neither finished nor stopped when interrupted."""
-
-
-class _CappedClient(NotebookClient):
-    """nbclient's client, keeping at most a fixed amount of output per cell and in total."""
-
-    def __init__(self, nb, limits: Limits, **kwargs):
-        super().__init__(nb, **kwargs)
-        self.limits = limits
-        self.total_bytes = 0
-        self.cell_bytes = 0
-        self.truncated = False
-
-    def start_cell(self) -> None:
-        self.cell_bytes, self.truncated = 0, False
-
-    def watch_output_channel(self) -> None:
-        """Watch the kernel's output channel for disconnections: ZeroMQ drops a message larger than
-        the grader accepts (and the connection with it) without a word, so the output was cut there."""
-        self._disconnections = self.kc.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-
-    def stop_watching_output_channel(self) -> None:
-        """Close the monitor socket: an open one keeps its ZeroMQ context from terminating, and the
-        grader's process hangs at exit when the context is collected."""
-        monitor = getattr(self, "_disconnections", None)
-        if monitor is None:
-            return
-        self._disconnections = None
-        try:
-            self.kc.iopub_channel.socket.disable_monitor()
-        except Exception:
-            pass
-        monitor.close(linger=0)
-
-    async def output_dropped(self) -> bool:
-        """Did the output channel drop its connection since the last call (output lost on the way)?
-        ZeroMQ does not connect again after such a drop, so the channel is connected anew here."""
-        dropped = False
-        monitor = getattr(self, "_disconnections", None)
-        while monitor is not None and await monitor.poll(0):
-            await monitor.recv_multipart()
-            dropped = True
-        if dropped:
-            socket, url = self.kc.iopub_channel.socket, self.kc._make_url("iopub")
-            socket.disconnect(url)
-            socket.connect(url)
-        return dropped
-
-    def output(self, outs, msg, display_id, cell_index):
-        size = len(str(msg.get("content", "")))
-        if TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
-            self.truncated = True
-        self.cell_bytes += size
-        self.total_bytes += size
-        if self.cell_bytes > self.limits.output_bytes_per_cell or self.total_bytes > self.limits.output_bytes_total:
-            self.truncated = True
-            return None
-        return super().output(outs, msg, display_id, cell_index)
-
-
-class StartedKernel:
-    """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
-    (probes loaded, JAX imported, the devices initialised): ready for one submission, and used once.
-
-    It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
-
-    def __init__(self, limits: Limits, lab_probe: Path | None):
-        self.limits, self.with_lab_probe = limits, lab_probe is not None
-        self.probe_digest = _digest(lab_probe)
-        self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
-        try:
-            os.chmod(self.root, 0o755)
-            self.workdir = self.root / "work"  # the kernel's only writable directory
-            self.probe_dir = self.root / "probe"
-            self.facts_dir = self.workdir / ".facts"
-            for d in (self.workdir, self.probe_dir, self.facts_dir):
-                d.mkdir()
-            shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
-            if lab_probe is not None:
-                shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
-            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.probe_dir])
-        except BaseException:
-            shutil.rmtree(self.root, ignore_errors=True)
-            raise
-        if self.km.uid is not None:
-            os.chown(self.facts_dir, self.km.uid, self.km.uid)
-        self.state = "new"  # then "starting", then "started" once the startup code has run
-        self.failure: str | None = None  # why the startup code failed, if it did
-        self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
-        self.turn = CellTurn()  # its code waits while another grading's timed task holds the machine
-        self.start_ended = asyncio.Event()  # started, failed to, or closed
-        self.nb = nbformat.v4.new_notebook()
-        self.client = _CappedClient(
-            self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
-            interrupt_on_timeout=True, iopub_timeout=10, raise_on_iopub_timeout=False,
-            startup_timeout=int(limits.startup_timeout),
-            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
-                              "traceback": []},
-        )
-
-    def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
-        """Was it made for these limits and this lab probe (compared by content)?"""
-        return limits == self.limits and _digest(lab_probe) == self.probe_digest
-
-    async def start(self) -> None:
-        """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
-        Then remember the harness's processes: any other process found later was started by student code."""
-        self.state = "starting"
-        try:
-            await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
-            await self.client.async_start_new_kernel_client()
-            self.client.watch_output_channel()
-            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
-            cell = await self.run_code(startup, self.limits.startup_timeout)
-            self.failure = _error_of(cell)
-            if self.failure is None:
-                self.km.note_harness_processes()
-            self.state = "started"
-        finally:
-            self.start_ended.set()
-
-    async def ready(self, timeout: float = 15) -> bool:
-        """Started without failing, still running, and answering: may it take a submission now?"""
-        if self.state != "started" or self.failure is not None or self.client.kc is None:
-            return False
-        try:
-            return await self.km.is_alive() and _error_of(await self.run_code("pass", timeout)) is None
-        except Exception:  # it died, or does not answer
-            return False
-
-    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
-        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
-        cell = nbformat.v4.new_code_cell(source)
-        async with self.turn:  # the wait, if any, is before the timeout starts
-            self.nb.cells.append(cell)
-            self.client.start_cell()
-            await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
-        return cell
-
-    async def close(self) -> None:
-        """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
-        self.start_ended.set()
-        try:
-            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
-        except Exception:
-            pass
-        if self.client.kc is not None:
-            self.client.stop_watching_output_channel()
-            self.client.kc.stop_channels()
-        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
-            print(f"kept {self.root}")
-        else:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _digest(path: Path | None) -> str | None:
-    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class _Run:
@@ -285,7 +118,7 @@ class _Run:
         if self.kernel.state == "new":
             await self.kernel.start()
         if self.kernel.failure:
-            return "kernel failed to start", f"the device setup failed: {self.kernel.failure}", None
+            return RunStatus.KERNEL_FAILED_TO_START, f"the device setup failed: {self.kernel.failure}", None
         async with self.client.async_setup_kernel():
             with quiet.student_code_running():
                 self.kernel.turn.running = True
@@ -300,10 +133,10 @@ class _Run:
                             await self.until_idle(step.label)
                         timed_out = await self.run_cell(step)
                         if timed_out and not await self.responsive():
-                            return "timeout", f"{step.label} did not stop when interrupted", step.label
+                            return RunStatus.TIMEOUT, f"{step.label} did not stop when interrupted", step.label
                 finally:
                     self.kernel.turn.running = False
-        return "completed", None, None
+        return RunStatus.COMPLETED, None, None
 
     @property
     def waited(self) -> float:
@@ -317,7 +150,7 @@ class _Run:
             await self.live.until_grader_idle()
         try:
             await self.run_code(wait_for_warm_up_code(), WARM_UP_WAIT + 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise _Hung(label) from None
 
     def times_code(self, task: str | None) -> bool:
@@ -335,18 +168,19 @@ class _Run:
         started, waited = time.monotonic(), self.kernel.turn.waited
         try:
             cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise _Hung(step.label) from None
-        error, seconds = _error_of(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
+        error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
-        status = "timeout" if error and error.startswith(TIMEOUT_ENAME) else ("error" if error else "ok")
-        self.interrupted = step.label if status == "timeout" else None
+        status = CellStatus.TIMEOUT if error and error.startswith(TIMEOUT_ENAME) else (
+            CellStatus.ERROR if error else CellStatus.OK)
+        self.interrupted = step.label if status == CellStatus.TIMEOUT else None
         truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
         self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
                                       truncated, leftovers))
-        return status == "timeout"
+        return status == CellStatus.TIMEOUT
 
     async def stop_leftovers(self) -> int:
         """Stop the processes the last cell left running, before anything else runs or is read; the
@@ -361,7 +195,7 @@ class _Run:
         try:
             await self.run_code("pass", 15)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     async def capture(self, task: str) -> None:
@@ -370,7 +204,7 @@ class _Run:
         cell = await self.run_code(probe_code(capture.manifest(str(out), task_seed(self.seed, task))),
                                    self.limits.cell_timeout + 30)
         await self.stop_leftovers()  # the grader's calls of student functions may have started some
-        self.taken.take(task, out, _capture_problem(_error_of(cell)))
+        self.taken.take(task, out, _capture_problem(cell_error(cell)))
         shutil.rmtree(out, ignore_errors=True)
         if self.live is not None:
             self.live.task_taken()
@@ -385,13 +219,6 @@ class _Run:
             if sign in log:
                 return f"the kernel died: {words}"
         return "the kernel died (it exited or was killed)"
-
-
-def _error_of(cell) -> str | None:
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "error":
-            return f"{out.get('ename')}: {out.get('evalue')}"[:2000]
-    return None
 
 
 def _capture_problem(error: str | None) -> str:
@@ -432,26 +259,26 @@ async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, see
     except BaseException:
         await kernel.close()
         raise
-    status, reason, ended_at = "kernel failed to start", "the run stopped unexpectedly", None
+    status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, "the run stopped unexpectedly", None
     kills_before = oom_kills()
     try:
         status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
     except _Hung as hung:
-        status, ended_at = "timeout", str(hung)
+        status, ended_at = RunStatus.TIMEOUT, str(hung)
         reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
-    except asyncio.TimeoutError:
-        status, ended_at = "timeout", _current_label(run)
+    except TimeoutError:
+        status, ended_at = RunStatus.TIMEOUT, _current_label(run)
         reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
     except DeadKernelError:
         if run.interrupted:  # it died of the interrupt, or stopped answering after it
-            status, ended_at = "timeout", run.interrupted
+            status, ended_at = RunStatus.TIMEOUT, run.interrupted
             reason = f"{run.interrupted} did not stop when interrupted after {limits.cell_timeout:g} s"
         else:
-            status, reason, ended_at = "kernel died", run.died_reason(), _current_label(run)
+            status, reason, ended_at = RunStatus.KERNEL_DIED, run.died_reason(), _current_label(run)
             if kills_before is not None and (oom_kills() or 0) > kills_before:  # the container's limit
                 reason = out_of_memory_words(ended_at, memory_limit_bytes())
     except RuntimeError as exc:  # the kernel did not start or its client lost it
-        status, reason, ended_at = "kernel failed to start", str(exc), None
+        status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, str(exc), None
     finally:
         if live is None:
             run.timed_turn.release()  # no grader follows the run to measure under it
@@ -479,7 +306,7 @@ async def _within_deadline(run: _Run, total_timeout: float):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            raise asyncio.TimeoutError
+            raise TimeoutError
 
 
 def execute_plan(plan: Plan, captures: Captures, limits: Limits, seed: int,

@@ -1,22 +1,40 @@
-"""Starting a fresh kernel for one submission, with the harness's environment and devices, sandboxed."""
+"""Starting a fresh kernel for one submission, with the harness's environment and devices, sandboxed,
+and its lifecycle (``StartedKernel``): started with the startup code run, used once, closed."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import os
+import shutil
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import zmq
 import zmq.asyncio
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
+from nbclient import NotebookClient
 
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.network_filter import filter_command, filter_problem
-from autograder.run.sandbox import (BUBBLEWRAP, NO_SANDBOX, ResourceLimits, bwrap_command, lease_uid, make_private,
-                                sandbox_environment, sandbox_level, uid_command)
+from autograder.run.sandbox import (
+    BUBBLEWRAP,
+    NO_SANDBOX,
+    ResourceLimits,
+    bwrap_command,
+    lease_uid,
+    make_private,
+    sandbox_environment,
+    sandbox_level,
+    uid_command,
+)
+from autograder.run.timed_turns import CellTurn
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
@@ -26,6 +44,21 @@ MAX_QUEUED_MESSAGES = 32
 PROBE_MODULE = "_autograder_probe"
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
 LAB_PROBE_MODULE = "_autograder_lab_probe"
+PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"  # copied into the kernel
+TIMEOUT_ENAME = "CellTimeoutError"
+TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (probe.TRUNCATION_MARK)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how loud a submission may be."""
+
+    cell_timeout: float = 120.0
+    total_timeout: float = 600.0
+    startup_timeout: float = 60.0
+    output_bytes_per_cell: int = 1_000_000
+    output_bytes_total: int = 8_000_000
+    sandbox: ResourceLimits | None = ResourceLimits()  # None: no sandbox (trusted notebooks only)
 
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
@@ -151,3 +184,167 @@ class HarnessKernelManager(AsyncKernelManager):
             return self.log_path.read_bytes()[-limit:].decode("utf-8", "replace")
         except OSError:
             return ""
+
+
+def cell_error(cell) -> str | None:
+    """The error a cell ended with, as ``Name: message``, or None."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            return f"{out.get('ename')}: {out.get('evalue')}"[:2000]
+    return None
+
+
+class _CappedClient(NotebookClient):
+    """nbclient's client, keeping at most a fixed amount of output per cell and in total."""
+
+    def __init__(self, nb, limits: Limits, **kwargs):
+        super().__init__(nb, **kwargs)
+        self.limits = limits
+        self.total_bytes = 0
+        self.cell_bytes = 0
+        self.truncated = False
+
+    def start_cell(self) -> None:
+        self.cell_bytes, self.truncated = 0, False
+
+    def watch_output_channel(self) -> None:
+        """Watch the kernel's output channel for disconnections: ZeroMQ drops a message larger than
+        the grader accepts (and the connection with it) without a word, so the output was cut there."""
+        self._disconnections = self.kc.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+
+    def stop_watching_output_channel(self) -> None:
+        """Close the monitor socket: an open one keeps its ZeroMQ context from terminating, and the
+        grader's process hangs at exit when the context is collected."""
+        monitor = getattr(self, "_disconnections", None)
+        if monitor is None:
+            return
+        self._disconnections = None
+        try:
+            self.kc.iopub_channel.socket.disable_monitor()
+        except Exception:
+            pass
+        monitor.close(linger=0)
+
+    async def output_dropped(self) -> bool:
+        """Did the output channel drop its connection since the last call (output lost on the way)?
+        ZeroMQ does not connect again after such a drop, so the channel is connected anew here."""
+        dropped = False
+        monitor = getattr(self, "_disconnections", None)
+        while monitor is not None and await monitor.poll(0):
+            await monitor.recv_multipart()
+            dropped = True
+        if dropped:
+            socket, url = self.kc.iopub_channel.socket, self.kc._make_url("iopub")
+            socket.disconnect(url)
+            socket.connect(url)
+        return dropped
+
+    def output(self, outs, msg, display_id, cell_index):
+        size = len(str(msg.get("content", "")))
+        if TRUNCATION_MARK in str(msg.get("content", {}).get("text", "")):
+            self.truncated = True
+        self.cell_bytes += size
+        self.total_bytes += size
+        if self.cell_bytes > self.limits.output_bytes_per_cell or self.total_bytes > self.limits.output_bytes_total:
+            self.truncated = True
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+
+class StartedKernel:
+    """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
+    (probes loaded, JAX imported, the devices initialised): ready for one submission, and used once.
+
+    It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
+
+    def __init__(self, limits: Limits, lab_probe: Path | None):
+        self.limits, self.with_lab_probe = limits, lab_probe is not None
+        self.probe_digest = _digest(lab_probe)
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
+        try:
+            os.chmod(self.root, 0o755)
+            self.workdir = self.root / "work"  # the kernel's only writable directory
+            self.probe_dir = self.root / "probe"
+            self.facts_dir = self.workdir / ".facts"
+            for d in (self.workdir, self.probe_dir, self.facts_dir):
+                d.mkdir()
+            shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
+            if lab_probe is not None:
+                shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
+            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.probe_dir])
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        if self.km.uid is not None:
+            os.chown(self.facts_dir, self.km.uid, self.km.uid)
+        self.state = "new"  # then "starting", then "started" once the startup code has run
+        self.failure: str | None = None  # why the startup code failed, if it did
+        self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
+        self.turn = CellTurn()  # its code waits while another grading's timed task holds the machine
+        self.start_ended = asyncio.Event()  # started, failed to, or closed
+        self.nb = nbformat.v4.new_notebook()
+        self.client = _CappedClient(
+            self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
+            interrupt_on_timeout=True, iopub_timeout=10, raise_on_iopub_timeout=False,
+            startup_timeout=int(limits.startup_timeout),
+            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
+                              "traceback": []},
+        )
+
+    def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
+        """Was it made for these limits and this lab probe (compared by content)?"""
+        return limits == self.limits and _digest(lab_probe) == self.probe_digest
+
+    async def start(self) -> None:
+        """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
+        Then remember the harness's processes: any other process found later was started by student code."""
+        self.state = "starting"
+        try:
+            await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+            await self.client.async_start_new_kernel_client()
+            self.client.watch_output_channel()
+            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
+            cell = await self.run_code(startup, self.limits.startup_timeout)
+            self.failure = cell_error(cell)
+            if self.failure is None:
+                self.km.note_harness_processes()
+            self.state = "started"
+        finally:
+            self.start_ended.set()
+
+    async def ready(self, timeout: float = 15) -> bool:
+        """Started without failing, still running, and answering: may it take a submission now?"""
+        if self.state != "started" or self.failure is not None or self.client.kc is None:
+            return False
+        try:
+            return await self.km.is_alive() and cell_error(await self.run_code("pass", timeout)) is None
+        except Exception:  # it died, or does not answer
+            return False
+
+    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
+        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
+        cell = nbformat.v4.new_code_cell(source)
+        async with self.turn:  # the wait, if any, is before the timeout starts
+            self.nb.cells.append(cell)
+            self.client.start_cell()
+            await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
+        return cell
+
+    async def close(self) -> None:
+        """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
+        self.start_ended.set()
+        try:
+            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
+        except Exception:
+            pass
+        if self.client.kc is not None:
+            self.client.stop_watching_output_channel()
+            self.client.kc.stop_channels()
+        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
+            print(f"kept {self.root}")
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _digest(path: Path | None) -> str | None:
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()

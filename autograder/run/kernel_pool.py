@@ -23,7 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.run.execute import Captures, Execution, Limits, StartedKernel, execute_plan_async
+from autograder.run.execute import Captures, Execution, execute_plan_async
+from autograder.run.kernel import Limits, StartedKernel
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import Plan
 

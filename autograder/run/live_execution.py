@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from autograder.facts import TakenFacts
+from autograder.run.run_status import RunStatus
 
 GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the grader to be idle
 
@@ -27,7 +28,7 @@ class LiveExecution:
         self._changed = threading.Condition()
         self.taken: TakenFacts | None = None
         self.cells: list = []  # the CellOutcomes so far, in order
-        self.status: str | None = None  # set when the run has ended, with reason and ended_at
+        self.status: RunStatus | None = None  # set when the run has ended, with reason and ended_at
         self.reason: str | None = None
         self.ended_at: str | None = None
         self._grader_waits_for: Callable[[], bool] | None = None
@@ -45,7 +46,7 @@ class LiveExecution:
         with self._changed:
             self._changed.notify_all()
 
-    def ended(self, status: str, reason: str | None, ended_at: str | None) -> None:
+    def ended(self, status: RunStatus, reason: str | None, ended_at: str | None) -> None:
         with self._changed:
             self.status, self.reason, self.ended_at = status, reason, ended_at
             self._changed.notify_all()

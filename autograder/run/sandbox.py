@@ -35,7 +35,7 @@ from autograder.run.network_filter import filter_problem
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
-from autograder.run.sandbox_levels import BUBBLEWRAP, LEVEL_DESCRIPTIONS, NO_SANDBOX, UID, UID_SECCOMP  # noqa: F401
+from autograder.run.sandbox_levels import BUBBLEWRAP, LEVEL_DESCRIPTIONS, NO_SANDBOX, UID, UID_SECCOMP  # noqa: E402, F401
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,11 @@ from collections.abc import Callable, Collection
 
 import pytest
 
-from autograder.facts import Call, CallFact, Fact, PARSER_LOCK, ProbeFact, TaskFacts, task_seed
-from autograder.grading.check_result import CheckResult
 from autograder.checks import CheckFailure
-from autograder.run import Execution, LiveExecution
+from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, task_seed
+from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
+from autograder.run import CellStatus, Execution, LiveExecution
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
 # (they cost time at each session's end, and are none of the grading's business), and pytest's reports
@@ -33,7 +33,7 @@ MARKERS = (
 )
 
 
-class Submission:
+class SubmissionFacts:
     """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
     from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
 
@@ -60,7 +60,7 @@ class Submission:
 
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
-        failed = [c for c in self.execution.cells if c.task == task and c.status != "ok" and c.error]
+        failed = [c for c in self.execution.cells if c.task == task and c.status != CellStatus.OK and c.error]
         if not failed:
             return ""
         cell = failed[0]
@@ -99,7 +99,7 @@ class Submission:
 
 
 class _GraderPlugin:
-    def __init__(self, submission: Submission, tasks: Collection[str] | None = None, on_check=None):
+    def __init__(self, submission: SubmissionFacts, tasks: Collection[str] | None = None, on_check=None):
         self._submission = submission
         self._tasks = None if tasks is None else frozenset(tasks)
         self._on_check = on_check
@@ -111,7 +111,7 @@ class _GraderPlugin:
             config.addinivalue_line("markers", line)
 
     @pytest.fixture(scope="session")
-    def submission(self) -> Submission:
+    def submission(self) -> SubmissionFacts:
         return self._submission
 
     @pytest.fixture(scope="session")
@@ -206,7 +206,7 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
     """The results of the lab's checks (only the public ones with ``public_only``; only those of
     ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
     checked can be kept if the grader itself is stopped before the end."""
-    plugin = _GraderPlugin(Submission(lab, execution, seed), tasks, on_check)
+    plugin = _GraderPlugin(SubmissionFacts(lab, execution, seed), tasks, on_check)
     args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
             "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
             "--tb=no", *PLUGINS_OFF]

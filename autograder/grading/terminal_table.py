@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from autograder.grading.grade_status import GradeStatus
 from autograder.grading.results import GradeResult, hidden_failure
 
 
@@ -41,7 +42,7 @@ def print_grade(result: GradeResult, console: Console | None = None) -> None:
     console = console or Console()
     if result.tasks:
         console.print(grade_table(result))
-    style = "bold green" if result.status == "graded" else "bold yellow"
+    style = "bold green" if result.status == GradeStatus.GRADED else "bold yellow"
     console.print(f"[{style}]{escape(result.summary())}[/]", highlight=False)
     for error in result.cell_errors[:10]:
         console.print(f"  [dim]{escape(error)}[/]", highlight=False)

@@ -127,7 +127,7 @@ def _late_section(results: dict[str, GradeResult]) -> str:
             f"({deducted:g} points in all); {len(judged) - len(late)} on time.</p>{table}")
 
 
-def class_report_html(results: dict[str, GradeResult], lab: str, task_ids: list[str]) -> str:
+def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list[str]) -> str:
     graded = list(results.values())
     scores = [r.score for r in graded]
     max_score = max((r.max_score for r in graded), default=100.0) or 100.0

@@ -1,0 +1,171 @@
+"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it.
+
+The kernel starts first, in a thread of its own; the graders' imports (JAX, pytest, the lab's
+references) load meanwhile, and each task is checked as soon as its facts are taken, while the
+kernel goes on with the next one (see live_execution.py). Only what follows the last task waits for
+the notebook to end. Nothing here imports JAX before the kernel has been started.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from autograder.grading.check_result import CheckResult
+from autograder.grading.grade_status import GradeStatus
+from autograder.grading.notebook_file import NotANotebook, read_submission
+from autograder.grading.results import GradeResult, TaskResult
+from autograder.grading.versions import grader_versions
+from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
+from autograder.run import (
+    NO_SANDBOX,
+    Execution,
+    Limits,
+    LiveExecution,
+    RunStatus,
+    build_plan,
+    execute_plan,
+    grading_with,
+    sandbox_level,
+)
+
+
+def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
+                   limits: Limits = Limits(), seed: int | None = None, execute=execute_plan,
+                   overlap: bool = True, on_check=None) -> GradeResult:
+    """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
+    ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
+    ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``). ``on_check`` is
+    given the checks done so far after each (see ``run_graders``).
+
+    Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
+    return grade_with_execution(path, lab_id, public_only, limits, seed, execute, overlap, on_check)[0]
+
+
+def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
+                         limits: Limits = Limits(), seed: int | None = None,
+                         execute=execute_plan, overlap: bool = True,
+                         on_check=None) -> tuple[GradeResult, Execution | None]:
+    """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
+    notebook was not run. With ``overlap=False`` the graders (JAX's devices, the references, pytest)
+    load only once the kernel has ended and its memory is free: the least memory at once, where memory is
+    short (a Gradescope container), at the cost of the time the overlap saves. The grade names the versions
+    that produced it (``graded_by``)."""
+    result, execution = _grade(path, lab_id, public_only, limits, seed, execute, overlap, on_check)
+    return replace(result, graded_by=grader_versions()), execution
+
+
+def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, seed: int | None,
+           execute, overlap: bool, on_check) -> tuple[GradeResult, Execution | None]:
+    level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    try:
+        nb = read_submission(path)
+    except NotANotebook as exc:
+        return GradeResult(lab_id, str(path), GradeStatus.NOT_A_NOTEBOOK, str(exc), _max_score(lab_id), seed=seed), None
+    found_lab = lab_of_notebook(nb)
+    lab_id = lab_id or found_lab
+    if lab_id is None:
+        return GradeResult(None, str(path), GradeStatus.UNKNOWN_LAB,
+                           "the notebook does not say which lab it is; pass --lab", 0.0, seed=seed), None
+    try:
+        lab = load_lab(lab_id)
+        template = lab.template
+    except NotAssigned as exc:  # the lab is known, but not ready to grade with
+        return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), 0.0, seed=seed), None
+    except LabError as exc:
+        return GradeResult(lab_id, str(path), GradeStatus.UNKNOWN_LAB, str(exc), 0.0, seed=seed), None
+    notes = []
+    if found_lab is not None and found_lab != lab_id:
+        notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
+    plan = build_plan(template, nb)
+    if overlap:
+        run = _RunInBackground(execute, plan, lab, limits, seed, path)
+        from autograder.grading.pytest_plugin import GraderError, run_graders  # JAX loads while the kernel starts
+
+        try:
+            with grading_with(lambda: run.live.timed_turn):  # the grader measures under its run's timed turn
+                checks = run_graders(lab, run.live, seed, public_only, on_check=on_check)
+        except GraderError as exc:
+            failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
+            return failed, run.result()
+        finally:
+            run.live.release_timed_turn()  # measured (or failed to): the machine's timed turn is free again
+        execution = run.result()
+    else:
+        execution = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, None)
+        from autograder.grading.pytest_plugin import GraderError, run_graders
+
+        try:
+            checks = run_graders(lab, execution, seed, public_only, on_check=on_check)
+        except GraderError as exc:
+            failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
+            return failed, execution
+    notes += execution_notes(execution, limits)
+    status = GradeStatus.of_run(execution.status)
+    tasks = _by_task(lab.tasks, checks, public_only)
+    result = GradeResult(
+        lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
+        max_score=sum(t.max_score for t in tasks), tasks=tasks, ended_at=execution.ended_at, changes=execution.changes,
+        cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
+        seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes), sandbox=level,
+    )
+    return result, execution
+
+
+class _RunInBackground:
+    """The submission's execution, started at once in a thread of its own and followed live."""
+
+    def __init__(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path):
+        self.live = LiveExecution()
+        self._outcome: Execution | BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(execute, plan, lab, limits, seed, path),
+                                         name="autograder-kernel", daemon=True)
+        self._thread.start()
+
+    def _run(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path) -> None:
+        try:
+            self._outcome = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, self.live)
+        except BaseException as exc:  # handed to the grader's thread, which raises it
+            self._outcome = exc
+            self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)
+
+    def result(self) -> Execution:
+        self._thread.join()
+        if isinstance(self._outcome, BaseException):
+            raise self._outcome
+        return self._outcome
+
+
+def execution_notes(execution, limits: Limits) -> list[str]:
+    """What the harness had to do to the run: output it cut, processes a cell left running."""
+    notes = []
+    truncated = [c.label for c in execution.cells if c.output_truncated]
+    if truncated or execution.output_cut_by_task:
+        where = f"from {truncated[0]} on" if truncated else f"by the end of task {execution.output_cut_by_task}"
+        notes.append(f"output was truncated {where}: more than {limits.output_bytes_per_cell:,} bytes "
+                     f"in a cell or {limits.output_bytes_total:,} in all")
+    for cell in execution.cells:
+        if cell.leftover_processes:
+            count = cell.leftover_processes
+            notes.append(f"{cell.label} left {count} process{'es' if count != 1 else ''} running; "
+                         f"{'they were' if count != 1 else 'it was'} stopped")
+    return notes
+
+
+def _max_score(lab_id: str | None) -> float:
+    try:
+        return load_lab(lab_id).max_score if lab_id else 0.0
+    except LabError:
+        return 0.0
+
+
+def _by_task(tasks, checks: list[CheckResult], public_only: bool) -> tuple[TaskResult, ...]:
+    """Checks grouped by task; a self-check (public checks only) is out of the public points alone."""
+    results = []
+    for task in tasks:
+        mine = tuple(c for c in checks if c.task == task.id)
+        results.append(TaskResult(task.id, sum(c.points for c in mine) if public_only else task.points, mine))
+    return tuple(results)

@@ -1,0 +1,105 @@
+"""What a check from the notebook shows: each task's public checks with their messages and layout
+pictures (drawn as on the feedback page), "not attempted" for a task not done yet, "no public checks"
+for a task checked only in grading, or a plain message saying why nothing could be checked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape as _escape
+
+from autograder.grading import CheckResult, TaskResult, escape, scoped_style, task_section
+
+SCOPE = "autograder-check"
+SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the check's own output is styled
+NOT_ATTEMPTED = "not attempted"
+NO_PUBLIC_CHECKS = "no public checks"
+# A light card with its own foreground and background on every element, so that it reads the same in a
+# dark theme (JupyterLab's styles its outputs' headings, code and pre, the latter more specifically than
+# a scoped rule: hence !important there; Colab's dark mode styles its text).
+STYLE = (f"{SELECTOR}{{font-family:system-ui,sans-serif;color:#222;background:#fff;color-scheme:light;"
+         "max-width:60rem;padding:.1rem .8rem;border:1px solid #ccc;border-radius:6px}"
+         f"{SELECTOR} :is(p,ul,li,h2,span,small,b,section,div){{color:inherit;background:transparent}}"
+         f"{SELECTOR} code{{color:#222 !important;background:#eee !important;padding:0 .2em;border-radius:3px}}"
+         f"{SELECTOR} pre{{color:#222 !important;background:#f6f6f6 !important}}"
+         f"{SELECTOR} .todo{{color:#666}} {SELECTOR} .note{{color:#555;font-size:.85rem}}"
+         f"{SELECTOR} .status{{color:#222;background:#fff4e5}}" + scoped_style(SELECTOR))
+NOTE = ("Public checks only, on fresh inputs, run apart from this notebook. Grading runs them again and "
+        "may run further checks. Check cells are not run when your notebook is graded.")
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """One task's result: its public checks, or the names it binds when none of them is defined yet."""
+
+    task: str
+    checks: tuple[CheckResult, ...] = ()
+    undefined: tuple[str, ...] = ()
+
+    @property
+    def attempted(self) -> bool:
+        return not self.undefined
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.checks)
+
+    @property
+    def points(self) -> float:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def verdict(self) -> str:
+        """'passed', 'partial', 'failed', 'not attempted', or 'no public checks'."""
+        if not self.attempted:
+            return NOT_ATTEMPTED
+        if not self.checks:
+            return NO_PUBLIC_CHECKS
+        if all(c.passed for c in self.checks):
+            return "passed"
+        return "partial" if self.score else "failed"
+
+
+@dataclass(frozen=True)
+class NotebookCheck:
+    """The result of one ``check`` call: its tasks, or the problem that kept them from being checked;
+    ``warning``, shown above the tasks, what may make them differ from grading (an untested JAX)."""
+
+    lab: str | None
+    tasks: tuple[TaskCheck, ...] = ()
+    problem: str | None = None
+    warning: str | None = None
+
+
+def _task_html(check: TaskCheck) -> str:
+    task = escape(check.task)
+    if not check.attempted:
+        names = ", ".join(f"`{name}`" for name in check.undefined)
+        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
+                f"<p>{escape(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
+                "</section>")
+    elif not check.checks:
+        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
+                "</h2><p>This task is checked only when your notebook is graded.</p></section>")
+    else:
+        body = task_section(TaskResult(check.task, check.points, check.checks))
+    return f"<div data-task='{task}' data-verdict='{_escape(check.verdict)}'>{body}</div>"
+
+
+def check_html(report: NotebookCheck) -> str:
+    """The HTML shown under the check cell; its styles reach nothing outside it."""
+    lab = f" data-lab='{_escape(report.lab)}'" if report.lab else ""
+    parts = [f"<style>{STYLE}</style><div class='{SCOPE}'{lab}>"]
+    if report.problem:
+        parts.append(f"<div class='status' data-verdict='problem'>{escape(report.problem)}</div>")
+    else:
+        if report.warning:
+            parts.append(f"<div class='status' data-verdict='warning'>{escape(report.warning)}</div>")
+        attempted = [t for t in report.tasks if t.attempted]
+        if len(report.tasks) > 1:
+            parts.append(f"<p><b>Public checks: {sum(t.score for t in attempted):g} / "
+                         f"{sum(t.points for t in attempted):g} points</b> in {len(attempted)} of "
+                         f"{len(report.tasks)} tasks attempted</p>")
+        parts += [_task_html(t) for t in report.tasks]
+        parts.append(f"<p class='note'>{escape(NOTE)}</p>")
+    parts.append("</div>")
+    return "".join(parts)
