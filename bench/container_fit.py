@@ -35,7 +35,7 @@ from pathlib import Path
 from autograder.course.cgroup_box import box_problem, run_in_box
 from autograder.run.devices import kernel_environment
 from autograder.run.sandbox import KERNEL_MALLOC_ARENAS, KERNEL_MALLOC_MMAP_THRESHOLD
-from autograder.course.gradescope import build_autograder_zip
+from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import lab_ids, load_lab
 
 DEFAULT_SIZES = ("768:0.5",)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder.run.execute import Limits
-from autograder.grading.grade import grade_with_execution
+from autograder.run.kernel import Limits
+from autograder.grading.pipeline import grade_with_execution
 from autograder.notebook.task_checker import public_checks
 from notebooks import make_submission
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from browser import chromium, chromium_page
 from lab_frontend import JUPYTERLAB, LAB, jupyter_server, lab_notebooks, run_all, shown_verdicts
 from student_install import plain_environment

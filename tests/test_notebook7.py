@@ -13,7 +13,7 @@ import importlib.util
 import pytest
 from packaging.version import Version
 
-from autograder.notebook.inline_report import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from browser import chromium, chromium_page
 from lab_frontend import LAB, NOTEBOOK_7, jupyter_server, lab_notebooks, run_all, shown_verdicts
 from student_install import plain_environment
