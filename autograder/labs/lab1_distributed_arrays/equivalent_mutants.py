@@ -1,0 +1,24 @@
+"""Mutants of lab 1's solution that no check should fail, each with why (``autograder mutants``).
+
+Not recorded here, since they are wrong answers the graders accept: six mutants of t7 that leave one of
+``W2``, ``b2``, ``W3`` replicated instead of split over ``'model'``. XLA's propagation inside ``train``
+lays that parameter out as the task asks from the other two, so the trained ``params_tp`` the task binds
+has the asked layouts and values; the initial placement is not bound, so it cannot be checked. They
+survive, and count against the lab's score, until the task binds its placed parameters too.
+"""
+
+_TWO_DEVICES = ("any two different devices give the incompatible-devices error the task asks for; "
+                "which two, or which is named first, does not change err_msg's kind")
+_MEDIAN = ("t8 reports the median of the rounds: one round more or less, or a first slow (compiling) round "
+           "without its warm-up call, leaves the median where it was (and grad_loss on the data-parallel "
+           "arrays is already compiled by t6's training)")
+
+EQUIVALENT_MUTANTS = {
+    "t4-off_by_one-0bccfb59": _TWO_DEVICES,
+    "t4-swap-f937d6d6": _TWO_DEVICES,
+    "t8-off_by_one-dced85ba": _MEDIAN,
+    "t8-off_by_one-1aac280b": _MEDIAN,
+    "t8-timing-2cbf877d": _MEDIAN,
+    "t8-timing-2cf4299a": _MEDIAN,
+    "t8-swap-343bea25": "two empty lists bound in each other's place: the same values",
+}
