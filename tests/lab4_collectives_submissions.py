@@ -78,6 +78,23 @@ collective_faster = t_collective < t_gathered
 """
 # Sound times, but the speedup is given in percent.
 T5_PERCENT = T5_TIMEIT.replace("speedup = t_gathered / t_collective", "speedup = 100 * t_gathered / t_collective")
+# Wrong: gathered_matmul timed on big_rhs and big_lhs swapped, a product the shapes refuse; the
+# collective matmul's time stands on its own (made from a mutant that survived when the shapes allowed it).
+T5_SWAPPED_ARGUMENTS = """
+import time
+
+def seconds_per_call(f, *args, calls=200):
+    f(*args).block_until_ready()
+    start = time.perf_counter()
+    for _ in range(calls):
+        f(*args).block_until_ready()
+    return (time.perf_counter() - start) / calls
+
+t_collective = seconds_per_call(collective_matmul, big_lhs, big_rhs)
+t_gathered = seconds_per_call(gathered_matmul, big_rhs, big_lhs)
+speedup = t_gathered / t_collective
+collective_faster = bool(speedup > 1)
+"""
 T3_SWAPPED = "psum_block_shape, scatter_block_shape = (2,), (16,)"
 # Also correct: the shapes read off the results themselves.
 T3_READ_OFF = """
@@ -236,4 +253,5 @@ CASES = [
     Case("first_two_solved", solved("t1", "t2"), {"t1": 25, "t2": 30}),
     Case("speedup_in_percent", {**solved("t4"), "t5": T5_PERCENT}, {"t4": 20, "t5": 6},
          messages={"t5": "the speedup must be computed from your two times"}),
+    Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 3}),
 ]
