@@ -10,9 +10,7 @@ submission is aligned with it) and the wheel. Building twice gives the same byte
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -21,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 
 from autograder.course.gradescope_config import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
+from autograder.course.wheel_build import WheelBuildError, build_wheel_of
 from autograder.paths import PACKAGE_DIR
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
-SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01: the wheel's timestamps, for identical builds
 
 
 SETUP_SH = """\
@@ -159,15 +157,10 @@ def build_wheel(checkout: Path, directory: Path) -> Path:
         shutil.copy2(checkout / name, source / name)
     shutil.copytree(checkout / "autograder", source / "autograder",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    out = directory / "dist"
-    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
-               "--outdir", str(out), str(source)]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH})
-    wheels = sorted(out.glob("*.whl")) if out.is_dir() else []
-    if done.returncode != 0 or len(wheels) != 1:
-        raise GradescopeError(f"building the harness's wheel failed: {done.stderr.strip()[-2000:]}")
-    return wheels[0]
+    try:
+        return build_wheel_of(source, directory / "dist")
+    except WheelBuildError as failure:
+        raise GradescopeError(f"building the harness's wheel failed: {failure}") from failure
 
 
 GRADE_DEPENDENCIES = ("jax", "jaxlib", "numpy", "flax")  # their versions change the references and checks

@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import importlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -32,6 +31,7 @@ import tomllib
 from pathlib import Path
 
 from autograder.authoring import STUDENT_DISTRIBUTION
+from autograder.course.wheel_build import WheelBuildError, build_wheel_of
 
 LEFT_OUT = ("course", "authoring", "mutation", "cli.py", "__main__.py")  # a course's and an author's tools
 REFERENCE_ALIAS = "ref"
@@ -256,7 +256,7 @@ include = ["autograder*"]
 
 def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:
     """The students' wheel for ``lab_ids`` (every lab when None), written into ``out``."""
-    from autograder.course.gradescope_zip import SOURCE_DATE_EPOCH, project_checkout
+    from autograder.course.gradescope_zip import project_checkout
     from autograder.lab import lab_ids as all_labs
 
     labs = list(lab_ids or all_labs())
@@ -266,14 +266,10 @@ def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         source = stage(labs, Path(tmp), project_checkout())
-        dist = Path(tmp) / "dist"
-        command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
-                   "--outdir", str(dist), str(source)]
-        done = subprocess.run(command, capture_output=True, text=True,
-                              env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH})
-        wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
-        if done.returncode != 0 or len(wheels) != 1:
-            raise StudentPackageError(f"building the students' wheel failed: {done.stderr.strip()[-2000:]}")
-        target = out / wheels[0].name
-        shutil.copy2(wheels[0], target)
+        try:
+            wheel = build_wheel_of(source, Path(tmp) / "dist")
+        except WheelBuildError as failure:
+            raise StudentPackageError(f"building the students' wheel failed: {failure}") from failure
+        target = out / wheel.name
+        shutil.copy2(wheel, target)
     return target
