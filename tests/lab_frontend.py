@@ -19,6 +19,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.lab import load_lab
+from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from notebooks import make_submission
 from student_install import filled_notebook
 
@@ -164,3 +165,21 @@ def shown_verdicts(page) -> list[tuple[str, str]]:
     return [tuple(v) for v in page.eval_on_selector_all(
         ".autograder-check [data-task]", "els => els.map(e => [e.dataset.task, e.dataset.verdict])")]
 
+
+
+def assert_every_task_passed(verdicts: list[tuple[str, str]], screenshot: Path) -> None:
+    """The filled notebook, as the page shows it: every task passed (a task checked only in grading says so)."""
+    assert [task for task, _ in verdicts] == [t.id for t in LAB.tasks]
+    assert all(v in ("passed", NO_PUBLIC_CHECKS) for _, v in verdicts), verdicts
+    assert sum(v == "passed" for _, v in verdicts) >= len(LAB.tasks) - 1
+    assert screenshot.stat().st_size > 10_000
+
+
+def assert_not_attempted(verdicts: list[tuple[str, str]]) -> None:
+    assert verdicts == [("t1", NOT_ATTEMPTED)]
+
+
+def assert_wrong_layout_shown(verdicts: list[tuple[str, str]], pictures: list[bool]) -> None:
+    """The wrong layout: t1 partly right, with the expected and the found pictures both visible."""
+    assert verdicts == [("t1", "partial")]
+    assert pictures == [True, True]
