@@ -122,3 +122,42 @@ def test_new_lab_refuses_a_number_of_tasks_it_cannot_give_points_to(root, capsys
         assert main(["new-lab", "lab7", "--tasks", bad]) == 2
         assert "a lab has 1 to 25 tasks" in capsys.readouterr().err
     assert lab_ids() == []
+
+
+def test_every_template_renders_from_its_named_fields_and_fails_without_them():
+    """The templates of `new-lab` name only the fields it gives (``lab``, ``tasks``, ``task``); each renders
+    from them for every example task, and a missing field is an error, not an empty string."""
+    import jinja2
+    import jinja2.meta
+
+    from autograder.authoring.new_lab import EXAMPLES, FILLER, TEMPLATES, lab_tasks
+
+    tasks = lab_tasks(len(EXAMPLES) + 1)
+    assert [task.example.name for task in tasks] == [example.name for example in (*EXAMPLES, FILLER)]
+    names = TEMPLATES.list_templates()
+    for example in (*EXAMPLES, FILLER):
+        for part in ("statement.md.j2", "solution.py.j2", "capture.py.j2", "graders.py.j2"):
+            assert f"tasks/{example.name}/{part}" in names
+    for name in names:
+        source = TEMPLATES.loader.get_source(TEMPLATES, name)[0]
+        fields = jinja2.meta.find_undeclared_variables(TEMPLATES.parse(source))
+        assert fields <= {"lab", "tasks", "task"}, (name, fields)
+        users = [t for t in tasks if name.startswith(t.templates + "/")] if name.startswith("tasks/") else tasks
+        assert users, name
+        for task in users:
+            assert TEMPLATES.get_template(name).render(lab="lab9", tasks=tasks, task=task)
+        if fields:
+            with pytest.raises(jinja2.UndefinedError):
+                TEMPLATES.get_template(name).render()
+
+
+def test_each_check_of_an_example_is_its_grader_worth_the_checks_points():
+    """An example's checks are named as its graders, ``test_<task>_<check>``, in their order, each worth
+    the check's points: renaming one on one side only fails here, not in a lab's grading."""
+    from autograder.authoring.new_lab import EXAMPLES, TEMPLATES, lab_tasks
+
+    for task in lab_tasks(len(EXAMPLES) + 1):
+        graders = TEMPLATES.get_template(f"{task.templates}/graders.py.j2").render(task=task)
+        found = re.findall(r'@task\("(t\d+)"\)\n@points\((\d+)\)\n(?:@hidden\n)?def test_(t\d+)_(\w+)\(', graders)
+        assert [(check, points) for _, points, _, check in found] == [(c, str(p)) for c, p in task.points.items()]
+        assert {t for t, _, u, _ in found for t in (t, u)} == {task.id}
