@@ -3,7 +3,7 @@
 It writes the solution notebook (the devices' setup cell, task and answer markers), the lab's package
 (captures, reference, graders with one worked example of each kind of check: values on the grader's own
 inputs, layout, ``jax.typeof``, the collective a ``shard_map`` body writes, a timed claim) and
-``tests/LAB_submissions.py``, which the suite finds by its name. Then ``autograder assign LAB`` gives
+``tests/labs/LAB_submissions.py``, which the suite finds by its name. Then ``autograder assign LAB`` gives
 the solution full marks and the student notebook zero.
 
 The lab is worth 100 points whatever its number of tasks: each task gets an equal share (the first ones
@@ -200,7 +200,7 @@ task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
 
 SUBMISSIONS = '''\
 """Submissions of lab {lab} with known grades: correct ones written differently, and wrong ones.
-The suite grades them as they are, found by this file's name (tests/lab_submissions.py)."""
+The suite grades them as they are, found by this file's name (tests/support/lab_submissions.py)."""
 
 from cases import Case, solved
 
@@ -300,7 +300,7 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
             lab=lab, set_up_ahead="{" + ", ".join(f'"{t}": (total_calls,)' for t in timed) + "}"),
         LABS_PACKAGE / lab / f"test_{lab}.py": GRADERS.format(
             lab=lab, graders="".join(f"\n\n# {t}\n" + kind[3] for t, kind in tasks)),
-        root / "tests" / f"{lab}_submissions.py": SUBMISSIONS.format(
+        root / "tests" / "labs" / f"{lab}_submissions.py": SUBMISSIONS.format(
             lab=lab, tasks=", ".join(repr(t) for t, _ in tasks),
             scores="{" + ", ".join(f"{t!r}: {sum(_points(kind[3]))}" for t, kind in tasks) + "}",
             extra=_wrong_cases(_points(tasks[1][1][3])) if n_tasks >= 2 else ""),
