@@ -202,7 +202,7 @@ SUBMISSIONS = '''\
 """Submissions of lab {lab} with known grades: correct ones written differently, and wrong ones.
 The suite grades them as they are, found by this file's name (tests/support/lab_submissions.py)."""
 
-from cases import Case, solved
+from known_grade_case import Case, solved
 
 CASES = [
     Case("all_solved", solved({tasks}), {scores}),

@@ -150,7 +150,7 @@ def _rows_of(out: Path) -> dict[str, dict]:
 def test_a_policy_given_to_a_rerun_applies_to_saved_results_and_stays(tmp_path):
     from autograder.course.batch import BatchOptions, run_batch
     from autograder.lab import load_lab
-    from notebooks import make_submission
+    from submission_notebooks import make_submission
 
     lab, out, folder = load_lab("lab2_three_ways"), tmp_path / "out", tmp_path / "class"
     for student, late in (("ada", False), ("bo", True)):
