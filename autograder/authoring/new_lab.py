@@ -3,7 +3,7 @@
 It writes the solution notebook (the devices' setup cell, task and answer markers), the lab's package
 (captures, reference, graders with one worked example of each kind of check: values on the grader's own
 inputs, layout, ``jax.typeof``, the collective a ``shard_map`` body writes, a timed claim) and
-``tests/LAB_submissions.py``, which the suite finds by its name. Then ``autograder assign LAB`` gives
+``tests/labs/LAB_submissions.py``, which the suite finds by its name. Then ``autograder assign LAB`` gives
 the solution full marks and the student notebook zero.
 
 The text of every file is in ``templates/new_lab/``: one template per written file, one per kind of
@@ -150,7 +150,7 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
         LABS_PACKAGE / lab / "__init__.py": _render("__init__.py.j2", lab=lab, tasks=tasks),
         LABS_PACKAGE / lab / "reference.py": _render("reference.py.j2", lab=lab, tasks=tasks),
         LABS_PACKAGE / lab / f"test_{lab}.py": _render("test_lab.py.j2", lab=lab, tasks=tasks),
-        root / "tests" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", lab=lab, tasks=tasks),
+        root / "tests" / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", lab=lab, tasks=tasks),
     }
     taken = [path for path in files if path.exists()]
     if taken:
