@@ -84,7 +84,13 @@ class Lab:
 
     @property
     def reference(self) -> ModuleType:
-        """The lab's ``reference.py``, imported on first use (it imports JAX: the grader's side only)."""
+        """The lab's ``reference.py``, imported on first use (it imports JAX: the grader's side only).
+
+        The lab's package is imported first, on its own: its ``__init__`` imports ``reference`` too, and a
+        thread importing ``reference`` before its package would hold that module's lock while waiting for the
+        package's, which another thread (the run reading ``captures``, or pytest loading the graders) holds
+        while waiting for ``reference``'s: Python breaks that deadlock with an error or a half-loaded lab."""
+        importlib.import_module(f"autograder.labs.{self.id}")
         return importlib.import_module(f"autograder.labs.{self.id}.reference")
 
 

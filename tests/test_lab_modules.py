@@ -1,0 +1,68 @@
+"""A lab's modules load whole when threads ask for them at once: the run reads the lab's captures while the
+grader's thread reads its reference (a fresh grading process, as in Gradescope's container or a batch
+worker)."""
+
+import subprocess
+import sys
+import textwrap
+
+RACE = textwrap.dedent("""
+    import importlib._bootstrap, importlib.abc, importlib.machinery, sys, threading, time
+    from autograder.lab import load_lab
+
+    LAB = "lab2_three_ways"
+    holding, go, errors = threading.Event(), threading.Event(), []
+
+    class PausedLoader(importlib.abc.Loader):
+        def __init__(self, loader):
+            self.loader = loader
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            holding.set()
+            go.wait(20)
+            self.loader.exec_module(module)
+
+    class PauseInsideTheLabsImport(importlib.abc.MetaPathFinder):
+        # The run's thread imports the lab's package, whose parent (autograder.labs) is not loaded yet: the
+        # parent's import pauses while the lab's lock is held and before the lab's module exists, the moment
+        # at which the grader's thread asks for the reference.
+        def find_spec(self, name, path=None, target=None):
+            if name != "autograder.labs" or threading.current_thread().name != "run":
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            spec.loader = PausedLoader(spec.loader)
+            return spec
+
+    sys.meta_path.insert(0, PauseInsideTheLabsImport())
+    assert "autograder.labs" not in sys.modules
+    lab = load_lab(LAB)
+
+    def read(what):
+        try:
+            len(lab.captures) if what == "captures" else lab.reference.__name__
+        except BaseException as exc:
+            errors.append(f"{what}: {type(exc).__name__}: {exc}")
+
+    run = threading.Thread(target=read, args=("captures",), name="run")
+    run.start()
+    holding.wait(20)
+    grader = threading.Thread(target=read, args=("reference",), name="grader")
+    grader.start()
+    blocking_on = importlib._bootstrap._blocking_on  # thread id -> the module lock it waits for
+    deadline = time.monotonic() + 20
+    while grader.is_alive() and grader.ident not in blocking_on and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the grader's thread waits for a module's lock (or is done)
+    go.set()
+    run.join(60)
+    grader.join(60)
+    print(errors or "whole")
+""")
+
+
+def test_the_run_and_the_grader_load_the_lab_at_the_same_moment():
+    done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "whole", done.stdout[-2000:]
