@@ -9,7 +9,6 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -22,11 +21,11 @@ from nbclient import NotebookClient
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.limits import Limits, ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.sandbox import (
     BUBBLEWRAP,
     NO_SANDBOX,
-    ResourceLimits,
     bwrap_command,
     lease_uid,
     make_private,
@@ -47,18 +46,6 @@ LAB_PROBE_MODULE = "_autograder_lab_probe"
 PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"  # copied into the kernel
 TIMEOUT_ENAME = "CellTimeoutError"
 TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (probe.TRUNCATION_MARK)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How long and how loud a submission may be."""
-
-    cell_timeout: float = 120.0
-    total_timeout: float = 600.0
-    startup_timeout: float = 60.0
-    output_bytes_per_cell: int = 1_000_000
-    output_bytes_total: int = 8_000_000
-    sandbox: ResourceLimits | None = ResourceLimits()  # None: no sandbox (trusted notebooks only)
 
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
