@@ -55,6 +55,12 @@ def limits_from_args(args: argparse.Namespace, defaults: Limits = Limits()) -> L
     return dataclasses.replace(defaults, **values[Limits], sandbox=sandbox)
 
 
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    """Where a command that grades many notebooks grades them: local Dask workers, or an existing cluster."""
+    parser.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
+    parser.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
+
+
 def cmd_assign(args) -> int:
     from autograder.authoring import assign_lab
     from autograder.lab import lab_ids, load_lab
@@ -391,8 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
-    batch.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
-    batch.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
+    add_cluster_options(batch)
     add_limit_options(batch)
     batch.add_argument("--regrade", nargs="+", metavar="STUDENT",
                        help="grade these students again, replacing their results (the others are kept)")
@@ -412,8 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
-    mutants.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
-    mutants.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
+    add_cluster_options(mutants)
     add_limit_options(mutants, TRUSTED_LIMITS, ("--timeout", "--cell-timeout"))
     mutants.add_argument("--json", help="write the report here as JSON (bench/mutation_score.py reads it)")
     mutants.set_defaults(run=cmd_mutants)
