@@ -10,14 +10,55 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.run import configure_grader_process
+from autograder.run import TRUSTED_LIMITS, Limits, ResourceLimits, configure_grader_process
+
+LIMIT_FLAGS = ("--timeout", "--cell-timeout", "--memory-gib", "--no-sandbox")
 
 
-def _limits(args):
-    from autograder.run import Limits, ResourceLimits
+def _limit_fields() -> dict[str, tuple[type, dataclasses.Field]]:
+    """Each limit's flag: the dataclass whose field it sets (``Limits``, or its sandbox's ``ResourceLimits``)
+    and that field, which declares the flag's help and unit (run/limits.py)."""
+    return {f.metadata["flag"]: (owner, f) for owner in (Limits, ResourceLimits)
+            for f in dataclasses.fields(owner) if "flag" in f.metadata}
 
-    sandbox = None if args.no_sandbox else ResourceLimits(memory_bytes=int(args.memory_gib * 2**30))
-    return Limits(cell_timeout=args.cell_timeout, total_timeout=args.timeout, sandbox=sandbox)
+
+def _holder(limits: Limits, owner: type) -> Limits | ResourceLimits | None:
+    """The object of ``limits`` that holds ``owner``'s fields: the limits, or their sandbox."""
+    return limits if isinstance(limits, owner) else limits.sandbox
+
+
+def add_limit_options(parser: argparse.ArgumentParser, defaults: Limits = Limits(),
+                      flags: tuple[str, ...] = LIMIT_FLAGS) -> None:
+    """Add the limits' options ``flags`` to ``parser``, with their fields' help and, as defaults, the values
+    ``defaults`` holds, in the flags' units."""
+    fields = _limit_fields()
+    for flag in flags:
+        owner, field = fields[flag]
+        if field.name == "sandbox":  # a switch: the kernel runs without its sandbox
+            parser.add_argument(flag, action="store_true", help=field.metadata["help"])
+            continue
+        default = getattr(_holder(defaults, owner), field.name) / field.metadata["unit"]
+        parser.add_argument(flag, type=float, default=default, help=f"{field.metadata['help']} (default {default:g})")
+
+
+def limits_from_args(args: argparse.Namespace, defaults: Limits = Limits()) -> Limits:
+    """``defaults`` with the values of the limits' options (``add_limit_options``) that ``args`` holds."""
+    values: dict[type, dict] = {Limits: {}, ResourceLimits: {}}
+    for flag, (owner, field) in _limit_fields().items():
+        dest = flag.removeprefix("--").replace("-", "_")
+        if field.name != "sandbox" and hasattr(args, dest):
+            kind = type(getattr(_holder(defaults, owner), field.name))  # seconds as floats, bytes as ints
+            values[owner][field.name] = kind(getattr(args, dest) * field.metadata["unit"])
+    sandbox = defaults.sandbox
+    if sandbox is not None:
+        sandbox = None if getattr(args, "no_sandbox", False) else dataclasses.replace(sandbox, **values[ResourceLimits])
+    return dataclasses.replace(defaults, **values[Limits], sandbox=sandbox)
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    """Where a command that grades many notebooks grades them: local Dask workers, or an existing cluster."""
+    parser.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
+    parser.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
 
 
 def cmd_assign(args) -> int:
@@ -108,7 +149,7 @@ def _grade(args, public_only: bool) -> int:
         try_bubblewrap_in_background()  # while the grader's modules load
     from autograder.grading import GradeStatus, grade_notebook, print_grade
 
-    limits = _limits(args)
+    limits = limits_from_args(args)
     if public_only and limits.sandbox is not None:
         try:
             sandbox_level()
@@ -164,9 +205,8 @@ def cmd_batch(args) -> int:
         if policy is not None and args.no_late_policy:
             raise LatePolicyError("--no-late-policy cannot go with --due")
         options = BatchOptions(lab=args.lab, out=Path(args.out), workers=args.workers, scheduler=args.scheduler,
-                               cell_timeout=args.cell_timeout, total_timeout=args.timeout,
-                               sandbox=not args.no_sandbox, memory_gib=args.memory_gib,
-                               regrade=tuple(args.regrade or ()), regrade_all=args.regrade_all,
+                               limits=limits_from_args(args), regrade=tuple(args.regrade or ()),
+                               regrade_all=args.regrade_all,
                                late_policy=policy, drop_late_policy=args.no_late_policy,
                                similarity=not args.no_similarity)
         results = run_batch(Path(args.submissions), options)
@@ -264,7 +304,7 @@ def cmd_mutants(args) -> int:
                 print(f"note: {line}")
             print(f"{len(found.mutants)} mutants")
             return 0
-        options = GradingOptions(args.workers, args.scheduler, args.cell_timeout, args.timeout)
+        options = GradingOptions(args.workers, args.scheduler, limits_from_args(args, TRUSTED_LIMITS))
         report = mutation_report(args.lab, tuple(args.task or ()), options)
     except (LabError, EquivalentsError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
@@ -346,12 +386,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("notebook")
         cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
-        cmd.add_argument("--timeout", type=float, default=600, help="seconds for the whole notebook (default 600)")
-        cmd.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
         cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
-        cmd.add_argument("--memory-gib", type=float, default=4.0, help="memory the kernel may use (default 4)")
-        cmd.add_argument("--no-sandbox", action="store_true",
-                         help="run the kernel without bubblewrap (only for notebooks you trust)")
+        add_limit_options(cmd)
         if name == "grade":
             cmd.add_argument("--json", help="write Gradescope's results.json here")
         cmd.set_defaults(run=run)
@@ -361,12 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
-    batch.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
-    batch.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
-    batch.add_argument("--timeout", type=float, default=600, help="seconds per notebook (default 600)")
-    batch.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
-    batch.add_argument("--memory-gib", type=float, default=4.0, help="memory each kernel may use (default 4)")
-    batch.add_argument("--no-sandbox", action="store_true", help="run kernels without bubblewrap (trusted notebooks)")
+    add_cluster_options(batch)
+    add_limit_options(batch)
     batch.add_argument("--regrade", nargs="+", metavar="STUDENT",
                        help="grade these students again, replacing their results (the others are kept)")
     batch.add_argument("--regrade-all", action="store_true", help="grade every submission again")
@@ -385,28 +417,23 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
-    mutants.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
-    mutants.add_argument("--scheduler", help="address of an existing Dask scheduler, e.g. tcp://host:8786")
-    mutants.add_argument("--timeout", type=float, default=600, help="seconds per notebook (default 600)")
-    mutants.add_argument("--cell-timeout", type=float, default=120, help="seconds per cell (default 120)")
+    add_cluster_options(mutants)
+    add_limit_options(mutants, TRUSTED_LIMITS, ("--timeout", "--cell-timeout"))
     mutants.add_argument("--json", help="write the report here as JSON (bench/mutation_score.py reads it)")
     mutants.set_defaults(run=cmd_mutants)
 
-    from autograder.course import DEFAULT_ROOT, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
+    from autograder.course import DEFAULT_ROOT, GRADESCOPE_LIMITS, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
 
     defaults = GradescopeConfig("lab")
-    gradescope = sub.add_parser("gradescope", help="build the autograder zip of a Gradescope programming assignment")
+    gradescope = sub.add_parser("gradescope", help="build the autograder zip of a Gradescope programming assignment",
+                                description="Build the autograder zip of a Gradescope programming assignment. Keep "
+                                            "--timeout under the assignment's autograder timeout, so that the "
+                                            "results are written before Gradescope ends the run.")
     gradescope.add_argument("lab", help="the lab id")
     gradescope.add_argument("--out", default="autograder.zip", help="where to write the zip (default autograder.zip)")
     gradescope.add_argument("--hidden-visibility", choices=HIDDEN_VISIBILITIES, default=defaults.hidden_visibility,
                             help=f"when students see hidden checks (default {defaults.hidden_visibility})")
-    gradescope.add_argument("--timeout", type=float, default=defaults.total_timeout,
-                            help=f"seconds for the whole notebook (default {defaults.total_timeout:g}; keep it under "
-                                 "the assignment's autograder timeout)")
-    gradescope.add_argument("--cell-timeout", type=float, default=defaults.cell_timeout,
-                            help=f"seconds per cell (default {defaults.cell_timeout:g})")
-    gradescope.add_argument("--memory-gib", type=float, default=defaults.memory_gib,
-                            help=f"memory the kernel may use (default {defaults.memory_gib:g})")
+    add_limit_options(gradescope, GRADESCOPE_LIMITS, ("--timeout", "--cell-timeout", "--memory-gib"))
     gradescope.set_defaults(run=cmd_gradescope)
 
     student_wheel = sub.add_parser("student-wheel", help="build the students' wheel: ag.check and the labs' public "

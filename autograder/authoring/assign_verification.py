@@ -11,9 +11,7 @@ from pathlib import Path
 
 from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
-from autograder.run import Limits
-
-TRUSTED = Limits(sandbox=None)
+from autograder.run import TRUSTED_LIMITS, Limits
 
 
 def _points(value: float) -> str:
@@ -54,7 +52,7 @@ def blank_problems(result: GradeResult) -> list[str]:
                            if check.passed and check.points > 0 else None)
 
 
-def verification_problems(lab: Lab, limits: Limits = TRUSTED, seed: int | None = None) -> list[str]:
+def verification_problems(lab: Lab, limits: Limits = TRUSTED_LIMITS, seed: int | None = None) -> list[str]:
     """Grade the lab's solution and its (already written) student notebook; what is wrong, or []."""
     from autograder.grading import grade_notebook
 

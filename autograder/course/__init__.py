@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     )
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.gradebook import write_atomically
-    from autograder.course.gradescope_config import HIDDEN_VISIBILITIES, GradescopeConfig, GradescopeError
+    from autograder.course.gradescope_config import (
+        GRADESCOPE_LIMITS,
+        HIDDEN_VISIBILITIES,
+        GradescopeConfig,
+        GradescopeError,
+    )
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
     from autograder.course.gradescope_zip import build_autograder_zip
     from autograder.course.late import LatePolicyError, build_policy

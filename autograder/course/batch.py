@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.gradebook import is_done, load_results, log_grading
 from autograder.grading import GradeResult, GradeStatus
+from autograder.run import Limits
 
 if TYPE_CHECKING:
     from autograder.course.late import LatePolicy
@@ -39,10 +40,7 @@ class BatchOptions:
     out: Path
     workers: int | None = None  # local cluster size; default: one per core
     scheduler: str | None = None  # address of an existing Dask scheduler
-    cell_timeout: float = 120.0
-    total_timeout: float = 600.0
-    sandbox: bool = True
-    memory_gib: float = 4.0
+    limits: Limits = Limits()  # each submission's; Dask hands them to the workers as plain data
     regrade: tuple[str, ...] = ()  # students graded again although they have a result
     regrade_all: bool = False
     late_policy: LatePolicy | None = None  # saved in OUT and applied; None keeps OUT's saved one
@@ -54,15 +52,15 @@ class BatchError(ValueError):
     """Options that do not fit the class (a student to regrade who has no submission)."""
 
 
-def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_kwargs: dict) -> dict:
-    """Grade one submission where this runs (a Dask worker); returns the result as plain data."""
-    from autograder.run import Limits, ResourceLimits, configure_grader_process, worker_pool
+def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict) -> dict:
+    """Grade one submission where this runs (a Dask worker) within the limits ``limits_data`` gives
+    (``Limits.to_dict``); returns the result as plain data."""
+    from autograder.run import configure_grader_process, worker_pool
 
     configure_grader_process()
     from autograder.grading import grade_notebook
 
-    sandbox = limits_kwargs.pop("sandbox")
-    limits = Limits(**limits_kwargs, sandbox=sandbox and ResourceLimits(memory_bytes=int(sandbox * 2**30)))
+    limits = Limits.from_dict(limits_data)
     with tempfile.TemporaryDirectory(prefix="autograder-submission-") as folder:
         path = Path(folder) / filename
         path.write_bytes(data)
@@ -220,8 +218,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     submissions = collect_submissions(source, options.lab)
     adjustments, saved, todo = _prepare(options, lab, submissions)
     publish_summaries(options.out, options.lab, task_ids, saved)
-    limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout,
-              "sandbox": options.memory_gib if options.sandbox else None}
+    limits = options.limits.to_dict()
 
     def record(submission: CollectedSubmission, result: GradeResult) -> None:
         result = with_submission_time(result, submission.path, submission.created_at)
@@ -249,7 +246,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                     record(submission, _unreadable(submission, options.lab, reason, lab.max_score))
                     continue
                 future = client.submit(grade_on_worker, submission.student, submission.path.name, data,
-                                       options.lab, dict(limits), key=f"grade-{submission.student}-{time.time_ns()}",
+                                       options.lab, limits, key=f"grade-{submission.student}-{time.time_ns()}",
                                        pure=False)
                 futures[future] = submission
             if options.similarity:  # needs no grade: written while the workers grade

@@ -17,6 +17,7 @@ from autograder.course import GradingProgress, close_client, dask_client, grade_
 from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
 from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
+from autograder.run import TRUSTED_LIMITS, Limits
 
 SOLUTION = "solution"
 
@@ -25,8 +26,7 @@ SOLUTION = "solution"
 class GradingOptions:
     workers: int | None = None  # local Dask workers (default: one per core)
     scheduler: str | None = None  # an existing Dask scheduler's address
-    cell_timeout: float = 120.0
-    total_timeout: float = 600.0
+    limits: Limits = TRUSTED_LIMITS  # the TA's own code
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple
     last = max((order.index(m.task) for m in found.mutants), default=len(order) - 1)
     notebooks = {SOLUTION: submission(lab, order[last])}
     notebooks.update({m.id: mutant_submission(lab, m) for m in graded})
-    limits = {"cell_timeout": options.cell_timeout, "total_timeout": options.total_timeout, "sandbox": None}
+    limits = options.limits.to_dict()
     results: dict[str, GradeResult] = {}
     with GradingProgress(len(notebooks), label=f"mutants of {lab.id}") as progress:
         client, cluster = dask_client(options.workers, options.scheduler)
@@ -77,7 +77,7 @@ def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple
             warm_references(client, lab.id, progress)
             for name, nb in notebooks.items():
                 future = client.submit(grade_on_worker, name, f"{name}.ipynb", nbformat.writes(nb).encode(), lab.id,
-                                       dict(limits), key=f"mutant-{name}-{time.time_ns()}", pure=False)
+                                       limits, key=f"mutant-{name}-{time.time_ns()}", pure=False)
                 futures[future] = name
             for future in as_completed(futures):
                 name = futures[future]

@@ -2,9 +2,9 @@
 
 ``plan`` splits the notebook into tasks (leaving out the cells ``check_cells`` marks as the student's
 own checks, which ``assign`` adds); ``sandbox``, ``kernel`` and ``devices`` start a kernel the
-student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle and ``Limits``;
+student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle;
 ``kernel_housekeeping``, copied into the kernel alone, caps its output, runs the lab probe's warm-up and
-reaps the children a cell left);
+reaps the children a cell left), within the ``limits`` declared once for every command and context;
 ``execute`` runs the cells and has the probe write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
@@ -21,15 +21,14 @@ if TYPE_CHECKING:
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.execute import Execution, execute_plan
-    from autograder.run.kernel import Limits
     from autograder.run.kernel_pool import worker_pool
+    from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.quiet import wait_for_quiet
     from autograder.run.run_status import CellStatus, RunStatus
     from autograder.run.sandbox import (
         NO_SANDBOX,
-        ResourceLimits,
         SandboxUnavailable,
         sandbox_level,
         sandbox_problem,

@@ -9,7 +9,6 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -22,11 +21,11 @@ from nbclient import NotebookClient
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.limits import Limits, ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.sandbox import (
     BUBBLEWRAP,
     NO_SANDBOX,
-    ResourceLimits,
     bwrap_command,
     lease_uid,
     make_private,
@@ -51,18 +50,6 @@ LAB_PROBE_MODULE = "_autograder_lab_probe"  # as kernel_housekeeping.LAB_PROBE_M
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
 TIMEOUT_ENAME = "CellTimeoutError"
 TRUNCATION_MARK = "[output truncated by the grader]"  # the kernel's own mark (kernel_housekeeping.TRUNCATION_MARK)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How long and how loud a submission may be."""
-
-    cell_timeout: float = 120.0
-    total_timeout: float = 600.0
-    startup_timeout: float = 60.0
-    output_bytes_per_cell: int = 1_000_000
-    output_bytes_total: int = 8_000_000
-    sandbox: ResourceLimits | None = ResourceLimits()  # None: no sandbox (trusted notebooks only)
 
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:

@@ -26,29 +26,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, project_root
+from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_problem
 
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
 from autograder.run.sandbox_levels import BUBBLEWRAP, LEVEL_DESCRIPTIONS, NO_SANDBOX, UID, UID_SECCOMP  # noqa: E402, F401
-
-
-@dataclass(frozen=True)
-class ResourceLimits:
-    """Limits of the kernel's processes. Memory limits what is used (RLIMIT_DATA), not what XLA reserves."""
-
-    memory_bytes: int = 4 * 2**30
-    max_processes: int = 256  # a JAX kernel runs 40–55 threads; threads count as processes
-    max_file_bytes: int = 256 * 2**20
-
-    def prlimit_args(self) -> list[str]:
-        return [f"--data={self.memory_bytes}", f"--nproc={self.max_processes}",
-                f"--fsize={self.max_file_bytes}", "--core=0"]
 
 
 class SandboxUnavailable(RuntimeError):

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 from submission_notebooks import SOLUTION
 
+from autograder.run import Limits
+
 
 @dataclass(frozen=True)
 class Case:
@@ -12,7 +14,7 @@ class Case:
     # task -> expected points, leaving out the lab's MEASURED_VERDICTS (lab_submissions.py); tasks not named score 0
     scores: dict
     status: str = "graded"
-    cell_timeout: float = 120.0
+    cell_timeout: float = Limits().cell_timeout
     messages: dict = field(default_factory=dict)  # task -> text that a failing message must contain
 
 

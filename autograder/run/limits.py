@@ -1,0 +1,56 @@
+"""What a submission's run may take — time, output, processes, memory — declared once, with its defaults.
+
+A limit a grader may set on the command line says so in its field: its ``flag``, its ``help`` and the
+``unit`` the flag counts in (cli.py's ``add_limit_options`` reads them). A context that needs another
+default states it once, from ``Limits()`` (Gradescope's, in course/gradescope_config.py). This module
+imports nothing heavy: the command line reads the defaults before anything starts a kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+GIB = 2**30
+
+
+def command_line(default, flag: str, help: str, unit: int = 1):
+    """A field that is also a command-line option: ``flag`` sets it, in ``unit``s of the field's own."""
+    return field(default=default, metadata={"flag": flag, "help": help, "unit": unit})
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Limits of the kernel's processes. Memory limits what is used (RLIMIT_DATA), not what XLA reserves."""
+
+    memory_bytes: int = command_line(4 * GIB, "--memory-gib", "memory the kernel may use", unit=GIB)
+    max_processes: int = 256  # a JAX kernel runs 40–55 threads; threads count as processes
+    max_file_bytes: int = 256 * 2**20
+
+    def prlimit_args(self) -> list[str]:
+        return [f"--data={self.memory_bytes}", f"--nproc={self.max_processes}",
+                f"--fsize={self.max_file_bytes}", "--core=0"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how loud a submission may be, and its kernel's sandbox."""
+
+    cell_timeout: float = command_line(120.0, "--cell-timeout", "seconds per cell")
+    total_timeout: float = command_line(600.0, "--timeout", "seconds for the whole notebook")
+    startup_timeout: float = 60.0
+    output_bytes_per_cell: int = 1_000_000
+    output_bytes_total: int = 8_000_000
+    sandbox: ResourceLimits | None = command_line(  # None: no sandbox (trusted notebooks only)
+        ResourceLimits(), "--no-sandbox", "run the kernel without bubblewrap (only for notebooks you trust)")
+
+    def to_dict(self) -> dict:
+        """Plain data, as a batch hands the limits to its Dask workers; ``from_dict`` reads it back."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Limits:
+        sandbox = data["sandbox"]
+        return cls(**{**data, "sandbox": None if sandbox is None else ResourceLimits(**sandbox)})
+
+
+TRUSTED_LIMITS = Limits(sandbox=None)  # the project's own notebooks (solutions, their mutants): no sandbox
