@@ -77,10 +77,15 @@ class Lab:
     def max_score(self) -> float:
         return sum(t.points for t in self.tasks)
 
+    @property
+    def package(self) -> ModuleType:
+        """The lab's package (``autograder.labs.<lab>``), imported by Python's import system, whose locks
+        make a thread that asks for it while another imports it wait for the whole module."""
+        return importlib.import_module(f"autograder.labs.{self.id}")
+
     @cached_property
     def captures(self) -> dict[str, TaskCapture]:
-        module = importlib.import_module(f"autograder.labs.{self.id}")
-        return {c.task: c for c in module.CAPTURES}
+        return {c.task: c for c in self.package.CAPTURES}
 
     @property
     def reference(self) -> ModuleType:
@@ -90,7 +95,7 @@ class Lab:
         thread importing ``reference`` before its package would hold that module's lock while waiting for the
         package's, which another thread (the run reading ``captures``, or pytest loading the graders) holds
         while waiting for ``reference``'s: Python breaks that deadlock with an error or a half-loaded lab."""
-        importlib.import_module(f"autograder.labs.{self.id}")
+        self.package  # noqa: B018  (imported first, on its own)
         return importlib.import_module(f"autograder.labs.{self.id}.reference")
 
 

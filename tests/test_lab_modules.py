@@ -66,3 +66,68 @@ def test_the_run_and_the_grader_load_the_lab_at_the_same_moment():
     done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "whole", done.stdout[-2000:]
+
+
+GRADERS_RACE = textwrap.dedent("""
+    import contextlib, importlib.abc, sys, threading
+    import pytest
+    from _pytest.pathlib import ImportMode, import_path
+    from autograder.grading.pytest_plugin import run_graders
+    from autograder.lab import load_lab
+
+    LAB = "lab2_three_ways"
+    holding, go, errors = threading.Event(), threading.Event(), []
+
+    class PauseInsideTheLabsInit(importlib.abc.MetaPathFinder):
+        # The grader's thread, running the lab's __init__, pauses where that __init__ imports the reference:
+        # the moment at which the run's thread reads the lab's captures.
+        def find_spec(self, name, path=None, target=None):
+            if name == f"autograder.labs.{LAB}.reference" and threading.current_thread().name == "grader":
+                holding.set()
+                go.wait(20)
+            return None
+
+    def pytest_loads_the_graders(args, plugins):
+        # What pytest.main does first: import the graders' file in importlib mode.
+        import_path(lab.grader_path, mode=ImportMode.importlib, root=lab.grader_path.parent,
+                    consider_namespace_packages=False)
+        return pytest.ExitCode.OK
+
+    class Execution:
+        checking = staticmethod(contextlib.nullcontext)
+
+    sys.meta_path.insert(0, PauseInsideTheLabsInit())
+    pytest.main = pytest_loads_the_graders
+    lab = load_lab(LAB)
+
+    def grade():
+        try:
+            run_graders(lab, Execution(), seed=1)
+        except BaseException as exc:
+            errors.append(f"graders: {type(exc).__name__}: {exc}")
+
+    def run():
+        try:
+            len(lab.captures)
+        except BaseException as exc:
+            errors.append(f"captures: {type(exc).__name__}: {exc}")
+
+    grader = threading.Thread(target=grade, name="grader")
+    grader.start()
+    holding.wait(20)
+    reader = threading.Thread(target=run, name="run")
+    reader.start()
+    reader.join(2.0)  # a half-run lab is read at once; a whole one waits for the grader's import
+    go.set()
+    grader.join(60)
+    reader.join(60)
+    print(errors or "whole")
+""")
+
+
+def test_the_run_reads_the_captures_while_pytest_loads_the_graders():
+    """pytest's importlib mode runs a package's __init__ itself, outside Python's import locks: the lab's
+    package is imported before pytest starts, so the run's thread never reads a half-run one."""
+    done = subprocess.run([sys.executable, "-c", GRADERS_RACE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "whole", done.stdout[-2000:]

@@ -212,6 +212,9 @@ def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, publi
             "--tb=no", *PLUGINS_OFF]
     if public_only:
         args += ["-m", "not hidden"]
+    # pytest's importlib mode runs a package's __init__ itself, outside Python's import locks, when it is not
+    # loaded yet: the run's thread, reading the lab's captures at that moment, would get a half-run module.
+    lab.package  # noqa: B018
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
     with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
