@@ -96,7 +96,7 @@ class _ProcessHold:
     never wait for one another's turn — one of them may hold the pytest session another needs —, only for
     other processes' (a batch's workers are processes)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.state = threading.Lock()
         self.taking = threading.Lock()  # one thread of the process takes the files; the others join after
         self.users = 0
