@@ -56,7 +56,7 @@ def cmd_new_lab(args) -> int:
     for path in written:
         print(f"wrote {path}")
     print(f"next: autograder assign {args.lab}  (grades the solution and the student notebook); then edit the "
-          f"lab with docs/writing-a-lab.md, and its known grades in tests/{args.lab}_submissions.py (the suite "
+          f"lab with docs/writing-a-lab.md, and its known grades in tests/labs/{args.lab}_submissions.py (the suite "
           f"grades them)")
     return 0
 

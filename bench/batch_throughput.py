@@ -33,11 +33,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
 from autograder.lab import load_lab  # noqa: E402
 from grading_overhead import bare_once  # noqa: E402
-from notebooks import make_submission  # noqa: E402
+from submission_notebooks import make_submission  # noqa: E402
 
 LAB = load_lab("lab2_three_ways")
 WRONG_T1 = "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"

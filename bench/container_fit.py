@@ -32,11 +32,13 @@ import time
 import zipfile
 from pathlib import Path
 
-from autograder.course.cgroup_box import box_problem, run_in_box
 from autograder.run.devices import kernel_environment
 from autograder.run.sandbox import KERNEL_MALLOC_ARENAS, KERNEL_MALLOC_MMAP_THRESHOLD
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import lab_ids, load_lab
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
+from cgroup_box import box_problem, run_in_box  # noqa: E402  (the tests' support: a cgroup of given limits)
 
 DEFAULT_SIZES = ("768:0.5",)
 BARE_RUN = """

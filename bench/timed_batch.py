@@ -6,7 +6,7 @@ with ``autograder batch`` at 1 worker, one per core and one more than the cores,
 alternating, in this one run. It prints, per batch, how many rows kept full marks and the batch's wall
 time, and the wall time with the turn ÷ without. With ``--quota``, it also grades the solution
 ``--regrades`` times with ``autograder grade`` in a cgroup of half a CPU (root and cgroups needed, as
-Gradescope's container: ``autograder/course/cgroup_box.py``) and prints how many kept full marks.
+Gradescope's container: ``tests/support/cgroup_box.py``) and prints how many kept full marks.
 Figures are this machine's, under its load of the moment: compare within one run only.
 """
 
@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
 from autograder.lab import load_lab  # noqa: E402
-from notebooks import make_submission  # noqa: E402
+from submission_notebooks import make_submission  # noqa: E402
 
 LABS = ("lab2_three_ways", "lab4_collectives")
 
@@ -56,7 +56,7 @@ def batch(lab, folder: Path, out: Path, workers: int, turns: bool) -> tuple[int,
 
 
 def regrade_in_quota(lab, folder: Path, regrades: int) -> tuple[int, list[float]]:
-    from autograder.course.cgroup_box import box_problem, run_in_box
+    from cgroup_box import box_problem, run_in_box
 
     problem = box_problem()
     if problem:

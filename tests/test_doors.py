@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 import autograder
-from test_architecture import MODULES, STAGES
+from package_stages import MODULES, STAGES
 
 DOORS = sorted(s for s in STAGES
                if s in MODULES and MODULES[s].name == "__init__.py" and "lazy_exports" in MODULES[s].read_text())

@@ -1,62 +1,59 @@
-"""Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure."""
+"""Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import found_bool, found_number, found_tuple, leaf_name
-from autograder.checks.hlo import (
-    COLLECTIVES,
-    assert_collectives,
-    assert_no_collectives,
-    collectives_in,
-    describe_collectives,
-)
-from autograder.checks.layout import (
-    Layout,
-    assert_axis_types,
-    assert_fully_replicated,
-    assert_layout,
-    assert_spec_equivalent,
-    assert_tree_layouts,
-    describe_layout,
-    is_same_layout,
-    layout_hint,
-    render_layout,
-)
-from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
-from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
-from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
-from autograder.checks.shard_map_collectives import (
-    SHARD_MAP_COLLECTIVES,
-    assert_body_never_holds_whole,
-    assert_ppermute_ring,
-    assert_shard_map_collectives,
-    ring_shift,
-    shard_map_collectives,
-)
-from autograder.checks.timing import (
-    MeasuredRatio,
-    TimingStats,
-    assert_faster_verdict,
-    assert_speedup_claim,
-    assert_time_consistent,
-    called_once,
-    format_seconds,
-    measure_interleaved,
-    measured_ratio,
-    median_is_settled,
-)
-from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
+Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body``
+for the collectives a function writes, ``program`` for how it is built, ``numeric``, ``timing``); the labs'
+graders import them from this door, loaded on first use.
+"""
 
-__all__ = [
-    "CheckFailure", "found_bool", "found_number", "found_tuple", "leaf_name",
-    "COLLECTIVES", "collectives_in", "describe_collectives", "assert_collectives", "assert_no_collectives",
-    "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "format_spec",
-    "spec_problem", "assert_layout", "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts",
-    "is_allclose", "assert_allclose", "assert_tree_allclose",
-    "TimingStats", "MeasuredRatio", "called_once", "measure_interleaved", "measured_ratio", "median_is_settled",
-    "format_seconds", "assert_time_consistent",
-    "assert_speedup_claim", "assert_faster_verdict",
-    "is_type", "assert_type", "type_text", "normalise_axes",
-    "assert_jitted", "assert_uses", "assert_jit_given_layouts", "assert_axis_types",
-    "SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives", "assert_ppermute_ring",
-    "assert_body_never_holds_whole", "ring_shift",
-]
+from typing import TYPE_CHECKING
+
+from autograder.doors import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.checks.failure import CheckFailure
+    from autograder.checks.found import found_bool, found_number, found_tuple, leaf_name
+    from autograder.checks.hlo import (
+        COLLECTIVES,
+        assert_collectives,
+        assert_no_collectives,
+        collectives_in,
+        describe_collectives,
+    )
+    from autograder.checks.layout import (
+        Layout,
+        assert_axis_types,
+        assert_fully_replicated,
+        assert_layout,
+        assert_spec_equivalent,
+        assert_tree_layouts,
+        describe_layout,
+        is_same_layout,
+        layout_hint,
+        render_layout,
+    )
+    from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
+    from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
+    from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
+    from autograder.checks.shard_map_body import (
+        SHARD_MAP_COLLECTIVES,
+        assert_body_never_holds_whole,
+        assert_ppermute_ring,
+        assert_shard_map_collectives,
+        ring_shift,
+        shard_map_collectives,
+    )
+    from autograder.checks.timing import (
+        MeasuredRatio,
+        TimingStats,
+        assert_faster_verdict,
+        assert_speedup_claim,
+        assert_time_consistent,
+        called_once,
+        format_seconds,
+        measure_interleaved,
+        measured_ratio,
+        median_is_settled,
+    )
+    from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

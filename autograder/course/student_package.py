@@ -36,7 +36,7 @@ from autograder.course.wheel_build import WheelBuildError, build_wheel_of
 LEFT_OUT = ("course", "authoring", "mutation", "cli.py", "__main__.py")  # a course's and an author's tools
 REFERENCE_ALIAS = "ref"
 # The grader's dependencies that only its left-out folders use (authoring, the course's batches and zips).
-GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "libcst")
+GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "libcst", "jinja2")
 
 
 class StudentPackageError(RuntimeError):

@@ -1,0 +1,106 @@
+"""run_autograder in a container's limits (a cgroup of little memory, no bubblewrap, a fresh HOME), as
+Gradescope runs it: a notebook that outgrows the memory loses its kernel, not the grader, keeps the
+points of the tasks before, and the result says it ran out of memory at which cell and what the
+container allows; the instructor's output names the setting to raise."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from cgroup_box import box_problem
+from autograder.run.network_filter import filter_problem
+from autograder.lab import load_lab
+from autograder.run.sandbox import sandbox_problem
+from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
+                                restore_modes, traversable_scratch)
+from submission_notebooks import SOLUTION, make_submission
+
+LAB = load_lab(GRADESCOPE_LAB)
+AS_ROOT = os.geteuid() == 0
+GRADESCOPE_DEFAULT_MEMORY = 768 * 2**20
+BOX_MEMORY = 1536 * 2**20  # the grader and lab 2's first tasks fit; two more GB do not
+ALLOCATE_2_GB = "import numpy as np\nhuge = np.ones(2**28)  # 2 GiB of float64\nhuge.sum()"
+
+needs_a_cgroup = pytest.mark.skipif(box_problem() is not None, reason=f"no cgroup can be made here: {box_problem()}")
+
+
+@pytest.fixture(scope="module")
+def installation():
+    if sandbox_problem() is not None and not AS_ROOT:
+        pytest.skip(f"no sandbox here: {sandbox_problem()}")
+    scratch = traversable_scratch()
+    restore = python_searchable_by_all() if AS_ROOT else []
+    try:
+        yield Installation(scratch)
+    finally:
+        restore_modes(restore)
+        remove_scratch(scratch)
+
+
+@needs_a_cgroup
+def test_a_notebook_that_outgrows_the_container_is_told_and_keeps_its_points(installation):
+    notebook = make_submission(LAB, {"t1": SOLUTION, "t2": SOLUTION, "t3": ALLOCATE_2_GB},
+                               installation.scratch / "notebooks" / "greedy.ipynb")
+    results, run = installation.run_autograder_in_box("greedy", {"lab.ipynb": notebook.read_bytes()},
+                                                      BOX_MEMORY, cpus=1.0)
+    assert run.oom_kills >= 1, run.output  # the container's killer struck...
+    assert results["extra_data"]["status"] == "kernel died", results["output"]  # ...the kernel, not the grader
+    assert results["extra_data"]["sandbox"] == ("uid+seccomp" if filter_problem() is None else "uid")
+    assert "the notebook ran out of memory at cell " in results["output"]
+    assert "(this container allows 1,536 MB)" in results["output"]
+    scores = {}
+    for test in results["tests"]:
+        scores[test["name"].split(":")[0]] = scores.get(test["name"].split(":")[0], 0) + test["score"]
+    assert scores["t1"] == 8 and scores["t2"] == 8 and results["score"] == 16, results["output"]
+    assert "Autograder Settings" in run.output and "1,536 MB" in run.output
+    assert os.path.exists(installation.scratch / "greedy" / "results" / "results.json")
+
+
+def _entries(cache) -> dict:
+    return {path: path.stat().st_mtime_ns for path in (cache / "references").rglob("*") if path.is_file()}
+
+
+def test_the_image_is_warm_and_each_submission_reads_its_references(installation):
+    assert f"the reference cache in {installation.cache} is warm for {GRADESCOPE_LAB}" in installation.setup_output
+    warmed = _entries(installation.cache)
+    assert warmed, "setup.sh stored no reference"
+    results, output, _ = installation.run_autograder("warm", {"lab.ipynb": LAB.solution_path.read_bytes()})
+    assert results["score"] == LAB.max_score, output
+    assert _entries(installation.cache) == warmed  # every reference was read; none computed or rewritten
+    assert os.stat(installation.cache).st_mode & 0o077 == 0  # a kernel at the uid level cannot read them
+
+
+@needs_a_cgroup
+def test_lab_2_gets_full_marks_in_gradescope_s_default_container(installation):
+    """768 MB and half a CPU: the graders load only once the kernel has ended, and the kernel's malloc
+    keeps two arenas; the whole tree (grader, kernel, checker) stays under the limit."""
+    results, run = installation.run_autograder_in_box("default", {"lab.ipynb": LAB.solution_path.read_bytes()},
+                                                      GRADESCOPE_DEFAULT_MEMORY, cpus=0.5)
+    assert run.oom_kills == 0 and results["score"] == LAB.max_score, results["output"]
+    assert {t["status"] for t in results["tests"]} == {"passed"}
+    assert run.seconds < 600, run.seconds  # Gradescope's default timeout
+
+
+def _can_mount_read_only() -> str | None:
+    if not AS_ROOT or shutil.which("unshare") is None:
+        return "a read-only bind mount needs root and unshare"
+    done = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / /mnt && mount -o remount,ro,bind /mnt"],
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else f"cannot make a mount namespace here: {done.stderr.strip()}"
+
+
+@pytest.mark.skipif(_can_mount_read_only() is not None, reason=str(_can_mount_read_only()))
+def test_an_image_cache_it_cannot_write_is_read(installation):
+    """The image's cache on a read-only file system: grading reads it, and neither fails nor writes."""
+    warmed = _entries(installation.cache)
+    root, source, env = installation.prepare("read-only-cache", {"lab.ipynb": LAB.solution_path.read_bytes()})
+    cache = str(installation.cache)
+    script = f"mount --bind {cache} {cache} && mount -o remount,ro,bind {cache} && exec {source / 'run_autograder'}"
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, cwd=root, capture_output=True, text=True,
+                          timeout=900)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == LAB.max_score, done.stdout + done.stderr
+    assert _entries(installation.cache) == warmed

@@ -1,0 +1,257 @@
+"""Submissions of lab 4 with known grades: correct ones written differently, and wrong ones.
+
+Each case fills some tasks' answer cells (the rest stay blank and score 0) and states the score of
+every task. A wrong task loses exactly the points of the checks it gets wrong, and no others.
+"""
+
+from known_grade_case import Case, solved
+
+# Whether the collective matmul beat gathering first is judged against the grader's own timing of this
+# grading on this machine: no case below states its outcome (tests/support/lab_submissions.py).
+MEASURED_VERDICTS = {"test_t5_verdict"}
+
+T1_TAIL = "gathered = ring_gather(v)"
+# Also correct: the ring turns the other way, in a fori_loop, each step writing the block it received.
+T1_BACKWARDS_LOOP = """
+BACK = [(i, (i - 1) % 8) for i in range(8)]
+
+def body(block):
+    me = jax.lax.axis_index("x")
+    n = block.shape[0]
+    def step(k, carry):
+        out, current = carry
+        current = jax.lax.ppermute(current, "x", BACK)
+        return jax.lax.dynamic_update_slice(out, current, (((me + k) % 8) * n,)), current
+    out = jax.lax.dynamic_update_slice(jnp.zeros(8 * n, block.dtype), block, (me * n,))
+    return jax.lax.fori_loop(1, 8, step, (out, block))[0]
+
+ring_gather = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False))
+""" + T1_TAIL
+# Right values, but all_gather does the work the ring was to do.
+T1_ALL_GATHER = ("ring_gather = jax.jit(jax.shard_map(lambda b: jax.lax.all_gather(b, 'x', tiled=True), mesh=mesh,"
+                 " in_specs=P('x'), out_specs=P(), check_vma=False))\n" + T1_TAIL)
+T2_SCATTERED = ("summed_scattered = jax.jit(jax.shard_map(lambda b: jax.lax.psum_scatter(b[0], 'x', tiled=True),"
+                " mesh=mesh, in_specs=P('x', None), out_specs=P('x')))\n")
+# Right values everywhere, but XLA adds the rows (no shard_map), and the scattered sum is a whole psum sliced.
+T2_PLAIN_SUM_AND_SLICED_PSUM = """
+summed_everywhere = jax.jit(lambda r: jnp.sum(r, axis=0))
+
+def slice_of_sum(b):
+    whole = jax.lax.psum(b[0], "x")
+    part = whole.shape[0] // 8
+    return jax.lax.dynamic_slice(whole, (jax.lax.axis_index("x") * part,), (part,))
+
+summed_scattered = jax.jit(jax.shard_map(slice_of_sum, mesh=mesh, in_specs=P("x", None), out_specs=P("x")))
+"""
+T4_TAIL = "product = collective_matmul(lhs, rhs)"
+# Also correct: a fori_loop that permutes before each later step, the lhs columns picked by reshaping.
+T4_LOOP = """
+def body(lhs_block, rhs_block):
+    me = jax.lax.axis_index("x")
+    rows, chunk = lhs_block.shape[0], rhs_block.shape[0]
+    by_chunk = lhs_block.reshape(rows, 8, chunk)
+    def step(k, carry):
+        out, current = carry
+        current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
+        return out + by_chunk[:, (me + k) % 8, :] @ current, current
+    return jax.lax.fori_loop(1, 8, step, (by_chunk[:, me, :] @ rhs_block, rhs_block))[0]
+
+collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
+                                          out_specs=P("x", None)))
+""" + T4_TAIL
+# Right product, but rhs is gathered whole on every device.
+T4_ALL_GATHER = ("collective_matmul = jax.jit(jax.shard_map(lambda a, b: a @ jax.lax.all_gather(b, 'x', tiled=True),"
+                 " mesh=mesh, in_specs=(P('x', None), P('x', None)), out_specs=P('x', None)))\n" + T4_TAIL)
+# Also correct: the median of timeit's repeats, the verdict from comparing the times.
+T5_TIMEIT = """
+import statistics
+import timeit
+
+def per_call(f):
+    jax.block_until_ready(f(big_lhs, big_rhs))
+    rounds = timeit.repeat(lambda: jax.block_until_ready(f(big_lhs, big_rhs)), number=40, repeat=5)
+    return statistics.median(rounds) / 40
+
+t_collective, t_gathered = per_call(collective_matmul), per_call(gathered_matmul)
+speedup = t_gathered / t_collective
+collective_faster = t_collective < t_gathered
+"""
+# Sound times, but the speedup is given in percent.
+T5_PERCENT = T5_TIMEIT.replace("speedup = t_gathered / t_collective", "speedup = 100 * t_gathered / t_collective")
+# Wrong: gathered_matmul timed on big_rhs and big_lhs swapped, a product the shapes refuse; the
+# collective matmul's time stands on its own (made from a mutant that survived when the shapes allowed it).
+T5_SWAPPED_ARGUMENTS = """
+import time
+
+def seconds_per_call(f, *args, calls=200):
+    f(*args).block_until_ready()
+    start = time.perf_counter()
+    for _ in range(calls):
+        f(*args).block_until_ready()
+    return (time.perf_counter() - start) / calls
+
+t_collective = seconds_per_call(collective_matmul, big_lhs, big_rhs)
+t_gathered = seconds_per_call(gathered_matmul, big_rhs, big_lhs)
+speedup = t_gathered / t_collective
+collective_faster = bool(speedup > 1)
+"""
+T3_SWAPPED = "psum_block_shape, scatter_block_shape = (2,), (16,)"
+# Also correct: the shapes read off the results themselves.
+T3_READ_OFF = """
+psum_block_shape = tuple(summed_everywhere(rows).addressable_shards[0].data.shape)
+scatter_block_shape = summed_scattered(rows).addressable_shards[3].data.shape
+"""
+# Right shape, but a list where the text asks for a tuple (the other name is right).
+T3_ONE_LIST = "psum_block_shape = [16]\nscatter_block_shape = (2,)"
+
+# Also correct: the ring turns RING's way in a lax.scan, the blocks put in order by rolling.
+T1_SCAN = """
+def body(block):
+    me = jax.lax.axis_index("x")
+    def step(current, _):
+        current = jax.lax.ppermute(current, "x", RING)
+        return current, current
+    _, received = jax.lax.scan(step, block, None, length=7)  # the k-th came from device me - k - 1
+    ordered = jnp.concatenate([block[None], received])[::-1]  # from device me - 7 up to me
+    return jnp.roll(ordered, me + 1, axis=0).reshape(-1)
+
+ring_gather = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False))
+""" + T1_TAIL
+# The solution's ring, each part of the text broken alone:
+T1_SOLUTION_BODY = """
+def ring_body(block):
+    me = jax.lax.axis_index("x")
+    received, current = [block], block
+    for k in range(7):
+        current = jax.lax.ppermute(current, "x", PAIRS)
+        received.append(current)
+    origin = (ORIGIN - jnp.arange(8)) % 8
+    return jnp.zeros((8,) + block.shape, block.dtype).at[origin].set(jnp.stack(received)).reshape(-1)
+"""
+# not jitted
+T1_EAGER = (T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "me")
+            + "ring_gather = jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(), check_vma=False)\n"
+            + T1_TAIL)
+# right values everywhere, but step k sends straight to the device k + 1 along: not a ring
+T1_JUMPS = (T1_SOLUTION_BODY.replace("PAIRS", "[(i, (i + k + 1) % 8) for i in range(8)]")
+            .replace("current = jax.lax.ppermute(current", "current = jax.lax.ppermute(block")
+            .replace("ORIGIN", "me")
+            + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(),"
+              " check_vma=False))\n" + T1_TAIL)
+# every block placed as device 0 must place them: device 0 (whose copy the array shows) is right, no other;
+# so the lab's own `gathered` is wrong on seven devices too
+T1_DEVICE_0_ONLY = (T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "0")
+                    + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(),"
+                      " check_vma=False))\n" + T1_TAIL)
+
+# not jitted
+T2_EAGER = """
+summed_everywhere = jax.shard_map(lambda b: jax.lax.psum(b[0], "x"), mesh=mesh, in_specs=P("x", None), out_specs=P())
+summed_scattered = jax.shard_map(lambda b: jax.lax.psum_scatter(b[0], "x", tiled=True), mesh=mesh,
+                                 in_specs=P("x", None), out_specs=P("x"))
+"""
+# the sum of the (1, 16) blocks, (1, 16) where the text asks for (16,)
+T2_ROW_KEPT = ("summed_everywhere = jax.jit(jax.shard_map(lambda b: jax.lax.psum(b, 'x'), mesh=mesh,"
+               " in_specs=P('x', None), out_specs=P()))\n" + T2_SCATTERED)
+
+# Also correct: the ring turned RING's way, each step's lhs columns those of the block that came from me - k.
+T4_FORWARD = """
+def body(lhs_block, rhs_block):
+    me = jax.lax.axis_index("x")
+    chunk = rhs_block.shape[0]
+    out, current = jnp.zeros((lhs_block.shape[0], rhs_block.shape[1]), lhs_block.dtype), rhs_block
+    for k in range(8):
+        columns = jax.lax.dynamic_slice_in_dim(lhs_block, ((me - k) % 8) * chunk, chunk, axis=1)
+        out = out + columns @ current
+        if k < 7:
+            current = jax.lax.ppermute(current, "x", RING)
+    return out
+
+collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
+                                          out_specs=P("x", None)))
+""" + T4_TAIL
+# Also correct: blocks travel both ways round at once, 4 steps instead of 7.
+T4_BOTH_WAYS = """
+BACK = [(i, (i - 1) % 8) for i in range(8)]
+
+def body(lhs_block, rhs_block):
+    me = jax.lax.axis_index("x")
+    chunk = rhs_block.shape[0]
+    def columns(device):
+        return jax.lax.dynamic_slice_in_dim(lhs_block, (device % 8) * chunk, chunk, axis=1)
+    out = columns(me) @ rhs_block
+    from_after, from_before = rhs_block, rhs_block
+    for k in range(1, 5):
+        from_after = jax.lax.ppermute(from_after, "x", BACK)  # now the block of device me + k
+        out = out + columns(me + k) @ from_after
+        if k < 4:
+            from_before = jax.lax.ppermute(from_before, "x", RING)  # now the block of device me - k
+            out = out + columns(me - k) @ from_before
+    return out
+
+collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
+                                          out_specs=P("x", None)))
+""" + T4_TAIL
+T4_SOLUTION_BODY = """
+def matmul_body(lhs_block, rhs_block):
+    me = jax.lax.axis_index("x")
+    chunk = rhs_block.shape[0]
+    out = jnp.zeros((lhs_block.shape[0], rhs_block.shape[1]), lhs_block.dtype)
+    current = rhs_block
+    for k in range(8):
+        columns = jax.lax.dynamic_slice_in_dim(lhs_block, ((me + k) % 8) * chunk, chunk, axis=1)
+        out = out + columns @ current
+        if k < 7:
+            current = jax.lax.ppermute(CURRENT, "x", PAIRS)
+    return out
+"""
+T4_JITTED = ("collective_matmul = jax.jit(jax.shard_map(matmul_body, mesh=mesh, in_specs=(P('x', None), P('x', None)),"
+             " out_specs=P('x', None)))\n" + T4_TAIL)
+# not jitted
+T4_EAGER = (T4_SOLUTION_BODY.replace("CURRENT", "current").replace("PAIRS", "[(i, (i - 1) % 8) for i in range(8)]")
+            + "collective_matmul = jax.shard_map(matmul_body, mesh=mesh, in_specs=(P('x', None), P('x', None)),"
+              " out_specs=P('x', None))\n" + T4_TAIL)
+# right product, but each step fetches the block of device me + k + 1 straight from it: not one device along
+T4_JUMPS = (T4_SOLUTION_BODY.replace("CURRENT", "rhs_block").replace("PAIRS", "[(i, (i - k - 1) % 8) for i in range(8)]")
+            + T4_JITTED)
+# right product and ppermute steps along the ring, but the blocks are stacked into the whole rhs first
+T4_STACKED = """
+def matmul_body(lhs_block, rhs_block):
+    me = jax.lax.axis_index("x")
+    blocks, current = [rhs_block], rhs_block
+    for _ in range(7):
+        current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
+        blocks.append(current)  # the block of device me + k
+    stacked = jnp.stack(blocks)  # in the order of devices me, me + 1, ...
+    whole = jnp.roll(stacked, me, axis=0).reshape(-1, rhs_block.shape[1])
+    return lhs_block @ whole
+""" + T4_JITTED
+
+CASES = [
+    Case("also_correct", {"t1": T1_BACKWARDS_LOOP, "t2": "summed_everywhere = jax.jit(jax.shard_map("
+                          "lambda b: jax.lax.psum(b, 'x')[0], mesh=mesh, in_specs=P('x', None), out_specs=P()))\n"
+                          + T2_SCATTERED, "t3": T3_READ_OFF, "t4": T4_LOOP, "t5": T5_TIMEIT},
+         {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 11}),
+    Case("also_correct_other_ways_round", {"t1": T1_SCAN, **solved("t2"), "t4": T4_BOTH_WAYS},
+         {"t1": 25, "t2": 30, "t4": 20}),
+    Case("also_correct_forward", {**solved("t1", "t2"), "t4": T4_FORWARD}, {"t1": 25, "t2": 30, "t4": 20}),
+    Case("collectives_of_xla_or_the_wrong_kind", {"t1": T1_ALL_GATHER, "t2": T2_PLAIN_SUM_AND_SLICED_PSUM,
+                                                   "t3": T3_SWAPPED, "t4": T4_ALL_GATHER},
+         {"t1": 16, "t2": 22, "t3": 0, "t4": 10},
+         messages={"t1": "found only all_gather", "t2": "found no shard_map", "t4": "found only all_gather"}),
+    # Each case below breaks one requirement of each task's text and loses exactly that check's points.
+    Case("not_jitted", {"t1": T1_EAGER, "t2": T2_EAGER, "t3": T3_ONE_LIST, "t4": T4_EAGER},
+         {"t1": 22, "t2": 24, "t3": 5, "t4": 18},
+         messages={"t1": "expected a jitted function", "t2": "expected a jitted function",
+                   "t3": "a list is not a tuple", "t4": "expected a jitted function"}),
+    Case("not_a_ring", {"t1": T1_JUMPS, "t2": T2_ROW_KEPT, "t4": T4_JUMPS}, {"t1": 21, "t2": 22, "t4": 17},
+         messages={"t1": "one device along the ring", "t2": "expected shape (32,), found shape (1, 32)",
+                   "t4": "one device along the ring"}),
+    Case("device_0_right_or_rhs_held_whole", {"t1": T1_DEVICE_0_ONLY, **solved("t2"), "t4": T4_STACKED},
+         {"t1": 12, "t2": 30, "t4": 17},
+         messages={"t1": "holds other values in its block", "t4": "never to hold rhs whole"}),
+    Case("first_two_solved", solved("t1", "t2"), {"t1": 25, "t2": 30}),
+    Case("speedup_in_percent", {**solved("t4"), "t5": T5_PERCENT}, {"t4": 20, "t5": 6},
+         messages={"t5": "the speedup must be computed from your two times"}),
+    Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 3}),
+]

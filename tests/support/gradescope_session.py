@@ -1,0 +1,130 @@
+"""Gradescope's container imitated on this machine: the zip unpacked into a scratch root laid out as
+Gradescope's, setup.sh run into a fresh venv, and run_autograder run per submission."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from autograder.course.gradescope_zip import build_autograder_zip
+
+GRADESCOPE_LAB = "lab2_three_ways"
+
+
+def traversable_scratch() -> Path:
+    """A scratch folder every user can search (pytest's are private to root), as /autograder is."""
+    path = Path(tempfile.mkdtemp(prefix="autograder-gradescope-test-"))
+    os.chmod(path, 0o755)
+    return path
+
+
+class Installation:
+    """The zip built once, and setup.sh run once into a venv that reuses this machine's packages."""
+
+    def __init__(self, scratch: Path):
+        self.scratch = scratch
+        self.zip = build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
+        self.bin = scratch / "bin"
+        self.cache = scratch / "image-cache"  # the reference cache setup.sh warms, as in the image
+        source = self.unpack(scratch / "setup")
+        env = {**_clean_environment(), "AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable,
+               "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin),
+               "AUTOGRADER_GRADESCOPE_CACHE": str(self.cache)}
+        done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"setup.sh failed: {done.stderr}"
+        self.setup_output = done.stdout + done.stderr
+        self.without_bwrap = _path_without(scratch / "no-bwrap", "bwrap")
+
+    def unpack(self, root: Path) -> Path:
+        return unpack_zip(self.zip, root)
+
+    def prepare(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[Path, Path, dict]:
+        """A root laid out as Gradescope's holding ``files`` as the submission; its source and the
+        environment run_autograder runs with (a fresh HOME)."""
+        root = self.scratch / name
+        source = self.unpack(root)
+        (root / "submission").mkdir()
+        (root / "results").mkdir()
+        (root / "home").mkdir()
+        os.chmod(root, 0o755)
+        for filename, data in files.items():
+            (root / "submission" / filename).write_bytes(data)
+        path = f"{self.bin}:{os.environ['PATH'] if bwrap else self.without_bwrap}"
+        env = {**_clean_environment(), "PATH": path, "AUTOGRADER_GRADESCOPE_ROOT": str(root), "HOME": str(root / "home")}
+        return root, source, env
+
+    def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
+        """results.json, run_autograder's output and the root, for a submission of ``files``."""
+        root, source, env = self.prepare(name, files, bwrap)
+        done = subprocess.run([str(source / "run_autograder")], env=env, cwd=root, capture_output=True, text=True,
+                              timeout=900)
+        results = json.loads((root / "results" / "results.json").read_text())
+        return results, done.stdout + done.stderr, root
+
+    def run_autograder_in_box(self, name: str, files: dict[str, bytes], memory_bytes: int, cpus: float):
+        """results.json and the run (peak memory, out-of-memory kills, output) of run_autograder in a
+        new cgroup of ``memory_bytes`` and ``cpus``, without bubblewrap (the uid level), as on Gradescope."""
+        from cgroup_box import run_in_box
+
+        root, source, env = self.prepare(name, files, bwrap=False)
+        run = run_in_box([str(source / "run_autograder")], memory_bytes, cpus, env=env, cwd=root, timeout=900)
+        return json.loads((root / "results" / "results.json").read_text()), run
+
+
+def unpack_zip(archive_path: Path, root: Path) -> Path:
+    """The zip's files in ``root/source``, with their modes, as Gradescope lays them out."""
+    with zipfile.ZipFile(archive_path) as archive:
+        archive.extractall(root / "source")
+        for info in archive.infolist():  # zipfile does not restore modes
+            os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
+    return root / "source"
+
+
+def _clean_environment() -> dict[str, str]:
+    """This environment without what points Python at the checkout (the zip's harness must be used) or
+    at the suite's reference cache (the image's own is)."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")}
+
+
+def _path_without(directory: Path, tool: str) -> str:
+    """A PATH with every command of this one but ``tool``."""
+    directory.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.scandir(folder):
+            target = directory / entry.name
+            if entry.name != tool and not target.exists() and os.access(entry.path, os.X_OK):
+                target.symlink_to(entry.path)
+    return str(directory)
+
+
+def python_searchable_by_all() -> list[tuple[Path, int]]:
+    """Let every user search the directories above this Python and, when it runs from a venv, above
+    the venv too (the uid level runs the kernel as another user; Gradescope's Python lives in /usr).
+    Returns what to restore."""
+    changed = []
+    above = {d for prefix in (sys.base_prefix, sys.prefix) for d in Path(prefix).resolve().parents}
+    for directory in sorted(above):
+        mode = stat.S_IMODE(os.stat(directory).st_mode)
+        if not mode & stat.S_IXOTH:
+            os.chmod(directory, mode | stat.S_IXOTH)
+            changed.append((directory, mode))
+    return changed
+
+
+def restore_modes(changed: list[tuple[Path, int]]) -> None:
+    for directory, mode in changed:
+        os.chmod(directory, mode)
+
+
+def remove_scratch(scratch: Path) -> None:
+    shutil.rmtree(scratch, ignore_errors=True)
