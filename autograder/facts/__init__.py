@@ -1,10 +1,10 @@
 """Facts: what the harness takes from a student's kernel, and the plain data graders read.
 
 ``capture`` declares, per task, what to take (names, and calls on inputs the grader can rebuild);
-``probe``, the only code of the harness that runs inside the kernel (copied there alone: it imports
-nothing of the harness), writes it; ``taken_facts`` moves it out of the kernel's reach at once and
-reads it later; ``fact_reader`` validates it into the frozen records ``schema`` declares (``Fact``,
-``TaskFacts``…), which the checks and graders read.
+``probe``, which runs inside the kernel (copied there alone, after the kernel's housekeeping from
+``run``: it imports nothing of the harness), writes it; ``taken_facts`` moves it out of the kernel's
+reach at once and reads it later; ``fact_reader`` validates it into the frozen records ``schema``
+declares (``Fact``, ``TaskFacts``…), which the checks and graders read.
 Nothing here runs a kernel, and only ``probe`` imports JAX.
 """
 

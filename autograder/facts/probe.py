@@ -3,8 +3,10 @@
 This file runs in the untrusted kernel, so it holds no answers and no checks: it only describes what
 it finds (values as ``.npy`` without pickles, layouts, types, compiled HLO) and calls student functions
 on inputs whose seed the grader chooses at grading time. It imports nothing from ``autograder``: the
-harness copies it into the kernel as a standalone module. The grader imports ``make_input`` from here
-to rebuild the very same inputs in its own process.
+harness copies it into the kernel as a standalone module, after the kernel's housekeeping
+(run/kernel_housekeeping.py: the output cap, the lab probe's warm-up, reaping children), which it finds
+there by its module name. The grader imports ``make_input`` from here to rebuild the very same inputs in
+its own process, and a student's own check (``ag.check``) records with ``capture``.
 
 References to the library functions it uses are taken at import, before student code runs, so a
 notebook that later patches ``jax.typeof`` or ``numpy.save`` does not change what is recorded.
@@ -18,7 +20,6 @@ import math
 import os
 import shutil
 import sys
-import threading
 import traceback
 
 import jax
@@ -39,8 +40,6 @@ _make_jaxpr = jax.make_jaxpr
 _device_put = jax.device_put
 _set_mesh = jax.set_mesh
 _make_mesh = jax.make_mesh
-_waitpid = os.waitpid
-_WNOHANG = os.WNOHANG
 _np_save = np.save
 _np_asarray = np.asarray
 _np_array_equal = np.array_equal
@@ -50,106 +49,26 @@ _PartitionSpec = jax.sharding.PartitionSpec
 _NamedSharding = jax.sharding.NamedSharding
 _AxisType = jax.sharding.AxisType
 _ShapedArray = jax.core.ShapedArray  # what jax.typeof returns
-_Thread = threading.Thread
 
-LAB_PROBE_MODULE = "_autograder_lab_probe"
+LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (as kernel.LAB_PROBE_MODULE)
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 MAX_TEXT = 1024 * 1024
 MAX_TREE_LEAVES = 256
-WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel.WARM_UP_WAIT)
 
+# The kernel's housekeeping (run/kernel_housekeeping.py), which the harness loads into the kernel before
+# this module, under this name: whether it had cut the output, and the lab probe's warm-up to wait for.
+# Imported from the package (the grader's process, a student's own check), this module finds none: no
+# output was cut and no warm-up runs there.
+HOUSEKEEPING_MODULE = "_autograder_housekeeping"
+_housekeeping = sys.modules.get(HOUSEKEEPING_MODULE)
+if _housekeeping is not None:
+    _output_cut, _wait_for_warm_up = _housekeeping.output_cut, _housekeeping.wait_for_warm_up
+else:
+    def _output_cut():
+        return False
 
-TRUNCATION_MARK = "[output truncated by the grader]"
-
-
-_output = {"chars": 0, "cut": False}  # what cap_output let through, and whether it had to cut
-
-
-def cap_output(limit):
-    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark.
-
-    The cap lives in the streams' class, as a ``write`` property: IPython wraps ``stream.write`` around
-    every cell and puts back the stream's own ``write`` when the cell ends, which would drop a cap set
-    as a plain attribute. Wrappers set on the stream run around the cap; putting the stream's own
-    ``write`` back restores the capped one. A stream whose class cannot change is wrapped instead."""
-    import sys
-
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.__class__ = _capped_class(type(stream), limit)
-        except TypeError:  # a built-in stream (no ipykernel): its write can still be wrapped
-            stream.write = _capped_write(stream.write, limit)
-
-
-def _capped_write(write, limit):
-    def capped(text, *args, **kwargs):
-        _output["chars"] += len(text)
-        if _output["chars"] <= limit:
-            return write(text, *args, **kwargs)
-        if not _output["cut"]:
-            _output["cut"] = True
-            write(f"\n{TRUNCATION_MARK}\n")
-        return len(text)
-
-    return capped
-
-
-def _capped_class(base, limit):
-    class Capped(base):
-        @property
-        def write(self):
-            return self.__dict__.get("_autograder_write") or _capped_write(base.write.__get__(self), limit)
-
-        @write.setter
-        def write(self, value):
-            own = getattr(value, "__func__", None) is base.write and getattr(value, "__self__", None) is self
-            self.__dict__["_autograder_write"] = None if own else value
-
-    Capped.__name__, Capped.__qualname__, Capped.__module__ = base.__name__, base.__qualname__, base.__module__
-    return Capped
-
-
-_warm_up = {"thread": None}
-
-
-def start_warm_up():
-    """Start the lab probe's ``warm_up()``, if it has one, on a thread of its own, and return.
-
-    A warm-up compiles ahead what a later lab probe will need, while the first cells run; it records
-    nothing and its errors are ignored (a probe then compiles what it needs itself)."""
-    function = getattr(sys.modules.get(LAB_PROBE_MODULE), "warm_up", None)
-    if not callable(function):
-        return
-    thread = _Thread(target=_quietly, args=(function,), name="autograder-warm-up", daemon=True)
-    _warm_up["thread"] = thread
-    thread.start()
-
-
-def _quietly(function):
-    with contextlib.suppress(BaseException):
-        function()
-
-
-def wait_for_warm_up(timeout=WARM_UP_WAIT):
-    """Block until the warm-up has ended (or ``timeout``): before a lab probe, so that the two do not
-    compile the same programs at once, and before cells that measure time, so that it does not slow them."""
-    thread = _warm_up["thread"]
-    if thread is not None:
-        thread.join(timeout)
-
-
-def reap_children():
-    """Collect the exit status of the kernel's children that the harness stopped after a cell, so
-    they no longer count against the sandbox's process limit; returns how many were collected."""
-    reaped = 0
-    while True:
-        try:
-            pid, _ = _waitpid(-1, _WNOHANG)
-        except ChildProcessError:
-            return reaped
-        if pid == 0:
-            return reaped
-        reaped += 1
+    def _wait_for_warm_up():
+        return None
 
 
 def make_mesh(spec):
@@ -196,7 +115,7 @@ def capture(manifest_json, namespace):
             facts["probes"][probe["id"]] = recorder.probe(probe, namespace, manifest["seed"])
     except Exception:
         facts["error"] = traceback.format_exc(limit=5)[-MAX_TEXT:]
-    facts["output_cut"] = _output["cut"]
+    facts["output_cut"] = _output_cut()
     with open(os.path.join(out, "facts.json"), "w", encoding="utf-8") as handle:
         handle.write(_json_dumps(facts))
 
@@ -342,7 +261,7 @@ class _Recorder:
         stdout = io.StringIO()
         record = {"values": {}, "stdout": "", "error": None}
         module = sys.modules.get(LAB_PROBE_MODULE)
-        wait_for_warm_up()
+        _wait_for_warm_up()
         try:
             function = getattr(module, probe["function"])
             with contextlib.redirect_stdout(stdout):

@@ -2,7 +2,8 @@
 
 The probe (``autograder/facts/probe.py``) runs in the untrusted kernel and writes, after each task,
 ``facts.json`` plus ``.npy`` files (never pickles); ``fact_reader`` validates that plain data into the
-records below.
+records below. (The kernel's housekeeping, ``autograder/run/kernel_housekeeping.py``, writes nothing
+here: the probe only asks it whether its output cap had cut the output, for ``output_cut``.)
 
 JSON shape of one captured object (a "fact"):
 
@@ -26,8 +27,8 @@ A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...
 "float32", "sharded_axes": [[...] | null, ...]}``.
 
 The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
-probe}, "error": str | null, "output_cut": bool}`` (``output_cut``: the kernel's own output cap had
-cut the notebook's output by then).
+probe}, "error": str | null, "output_cut": bool}`` (``output_cut``: the kernel's own output cap, set
+by its housekeeping, had cut the notebook's output by then).
 
 A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: fact}, "stdout": str,
 "error": str | null}``.

@@ -2,7 +2,9 @@
 
 ``plan`` splits the notebook into tasks (leaving out the cells ``check_cells`` marks as the student's
 own checks, which ``assign`` adds); ``sandbox``, ``kernel`` and ``devices`` start a kernel the
-student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle and ``Limits``);
+student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle and ``Limits``;
+``kernel_housekeeping``, copied into the kernel alone, caps its output, runs the lab probe's warm-up and
+reaps the children a cell left);
 ``execute`` runs the cells and has the probe write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,

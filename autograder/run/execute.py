@@ -29,13 +29,13 @@ from autograder.facts import TakenFacts, TaskCapture, task_seed
 from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.kernel import (
-    PROBE_MODULE,
     TIMEOUT_ENAME,
     WARM_UP_WAIT,
     Limits,
     StartedKernel,
     cell_error,
     probe_code,
+    reap_children_code,
     wait_for_warm_up_code,
 )
 from autograder.run.live_execution import LiveExecution
@@ -187,7 +187,7 @@ class _Run:
         kernel then reaps those that were its children, which frees the sandbox's process limit."""
         stopped = self.km.stop_leftover_processes()
         if stopped:
-            await self.run_code(f"__import__({PROBE_MODULE!r}).reap_children()\n", 30)
+            await self.run_code(reap_children_code(), 30)
         return stopped
 
     async def responsive(self) -> bool:

@@ -41,12 +41,16 @@ from autograder.run.timed_turns import CellTurn
 MAX_MESSAGE_BYTES = 16 * 2**20
 MAX_QUEUED_MESSAGES = 32
 
+# What is copied into the kernel, each as a standalone module under its name there: the kernel's
+# housekeeping first (the probe finds it by its name), then the probe, then the lab's own probe.
+HOUSEKEEPING_MODULE = "_autograder_housekeeping"  # as probe.HOUSEKEEPING_MODULE
+HOUSEKEEPING_SOURCE = Path(__file__).resolve().parent / "kernel_housekeeping.py"
 PROBE_MODULE = "_autograder_probe"
+PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"
+LAB_PROBE_MODULE = "_autograder_lab_probe"  # as kernel_housekeeping.LAB_PROBE_MODULE and probe.LAB_PROBE_MODULE
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
-LAB_PROBE_MODULE = "_autograder_lab_probe"
-PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"  # copied into the kernel
 TIMEOUT_ENAME = "CellTimeoutError"
-TRUNCATION_MARK = "[output truncated by the grader]"  # the probe's own mark (probe.TRUNCATION_MARK)
+TRUNCATION_MARK = "[output truncated by the grader]"  # the kernel's own mark (kernel_housekeeping.TRUNCATION_MARK)
 
 
 @dataclass(frozen=True)
@@ -62,28 +66,32 @@ class Limits:
 
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
-    """Run before any student cell: load the probes, fix the device count for the kernel's life and
-    start the lab probe's warm-up (see ``start_warm_up`` in facts/probe.py).
+    """Run before any student cell: load the housekeeping and the probes, cap the output, fix the device
+    count for the kernel's life and start the lab probe's warm-up (see run/kernel_housekeeping.py).
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
     """
-    modules = [PROBE_MODULE] + ([LAB_PROBE_MODULE] if with_lab_probe else [])
+    modules = [HOUSEKEEPING_MODULE, PROBE_MODULE] + ([LAB_PROBE_MODULE] if with_lab_probe else [])
     return (
         "import sys as _ag_sys\n"
         f"_ag_sys.path.insert(0, {probe_dir!r})\n"
         + "".join(f"import {m}\n" for m in modules)
         + f"_ag_sys.path.remove({probe_dir!r})\n"
-        f"{PROBE_MODULE}.cap_output({output_limit})\n"
+        f"{HOUSEKEEPING_MODULE}.cap_output({output_limit})\n"
         "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
-        f"{PROBE_MODULE}.start_warm_up()\n"
+        f"{HOUSEKEEPING_MODULE}.start_warm_up()\n"
         f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"
     )
 
 
 def wait_for_warm_up_code() -> str:
-    return f"__import__({PROBE_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
+    return f"__import__({HOUSEKEEPING_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
+
+
+def reap_children_code() -> str:
+    return f"__import__({HOUSEKEEPING_MODULE!r}).reap_children()\n"
 
 
 def probe_code(manifest_json: str) -> str:
@@ -253,7 +261,8 @@ class _CappedClient(NotebookClient):
 
 class StartedKernel:
     """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
-    (probes loaded, JAX imported, the devices initialised): ready for one submission, and used once.
+    (housekeeping and probes loaded, JAX imported, the devices initialised): ready for one submission,
+    and used once.
 
     It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
 
@@ -268,6 +277,7 @@ class StartedKernel:
             self.facts_dir = self.workdir / ".facts"
             for d in (self.workdir, self.probe_dir, self.facts_dir):
                 d.mkdir()
+            shutil.copyfile(HOUSEKEEPING_SOURCE, self.probe_dir / f"{HOUSEKEEPING_MODULE}.py")
             shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
             if lab_probe is not None:
                 shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")

@@ -1,6 +1,11 @@
-"""The probe's records, read back through the facts validator: round trips, and forged files refused."""
+"""The probe's records, read back through the facts validator: round trips, and forged files refused; and
+the probe beside the kernel's housekeeping, both loaded as the kernel loads them."""
 
+import importlib.util
 import json
+import shutil
+import sys
+import types
 
 import jax
 import jax.numpy as jnp
@@ -13,12 +18,30 @@ from autograder.checks import MeshSpec
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
 from autograder.facts import probe
+from autograder.run import kernel_housekeeping
+from autograder.run.kernel import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, PROBE_MODULE, PROBE_SOURCE
 
 
-def _capture(tmp_path, namespace, capture):
+def _capture(tmp_path, namespace, capture, recorder=probe):
     out = tmp_path / capture.task
-    probe.capture(capture.manifest(str(out), 7), namespace)
+    recorder.capture(capture.manifest(str(out), 7), namespace)
     return load_task_facts(out, capture.task)
+
+
+def _in_kernel(tmp_path, monkeypatch):
+    """The housekeeping and the probe as the kernel loads them: each file copied alone under its name in
+    the kernel, the housekeeping first; both are taken out of ``sys.modules`` after the test."""
+    loaded = []
+    for name, source in ((HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE), (PROBE_MODULE, PROBE_SOURCE)):
+        copy = tmp_path / "probe" / f"{name}.py"
+        copy.parent.mkdir(exist_ok=True)
+        shutil.copyfile(source, copy)
+        spec = importlib.util.spec_from_file_location(name, copy)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, module)
+        spec.loader.exec_module(module)
+        loaded.append(module)
+    return loaded
 
 
 def test_arrays_specs_trees_and_values_round_trip(tmp_path):
@@ -111,8 +134,6 @@ def test_missing_facts_are_refused(tmp_path):
 
 
 def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
-    import types
-
     from autograder.facts.capture import Probe
 
     module = types.ModuleType(probe.LAB_PROBE_MODULE)
@@ -125,7 +146,7 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
         raise RuntimeError("student class failed")
 
     module.build, module.broken = build, broken
-    monkeypatch.setitem(__import__("sys").modules, probe.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(sys.modules, probe.LAB_PROBE_MODULE, module)
     capture = TaskCapture("t6", probes=(Probe("b", "build", (("n", 3),)), Probe("x", "broken")))
     facts = _capture(tmp_path, {"Cls": lambda: (lambda n: np.arange(n))}, capture)
     assert facts.probes["b"].error is None and facts.probes["b"].stdout == "building\n"
@@ -135,9 +156,11 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
 
 
 def test_the_kernels_own_output_cut_is_recorded_with_the_facts(tmp_path, monkeypatch):
-    assert _capture(tmp_path, {}, TaskCapture("t1")).output_cut is False
-    monkeypatch.setitem(probe._output, "cut", True)
-    assert _capture(tmp_path, {}, TaskCapture("t2")).output_cut is True
+    housekeeping, kernel_probe = _in_kernel(tmp_path, monkeypatch)
+    assert _capture(tmp_path, {}, TaskCapture("t1"), kernel_probe).output_cut is False
+    monkeypatch.setitem(housekeeping._output, "cut", True)
+    assert _capture(tmp_path, {}, TaskCapture("t2"), kernel_probe).output_cut is True
+    assert _capture(tmp_path, {}, TaskCapture("t3")).output_cut is False  # the package's probe: no cap here
 
 
 def test_an_output_cut_that_is_not_a_bool_is_refused(tmp_path):
@@ -192,13 +215,11 @@ def test_a_forged_program_record_is_refused(tmp_path):
 
 
 def _lab_probe_with(monkeypatch, **functions):
-    import types
-
     module = types.ModuleType(probe.LAB_PROBE_MODULE)
     for name, function in functions.items():
         setattr(module, name, function)
-    monkeypatch.setitem(__import__("sys").modules, probe.LAB_PROBE_MODULE, module)
-    monkeypatch.setitem(probe._warm_up, "thread", None)
+    monkeypatch.setitem(sys.modules, probe.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(kernel_housekeeping._warm_up, "thread", None)
 
 
 def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path, monkeypatch):
@@ -217,10 +238,11 @@ def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path
         return {}
 
     _lab_probe_with(monkeypatch, warm_up=warm_up, build=build)
-    probe.start_warm_up()  # returns at once: the warm-up runs on its own thread
-    assert probe._warm_up["thread"].is_alive() and events == []
+    housekeeping, kernel_probe = _in_kernel(tmp_path, monkeypatch)
+    housekeeping.start_warm_up()  # returns at once: the warm-up runs on its own thread
+    assert housekeeping._warm_up["thread"].is_alive() and events == []
     threading.Timer(0.3, release.set).start()
-    _capture(tmp_path, {}, TaskCapture("t6", probes=(Probe("b", "build"),)))
+    _capture(tmp_path, {}, TaskCapture("t6", probes=(Probe("b", "build"),)), kernel_probe)
     assert events == ["warmed", "probed"]
 
 
@@ -229,14 +251,14 @@ def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
         raise RuntimeError("the student broke jax.random")
 
     _lab_probe_with(monkeypatch, warm_up=warm_up)
-    probe.start_warm_up()
-    probe.wait_for_warm_up(10)
-    assert not probe._warm_up["thread"].is_alive()
+    kernel_housekeeping.start_warm_up()
+    kernel_housekeeping.wait_for_warm_up(10)
+    assert not kernel_housekeeping._warm_up["thread"].is_alive()
 
     _lab_probe_with(monkeypatch)  # a lab probe without warm_up
-    probe.start_warm_up()
-    assert probe._warm_up["thread"] is None
-    probe.wait_for_warm_up(0)
+    kernel_housekeeping.start_warm_up()
+    assert kernel_housekeeping._warm_up["thread"] is None
+    kernel_housekeeping.wait_for_warm_up(0)
 
 
 def test_equal_values_are_written_once_per_task_and_read_back_for_each_name(tmp_path):

@@ -21,6 +21,7 @@ from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.run.live_execution import LiveExecution
 from autograder.facts import probe
+from autograder.run import kernel_housekeeping
 from autograder.facts.taken_facts import TakenFacts, copy_facts
 
 LAB2 = "lab2_three_ways"
@@ -87,8 +88,8 @@ def test_missing_facts_keep_the_probes_own_error(tmp_path):
     assert taken.error("t2") == "no facts were written for t2 (RuntimeError: boom)"
 
 
-def test_the_probes_truncation_mark_is_the_one_the_harness_looks_for():
-    assert TRUNCATION_MARK == probe.TRUNCATION_MARK
+def test_the_kernels_truncation_mark_is_the_one_the_harness_looks_for():
+    assert TRUNCATION_MARK == kernel_housekeeping.TRUNCATION_MARK
 
 
 def test_starting_a_grade_imports_no_jax():

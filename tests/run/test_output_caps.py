@@ -6,7 +6,7 @@ import pytest
 
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
-from autograder.run.kernel import Limits
+from autograder.run.kernel import HOUSEKEEPING_MODULE, Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem
 
@@ -19,10 +19,10 @@ for _ in range(10_000):
     sys.stdout.write('x' * 1000)
 """
 
-KERNEL_CAP = """
+KERNEL_CAP = f"""
 import sys
-cap_cut = sys.modules['_autograder_probe']._output['cut']
-cap_chars = sys.modules['_autograder_probe']._output['chars']
+cap_cut = sys.modules[{HOUSEKEEPING_MODULE!r}]._output['cut']
+cap_chars = sys.modules[{HOUSEKEEPING_MODULE!r}]._output['chars']
 """
 
 # One display message larger than the grader accepts: it bypasses the streams and their cap.

@@ -1,0 +1,124 @@
+"""The kernel's housekeeping: loaded into the student's kernel before any student cell, it keeps the kernel
+in the shape the harness needs while the cells run, and records nothing.
+
+It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its
+own (``start_warm_up``, ``wait_for_warm_up``) and reaps the children the harness stopped
+(``reap_children``). It imports nothing from ``autograder``: the harness copies it into the kernel as a
+standalone module, beside the probe (facts/probe.py), which reads from it whether the output was cut and
+waits for the warm-up before a lab probe.
+
+References to the builtins and library functions it uses are taken at import, before student code runs,
+so a notebook that later patches ``builtins.len`` or ``os.waitpid`` does not change what it does.
+"""
+
+import builtins
+import contextlib
+import os
+import sys
+import threading
+
+# Builtins bound as this module's globals: a notebook that patches ``builtins`` does not reach them.
+callable, getattr, len, type = builtins.callable, builtins.getattr, builtins.len, builtins.type  # noqa: A001
+
+_waitpid = os.waitpid
+_WNOHANG = os.WNOHANG
+_Thread = threading.Thread
+
+LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (as kernel.LAB_PROBE_MODULE)
+WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel.WARM_UP_WAIT)
+
+
+TRUNCATION_MARK = "[output truncated by the grader]"
+
+
+_output = {"chars": 0, "cut": False}  # what cap_output let through, and whether it had to cut
+
+
+def cap_output(limit):
+    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark.
+
+    The cap lives in the streams' class, as a ``write`` property: IPython wraps ``stream.write`` around
+    every cell and puts back the stream's own ``write`` when the cell ends, which would drop a cap set
+    as a plain attribute. Wrappers set on the stream run around the cap; putting the stream's own
+    ``write`` back restores the capped one. A stream whose class cannot change is wrapped instead."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.__class__ = _capped_class(type(stream), limit)
+        except TypeError:  # a built-in stream (no ipykernel): its write can still be wrapped
+            stream.write = _capped_write(stream.write, limit)
+
+
+def output_cut():
+    """Has the cap cut the notebook's output so far? (Recorded with each task's facts.)"""
+    return _output["cut"]
+
+
+def _capped_write(write, limit):
+    def capped(text, *args, **kwargs):
+        _output["chars"] += len(text)
+        if _output["chars"] <= limit:
+            return write(text, *args, **kwargs)
+        if not _output["cut"]:
+            _output["cut"] = True
+            write(f"\n{TRUNCATION_MARK}\n")
+        return len(text)
+
+    return capped
+
+
+def _capped_class(base, limit):
+    class Capped(base):
+        @property
+        def write(self):
+            return self.__dict__.get("_autograder_write") or _capped_write(base.write.__get__(self), limit)
+
+        @write.setter
+        def write(self, value):
+            own = getattr(value, "__func__", None) is base.write and getattr(value, "__self__", None) is self
+            self.__dict__["_autograder_write"] = None if own else value
+
+    Capped.__name__, Capped.__qualname__, Capped.__module__ = base.__name__, base.__qualname__, base.__module__
+    return Capped
+
+
+_warm_up = {"thread": None}
+
+
+def start_warm_up():
+    """Start the lab probe's ``warm_up()``, if it has one, on a thread of its own, and return.
+
+    A warm-up compiles ahead what a later lab probe will need, while the first cells run; it records
+    nothing and its errors are ignored (a probe then compiles what it needs itself)."""
+    function = getattr(sys.modules.get(LAB_PROBE_MODULE), "warm_up", None)
+    if not callable(function):
+        return
+    thread = _Thread(target=_quietly, args=(function,), name="autograder-warm-up", daemon=True)
+    _warm_up["thread"] = thread
+    thread.start()
+
+
+def _quietly(function):
+    with contextlib.suppress(BaseException):
+        function()
+
+
+def wait_for_warm_up(timeout=WARM_UP_WAIT):
+    """Block until the warm-up has ended (or ``timeout``): before a lab probe, so that the two do not
+    compile the same programs at once, and before cells that measure time, so that it does not slow them."""
+    thread = _warm_up["thread"]
+    if thread is not None:
+        thread.join(timeout)
+
+
+def reap_children():
+    """Collect the exit status of the kernel's children that the harness stopped after a cell, so
+    they no longer count against the sandbox's process limit; returns how many were collected."""
+    reaped = 0
+    while True:
+        try:
+            pid, _ = _waitpid(-1, _WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if pid == 0:
+            return reaped
+        reaped += 1
