@@ -16,7 +16,7 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 
 def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
@@ -48,14 +48,14 @@ def door_names(init_file: Path) -> dict[str, tuple[str, str]]:
     for node in ast.parse(init_file.read_text(encoding="utf-8"), str(init_file)).body:
         if is_type_checking_block(node):
             for statement in node.body:
-                if not isinstance(statement, ast.ImportFrom) or statement.level:
+                if not isinstance(statement, ast.ImportFrom) or statement.level or statement.module is None:
                     raise ImportError(f"{init_file}: under TYPE_CHECKING, only absolute `from ... import` names")
                 for alias in statement.names:
                     origins[alias.asname or alias.name] = (statement.module, alias.name)
     return origins
 
 
-def is_type_checking_block(node: ast.AST) -> bool:
+def is_type_checking_block(node: ast.AST) -> TypeGuard[ast.If]:
     """Whether ``node`` is an ``if TYPE_CHECKING:`` block: imports only editors and type checkers run."""
     return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 

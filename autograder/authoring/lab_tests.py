@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.lab import LabError, load_lab, project_root
@@ -25,14 +26,14 @@ def tests_folder() -> Path:
     return folder
 
 
-def lab_test_command(lab_id: str, pytest_args: list[str] = ()) -> list[str]:
+def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
     """The pytest command that runs every test of ``lab_id`` (and ``pytest_args``, e.g. ``-x``)."""
     load_lab(lab_id)
     return [sys.executable, "-m", "pytest", str(tests_folder()), "--lab", lab_id, "-p", "no:cacheprovider",
             *pytest_args]
 
 
-def run_lab_tests(lab_id: str, pytest_args: list[str] = ()) -> int:
+def run_lab_tests(lab_id: str, pytest_args: Sequence[str] = ()) -> int:
     """Run them in the checkout; pytest's exit status."""
     command = lab_test_command(lab_id, list(pytest_args))
     print(" ".join(command), flush=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from unittest import mock
 
 import nbformat
@@ -37,30 +38,32 @@ def is_marker_cell(cell) -> bool:
 
 def parse_questions(nb) -> list[Question]:
     """The tasks of a solution notebook, in order, with the cells each region spans."""
-    questions, open_config, open_index = [], None, None
+    questions: list[Question] = []
+    opened: tuple[dict[str, Any], int] | None = None  # the open question's config and its BEGIN cell
     for index, cell in enumerate(nb.cells):
         if not is_marker_cell(cell):
             continue
         lines = cell.source.strip().splitlines()
         if lines[0] == BEGIN_QUESTION:
-            if open_config is not None:
-                raise MarkerError(f"cell {index}: BEGIN QUESTION inside question {open_config.get('name')}")
-            open_config, open_index = _config(lines[1:], index), index
+            if opened is not None:
+                raise MarkerError(f"cell {index}: BEGIN QUESTION inside question {opened[0].get('name')}")
+            opened = _config(lines[1:], index), index
         else:
-            if open_config is None:
+            if opened is None:
                 raise MarkerError(f"cell {index}: END QUESTION without BEGIN QUESTION")
-            questions.append(Question(open_config["name"], open_config["points"], open_index + 1, index - 1))
-            open_config = None
-    if open_config is not None:
-        raise MarkerError(f"question {open_config['name']} has no END QUESTION")
+            config, begin = opened
+            questions.append(Question(config["name"], config["points"], begin + 1, index - 1))
+            opened = None
+    if opened is not None:
+        raise MarkerError(f"question {opened[0]['name']} has no END QUESTION")
     expected = [f"t{i}" for i in range(1, len(questions) + 1)]
     if [q.task for q in questions] != expected:
         raise MarkerError(f"task ids must be {expected} in order, found {[q.task for q in questions]}")
     return questions
 
 
-def _config(lines: list[str], index: int) -> dict:
-    config = {}
+def _config(lines: list[str], index: int) -> dict[str, Any]:
+    config: dict[str, Any] = {}
     for line in lines:
         key, sep, value = line.partition(":")
         if not sep:

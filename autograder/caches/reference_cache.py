@@ -147,7 +147,7 @@ def write_entry(path: Path, key: dict, value: Any) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, **members)
+            np.savez(stream, **members)  # type: ignore[arg-type]  # numpy's stub lets **members fill allow_pickle
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -208,7 +208,7 @@ def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 
     A name imported from a stage's door (``autograder.run`` and the like) counts as its own module's; what
     a module imports only for type checking does not count."""
-    found = set()
+    found: set[str] = set()
     for node in _run_time_nodes(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)

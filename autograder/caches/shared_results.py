@@ -12,18 +12,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from autograder.caches.reference_cache import read_entry, write_entry
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 RESULTS_FILE = "reference_results.npz"
 RESULTS_KEY = {"kind": "the students' reference results"}
 
 
-def shareable(function: Callable) -> Callable:
+def shareable(function: F) -> F:
     """Mark a reference whose code the students' package may carry: plain mathematics or tooling that
     answers no task. Unmarked references reach students as results only."""
-    function.__shareable__ = True
+    function.__shareable__ = True  # type: ignore[attr-defined]  # a mark on the object, which no type declares
     return function
 
 

@@ -40,19 +40,20 @@ def cached_calls(lab_id: str) -> tuple[Callable[[], Any], ...]:
 
 
 def _unpack(call: Callable[[], Any]) -> tuple[CachedReference, tuple]:
+    function: Callable[..., Any] = call
     args: tuple = ()
     if isinstance(call, functools.partial):
         if call.keywords:
             raise TypeError(f"{call}: a cached call takes positional arguments only")
-        call, args = call.func, call.args
-    if not isinstance(call, CachedReference):
-        raise TypeError(f"{call!r} in CACHED_CALLS is not decorated with @cached_reference")
-    return call, args
+        function, args = call.func, call.args
+    if not isinstance(function, CachedReference):
+        raise TypeError(f"{function!r} in CACHED_CALLS is not decorated with @cached_reference")
+    return function, args
 
 
 def describe(call: Callable[[], Any]) -> str:
     function, args = _unpack(call)
-    return f"{function.__qualname__}({', '.join(map(repr, args))})"
+    return f"{function.function.__qualname__}({', '.join(map(repr, args))})"
 
 
 def warm_lab(lab_id: str) -> WarmResult:
@@ -60,7 +61,8 @@ def warm_lab(lab_id: str) -> WarmResult:
     from autograder.lab import load_lab
 
     load_lab(lab_id)  # LabError for an unknown lab
-    computed, cached = [], []
+    computed: list[str] = []
+    cached: list[str] = []
     start = time.perf_counter()
     for call in cached_calls(lab_id):
         function, args = _unpack(call)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -38,7 +39,8 @@ class Layout:
             raise CheckFailure(
                 f"{quote(name)} is {fact.describe()}, not a jax.Array on devices, so it has no layout"
                 " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))")
-        return cls(tuple(fact.shape), dict(fact.sharding.device_indices))
+        assert fact.shape is not None  # the facts' reader gives every array fact a shape
+        return cls(fact.shape, dict(fact.sharding.device_indices))
 
     @classmethod
     def of_spec(cls, mesh: MeshSpec | Mesh, spec: SpecLike, shape: Sequence[int]) -> Layout:
@@ -66,7 +68,7 @@ class Layout:
         return cls(tuple(shape), {d: tuple((0, n) for n in shape) for d in range(n_devices)})
 
     @classmethod
-    def _of_index_map(cls, index_map: dict, shape: Sequence[int]) -> Layout:
+    def _of_index_map(cls, index_map: Mapping[Any, tuple[slice, ...]], shape: Sequence[int]) -> Layout:
         blocks = {
             device.id: tuple(index.indices(size)[:2] for index, size in zip(indices, shape))
             for device, indices in index_map.items()
@@ -127,9 +129,9 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
     fact = require_array(found, name)
     layout = Layout.of_fact(fact, name)
     if layout.shape != expected.shape:
-        hint = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
+        transposed = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
         raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape},"
-                           f" found shape {layout.shape}{hint}",
+                           f" found shape {layout.shape}{transposed}",
                            expected_picture=render_layout(expected), found_picture=render_layout(layout))
     if is_same_layout(layout, expected):
         return
@@ -180,6 +182,7 @@ def _ids(devices: Sequence[int]) -> str:
 def assert_fully_replicated(found: Fact | None, name: str, n_devices: int = 8) -> None:
     """Fail unless every one of devices ``0 .. n_devices - 1`` holds the whole array."""
     fact = require_array(found, name)
+    assert fact.shape is not None  # the facts' reader gives every array fact a shape
     assert_layout(fact, Layout.replicated(fact.shape, n_devices), name)
 
 
@@ -190,17 +193,19 @@ def assert_spec_equivalent(
     fact = require_defined(found_spec_fact, name)
     if fact.kind != "spec":
         raise CheckFailure(f"{quote(name)}: expected a PartitionSpec such as P('x', None), found {fact.describe()}")
-    problem = spec_problem(mesh.sizes, fact.spec, shape)
+    found_spec = fact.spec
+    assert found_spec is not None  # the facts' reader gives every spec fact its entries
+    problem = spec_problem(mesh.sizes, found_spec, shape)
     if problem:
-        raise CheckFailure(f"{quote(name)}: {format_spec(fact.spec)} {problem}")
+        raise CheckFailure(f"{quote(name)}: {format_spec(found_spec)} {problem}")
     expected = Layout.of_spec(mesh, expected_spec, shape)
-    found = Layout.of_spec(mesh, fact.spec, shape)
+    found = Layout.of_spec(mesh, found_spec, shape)
     if is_same_layout(found, expected):
         return
     hint = layout_hint(expected, found)
     raise CheckFailure(
         f"{quote(name)}: expected a spec equivalent to {format_spec(expected_spec)} ({describe_layout(expected)}),"
-        f" found {format_spec(fact.spec)} ({describe_layout(found)})" + (f" — {hint}" if hint else ""),
+        f" found {format_spec(found_spec)} ({describe_layout(found)})" + (f" — {hint}" if hint else ""),
         expected_picture=render_layout(expected), found_picture=render_layout(found),
     )
 
@@ -221,6 +226,7 @@ def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str
         leaf_label = leaf_name(fact, name, index)
         try:
             leaf = require_array(leaf, leaf_label)
+            assert leaf.shape is not None  # the facts' reader gives every array fact a shape
             assert_layout(leaf, expected(leaf.shape) if callable(expected) else expected[index], leaf_label)
         except CheckFailure as failure:
             failures.append(failure)

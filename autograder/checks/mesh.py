@@ -49,7 +49,7 @@ def _build(spec: MeshSpec) -> Mesh:
 
 def spec_entries(spec: SpecLike) -> SpecEntries:
     """A PartitionSpec (or a fact's spec tuple) as one tuple of axis names, or None, per dimension."""
-    entries = []
+    entries: list[tuple[str, ...] | None] = []
     for entry in spec:
         if entry is None:
             entries.append(None)

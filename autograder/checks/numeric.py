@@ -10,7 +10,7 @@ import numpy as np
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import leaf_name, quote, require_defined
-from autograder.facts import Fact
+from autograder.facts import Fact, ShardingFact
 
 
 def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
@@ -30,18 +30,19 @@ def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rt
     values = _found_values(found, name)
     _assert_close(values, expected, name, rtol, atol)
     if isinstance(found, Fact) and found.blocks and found.sharding is not None:
-        _assert_every_device(found, expected, name, rtol, atol)
+        _assert_every_device(found, found.sharding, expected, name, rtol, atol)
 
 
-def _assert_every_device(fact: Fact, expected: np.ndarray, name: str, rtol: float, atol: float) -> None:
+def _assert_every_device(fact: Fact, sharding: ShardingFact, expected: np.ndarray, name: str, rtol: float,
+                         atol: float) -> None:
     """Each block that a device holds, where it differs from the array's value, against the expected block."""
     for device in sorted(fact.blocks):
-        index = tuple(slice(start, stop) for start, stop in fact.sharding.device_indices[device])
+        index = tuple(slice(start, stop) for start, stop in sharding.device_indices[device])
         block = _typed(fact.blocks[device], fact.dtype)
         try:
             _assert_close(block, expected[index], name, rtol, atol)
         except CheckFailure as failure:
-            where = ", ".join(f"{start}:{stop}" for start, stop in fact.sharding.device_indices[device])
+            where = ", ".join(f"{start}:{stop}" for start, stop in sharding.device_indices[device])
             raise CheckFailure(
                 f"{quote(name)}: the array reads right, but device {device} holds other values in its block"
                 f" [{where}] — {str(failure).split(': ', 1)[-1]}. Its value is read from one copy of each block:"

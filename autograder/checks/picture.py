@@ -9,8 +9,11 @@ from typing import Protocol
 class PictureLayout(Protocol):
     """What a picture reads of a layout: the array's shape and, per device id, the block it holds."""
 
-    shape: tuple[int, ...]
-    blocks: Mapping[int, tuple[tuple[int, int], ...]]
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def blocks(self) -> Mapping[int, tuple[tuple[int, int], ...]]: ...
 
 
 WIDTH = 48  # characters across a whole 2-D picture, before labels widen narrow blocks
@@ -51,10 +54,10 @@ def render_layout(layout: PictureLayout) -> str:
 
 def _cuts(layout: PictureLayout, dim: int) -> list[tuple[int, int]]:
     """The intervals between consecutive block boundaries along ``dim``."""
-    points = {0, layout.shape[dim]}
+    boundaries = {0, layout.shape[dim]}
     for block in layout.blocks.values():
-        points.update(block[dim])
-    points = sorted(points)
+        boundaries.update(block[dim])
+    points = sorted(boundaries)
     return list(zip(points[:-1], points[1:]))
 
 

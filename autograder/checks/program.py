@@ -51,7 +51,7 @@ def assert_jit_given_layouts(call: CallFact, expected_in: Sequence[Layout], expe
                              name: str) -> None:
     """Fail unless the function is ``jax.jit(..., in_shardings=..., out_shardings=...)`` with these layouts."""
     program = traced_program(call, name)
-    if program.in_shardings is None:
+    if program.in_shardings is None or program.out_shardings is None:  # the probe records both or neither
         raise CheckFailure(f"{quote(name)}: expected jax.jit(..., in_shardings=..., out_shardings=...), found"
                            " no jitted function at the top of its program")
     for keyword, given, expected in (("in_shardings", program.in_shardings, expected_in),

@@ -18,7 +18,7 @@ def normalise_axes(sharded_axes: Sequence[AxesEntry] | None, ndim: int, strict: 
     """One tuple of mesh axes (or None) per dimension: ``"x"`` is ``("x",)``, missing trailing dims are None.
 
     Too many entries is a ValueError, or with ``strict=False`` (data read from a kernel) cut off."""
-    entries = []
+    entries: list[tuple[str, ...] | None] = []
     for entry in sharded_axes or ():
         if isinstance(entry, str):
             entries.append((entry,))

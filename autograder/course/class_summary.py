@@ -99,28 +99,29 @@ def _quartiles(scores: list[float]) -> tuple[float, float, float]:
 
 
 def _override_section(results: dict[str, GradeResult]) -> str:
-    rows = [(student, task) for student, result in sorted(results.items()) for task in result.overrides]
-    students = len({student for student, _ in rows})
+    rows = [(student, task, override) for student, result in sorted(results.items())
+            for task, override in result.overrides]
+    students = len({student for student, _, _ in rows})
     if not rows:
         return "<h2>Overrides</h2><p id='overrides'>0 overrides.</p>"
     body = "".join(f"<tr><td>{escape(s)}</td><td>{escape(t.task)}</td><td class='num'>{t.auto_score:g}</td>"
-                   f"<td class='num'>{t.score:g}</td><td>{escape(t.override.grader)}</td>"
-                   f"<td>{escape(t.override.comment)}</td></tr>" for s, t in rows)
+                   f"<td class='num'>{t.score:g}</td><td>{escape(override.grader)}</td>"
+                   f"<td>{escape(override.comment)}</td></tr>" for s, t, override in rows)
     return (f"<h2>Overrides</h2><p id='overrides'>{len(rows)} overrides for {students} students.</p>"
             f"<table><tr><th>student</th><th>task</th><th>automatic</th><th>set to</th><th>grader</th>"
             f"<th>comment</th></tr>{body}</table>")
 
 
 def _late_section(results: dict[str, GradeResult]) -> str:
-    judged = {s: r for s, r in results.items() if r.late is not None}
+    judged = {s: (r, r.late) for s, r in results.items() if r.late is not None}
     if not judged:
         return "<h2>Late submissions</h2><p id='late' class='note'>No late policy.</p>"
-    late = {s: r for s, r in judged.items() if r.late.is_late}
-    penalised = {s: r for s, r in late.items() if r.late.points > 0}
-    deducted = sum(r.late.points for r in penalised.values())
+    late = {s: (r, penalty) for s, (r, penalty) in judged.items() if penalty.is_late}
+    penalised = [penalty for _, penalty in late.values() if penalty.points > 0]
+    deducted = sum(penalty.points for penalty in penalised)
     body = "".join(f"<tr><td>{escape(s)}</td><td class='num'>{r.raw_score:g}</td><td class='num'>"
-                   f"−{r.late.points:g}</td><td class='num'>{r.score:g}</td><td>{escape(r.late.reason)}</td></tr>"
-                   for s, r in sorted(late.items()))
+                   f"−{penalty.points:g}</td><td class='num'>{r.score:g}</td><td>{escape(penalty.reason)}</td></tr>"
+                   for s, (r, penalty) in sorted(late.items()))
     table = (f"<table><tr><th>student</th><th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>{body}</table>"
              if late else "")
     return (f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "

@@ -76,8 +76,8 @@ def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
         result = results[student]
         per_task = {t.task: f"{t.score:g}" for t in result.tasks}
         auto = {t.task: f"{t.auto_score:g}" for t in result.tasks}
-        overrides = "; ".join(f"{t.task}: {t.auto_score:g} → {t.score:g} by {t.override.grader} "
-                              f"({t.override.comment})" for t in result.overrides)
+        overrides = "; ".join(f"{t.task}: {t.auto_score:g} → {t.score:g} by {override.grader} "
+                              f"({override.comment})" for t, override in result.overrides)
         writer.writerow([student, result.lab or "", f"{result.score:g}", f"{result.max_score:g}", result.status,
                          result.reason or "", *[per_task.get(t, "0") for t in task_ids],
                          f"{result.raw_score:g}", f"{result.penalty:g}", f"{result.auto_score:g}",

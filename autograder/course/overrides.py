@@ -135,6 +135,7 @@ def apply_overrides(result: GradeResult, overrides: dict[str, Override],
 
 
 def _manual(row: Override) -> ManualScore:
+    assert row.points is not None  # an `auto` row is no override in force (current_overrides drops it)
     return ManualScore(row.points, row.comment, row.grader, row.time)
 
 
@@ -148,7 +149,7 @@ def append_override(out: Path, row: Override, students: set[str], task_points: d
     check_overrides([row], students, task_points)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    columns = COLUMNS
+    columns: tuple[str, ...] = COLUMNS
     if not existing.strip():
         writer.writerow(COLUMNS)
         existing = ""

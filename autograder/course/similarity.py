@@ -321,7 +321,7 @@ table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #dd
 
 def _highlighted(answer: Answer, shared: frozenset[int]) -> str:
     """The answer's source with the lines covered by shared shingles marked."""
-    lines = set()
+    lines: set[int] = set()
     for shingle in shared:
         first, last = answer.shingles[shingle]
         lines.update(range(first, last + 1))

@@ -87,7 +87,7 @@ def _unused_left_out(node: ast.stmt, read: set[str]) -> ast.stmt:
             and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts)
             and all(isinstance(t, ast.Name) for t in node.targets[0].elts)):
         return node
-    pairs = [(t, v) for t, v in zip(node.targets[0].elts, node.value.elts) if t.id in read]
+    pairs = [(t, v) for t, v in zip(node.targets[0].elts, node.value.elts) if isinstance(t, ast.Name) and t.id in read]
     if len(pairs) == len(node.value.elts) or not pairs:
         return node
     targets, values = zip(*pairs)

@@ -17,9 +17,14 @@ class MeshShape(Protocol):
     """What a capture reads of a mesh (``autograder.checks.MeshSpec``); naming the protocol, not the class,
     keeps this module free of JAX: a grade starts its kernel before JAX loads."""
 
-    shape: tuple[int, ...]
-    axis_names: tuple[str, ...]
-    axis_types: str
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def axis_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def axis_types(self) -> str: ...
 
 
 def mesh_json(mesh: MeshShape) -> dict[str, Any]:

@@ -61,7 +61,7 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     return TaskFacts(task=task, names=names, calls=calls, error=_text(error), probes=probes, output_cut=output_cut)
 
 
-def _require(condition: bool, message: str) -> None:
+def _require(condition: object, message: str) -> None:
     if not condition:
         raise FactsError(message)
 
@@ -127,8 +127,10 @@ class _Reader:
     def blocks(self, raw: Any, sharding: ShardingFact | None) -> dict[int, np.ndarray]:
         """The blocks of the devices that hold other values than the array's, each of its block's shape."""
         _require(isinstance(raw, dict), "an array's blocks must be a mapping")
-        if raw:
-            _require(sharding is not None, "an array with blocks needs a sharding")
+        if not raw:
+            return {}
+        if sharding is None:
+            raise FactsError("an array with blocks needs a sharding")
         found = {}
         for device, relative in raw.items():
             _require(str(device).isdigit() and int(device) in sharding.device_indices,
@@ -158,7 +160,7 @@ class _Reader:
 
     def spec(self, raw: Any) -> tuple[tuple[str, ...] | None, ...]:
         _require(isinstance(raw, list), "a PartitionSpec must be a list")
-        entries = []
+        entries: list[tuple[str, ...] | None] = []
         for entry in raw:
             if entry is None:
                 entries.append(None)
@@ -287,7 +289,7 @@ class _Reader:
         if raw is None:
             return None
         _require(isinstance(raw, list), "shardings given to jit must be a list")
-        found = []
+        found: list[ShardingFact | None] = []
         for entry in raw:
             if entry is None:
                 found.append(None)

@@ -77,7 +77,7 @@ class TakenFacts:
     def __init__(self, directory: Path):
         self.directory = directory
         self._lock = threading.Lock()
-        self._taken: dict[str, tuple[Path | None, str]] = {}  # task -> (copy, or None, and what went wrong)
+        self._taken: dict[str, tuple[Path, str]] = {}  # task -> (its copy, why the probe may have failed)
         self._facts: dict[str, TaskFacts] = {}
         self._errors: dict[str, str] = {}
         self.order: list[str] = []

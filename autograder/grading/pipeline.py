@@ -134,9 +134,11 @@ class _RunInBackground:
 
     def result(self) -> Execution:
         self._thread.join()
-        if isinstance(self._outcome, BaseException):
-            raise self._outcome
-        return self._outcome
+        outcome = self._outcome
+        if isinstance(outcome, BaseException):
+            raise outcome
+        assert outcome is not None  # _run sets it before its thread ends
+        return outcome
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:

@@ -60,12 +60,13 @@ class SubmissionFacts:
 
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
-        failed = [c for c in self.execution.cells if c.task == task and c.status != CellStatus.OK and c.error]
+        failed = [(c, c.error) for c in self.execution.cells
+                  if c.task == task and c.status != CellStatus.OK and c.error]
         if not failed:
             return ""
-        cell = failed[0]
+        cell, error = failed[0]
         whose = "a locked cell of the lab" if cell.origin == "lab" else "your code"
-        return f": {cell.label} ({whose}) failed with {cell.error[:1000]}"
+        return f": {cell.label} ({whose}) failed with {error[:1000]}"
 
     def call(self, task: str, call_id: str) -> CallFact:
         """The result of the grader's call of a student function; fails when the call raised."""

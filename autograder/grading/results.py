@@ -25,7 +25,7 @@ class LatePenalty:
 
     due: str  # ISO 8601
     submitted_at: str | None  # ISO 8601; None when the submission time is unknown
-    time_source: str  # where the submission time comes from, in words
+    time_source: str | None  # where the submission time comes from, in words (None if no one said)
     seconds_late: float
     percent: float
     points: float
@@ -99,9 +99,9 @@ class GradeResult:
         return self.raw_score - self.penalty
 
     @property
-    def overrides(self) -> tuple[TaskResult, ...]:
-        """The tasks whose points a grader set."""
-        return tuple(t for t in self.tasks if t.override is not None)
+    def overrides(self) -> tuple[tuple[TaskResult, ManualScore], ...]:
+        """The tasks whose points a grader set, each with the grader's score."""
+        return tuple((t, t.override) for t in self.tasks if t.override is not None)
 
     def automatic(self) -> GradeResult:
         """This result as the checks left it: no override (tasks only an override added are dropped), no penalty."""
@@ -170,8 +170,8 @@ class GradeResult:
                            "auto_score": self.auto_score,
                            "raw_score": self.raw_score, "late_penalty": self.penalty,
                            "submitted_at": self.submitted_at, "graded_by": self.graded_by,
-                           "overrides": {t.task: asdict(t.override) | {"auto_score": t.auto_score}
-                                         for t in self.overrides}},
+                           "overrides": {t.task: asdict(override) | {"auto_score": t.auto_score}
+                                         for t, override in self.overrides}},
         }
 
 

@@ -205,21 +205,25 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
                     f"the names `{site.code(a.value)}` and `{site.code(b.value)}` bound in each other's place"
     if isinstance(node, (cst.Module, cst.IndentedBlock)):
         names = [_assigned_name(statement) for statement in node.body]
-        for i in range(len(names) - 1):
-            if names[i] and names[i + 1] and names[i].value != names[i + 1].value:
-                yield {names[i]: names[i + 1], names[i + 1]: names[i]}, \
-                    f"`{names[i].value}` and `{names[i + 1].value}` bound in each other's place"
+        for first, second in zip(names, names[1:]):
+            if first and second and first.value != second.value:
+                yield {first: second, second: first}, \
+                    f"`{first.value}` and `{second.value}` bound in each other's place"
     if isinstance(node, cst.Call) and dotted(node.func) not in SPEC:
         args = list(node.args)
         for i in range(len(args) - 1):
-            a, b = args[i], args[i + 1]
-            if all(x.keyword is None and not x.star and isinstance(x.value, cst.Name) for x in (a, b)) \
-                    and a.value.value != b.value.value:
+            first, second = _name_argument(args[i]), _name_argument(args[i + 1])
+            if first is not None and second is not None and first.value != second.value:
                 yield {node: node.with_changes(args=_swap_values(args, i, i + 1))}, \
-                    f"`{site.code(node.func)}`'s arguments `{a.value.value}` and `{b.value.value}` swapped"
+                    f"`{site.code(node.func)}`'s arguments `{first.value}` and `{second.value}` swapped"
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
         yield {node: node.with_changes(left=node.right, right=node.left)}, \
             f"`{site.code(node)}`: numerator and denominator swapped"
+
+
+def _name_argument(arg: cst.Arg) -> cst.Name | None:
+    """The name a call passes as a plain positional argument (no keyword, no star), else None."""
+    return arg.value if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) else None
 
 
 def _assigned_name(statement: cst.CSTNode) -> cst.Name | None:
@@ -278,8 +282,8 @@ def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
     if isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("make_mesh"):
         for position, what in ((0, "shape"), (1, "axis names")):
             args = _positional(node)
-            if len(args) > position and isinstance(args[position].value, cst.Tuple):
-                value = args[position].value
+            value = args[position].value if len(args) > position else None
+            if isinstance(value, cst.Tuple):
                 if (len(value.elements) >= 2
                         and site.code(value.elements[0].value) != site.code(value.elements[1].value)):
                     elements = list(value.elements)
@@ -299,7 +303,7 @@ class _Nodes(cst.CSTVisitor):
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.found: list[tuple[cst.CSTNode, range]] = []
 
@@ -320,9 +324,11 @@ class _Replace(cst.CSTTransformer):
 
 def _spec_axes(args) -> list[str]:
     """The axis names a PartitionSpec's arguments name, alone or in tuples."""
-    return [string.evaluated_value for arg in args
-            for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
-            if isinstance(string, cst.SimpleString)]
+    strings = [string.evaluated_value for arg in args
+               for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple)
+                              else [arg.value])
+               if isinstance(string, cst.SimpleString)]
+    return [axis for axis in strings if isinstance(axis, str)]  # a bytes literal names no mesh axis
 
 
 def _axis_names(nodes) -> tuple[str, ...]:

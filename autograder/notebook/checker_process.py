@@ -60,7 +60,8 @@ class CheckerProcess:
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self.alive() else None
+        process = self._process
+        return process.pid if process is not None and self.alive() else None
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -95,9 +96,12 @@ class CheckerProcess:
     def _exchange(self, payload: dict[str, Any]) -> dict[str, Any]:
         self._last_id += 1
         request_id = self._last_id
+        process = self._process
+        if process is None or process.stdin is None:  # closed meanwhile
+            raise _Died
         try:
-            self._process.stdin.write(json.dumps({**payload, "id": request_id}) + "\n")
-            self._process.stdin.flush()
+            process.stdin.write(json.dumps({**payload, "id": request_id}) + "\n")
+            process.stdin.flush()
         except OSError:
             raise _Died from None
         deadline = time.monotonic() + self.timeout
@@ -117,9 +121,11 @@ class CheckerProcess:
                 return reply
 
     def log_tail(self) -> str:
+        if self._directory is None:  # never started
+            return ""
         try:
             text = (self._directory / "checker.log").read_text(encoding="utf-8", errors="replace")
-        except (OSError, TypeError):
+        except OSError:
             return ""
         return text[-LOG_TAIL_CHARS:].strip()
 
@@ -129,7 +135,8 @@ class CheckerProcess:
         process, self._process = self._process, None
         if process is not None:
             with contextlib.suppress(OSError):
-                process.stdin.close()
+                if process.stdin is not None:
+                    process.stdin.close()
             try:
                 process.wait(timeout=0 if now else 5)
             except subprocess.TimeoutExpired:

@@ -157,6 +157,8 @@ def _load_lab_probe(lab: Lab) -> None:
     if path is None or (loaded is not None and getattr(loaded, "__file__", None) == str(path)):
         return
     spec = importlib.util.spec_from_file_location(probe.LAB_PROBE_MODULE, path)
+    if spec is None or spec.loader is None:  # a .py file always has both
+        raise ImportError(f"cannot load the lab's kernel probe {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     sys.modules[probe.LAB_PROBE_MODULE] = module

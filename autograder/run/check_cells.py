@@ -75,7 +75,7 @@ def is_check_code(source: str) -> bool:
     modules, functions = {"ag"}, set()
     for statement in statements:
         if isinstance(statement, ast.Import) and all(a.name == MODULE and a.asname for a in statement.names):
-            modules |= {a.asname for a in statement.names}
+            modules |= {a.asname for a in statement.names if a.asname}
         elif isinstance(statement, ast.ImportFrom) and statement.module == "autograder" and all(
                 a.name == "notebook" for a in statement.names):
             modules |= {a.asname or a.name for a in statement.names}

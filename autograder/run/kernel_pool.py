@@ -34,7 +34,7 @@ CLOSE_TIMEOUT = 120.0
 class KernelPool:
     """Runs executions on a thread of its own, each in a kernel started while the one before ran."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="autograder-kernels", daemon=True)
         self._thread.start()

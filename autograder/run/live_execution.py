@@ -14,9 +14,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from autograder.facts import TakenFacts
 from autograder.run.run_status import RunStatus
+
+if TYPE_CHECKING:
+    from autograder.run.timed_turns import TimedTurn
 
 GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the grader to be idle
 
@@ -24,7 +28,7 @@ GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the
 class LiveExecution:
     """Shared by the thread that runs the kernel and the grader's thread."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._changed = threading.Condition()
         self.taken: TakenFacts | None = None
         self.cells: list = []  # the CellOutcomes so far, in order
@@ -34,7 +38,7 @@ class LiveExecution:
         self._grader_waits_for: Callable[[], bool] | None = None
         self._grader_checking = False  # in its pytest session (which another grade's may hold up)
         self._grader_done = False
-        self.timed_turn = None  # the run's TimedTurn: the grader releases it once it has measured
+        self.timed_turn: TimedTurn | None = None  # the run's TimedTurn: the grader releases it once it has measured
 
     # The kernel's side.
 

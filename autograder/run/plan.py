@@ -50,7 +50,7 @@ def _is_answer(cell) -> bool:
 def _match(template: nbformat.NotebookNode, submission: nbformat.NotebookNode) -> list[int | None]:
     """For each submission cell, the template cell it is (by cell id, else by identical locked source)."""
     by_id = {cell.get("id"): i for i, cell in enumerate(template.cells) if cell.get("id")}
-    by_source = {}
+    by_source: dict[tuple[str, str], int] = {}
     for i, cell in enumerate(template.cells):
         if not _is_answer(cell):
             by_source.setdefault((cell.cell_type, _normalized(cell.source)), i)
@@ -72,9 +72,9 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
     matched_cell = {t: s for s, t in enumerate(matches) if t is not None}
     followers: dict[int, list[int]] = {}
     anchor = -1
-    for s, t in enumerate(matches):
+    for cell_index, t in enumerate(matches):
         if t is None:
-            followers.setdefault(anchor, []).append(s)
+            followers.setdefault(anchor, []).append(cell_index)
         else:
             anchor = t
     region_end = {}

@@ -202,7 +202,7 @@ def _bubblewrap_problem() -> str | None:
     argv = [sys.executable, "-I", "-S", "-c", "print('ok')"]  # no site-packages to import: 0.1 s sooner
     lease = lease_uid()
     try:
-        done = _run_probe(bwrap_command(argv, probe, [], {}, ResourceLimits(), lease and lease.uid))
+        done = _run_probe(bwrap_command(argv, probe, [], {}, ResourceLimits(), lease.uid if lease else None))
     finally:
         if lease:
             lease.release()

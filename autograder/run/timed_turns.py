@@ -96,7 +96,7 @@ class _ProcessHold:
     never wait for one another's turn — one of them may hold the pytest session another needs —, only for
     other processes' (a batch's workers are processes)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.state = threading.Lock()
         self.taking = threading.Lock()  # one thread of the process takes the files; the others join after
         self.users = 0
@@ -178,7 +178,8 @@ class TimedTurn:
 
     def _warn_if(self, timed_out: bool, label: str) -> None:
         if timed_out:
-            log.warning("%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT)
+            log.warning("%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label,
+                        MAX_WAIT)
 
     def _joined_now(self, started: float, label: str) -> float:
         with _held_lock:

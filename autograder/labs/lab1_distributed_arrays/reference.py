@@ -8,18 +8,25 @@ what the compiled program needs is then read from code the grader compiled itsel
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+from jax.sharding import AxisType, Mesh, NamedSharding, SingleDeviceSharding
+from jax.sharding import PartitionSpec as P
 
+from autograder.caches import cached_reference, shareable
 from autograder.checks import (
-    CheckFailure, Layout, MeshSpec, called_once, collectives_in, is_same_layout, measure_interleaved,
+    CheckFailure,
+    Layout,
+    MeshSpec,
+    called_once,
+    collectives_in,
+    is_same_layout,
+    measure_interleaved,
 )
 from autograder.facts import Fact
-from autograder.caches import cached_reference, shareable
 
 MESH = MeshSpec((4, 2), ("a", "b"), "auto")
 MESH_DP = MeshSpec((8,), ("batch",), "auto")
@@ -27,7 +34,8 @@ MESH_TP = MeshSpec((4, 2), ("batch", "model"), "auto")
 N = 1024
 FRESH_SHAPE = (256, 512)  # the grader's input of task 5: another size than the lab's, so f is traced anew
 LAYER_SIZES, BATCH_SIZE, NUM_STEPS, STEP_SIZE = (784, 512, 512, 512, 10), 1024, 10, 1e-3
-PARAM_SHAPES = tuple(shape for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:]) for shape in ((n_in, n_out), (n_out,)))
+PARAM_SHAPES = tuple(shape for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])
+                     for shape in ((n_in, n_out), (n_out,)))
 BATCH_SHAPES = ((BATCH_SIZE, LAYER_SIZES[0]), (BATCH_SIZE, LAYER_SIZES[-1]))
 
 
@@ -150,6 +158,7 @@ def rng_communicates(partitionable: bool) -> bool:
     x_rng = jax.device_put(jnp.arange(24), NamedSharding(mesh, P("x")))
     with jax.threefry_partitionable(partitionable):
         text = f_rng.lower(jax.random.key(42), x_rng).compile().as_text()
+    assert text is not None  # the CPU backend always gives its compiled text
     return collectives_in(text)["collective-permute"] > 0
 
 
@@ -169,9 +178,11 @@ def sharding_of(fact: Fact, name: str) -> jax.sharding.Sharding:
     """The sharding the probe recorded for an array, rebuilt here; it must lay out the blocks it recorded."""
     layout = Layout.of_fact(fact, name)
     recorded = fact.sharding
+    assert recorded is not None  # Layout.of_fact refuses an array without one
     devices = {device.id: device for device in jax.devices()}
     if not set(layout.blocks) <= set(devices):
         raise CheckFailure(f"`{name}` is on devices {sorted(layout.blocks)}, not all of which exist")
+    sharding: jax.sharding.Sharding
     if recorded.mesh is not None and recorded.spec is not None:
         try:
             grid = np.vectorize(devices.__getitem__, otypes=[object])(recorded.mesh.device_ids)
@@ -197,7 +208,7 @@ def leaves_of(fact: Fact, name: str, shapes: Sequence[tuple[int, ...]]) -> tuple
     if fact.kind != "tree" or len(fact.leaves) != len(shapes):
         raise CheckFailure(f"`{name}`: expected a list or tuple of {len(shapes)} arrays, found {fact.describe()}")
     for index, (leaf, shape) in enumerate(zip(fact.leaves, shapes)):
-        if leaf.kind != "array" or tuple(leaf.shape) != tuple(shape):
+        if leaf.kind != "array" or leaf.shape != tuple(shape):
             raise CheckFailure(f"`{name}` leaf {index}: expected an array of shape {shape}, found {leaf.describe()}")
     return fact.leaves
 
@@ -205,14 +216,18 @@ def leaves_of(fact: Fact, name: str, shapes: Sequence[tuple[int, ...]]) -> tuple
 @shareable
 def abstract(fact: Fact, name: str) -> jax.ShapeDtypeStruct:
     """A student's array as the compiler sees it: shape, dtype and its recorded layout."""
-    return jax.ShapeDtypeStruct(tuple(fact.shape), np.dtype(fact.dtype), sharding=sharding_of(fact, name))
+    sharding = sharding_of(fact, name)  # a CheckFailure for anything but an array on devices
+    assert fact.shape is not None and fact.dtype is not None  # the facts' reader sets both for an array
+    return jax.ShapeDtypeStruct(fact.shape, np.dtype(fact.dtype), sharding=sharding)
 
 
 @shareable
 def compiled_text(fn: Callable, args: tuple, description: str) -> str:
     """The compiled HLO text of ``jax.jit(fn)`` for ``args`` (a tuple of pytrees of ``abstract`` arrays)."""
     try:
-        return jax.jit(fn).lower(*args).compile().as_text()
+        text = jax.jit(fn).lower(*args).compile().as_text()
     except Exception as exc:  # the layouts cannot go together (e.g. two different sets of devices)
         raise CheckFailure(f"the grader could not compile {description} for your layouts:"
                            f" {type(exc).__name__}: {str(exc)[:500]}") from None
+    assert text is not None  # the CPU backend always gives its compiled text
+    return text

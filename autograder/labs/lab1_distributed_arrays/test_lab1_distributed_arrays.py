@@ -11,9 +11,19 @@ import numpy as np
 import pytest
 
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_axis_types, assert_collectives, assert_jitted, assert_layout,
-    assert_no_collectives, assert_spec_equivalent, assert_speedup_claim, assert_time_consistent,
-    assert_tree_allclose, assert_tree_layouts,
+    CheckFailure,
+    Layout,
+    assert_allclose,
+    assert_axis_types,
+    assert_collectives,
+    assert_jitted,
+    assert_layout,
+    assert_no_collectives,
+    assert_spec_equivalent,
+    assert_speedup_claim,
+    assert_time_consistent,
+    assert_tree_allclose,
+    assert_tree_layouts,
 )
 from autograder.labs.lab1_distributed_arrays import reference as ref
 
@@ -73,7 +83,7 @@ def test_t2_layouts(submission, name):
 @task("t3")
 @points(2)
 def test_t3_operands(submission):
-    """`y_lhs` holds x with rows over 'a' (replicated over 'b'), `y_rhs` x with columns over 'b' (replicated over 'a')"""
+    """`y_lhs` holds x with rows over 'a' (replicated over 'b'), `y_rhs` x with columns over 'b' (replicated over 'a')"""  # noqa: E501 -- a check's title is its docstring's first line
     for name, spec in (("y_lhs", ("a", None)), ("y_rhs", (None, "b"))):
         found = submission.name("t3", name)
         assert_allclose(found, ref.array_x(), name)
@@ -233,7 +243,7 @@ def test_t6_loss(submission):
 @task("t6")
 @points(4)
 def test_t6_gradient_all_reduce(submission):
-    """the gradient, compiled by the grader for the layouts of `params_dp` and `batch_dp`, sums over devices with an all-reduce"""
+    """the gradient, compiled by the grader for the layouts of `params_dp` and `batch_dp`, sums over devices with an all-reduce"""  # noqa: E501 -- a check's title is its docstring's first line
     params_fact, batch_fact = submission.name("t6", "params_dp"), submission.name("t6", "batch_dp")
     params = [ref.abstract(leaf, _leaf_label(params_fact, "params_dp", i))
               for i, leaf in enumerate(ref.leaves_of(params_fact, "params_dp", ref.PARAM_SHAPES))]
@@ -257,7 +267,7 @@ def test_t7_batch_layout(submission):
 @task("t7")
 @points(5)
 def test_t7_parameter_layouts(submission):
-    """after training, `W2` has its columns over 'model', `b2` is over 'model', `W3` its rows over 'model', the rest replicated"""
+    """after training, `W2` has its columns over 'model', `b2` is over 'model', `W3` its rows over 'model', the rest replicated"""  # noqa: E501 -- a check's title is its docstring's first line
     expected = [Layout.of_spec(ref.MESH_TP, spec, shape)
                 for spec, shape in zip((s for pair in TP_SPECS for s in pair), ref.PARAM_SHAPES)]
     assert_tree_layouts(submission.name("t7", "params_tp"), expected, "params_tp")

@@ -16,8 +16,10 @@ EQUIVALENT_MUTANTS = {
         "layer_explicit without @jax.jit: its whole work is one call of `layer`, which is jitted, so it runs as "
         "one compiled program (what assert_jitted accepts as jitted) and prints the same types; a grader cannot "
         "tell from one call whether the prints came while tracing"),
-    "t8-off_by_one-9c3750a8": "9 timed rounds instead of 10: the text says 'say 10 times', the median is what is graded",
-    "t8-off_by_one-96b4e3b8": "11 timed rounds instead of 10: the text says 'say 10 times', the median is what is graded",
+    "t8-off_by_one-9c3750a8": ("9 timed rounds instead of 10: the text says 'say 10 times', the median is what is"
+                               " graded"),
+    "t8-off_by_one-96b4e3b8": ("11 timed rounds instead of 10: the text says 'say 10 times', the median is what is"
+                               " graded"),
     "t8-swap-9f7643e5": _SAME_SHAPES,
     "t8-swap-19e9ca3f": _SAME_SHAPES,
     "t8-swap-65967150": _SAME_SHAPES,

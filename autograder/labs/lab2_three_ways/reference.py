@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from autograder.checks import MeasuredRatio, MeshSpec, TimingStats, called_once, measure_interleaved, measured_ratio
 from autograder.caches import cached_reference, shareable
+from autograder.checks import MeasuredRatio, MeshSpec, TimingStats, called_once, measure_interleaved, measured_ratio
 
 MESH_2D = MeshSpec((2, 4), ("x", "y"), "auto")
 MESH_1D = MeshSpec((8,), ("x",), "auto")

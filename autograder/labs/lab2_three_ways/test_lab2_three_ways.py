@@ -9,9 +9,22 @@ import numpy as np
 import pytest
 
 from autograder.checks import (
-    Layout, assert_allclose, assert_axis_types, assert_faster_verdict, assert_fully_replicated, assert_jitted,
-    assert_layout, assert_no_collectives, assert_spec_equivalent, assert_speedup_claim, assert_time_consistent,
-    assert_tree_allclose, assert_tree_layouts, assert_type, assert_uses, CheckFailure,
+    CheckFailure,
+    Layout,
+    assert_allclose,
+    assert_axis_types,
+    assert_faster_verdict,
+    assert_fully_replicated,
+    assert_jitted,
+    assert_layout,
+    assert_no_collectives,
+    assert_spec_equivalent,
+    assert_speedup_claim,
+    assert_time_consistent,
+    assert_tree_allclose,
+    assert_tree_layouts,
+    assert_type,
+    assert_uses,
 )
 from autograder.labs.lab2_three_ways import reference as ref
 
@@ -197,7 +210,8 @@ def test_t5_prints_types(submission):
     if missing:
         shown = call.stdout.strip()[:300] or "nothing"
         raise CheckFailure(f"`layer_explicit` should print jax.typeof of x, W, b and of the output while tracing;"
-                           f" for the grader's inputs the types of {', '.join(missing)} are missing. It printed: {shown}")
+                           f" for the grader's inputs the types of {', '.join(missing)} are missing."
+                           f" It printed: {shown}")
 
 
 # t6 — shard_map
@@ -274,7 +288,8 @@ def test_t7_data_sharded(submission):
 @points(4)
 def test_t7_parameters_replicated(submission):
     """every array of `params_sharded` is replicated on the 8 devices"""
-    assert_tree_layouts(submission.name("t7", "params_sharded"), lambda shape: Layout.replicated(shape), "params_sharded")
+    assert_tree_layouts(submission.name("t7", "params_sharded"), lambda shape: Layout.replicated(shape),
+                        "params_sharded")
 
 
 @task("t7")

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from autograder.checks import MeshSpec, TimingStats, called_once, measure_interleaved
 from autograder.caches import cached_reference, shareable
+from autograder.checks import MeshSpec, TimingStats, called_once, measure_interleaved
 
 MESH_2D = MeshSpec((2, 4), ("data", "model"), "auto")
 MESH_1D = MeshSpec((8,), ("data",), "auto")
 BATCH, HIDDEN, MLP_WIDTH = 8, 16, 64
 X_SHAPE = (1000, 1000)  # the collective benchmark's input, rows over `data`
-LAB_LAYER = {"hidden_dim": 256, "num_heads": 8, "input_shape": (2, 64, 256)}
+LAB_LAYER: dict[str, Any] = {"hidden_dim": 256, "num_heads": 8, "input_shape": (2, 64, 256)}
 # The grader's own TPLayer: other sizes than the lab's (4 heads of 16, not 8 of 32), so that nothing
 # the student hard-coded for the lab's instance survives, and 1/sqrt(hidden) differs from 1/sqrt(head_dim).
 FRESH_LAYER = {"hidden_dim": 64, "num_heads": 4, "shape": (4, 16, 64), "key": 1}

@@ -10,12 +10,22 @@ import re
 import numpy as np
 import pytest
 
-from autograder.facts import Input
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_collectives, assert_jit_given_layouts, assert_jitted,
-    assert_layout, assert_time_consistent, assert_uses, collectives_in, describe_collectives, found_number,
+    CheckFailure,
+    Layout,
+    assert_allclose,
+    assert_collectives,
+    assert_jit_given_layouts,
+    assert_jitted,
+    assert_layout,
+    assert_time_consistent,
+    assert_uses,
+    collectives_in,
+    describe_collectives,
+    found_number,
     is_allclose,
 )
+from autograder.facts import Input
 from autograder.labs.lab3_fsdp_tp import reference as ref
 
 task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
@@ -190,7 +200,7 @@ def test_t3_gathers_and_reduce_scatters(submission):
 @task("t3")
 @points(2)
 def test_t3_jit_with_shardings(submission):
-    """`fsdp_tp_jit` is the shard_map program under jax.jit(in_shardings=..., out_shardings=...) with the specs of the table"""
+    """`fsdp_tp_jit` is the shard_map program under jax.jit(in_shardings=..., out_shardings=...) with the specs of the table"""  # noqa: E501 -- a check's title is its docstring's first line
     call = submission.call("t3", "fsdp_tp_jit")
     assert_uses(call, "shard_map", "fsdp_tp_jit")
     shapes = ((ref.BATCH, ref.HIDDEN), (ref.HIDDEN, ref.MLP_WIDTH), (ref.MLP_WIDTH, ref.HIDDEN))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from autograder.caches import cached_reference
 from autograder.checks import MeasuredRatio, MeshSpec, TimingStats, called_once, measure_interleaved, measured_ratio
@@ -57,7 +59,7 @@ def matmul_calls() -> dict[str, Callable[[], object]]:
     rows = NamedSharding(mesh, P("x", None))
     lhs = jax.device_put(np.random.default_rng(2).standard_normal(TIMED_LHS, dtype=np.float32), rows)
     rhs = jax.device_put(np.random.default_rng(3).standard_normal(TIMED_RHS, dtype=np.float32), rows)
-    specs = {"mesh": mesh, "in_specs": (P("x", None), P("x", None)), "out_specs": P("x", None)}
+    specs: dict[str, Any] = {"mesh": mesh, "in_specs": (P("x", None), P("x", None)), "out_specs": P("x", None)}
     collective = jax.jit(jax.shard_map(_collective_matmul_body, **specs))
     gathered = jax.jit(jax.shard_map(lambda a, b: a @ jax.lax.all_gather(b, "x", tiled=True), **specs))
     return called_once({"collective": lambda: collective(lhs, rhs), "gathered": lambda: gathered(lhs, rhs)})

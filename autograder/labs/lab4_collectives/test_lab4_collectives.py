@@ -7,9 +7,19 @@ import numpy as np
 import pytest
 
 from autograder.checks import (
-    CheckFailure, Layout, assert_allclose, assert_body_never_holds_whole, assert_faster_verdict, assert_fully_replicated,
-    assert_jitted, assert_layout, assert_ppermute_ring, assert_shard_map_collectives, assert_speedup_claim,
-    assert_time_consistent, found_tuple,
+    CheckFailure,
+    Layout,
+    assert_allclose,
+    assert_body_never_holds_whole,
+    assert_faster_verdict,
+    assert_fully_replicated,
+    assert_jitted,
+    assert_layout,
+    assert_ppermute_ring,
+    assert_shard_map_collectives,
+    assert_speedup_claim,
+    assert_time_consistent,
+    found_tuple,
 )
 from autograder.labs.lab4_collectives import reference as ref
 
