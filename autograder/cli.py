@@ -217,7 +217,7 @@ def cmd_batch(args) -> int:
         print("interrupted: what was graded is saved; run the same command again to grade the rest",
               file=sys.stderr)
         return 130
-    statuses = {}
+    statuses: dict[str, int] = {}
     for result in results.values():
         statuses[result.status] = statuses.get(result.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
@@ -442,10 +442,11 @@ def build_parser() -> argparse.ArgumentParser:
     student_wheel.add_argument("--out", default=".", help="the folder to write the wheel into (default .)")
     student_wheel.set_defaults(run=cmd_student_wheel)
 
-    run = sub.add_parser("gradescope-run", help="grade the submission in Gradescope's container (run_autograder does)")
-    run.add_argument("--root", default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),
-                     help=f"Gradescope's folder (default ${ROOT_VARIABLE}, else {DEFAULT_ROOT})")
-    run.set_defaults(run=cmd_gradescope_run)
+    gradescope_run = sub.add_parser("gradescope-run",
+                                    help="grade the submission in Gradescope's container (run_autograder does)")
+    gradescope_run.add_argument("--root", default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),
+                                help=f"Gradescope's folder (default ${ROOT_VARIABLE}, else {DEFAULT_ROOT})")
+    gradescope_run.set_defaults(run=cmd_gradescope_run)
 
     override = sub.add_parser("override", help="set one task's points for one student, with a comment")
     override.add_argument("out", help="the batch's output folder")

@@ -101,8 +101,8 @@ def warm_references(client, lab: str, progress: GradingProgress) -> None:
     progress.progress.console.print(f"references: {summary}")
 
 
-def _read(submission: CollectedSubmission) -> bytes | None:
-    with open(submission.path, "rb") as handle:
+def _read(path: Path) -> bytes | None:
+    with open(path, "rb") as handle:
         data = handle.read(MAX_SUBMISSION_BYTES + 1)
     return None if len(data) > MAX_SUBMISSION_BYTES else data
 
@@ -124,7 +124,7 @@ class GradingProgress:
                                  TextColumn("left"))
         self.task = self.progress.add_task("grading", total=total, completed=already, failed=already_failed,
                                            remaining=total - already)
-        self.failed = already_failed
+        self.total, self.failed = total, already_failed
 
     def __enter__(self):
         self.progress.__enter__()
@@ -135,7 +135,7 @@ class GradingProgress:
 
     def advance(self, result: GradeResult) -> None:
         self.failed += result.status != GradeStatus.GRADED
-        remaining = self.progress.tasks[0].total - self.progress.tasks[0].completed - 1
+        remaining = self.total - self.progress.tasks[0].completed - 1
         self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)
 
 
@@ -240,11 +240,12 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
             if any(s.path is not None for s in todo):
                 warm_references(client, options.lab, progress)
             for submission in todo:
-                data = None if submission.path is None else _read(submission)
+                data = None if submission.path is None else _read(submission.path)
                 if data is None:
                     reason = submission.problem or f"larger than {MAX_SUBMISSION_BYTES // 2**20} MiB"
                     record(submission, _unreadable(submission, options.lab, reason, lab.max_score))
                     continue
+                assert client is not None  # started above: there is work to do
                 future = client.submit(grade_on_worker, submission.student, submission.path.name, data,
                                        options.lab, limits, key=f"grade-{submission.student}-{time.time_ns()}",
                                        pure=False)

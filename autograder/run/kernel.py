@@ -9,9 +9,11 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
+import psutil
 import zmq
 import zmq.asyncio
 from jupyter_client import AsyncKernelManager
@@ -26,6 +28,7 @@ from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.sandbox import (
     BUBBLEWRAP,
     NO_SANDBOX,
+    SandboxUnavailable,
     bwrap_command,
     lease_uid,
     make_private,
@@ -95,7 +98,7 @@ class HarnessKernelManager(AsyncKernelManager):
     """
 
     def __init__(self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None,
-                 readonly: list[Path] = (), **kwargs):
+                 readonly: Sequence[Path] = (), **kwargs):
         super().__init__(kernel_name="python3", **kwargs)
         self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
         self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
@@ -118,12 +121,15 @@ class HarnessKernelManager(AsyncKernelManager):
                 argv = bwrap_command(argv, workdir, list(readonly), sandbox_environment(kernel_environment()),
                                      sandbox, self.uid)
             else:  # its working directory is its home
+                if self.uid is None:  # sandbox_level() offers the uid level to root alone
+                    raise SandboxUnavailable("the uid level needs a uid of its own for the kernel: run as root")
                 env = sandbox_environment(kernel_environment(), home=str(workdir))
                 argv = uid_command(argv, env, sandbox, self.uid)
         argv = oom_first(argv)  # a notebook outgrowing the container loses its kernel, not the grader
         self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
                                        interrupt_mode="message")
-        self._launcher = None  # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
+        # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
+        self._launcher: psutil.Process | None = None
         # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
         # sandbox without one must name the kernel's own uid here, so that orphans are found by it.
         self.leftovers_uid: int | None = self.uid if self.level not in (BUBBLEWRAP, NO_SANDBOX) else None
@@ -157,14 +163,15 @@ class HarnessKernelManager(AsyncKernelManager):
             return 0
         return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
 
-    async def restart_kernel(self, now: bool = False, newports: bool = False, **kw) -> None:
+    # jupyter_client types these two by its synchronous manager's; the async manager's are coroutines.
+    async def restart_kernel(self, now: bool = False, newports: bool = False, **kw) -> None:  # type: ignore[override]
         """Refused for a sandboxed kernel, which is used once: a restart would run the network filter's
         launcher again from the kernel's own directory, where the kernel may have rewritten it."""
         if self.sandbox is not None:
             raise RuntimeError("a sandboxed kernel is not restarted: start a fresh one")
         await super().restart_kernel(now=now, newports=newports, **kw)
 
-    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
         """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""
         try:
             await super().shutdown_kernel(now=now, restart=restart)
@@ -202,10 +209,16 @@ class _CappedClient(NotebookClient):
     def start_cell(self) -> None:
         self.cell_bytes, self.truncated = 0, False
 
+    def _kernel_client(self):
+        """The client of the started kernel; the output channel is watched only once there is one."""
+        if self.kc is None:
+            raise RuntimeError("the kernel's client is not started")
+        return self.kc
+
     def watch_output_channel(self) -> None:
         """Watch the kernel's output channel for disconnections: ZeroMQ drops a message larger than
         the grader accepts (and the connection with it) without a word, so the output was cut there."""
-        self._disconnections = self.kc.iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._disconnections = self._kernel_client().iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
 
     def stop_watching_output_channel(self) -> None:
         """Close the monitor socket: an open one keeps its ZeroMQ context from terminating, and the
@@ -215,7 +228,7 @@ class _CappedClient(NotebookClient):
             return
         self._disconnections = None
         try:
-            self.kc.iopub_channel.socket.disable_monitor()
+            self._kernel_client().iopub_channel.socket.disable_monitor()
         except Exception:
             pass
         monitor.close(linger=0)
@@ -229,7 +242,8 @@ class _CappedClient(NotebookClient):
             await monitor.recv_multipart()
             dropped = True
         if dropped:
-            socket, url = self.kc.iopub_channel.socket, self.kc._make_url("iopub")
+            client = self._kernel_client()
+            socket, url = client.iopub_channel.socket, client._make_url("iopub")
             socket.disconnect(url)
             socket.connect(url)
         return dropped
