@@ -30,11 +30,12 @@ def student_python(tmp_path_factory) -> Path:
     return installed_venv(tmp_path_factory.mktemp("student-install"))
 
 
-def _run(path: Path, python: Path, kernels: Path) -> nbformat.NotebookNode:
-    """Run the notebook file at ``path`` from its folder in a kernel of ``python``, as Jupyter does."""
+def _run(path: Path, kernels: Path, kernel_name: str) -> nbformat.NotebookNode:
+    """Run the notebook file at ``path`` from its folder in a kernel of the spec ``kernel_name``, as Jupyter
+    does."""
     nb = nbformat.read(path, as_version=4)
     manager = AsyncKernelManager(kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
-                                 kernel_name=kernel_spec(kernels, python))
+                                 kernel_name=kernel_name)
     client = NotebookClient(nb, km=manager, timeout=300, allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute(env={**plain_environment(), "JPY_SESSION_NAME": str(path)})
@@ -51,8 +52,10 @@ def student_runs(student_python, tmp_path_factory, request):
     for lab in map(load_lab, request.config.getoption("lab") or lab_ids()):
         notebooks[lab.id, "filled"] = filled_notebook(lab, directory / "filled")
         notebooks[lab.id, "untouched"] = untouched_notebook(lab, directory / "untouched")
+    # The kernel spec is written once, before the runs: a run reading it while another rewrote it found it empty.
+    name = kernel_spec(kernels, student_python)
     with ThreadPoolExecutor(2) as pool:
-        runs = {key: pool.submit(_run, path, student_python, kernels) for key, path in notebooks.items()}
+        runs = {key: pool.submit(_run, path, kernels, name) for key, path in notebooks.items()}
         return {key: run.result() for key, run in runs.items()}
 
 

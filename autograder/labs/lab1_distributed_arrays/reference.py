@@ -157,9 +157,9 @@ def rng_communicates(partitionable: bool) -> bool:
     mesh = Mesh(jax.devices(), "x", axis_types=(AxisType.Auto,))
     x_rng = jax.device_put(jnp.arange(24), NamedSharding(mesh, P("x")))
     with jax.threefry_partitionable(partitionable):
-        text = f_rng.lower(jax.random.key(42), x_rng).compile().as_text()
-    assert text is not None  # the CPU backend always gives its compiled text
-    return collectives_in(text)["collective-permute"] > 0
+        compiled = f_rng.lower(jax.random.key(42), x_rng).compile().as_text()
+    assert compiled is not None  # the CPU backend always gives its compiled text
+    return collectives_in(compiled)["collective-permute"] > 0
 
 
 # What `autograder warm` and `autograder batch` store ahead of grading (the grader's timings stay per grade).
