@@ -22,6 +22,7 @@ from nbclient import NotebookClient
 
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
+from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE, TRUNCATION_MARK
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.limits import Limits, ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
@@ -44,15 +45,14 @@ MAX_MESSAGE_BYTES = 16 * 2**20
 MAX_QUEUED_MESSAGES = 32
 
 # What is copied into the kernel, each as a standalone module under its name there: the kernel's
-# housekeeping first (the probe finds it by its name), then the probe, then the lab's own probe.
+# housekeeping first (the probe finds it by its name), then the probe, then the lab's own probe
+# (LAB_PROBE_MODULE, and the output's TRUNCATION_MARK, are the housekeeping's own).
 HOUSEKEEPING_MODULE = "_autograder_housekeeping"  # as probe.HOUSEKEEPING_MODULE
 HOUSEKEEPING_SOURCE = Path(__file__).resolve().parent / "kernel_housekeeping.py"
 PROBE_MODULE = "_autograder_probe"
 PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"
-LAB_PROBE_MODULE = "_autograder_lab_probe"  # as kernel_housekeeping.LAB_PROBE_MODULE and probe.LAB_PROBE_MODULE
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
 TIMEOUT_ENAME = "CellTimeoutError"
-TRUNCATION_MARK = "[output truncated by the grader]"  # the kernel's own mark (kernel_housekeeping.TRUNCATION_MARK)
 
 
 def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:

@@ -24,7 +24,7 @@ _waitpid = os.waitpid
 _WNOHANG = os.WNOHANG
 _Thread = threading.Thread
 
-LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (as kernel.LAB_PROBE_MODULE)
+LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (kernel.py reads it here)
 WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel.WARM_UP_WAIT)
 
 
