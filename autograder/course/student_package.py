@@ -20,7 +20,6 @@ that ``pip show`` says which of the two a venv holds. Staged, for each lab:
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import re
 import shutil
@@ -173,15 +172,16 @@ def students_reference(source: str, shared: set[str], stored: set[str], docstrin
 def _compute_results(requests: dict[str, list[str]], out: Path) -> None:
     """Run in a process with the grader's devices: each lab's stored references, written beside it."""
     from autograder.caches import write_results
+    from autograder.lab import load_lab
 
     for lab_id, names in requests.items():
-        reference = importlib.import_module(f"autograder.labs.{lab_id}.reference")
+        reference = load_lab(lab_id).reference
         write_results(out / lab_id, {name: getattr(reference, name)() for name in names})
 
 
 def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
     """The students' package's source tree for ``lab_ids``, in ``staging``."""
-    from autograder.lab import LABS_PACKAGE
+    from autograder.lab import LABS_PACKAGE, load_lab
     from autograder.run import kernel_environment
 
     source = staging / "source"
@@ -195,7 +195,7 @@ def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
             shutil.rmtree(lab_dir)
     requests = {}
     for lab_id in lab_ids:
-        reference = importlib.import_module(f"autograder.labs.{lab_id}.reference")
+        reference = load_lab(lab_id).reference
         shared, stored = reference_parts(reference)
         init_uses = _reference_uses(ast.parse((LABS_PACKAGE / lab_id / "__init__.py").read_text()))
         constants = _constant_names((LABS_PACKAGE / lab_id / "reference.py").read_text())
