@@ -3,7 +3,7 @@
 Each folder of the package is a stage, and its ``__init__`` is the stage's door: under ``if
 TYPE_CHECKING:`` it imports the names the stages above use, and ``lazy_exports`` makes each of those
 names load on first use. So a door costs nothing to open until a name is used: the student's kernel
-imports ``autograder.notebook`` without the grader's dependencies, and editors and type checkers read
+imports ``autograder.self_check`` without the grader's dependencies, and editors and type checkers read
 the same imports as plain code.
 """
 

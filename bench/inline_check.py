@@ -1,4 +1,4 @@
-"""How long does checking a task from the notebook take? ``autograder.notebook`` on lab 2's solution.
+"""How long does checking a task from the notebook take? ``autograder.self_check`` on lab 2's solution.
 
 The solution's code cells up to task t6 are executed in this process (which, like a student's kernel,
 has 8 CPU devices set before JAX starts); then a layout task (t1: ``A_sharded``, values and layout) and a
@@ -24,8 +24,8 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-import autograder.notebook as ag  # noqa: E402
-from autograder.notebook.cell_output import check_html  # noqa: E402
+import autograder.self_check as ag  # noqa: E402
+from autograder.self_check.cell_output import check_html  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
 from autograder.authoring.markers import parse_questions, read_solution  # noqa: E402
 

@@ -41,10 +41,17 @@ def test_opening_the_package_loads_nothing_else_of_it():
 
 
 def test_the_students_door_loads_none_of_the_graders_machinery():
-    """``import autograder.notebook`` runs in the student's own kernel, where the harness may be installed
+    """``import autograder.self_check`` runs in the student's own kernel, where the harness may be installed
     without its dependencies: it must not need the kernel's client, pytest, Dask or rich."""
-    loaded = {m.split(".")[0] for m in _modules_after("import autograder.notebook")}
+    loaded = {m.split(".")[0] for m in _modules_after("import autograder.self_check")}
     assert "autograder" in loaded
+    assert not loaded & {"nbclient", "jupyter_client", "zmq", "pytest", "dask", "distributed", "rich"}
+
+
+def test_notebooks_assigned_before_the_rename_get_the_same_door():
+    """Their check cells say ``import autograder.notebook as ag``: the very module, loading no more."""
+    statement = "import autograder.notebook as ag, autograder.self_check as new; assert ag is new and callable(ag.check)"
+    loaded = {m.split(".")[0] for m in _modules_after(statement)}
     assert not loaded & {"nbclient", "jupyter_client", "zmq", "pytest", "dask", "distributed", "rich"}
 
 

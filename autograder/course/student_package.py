@@ -4,7 +4,7 @@ check, built from the same checkout as the grader's wheel.
 The grader's wheel carries every lab's ``reference.py`` (for several tasks, the answer) and its graders
 (every ``@hidden`` check, with its inputs and tolerances). A course hands students this package instead,
 staged from the checkout and built as the distribution ``autograder-student``: the same ``autograder``
-import name, so ``import autograder.notebook as ag`` works unchanged, and another distribution name, so
+import name, so ``import autograder.self_check as ag`` works unchanged, and another distribution name, so
 that ``pip show`` says which of the two a venv holds. Staged, for each lab:
 
 - ``test_<lab>.py`` reduced, by its syntax tree, to its public checks: every ``@hidden`` check is left

@@ -11,7 +11,8 @@ import ast
 
 import nbformat
 
-MODULE = "autograder.notebook"
+MODULE = "autograder.self_check"
+EARLIER_MODULE = "autograder.notebook"  # the same module, as notebooks assigned before the rename import it
 
 
 def intro_markdown(lab_id: str) -> str:
@@ -20,7 +21,7 @@ def intro_markdown(lab_id: str) -> str:
 After each task there is a cell like
 
 ```python
-import autograder.notebook as ag
+import autograder.self_check as ag
 ag.check("t1", lab="{lab_id}")
 ```
 
@@ -66,20 +67,21 @@ def is_check_cell(cell) -> bool:
 
 
 def is_check_code(source: str) -> bool:
-    """Whether code does nothing but check: imports of ``autograder.notebook`` and calls of its ``check``
-    (as ``ag.check``, the name the check cells use, or under the name the same code imports it as)."""
+    """Whether code does nothing but check: imports of ``autograder.self_check`` (or its earlier name,
+    ``autograder.notebook``) and calls of its ``check`` (as ``ag.check``, the name the check cells use, or
+    under the name the same code imports it as)."""
     try:
         statements = ast.parse(source).body
     except (SyntaxError, ValueError):
         return False
-    modules, functions = {"ag"}, set()
+    modules, functions, names = {"ag"}, set(), {MODULE, EARLIER_MODULE}
     for statement in statements:
-        if isinstance(statement, ast.Import) and all(a.name == MODULE and a.asname for a in statement.names):
+        if isinstance(statement, ast.Import) and all(a.name in names and a.asname for a in statement.names):
             modules |= {a.asname for a in statement.names if a.asname}
         elif isinstance(statement, ast.ImportFrom) and statement.module == "autograder" and all(
-                a.name == "notebook" for a in statement.names):
+                f"autograder.{a.name}" in names for a in statement.names):
             modules |= {a.asname or a.name for a in statement.names}
-        elif isinstance(statement, ast.ImportFrom) and statement.module == MODULE and all(
+        elif isinstance(statement, ast.ImportFrom) and statement.module in names and all(
                 a.name == "check" for a in statement.names):
             functions |= {a.asname or a.name for a in statement.names}
         elif not (isinstance(statement, ast.Expr) and _is_check_call(statement.value, modules, functions)):

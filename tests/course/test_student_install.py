@@ -17,7 +17,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
 from autograder.run.check_cells import is_check_cell
-from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from autograder.lab import lab_ids, load_lab
 from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
 from student_install import filled_notebook, installed_venv, kernel_spec, plain_environment, untouched_notebook

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-import autograder.notebook as ag
+import autograder.self_check as ag
 from autograder.authoring.setup_cell import JAX_HIGH, JAX_LOW, SOURCE, UNTESTED_JAX_MESSAGE
 from autograder.grading import versions
-from autograder.notebook.cell_output import NotebookCheck, check_html
+from autograder.self_check.cell_output import NotebookCheck, check_html
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 

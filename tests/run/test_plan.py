@@ -131,7 +131,7 @@ def test_edited_deleted_or_copied_check_cells_are_not_run():
     reference = _runs(build_plan(template, _answered(template, answer1="y = A", answer2="z = B")))
     nb = _answered(template, answer1="y = A", answer2="z = B")
     checks = [c for c in nb.cells if is_check_cell(c)]
-    checks[0].source = "import autograder.notebook as ag\nag.check()"  # edited, still only a check
+    checks[0].source = "import autograder.self_check as ag\nag.check()"  # edited, still only a check
     nb.cells.remove(checks[1])  # deleted
     copied = copy.deepcopy(checks[0])
     copied.id = "copied"
@@ -154,8 +154,11 @@ def test_code_put_in_a_check_cell_is_reported_as_not_run():
 
 
 def test_a_cell_is_check_code_only_when_it_does_nothing_but_check():
-    assert is_check_code('import autograder.notebook as ag\nag.check("t1", lab="x")')
-    assert is_check_code("ag.check()") and is_check_code("from autograder.notebook import check\ncheck('t2')")
+    assert is_check_code('import autograder.self_check as ag\nag.check("t1", lab="x")')
+    assert is_check_code("ag.check()") and is_check_code("from autograder.self_check import check\ncheck('t2')")
+    assert is_check_code('import autograder.notebook as ag\nag.check("t1")')  # assigned before the rename
+    assert is_check_code("from autograder import notebook\nnotebook.check()")
+    assert not is_check_code("import autograder.grading as ag\nag.check()")
     assert not is_check_code("ag.check()\ny = 1")
     assert not is_check_code("model.check()") and not is_check_code("# ag.check()") and not is_check_code("ag.check(")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from autograder.run.kernel import Limits
 from autograder.grading.pipeline import grade_with_execution
-from autograder.notebook.task_checker import public_checks
+from autograder.self_check.task_checker import public_checks
 from submission_notebooks import make_submission
 
 SEED = 20261121

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.lab import load_lab
-from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
+from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 from submission_notebooks import make_submission
 from student_install import filled_notebook
 

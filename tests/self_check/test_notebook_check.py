@@ -1,4 +1,4 @@
-"""Checking a task from inside the notebook (``autograder.notebook``): the verdicts are grading's public
+"""Checking a task from inside the notebook (``autograder.self_check``): the verdicts are grading's public
 verdicts, the student's kernel shows them inline (lab 2 run end to end, once per session), and what can go
 wrong (no lab, wrong devices, a task not attempted, a checker that dies) is said plainly."""
 
@@ -18,11 +18,11 @@ import pytest
 from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
 
-import autograder.notebook as ag
-from autograder.notebook.checker_process import CheckerProcess, checker_environment
+import autograder.self_check as ag
+from autograder.self_check.checker_process import CheckerProcess, checker_environment
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.grading.pytest_plugin import CheckResult
-from autograder.notebook.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
+from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
 from autograder.lab import load_lab
 from headless_chromium import chromium, render
 from known_grade_case import solved
@@ -86,7 +86,7 @@ def checked_notebooks(tmp_path_factory):
     directory = tmp_path_factory.mktemp("inline")
     solution = nbformat.read(make_submission(LAB, solved(*(t.id for t in LAB.tasks)), directory / "s.ipynb"), 4)
     untouched = copy.deepcopy(LAB.template)
-    untouched.cells.append(nbformat.v4.new_code_cell("import autograder.notebook as ag\nag.check()"))
+    untouched.cells.append(nbformat.v4.new_code_cell("import autograder.self_check as ag\nag.check()"))
     wrong = nbformat.read(make_submission(LAB, {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"},
                                           directory / "w.ipynb"), 4)
     wrong.cells = wrong.cells[:[c.id for c in wrong.cells].index("check-t1") + 1]
@@ -155,7 +155,7 @@ def test_the_lab_is_read_from_the_notebook_file_or_asked_for(tmp_path, monkeypat
 def test_a_kernel_without_8_cpu_devices_is_told_how_to_set_them():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
     env["JAX_PLATFORMS"] = "cpu"
-    code = ("import autograder.notebook as ag\nfrom autograder.notebook.cell_output import check_html\n"
+    code = ("import autograder.self_check as ag\nfrom autograder.self_check.cell_output import check_html\n"
             f"print(check_html(ag.check_namespace({{'A_sharded': 1}}, 't1', {LAB.id!r})))")
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr

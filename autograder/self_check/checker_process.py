@@ -71,7 +71,7 @@ class CheckerProcess:
         self._directory = Path(tempfile.mkdtemp(prefix="autograder-checker-"))
         with open(self._directory / "checker.log", "wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "autograder.notebook.task_checker"],
+                [sys.executable, "-m", "autograder.self_check.task_checker"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=log, cwd=self._directory, env=checker_environment(), text=True, encoding="utf-8")
         self._replies = queue.Queue()

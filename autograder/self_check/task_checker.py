@@ -1,4 +1,4 @@
-"""The checker process behind ``autograder.notebook``: a lab's public checks on the facts a notebook recorded.
+"""The checker process behind ``autograder.self_check``: a lab's public checks on the facts a notebook recorded.
 
 It runs apart from the student's kernel, in a fresh Python with the harness's 8 devices, so the checks
 and their references are the harness's whatever the notebook patched. It reads one JSON request a line
@@ -12,7 +12,7 @@ Each task names the directory the probe wrote its facts to (read with ``load_tas
 ``.npy``, nothing unpickled); ``seed`` is the one the task's inputs were made from, as in grading.
 The process keeps the references it computed, so a check after the first is quick.
 
-    python -m autograder.notebook.task_checker
+    python -m autograder.self_check.task_checker
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ import nbformat
 from autograder.facts import TaskCapture, probe, task_seed
 from autograder.grading import CheckResult, tested_range, version_problem
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
-from autograder.notebook.cell_output import NotebookCheck, TaskCheck, check_html
-from autograder.notebook.checker_process import CheckerError, CheckerProcess
 from autograder.run import DEVICE_COUNT
+from autograder.self_check.cell_output import NotebookCheck, TaskCheck, check_html
+from autograder.self_check.checker_process import CheckerError, CheckerProcess
 
 DEVICE_HELP = f"""Make this the first cell of the notebook:
 

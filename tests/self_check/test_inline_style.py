@@ -3,7 +3,7 @@ a dark theme: the browser test measures it in JupyterLab's)."""
 
 import re
 
-from autograder.notebook.cell_output import SELECTOR, STYLE, NotebookCheck, check_html
+from autograder.self_check.cell_output import SELECTOR, STYLE, NotebookCheck, check_html
 
 
 def _rules(css: str) -> list[tuple[list[str], str]]:
