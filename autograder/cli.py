@@ -18,8 +18,12 @@ LIMIT_FLAGS = ("--timeout", "--cell-timeout", "--memory-gib", "--no-sandbox")
 def _limit_fields() -> dict[str, tuple[type, dataclasses.Field]]:
     """Each limit's flag: the dataclass whose field it sets (``Limits``, or its sandbox's ``ResourceLimits``)
     and that field, which declares the flag's help and unit (run/limits.py)."""
-    return {f.metadata["flag"]: (owner, f) for owner in (Limits, ResourceLimits)
-            for f in dataclasses.fields(owner) if "flag" in f.metadata}
+    return {
+        f.metadata["flag"]: (owner, f)
+        for owner in (Limits, ResourceLimits)
+        for f in dataclasses.fields(owner)
+        if "flag" in f.metadata
+    }
 
 
 def _holder(limits: Limits, owner: type) -> Limits | ResourceLimits | None:
@@ -27,8 +31,9 @@ def _holder(limits: Limits, owner: type) -> Limits | ResourceLimits | None:
     return limits if isinstance(limits, owner) else limits.sandbox
 
 
-def add_limit_options(parser: argparse.ArgumentParser, defaults: Limits = Limits(),
-                      flags: tuple[str, ...] = LIMIT_FLAGS) -> None:
+def add_limit_options(
+    parser: argparse.ArgumentParser, defaults: Limits = Limits(), flags: tuple[str, ...] = LIMIT_FLAGS
+) -> None:
     """Add the limits' options ``flags`` to ``parser``, with their fields' help and, as defaults, the values
     ``defaults`` holds, in the flags' units."""
     fields = _limit_fields()
@@ -96,9 +101,11 @@ def cmd_new_lab(args) -> int:
         return 2
     for path in written:
         print(f"wrote {path}")
-    print(f"next: autograder assign {args.lab}  (grades the solution and the student notebook); then edit the "
-          f"lab with docs/writing-a-lab.md, and its known grades in tests/labs/{args.lab}_submissions.py (the suite "
-          f"grades them)")
+    print(
+        f"next: autograder assign {args.lab}  (grades the solution and the student notebook); then edit the "
+        f"lab with docs/writing-a-lab.md, and its known grades in tests/labs/{args.lab}_submissions.py (the suite "
+        f"grades them)"
+    )
     return 0
 
 
@@ -197,25 +204,34 @@ def cmd_batch(args) -> int:
     from autograder.run import sandbox_problem
 
     if not args.no_sandbox and args.scheduler is None and sandbox_problem():
-        print(f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
-              "notebooks you trust", file=sys.stderr)
+        print(
+            f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
+            "notebooks you trust",
+            file=sys.stderr,
+        )
         return 2
     try:
         policy = _late_policy(args)
         if policy is not None and args.no_late_policy:
             raise LatePolicyError("--no-late-policy cannot go with --due")
-        options = BatchOptions(lab=args.lab, out=Path(args.out), workers=args.workers, scheduler=args.scheduler,
-                               limits=limits_from_args(args), regrade=tuple(args.regrade or ()),
-                               regrade_all=args.regrade_all,
-                               late_policy=policy, drop_late_policy=args.no_late_policy,
-                               similarity=not args.no_similarity)
+        options = BatchOptions(
+            lab=args.lab,
+            out=Path(args.out),
+            workers=args.workers,
+            scheduler=args.scheduler,
+            limits=limits_from_args(args),
+            regrade=tuple(args.regrade or ()),
+            regrade_all=args.regrade_all,
+            late_policy=policy,
+            drop_late_policy=args.no_late_policy,
+            similarity=not args.no_similarity,
+        )
         results = run_batch(Path(args.submissions), options)
     except (CollectError, LabError, BatchError, LatePolicyError, OverrideError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted: what was graded is saved; run the same command again to grade the rest",
-              file=sys.stderr)
+        print("interrupted: what was graded is saved; run the same command again to grade the rest", file=sys.stderr)
         return 130
     statuses: dict[str, int] = {}
     for result in results.values():
@@ -223,8 +239,9 @@ def cmd_batch(args) -> int:
     summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
     overrides = sum(len(r.overrides) for r in results.values())
     penalised = sum(r.penalty > 0 for r in results.values())
-    Console().print(f"{len(results)} submissions in {options.out}: {summary}; {overrides} overrides, "
-                    f"{penalised} late penalties")
+    Console().print(
+        f"{len(results)} submissions in {options.out}: {summary}; {overrides} overrides, {penalised} late penalties"
+    )
     return 0
 
 
@@ -235,14 +252,17 @@ def cmd_override(args) -> int:
     from autograder.lab import LabError
 
     try:
-        before, after = record_override(Path(args.out), args.student, args.task, args.points, args.comment,
-                                        args.grader or getpass.getuser())
+        before, after = record_override(
+            Path(args.out), args.student, args.task, args.points, args.comment, args.grader or getpass.getuser()
+        )
     except (OverrideError, LatePolicyError, LabError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
     task = next(t for t in after.tasks if t.task == args.task)
-    print(f"{args.student} {args.task}: {task.score:g} / {task.max_score:g} (the checks gave {task.auto_score:g}); "
-          f"score {before.score:g} → {after.score:g}")
+    print(
+        f"{args.student} {args.task}: {task.score:g} / {task.max_score:g} (the checks gave {task.auto_score:g}); "
+        f"score {before.score:g} → {after.score:g}"
+    )
     return 0
 
 
@@ -293,13 +313,16 @@ def cmd_mutants(args) -> int:
         lab = load_lab(args.lab)
         unknown = sorted(set(args.task or ()) - {t.id for t in lab.tasks})
         if unknown:
-            raise LabError(f"{args.lab} has no task {', '.join(unknown)}; its tasks: "
-                           f"{', '.join(t.id for t in lab.tasks)}")
+            raise LabError(
+                f"{args.lab} has no task {', '.join(unknown)}; its tasks: {', '.join(t.id for t in lab.tasks)}"
+            )
         if args.list:
             found = lab_mutants(lab, tuple(args.task or ()))
             for mutant in found.mutants:
-                print(f"{mutant.id}  line {mutant.line}: {mutant.description}"
-                      + ("" if mutant.parses else "  (does not parse)"))
+                print(
+                    f"{mutant.id}  line {mutant.line}: {mutant.description}"
+                    + ("" if mutant.parses else "  (does not parse)")
+                )
             for line in found.unparsed_cells:
                 print(f"note: {line}")
             print(f"{len(found.mutants)} mutants")
@@ -363,10 +386,14 @@ def build_parser() -> argparse.ArgumentParser:
     assign = sub.add_parser("assign", help="write assignments/ from solutions/")
     assign.add_argument("labs", nargs="*", help="lab ids (default: every lab)")
     assign.add_argument("--check", action="store_true", help="only report stale student notebooks; exit 1 if any")
-    assign.add_argument("--no-verify", action="store_true",
-                        help="write without grading the solution (full marks) and the student notebook (zero)")
-    assign.add_argument("--verify", action="store_true",
-                        help="with --check: also grade every lab's solution and student notebook")
+    assign.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="write without grading the solution (full marks) and the student notebook (zero)",
+    )
+    assign.add_argument(
+        "--verify", action="store_true", help="with --check: also grade every lab's solution and student notebook"
+    )
     assign.set_defaults(run=cmd_assign)
 
     scaffold = sub.add_parser("new-lab", help="write a new lab that runs: solution notebook, captures, graders, cases")
@@ -374,15 +401,19 @@ def build_parser() -> argparse.ArgumentParser:
     scaffold.add_argument("--tasks", type=int, default=3, help="how many tasks (default 3: one of each example)")
     scaffold.set_defaults(run=cmd_new_lab)
 
-    lab_test = sub.add_parser("test", help="run every test of one lab (its grades, notebooks, setup cell, plan) "
-                                           "from the checkout's tests/")
+    lab_test = sub.add_parser(
+        "test", help="run every test of one lab (its grades, notebooks, setup cell, plan) from the checkout's tests/"
+    )
     lab_test.add_argument("lab", help="the lab id")
-    lab_test.add_argument("pytest_args", nargs=argparse.REMAINDER,
-                          help="more pytest options, e.g. -x or -k solution (after the lab)")
+    lab_test.add_argument(
+        "pytest_args", nargs=argparse.REMAINDER, help="more pytest options, e.g. -x or -k solution (after the lab)"
+    )
     lab_test.set_defaults(run=cmd_test)
 
-    for name, run, text in (("grade", cmd_grade, "grade a notebook with every check"),
-                            ("check", cmd_check, "a student's self-check: public checks only")):
+    for name, run, text in (
+        ("grade", cmd_grade, "grade a notebook with every check"),
+        ("check", cmd_check, "a student's self-check: public checks only"),
+    ):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("notebook")
         cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
@@ -393,27 +424,38 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.set_defaults(run=run)
 
     batch = sub.add_parser("batch", help="grade a class: a folder or zip of submissions")
-    batch.add_argument("submissions",
-                       help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)")
+    batch.add_argument(
+        "submissions", help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)"
+    )
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
     add_cluster_options(batch)
     add_limit_options(batch)
-    batch.add_argument("--regrade", nargs="+", metavar="STUDENT",
-                       help="grade these students again, replacing their results (the others are kept)")
+    batch.add_argument(
+        "--regrade",
+        nargs="+",
+        metavar="STUDENT",
+        help="grade these students again, replacing their results (the others are kept)",
+    )
     batch.add_argument("--regrade-all", action="store_true", help="grade every submission again")
-    batch.add_argument("--due", help="due date, e.g. 2026-12-01T23:59 (local time) or 2026-12-01T23:59-08:00; "
-                                     "the late policy is saved in OUT and applies to later runs too")
-    batch.add_argument("--late-penalty", help="percent of the score taken off per day or hour late (started), "
-                                              "e.g. 10%%/day or 2%%/hour")
+    batch.add_argument(
+        "--due",
+        help="due date, e.g. 2026-12-01T23:59 (local time) or 2026-12-01T23:59-08:00; "
+        "the late policy is saved in OUT and applies to later runs too",
+    )
+    batch.add_argument(
+        "--late-penalty",
+        help="percent of the score taken off per day or hour late (started), e.g. 10%%/day or 2%%/hour",
+    )
     batch.add_argument("--late-cap", help="the most the late penalty takes off (default 100%%)")
     batch.add_argument("--grace", help="lateness forgiven, e.g. 15m, 2h (default none)")
     batch.add_argument("--no-late-policy", action="store_true", help="forget the late policy saved in OUT")
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     batch.set_defaults(run=cmd_batch)
 
-    mutants = sub.add_parser("mutants",
-                             help="grade mutants of a lab's solution: which wrong answers its graders accept")
+    mutants = sub.add_parser(
+        "mutants", help="grade mutants of a lab's solution: which wrong answers its graders accept"
+    )
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
@@ -425,27 +467,40 @@ def build_parser() -> argparse.ArgumentParser:
     from autograder.course import DEFAULT_ROOT, GRADESCOPE_LIMITS, HIDDEN_VISIBILITIES, ROOT_VARIABLE, GradescopeConfig
 
     defaults = GradescopeConfig("lab")
-    gradescope = sub.add_parser("gradescope", help="build the autograder zip of a Gradescope programming assignment",
-                                description="Build the autograder zip of a Gradescope programming assignment. Keep "
-                                            "--timeout under the assignment's autograder timeout, so that the "
-                                            "results are written before Gradescope ends the run.")
+    gradescope = sub.add_parser(
+        "gradescope",
+        help="build the autograder zip of a Gradescope programming assignment",
+        description="Build the autograder zip of a Gradescope programming assignment. Keep "
+        "--timeout under the assignment's autograder timeout, so that the "
+        "results are written before Gradescope ends the run.",
+    )
     gradescope.add_argument("lab", help="the lab id")
     gradescope.add_argument("--out", default="autograder.zip", help="where to write the zip (default autograder.zip)")
-    gradescope.add_argument("--hidden-visibility", choices=HIDDEN_VISIBILITIES, default=defaults.hidden_visibility,
-                            help=f"when students see hidden checks (default {defaults.hidden_visibility})")
+    gradescope.add_argument(
+        "--hidden-visibility",
+        choices=HIDDEN_VISIBILITIES,
+        default=defaults.hidden_visibility,
+        help=f"when students see hidden checks (default {defaults.hidden_visibility})",
+    )
     add_limit_options(gradescope, GRADESCOPE_LIMITS, ("--timeout", "--cell-timeout", "--memory-gib"))
     gradescope.set_defaults(run=cmd_gradescope)
 
-    student_wheel = sub.add_parser("student-wheel", help="build the students' wheel: ag.check and the labs' public "
-                                   "checks, with no solution and no hidden check")
+    student_wheel = sub.add_parser(
+        "student-wheel",
+        help="build the students' wheel: ag.check and the labs' public checks, with no solution and no hidden check",
+    )
     student_wheel.add_argument("labs", nargs="*", help="the labs it checks (default: every lab)")
     student_wheel.add_argument("--out", default=".", help="the folder to write the wheel into (default .)")
     student_wheel.set_defaults(run=cmd_student_wheel)
 
-    gradescope_run = sub.add_parser("gradescope-run",
-                                    help="grade the submission in Gradescope's container (run_autograder does)")
-    gradescope_run.add_argument("--root", default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),
-                                help=f"Gradescope's folder (default ${ROOT_VARIABLE}, else {DEFAULT_ROOT})")
+    gradescope_run = sub.add_parser(
+        "gradescope-run", help="grade the submission in Gradescope's container (run_autograder does)"
+    )
+    gradescope_run.add_argument(
+        "--root",
+        default=os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT),
+        help=f"Gradescope's folder (default ${ROOT_VARIABLE}, else {DEFAULT_ROOT})",
+    )
     gradescope_run.set_defaults(run=cmd_gradescope_run)
 
     override = sub.add_parser("override", help="set one task's points for one student, with a comment")

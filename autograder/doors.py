@@ -25,7 +25,8 @@ def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Ca
     first used, and the name is read from it each time, so a test that patches it there is obeyed."""
     origins = door_names(Path(init_file))
     submodules = {p.stem for p in Path(init_file).parent.glob("*.py")} | {
-        p.name for p in Path(init_file).parent.iterdir() if (p / "__init__.py").is_file()}
+        p.name for p in Path(init_file).parent.iterdir() if (p / "__init__.py").is_file()
+    }
     if clashes := sorted(set(origins) & submodules):
         raise ImportError(f"{package} exports {clashes}, which are also its modules' names: rename one")
 

@@ -64,8 +64,10 @@ class Lab:
     def template(self) -> nbformat.NotebookNode:
         """The student notebook as ``assign`` wrote it: the trusted version of every locked cell."""
         if not self.assignment_path.is_file():
-            raise NotAssigned(f"the student notebook of {self.id} is missing ({self.assignment_path}): "
-                              f"`autograder assign {self.id}` writes it")
+            raise NotAssigned(
+                f"the student notebook of {self.id} is missing ({self.assignment_path}): "
+                f"`autograder assign {self.id}` writes it"
+            )
         return nbformat.read(self.assignment_path, as_version=4)
 
     @cached_property

@@ -40,8 +40,7 @@ def student_notebook(solution: nbformat.NotebookNode, lab_id: str) -> nbformat.N
             student.cells.append(check_cells.new_intro_cell(lab_id))
         if index in last_cell_of:
             student.cells.append(check_cells.new_check_cell(last_cell_of[index], lab_id))
-    student.metadata["autograder"] = {
-        "lab": lab_id, "tasks": [{"id": q.task, "points": q.points} for q in questions]}
+    student.metadata["autograder"] = {"lab": lab_id, "tasks": [{"id": q.task, "points": q.points} for q in questions]}
     return student
 
 

@@ -36,20 +36,26 @@ def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
 def solution_problems(result: GradeResult) -> list[str]:
     """Why a grade of the solution is not full marks: each task that loses points, with its failed checks."""
     problems = _check_problems(
-        result, "the solution",
-        lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}")
+        result,
+        "the solution",
+        lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}",
+    )
     for task in result.tasks if result.status == GradeStatus.GRADED else ():
         if task.auto_score < task.max_score and all(c.passed for c in task.checks):
-            problems.append(f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
-                            f" of the task's {_points(task.max_score)}")
+            problems.append(
+                f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
+                f" of the task's {_points(task.max_score)}"
+            )
     return problems
 
 
 def blank_problems(result: GradeResult) -> list[str]:
     """Why a grade of the blank student notebook is not zero: each check that passes, or errs."""
-    return _check_problems(result, "the student notebook",
-                           lambda check: f"a blank task earns {_points(check.points)}"
-                           if check.passed and check.points > 0 else None)
+    return _check_problems(
+        result,
+        "the student notebook",
+        lambda check: f"a blank task earns {_points(check.points)}" if check.passed and check.points > 0 else None,
+    )
 
 
 def verification_problems(lab: Lab, limits: Limits = TRUSTED_LIMITS, seed: int | None = None) -> list[str]:

@@ -21,16 +21,27 @@ def tests_folder() -> Path:
     """The checkout's ``tests/``; LabError where there is none (an installed wheel has no tests)."""
     folder = project_root() / "tests"
     if not (folder / "conftest.py").is_file():
-        raise LabError(f"no tests at {folder}: `autograder test` runs a checkout's tests; run it in the lab's "
-                       "checkout (installed with `pip install -e '.[test]'`), or set AUTOGRADER_ROOT to it")
+        raise LabError(
+            f"no tests at {folder}: `autograder test` runs a checkout's tests; run it in the lab's "
+            "checkout (installed with `pip install -e '.[test]'`), or set AUTOGRADER_ROOT to it"
+        )
     return folder
 
 
 def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
     """The pytest command that runs every test of ``lab_id`` (and ``pytest_args``, e.g. ``-x``)."""
     load_lab(lab_id)
-    return [sys.executable, "-m", "pytest", str(tests_folder()), "--lab", lab_id, "-p", "no:cacheprovider",
-            *pytest_args]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(tests_folder()),
+        "--lab",
+        lab_id,
+        "-p",
+        "no:cacheprovider",
+        *pytest_args,
+    ]
 
 
 def run_lab_tests(lab_id: str, pytest_args: Sequence[str] = ()) -> int:

@@ -90,8 +90,11 @@ def strip_solution(source: str) -> str:
 
 
 def has_solution(source: str) -> bool:
-    return any(line.rstrip().endswith(("# BEGIN SOLUTION", "# SOLUTION", "# END SOLUTION"))
-               or line.strip().startswith("# BEGIN SOLUTION") for line in source.split("\n"))
+    return any(
+        line.rstrip().endswith(("# BEGIN SOLUTION", "# SOLUTION", "# END SOLUTION"))
+        or line.strip().startswith("# BEGIN SOLUTION")
+        for line in source.split("\n")
+    )
 
 
 def read_solution(path) -> nbformat.NotebookNode:

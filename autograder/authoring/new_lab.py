@@ -40,7 +40,9 @@ MAX_TASKS = 25  # so that every check of a task keeps at least a point
 
 TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "new_lab"),
-    keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
     undefined=jinja2.StrictUndefined,  # a field a template names and is not given fails the rendering
     autoescape=False,  # Python, Markdown and notebook text, not HTML
 )
@@ -107,8 +109,10 @@ def lab_tasks(n_tasks: int) -> list[Task]:
         raise NewLabError(f"a lab has 1 to {MAX_TASKS} tasks, not {n_tasks}")
     examples = EXAMPLES[:n_tasks] + (FILLER,) * (n_tasks - len(EXAMPLES))
     shares = split_points(LAB_POINTS, [1] * n_tasks)
-    return [Task(f"t{i}", example, dict(zip(example.checks, split_points(share, list(example.checks.values())))))
-            for i, (example, share) in enumerate(zip(examples, shares), start=1)]
+    return [
+        Task(f"t{i}", example, dict(zip(example.checks, split_points(share, list(example.checks.values())))))
+        for i, (example, share) in enumerate(zip(examples, shares), start=1)
+    ]
 
 
 def split_points(total: int, weights: list[int]) -> list[int]:
@@ -126,13 +130,18 @@ def solution_notebook(lab: str, tasks: list[Task]) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["autograder"] = {"lab": lab}  # so `autograder grade` knows the lab without --lab
-    cells = [nbformat.v4.new_markdown_cell(_cell("notebook/title.md.j2", lab=lab)),
-             new_setup_cell(), nbformat.v4.new_code_cell(_cell("notebook/data.py.j2"))]
+    cells = [
+        nbformat.v4.new_markdown_cell(_cell("notebook/title.md.j2", lab=lab)),
+        new_setup_cell(),
+        nbformat.v4.new_code_cell(_cell("notebook/data.py.j2")),
+    ]
     for task in tasks:
-        cells += [nbformat.v4.new_raw_cell(_cell("notebook/begin_question.raw.j2", task=task)),
-                  nbformat.v4.new_markdown_cell(_cell("notebook/statement.md.j2", task=task)),
-                  nbformat.v4.new_code_cell(_cell(f"{task.templates}/solution.py.j2", task=task)),
-                  nbformat.v4.new_raw_cell(_cell("notebook/end_question.raw.j2"))]
+        cells += [
+            nbformat.v4.new_raw_cell(_cell("notebook/begin_question.raw.j2", task=task)),
+            nbformat.v4.new_markdown_cell(_cell("notebook/statement.md.j2", task=task)),
+            nbformat.v4.new_code_cell(_cell(f"{task.templates}/solution.py.j2", task=task)),
+            nbformat.v4.new_raw_cell(_cell("notebook/end_question.raw.j2")),
+        ]
     for index, cell in enumerate(cells):
         if cell.get("id") != SETUP_CELL_ID:  # the setup cell keeps the id every lab's tests find it by
             cell["id"] = f"{lab[:20]}-{index:03d}".replace("_", "-")

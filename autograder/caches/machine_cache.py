@@ -47,9 +47,11 @@ def make_private_dirs(folder: Path) -> None:
 
 def compilation_cache_settings(directory: Path) -> dict[str, str]:
     """JAX's settings (as environment variables) for a persistent compilation cache in ``directory``."""
-    return {"JAX_COMPILATION_CACHE_DIR": str(directory),
-            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": str(MIN_COMPILE_SECONDS),
-            "JAX_COMPILATION_CACHE_MAX_SIZE": str(MAX_COMPILATION_CACHE_BYTES)}
+    return {
+        "JAX_COMPILATION_CACHE_DIR": str(directory),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": str(MIN_COMPILE_SECONDS),
+        "JAX_COMPILATION_CACHE_MAX_SIZE": str(MAX_COMPILATION_CACHE_BYTES),
+    }
 
 
 def enable_compilation_cache() -> Path | None:

@@ -47,8 +47,7 @@ from autograder.doors import door_origin, is_type_checking_block
 FORMAT = 1
 STRUCTURE_MEMBER = "structure"  # the JSON document, stored in the .npz as uint8 bytes
 PACKAGE = "autograder"
-JAX_SETTINGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision",
-                "jax_default_prng_impl")
+JAX_SETTINGS = ("jax_enable_x64", "jax_threefry_partitionable", "jax_default_matmul_precision", "jax_default_prng_impl")
 
 log = logging.getLogger(__name__)
 _MISSING = object()
@@ -93,8 +92,10 @@ def encode(value: Any) -> tuple[Any, list[np.ndarray]]:
                 raise TypeError(f"{where}: an array of dtype {array.dtype} cannot be cached (objects or fields)")
             arrays.append(array)
             return {"scalar" if isinstance(item, np.generic) else "array": len(arrays) - 1}
-        raise TypeError(f"{where}: a {type(item).__name__} cannot be cached; return arrays, numbers, "
-                        "strings, bools, None, and tuples, lists or dicts of them")
+        raise TypeError(
+            f"{where}: a {type(item).__name__} cannot be cached; return arrays, numbers, "
+            "strings, bools, None, and tuples, lists or dicts of them"
+        )
 
     return walk(value, "result"), arrays
 
@@ -119,8 +120,12 @@ def decode(description: Any, arrays: list[np.ndarray]) -> Any:
             if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in body):
                 raise EntryError("a dict's items must be [key, value] pairs with string keys")
             return {k: walk(v) for k, v in body}
-        if kind in ("array", "scalar") and isinstance(body, int) and not isinstance(body, bool) \
-                and 0 <= body < len(arrays):
+        if (
+            kind in ("array", "scalar")
+            and isinstance(body, int)
+            and not isinstance(body, bool)
+            and 0 <= body < len(arrays)
+        ):
             return arrays[body][()] if kind == "scalar" else arrays[body]
         raise EntryError(f"unexpected item in the description: {str(item)[:80]}")
 
@@ -138,8 +143,12 @@ def _document_digest(document: dict) -> str:
 def write_entry(path: Path, key: dict, value: Any) -> None:
     """Store ``value`` for ``key`` at ``path`` atomically (a temporary file in the same folder, then replace)."""
     description, arrays = encode(value)
-    document = {"format": FORMAT, "key": key, "value": description,
-                "arrays": [{"dtype": a.dtype.str, "shape": list(a.shape), "sha256": _digest(a)} for a in arrays]}
+    document = {
+        "format": FORMAT,
+        "key": key,
+        "value": description,
+        "arrays": [{"dtype": a.dtype.str, "shape": list(a.shape), "sha256": _digest(a)} for a in arrays],
+    }
     document["sha256"] = _document_digest(document)
     members = {f"a{i}": a for i, a in enumerate(arrays)}
     members[STRUCTURE_MEMBER] = np.frombuffer(json.dumps(document).encode(), dtype=np.uint8)
@@ -272,9 +281,15 @@ def environment() -> dict[str, Any]:
     import jax
     import jaxlib
 
-    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "numpy": np.__version__,
-            "python": sys.version.split()[0], "platform": jax.default_backend(), "devices": jax.device_count(),
-            "settings": {name: str(getattr(jax.config, name, None)) for name in JAX_SETTINGS}}
+    return {
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "numpy": np.__version__,
+        "python": sys.version.split()[0],
+        "platform": jax.default_backend(),
+        "devices": jax.device_count(),
+        "settings": {name: str(getattr(jax.config, name, None)) for name in JAX_SETTINGS},
+    }
 
 
 def _argument(value: Any, where: str) -> Any:
@@ -286,8 +301,10 @@ def _argument(value: Any, where: str) -> Any:
         return value
     if isinstance(value, tuple):
         return [_argument(v, f"{where}[{i}]") for i, v in enumerate(value)]
-    raise TypeError(f"{where}: a cached reference takes numbers, strings, bools, None or tuples of them; "
-                    f"found a {type(value).__name__}")
+    raise TypeError(
+        f"{where}: a cached reference takes numbers, strings, bools, None or tuples of them; "
+        f"found a {type(value).__name__}"
+    )
 
 
 @dataclass(frozen=True)
@@ -313,8 +330,13 @@ class CachedReference:
     def reference(self, *args: Any) -> Reference:
         """The key and the entry's path for this call."""
         arguments = [_argument(a, f"{self.function.__qualname__} argument {i}") for i, a in enumerate(args)]
-        key = {"module": self.function.__module__, "function": self.function.__qualname__, "arguments": arguments,
-               "code": source_hash(self.function.__module__), "environment": environment()}
+        key = {
+            "module": self.function.__module__,
+            "function": self.function.__qualname__,
+            "arguments": arguments,
+            "code": source_hash(self.function.__module__),
+            "environment": environment(),
+        }
         name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
         return Reference(key, references_dir() / self.function.__module__ / f"{name}.npz")
 
@@ -349,8 +371,13 @@ class CachedReference:
         except FileNotFoundError:
             pass
         except EntryError as exc:
-            log.warning("recomputing %s%s: its cache entry %s is not valid (%s)",
-                        self.function.__qualname__, args, ref.path, exc)
+            log.warning(
+                "recomputing %s%s: its cache entry %s is not valid (%s)",
+                self.function.__qualname__,
+                args,
+                ref.path,
+                exc,
+            )
         value = self.function(*args)
         description, arrays = encode(value)  # a TypeError here is the reference's own mistake: raised
         try:

@@ -30,8 +30,10 @@ def shareable(function: F) -> F:
 
 
 def is_shareable(function: Any) -> bool:
-    return getattr(function, "__shareable__", False) is True or getattr(
-        getattr(function, "function", None), "__shareable__", False) is True
+    return (
+        getattr(function, "__shareable__", False) is True
+        or getattr(getattr(function, "function", None), "__shareable__", False) is True
+    )
 
 
 def write_results(lab_dir: Path, results: dict[str, Any]) -> None:

@@ -28,8 +28,7 @@ class WarmResult:
     seconds: float
 
     def summary(self) -> str:
-        return (f"{self.lab}: {len(self.computed)} computed, {len(self.cached)} already cached "
-                f"({self.seconds:.1f} s)")
+        return f"{self.lab}: {len(self.computed)} computed, {len(self.cached)} already cached ({self.seconds:.1f} s)"
 
 
 def cached_calls(lab_id: str) -> tuple[Callable[[], Any], ...]:

@@ -23,15 +23,18 @@ def collectives_in(hlo_text: str) -> Counter:
 
 
 def describe_collectives(counts: Counter) -> str:
-    """"all-gather ×2, all-reduce ×1", or "no collectives"."""
+    """ "all-gather ×2, all-reduce ×1", or "no collectives"."""
     if not counts:
         return "no collectives"
     return ", ".join(f"{op} ×{counts[op]}" for op in COLLECTIVES if counts[op])
 
 
 def assert_collectives(
-    hlo_text: str | None, required: Iterable[str] = (), forbidden: Iterable[str] = (),
-    name: str = "the compiled code", compile_error: str | None = None,
+    hlo_text: str | None,
+    required: Iterable[str] = (),
+    forbidden: Iterable[str] = (),
+    name: str = "the compiled code",
+    compile_error: str | None = None,
 ) -> None:
     """Fail unless every ``required`` op occurs in the HLO and no ``forbidden`` op does."""
     required, forbidden = _ops(required), _ops(forbidden)
@@ -48,21 +51,24 @@ def assert_collectives(
     raise CheckFailure(f"{quote(name)}: {'; '.join(problems)} (the compiled code has {describe_collectives(counts)})")
 
 
-def assert_no_collectives(hlo_text: str | None, name: str = "the compiled code",
-                          compile_error: str | None = None) -> None:
+def assert_no_collectives(
+    hlo_text: str | None, name: str = "the compiled code", compile_error: str | None = None
+) -> None:
     """Fail if the compiled code communicates between devices at all."""
     counts = _counts(hlo_text, name, compile_error)
     if counts:
         raise CheckFailure(
             f"{quote(name)}: expected no collectives (each device computes its own block),"
-            f" found {describe_collectives(counts)} — an input's layout differs from the one the computation needs")
+            f" found {describe_collectives(counts)} — an input's layout differs from the one the computation needs"
+        )
 
 
 def _counts(hlo_text: str | None, name: str, compile_error: str | None) -> Counter:
     if hlo_text is None:
         reason = f": {compile_error}" if compile_error else ""
-        raise CheckFailure(f"{quote(name)}: the code could not be compiled, so its collectives cannot be"
-                           f" checked{reason}")
+        raise CheckFailure(
+            f"{quote(name)}: the code could not be compiled, so its collectives cannot be checked{reason}"
+        )
     return collectives_in(hlo_text)
 
 

@@ -19,8 +19,17 @@ from autograder.facts import Fact
 Block = tuple[tuple[int, int], ...]
 
 __all__ = [
-    "Layout", "MeshSpec", "is_same_layout", "describe_layout", "render_layout", "layout_hint", "assert_layout",
-    "assert_fully_replicated", "assert_spec_equivalent", "assert_tree_layouts", "assert_axis_types",
+    "Layout",
+    "MeshSpec",
+    "is_same_layout",
+    "describe_layout",
+    "render_layout",
+    "layout_hint",
+    "assert_layout",
+    "assert_fully_replicated",
+    "assert_spec_equivalent",
+    "assert_tree_layouts",
+    "assert_axis_types",
 ]
 
 
@@ -38,7 +47,8 @@ class Layout:
         if fact.sharding is None:
             raise CheckFailure(
                 f"{quote(name)} is {fact.describe()}, not a jax.Array on devices, so it has no layout"
-                " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))")
+                " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))"
+            )
         assert fact.shape is not None  # the facts' reader gives every array fact a shape
         return cls(fact.shape, dict(fact.sharding.device_indices))
 
@@ -109,8 +119,10 @@ def describe_layout(layout: Layout) -> str:
     if len(copies) > 1 or math.prod(splits) != len(holders):
         return f"in {len(holders)} blocks held unevenly by {n_devices} devices"
     cut = [(dim, ways) for dim, ways in enumerate(splits) if ways > 1]
-    words = [f"{_dim_name(dim, len(splits))} {'split ' if i == 0 else ''}into {ways} blocks"
-             for i, (dim, ways) in enumerate(cut)]
+    words = [
+        f"{_dim_name(dim, len(splits))} {'split ' if i == 0 else ''}into {ways} blocks"
+        for i, (dim, ways) in enumerate(cut)
+    ]
     (count,) = copies
     each = "each block on 1 device" if count == 1 else f"each block replicated on {count} devices"
     return f"{' and '.join(words)}, {each} ({n_devices} devices)"
@@ -130,16 +142,19 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
     layout = Layout.of_fact(fact, name)
     if layout.shape != expected.shape:
         transposed = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
-        raise CheckFailure(f"{quote(name)}: expected an array of shape {expected.shape},"
-                           f" found shape {layout.shape}{transposed}",
-                           expected_picture=render_layout(expected), found_picture=render_layout(layout))
+        raise CheckFailure(
+            f"{quote(name)}: expected an array of shape {expected.shape}, found shape {layout.shape}{transposed}",
+            expected_picture=render_layout(expected),
+            found_picture=render_layout(layout),
+        )
     if is_same_layout(layout, expected):
         return
     hint = layout_hint(expected, layout)
     raise CheckFailure(
         f"{quote(name)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
         + (f" — {hint}" if hint else ""),
-        expected_picture=render_layout(expected), found_picture=render_layout(layout),
+        expected_picture=render_layout(expected),
+        found_picture=render_layout(layout),
     )
 
 
@@ -148,8 +163,10 @@ def layout_hint(expected: Layout, found: Layout) -> str | None:
     if set(found.blocks) != set(expected.blocks):
         if len(found.blocks) == 1:
             return "it sits on a single device: it was never placed on the mesh"
-        return (f"it is on devices {_ids(found.devices)}, not {_ids(expected.devices)}:"
-                " it was placed on another mesh or on only part of the devices")
+        return (
+            f"it is on devices {_ids(found.devices)}, not {_ids(expected.devices)}:"
+            " it was placed on another mesh or on only part of the devices"
+        )
     found_splits, expected_splits = found.splits(), expected.splits()
     if len(found.holders()) == 1:
         return "every device holds the whole array: it is replicated, not sharded"
@@ -158,20 +175,30 @@ def layout_hint(expected: Layout, found: Layout) -> str | None:
     if found_splits != expected_splits and sorted(found_splits) == sorted(expected_splits):
         wrong = ", ".join(
             f"{_dim_name(d, len(found_splits))} {f} ways instead of {e}"
-            for d, (f, e) in enumerate(zip(found_splits, expected_splits)) if f != e)
-        return (f"the splits are swapped ({wrong}): the mesh axes are in the wrong order in the"
-                " PartitionSpec, or the mesh's shape is transposed")
+            for d, (f, e) in enumerate(zip(found_splits, expected_splits))
+            if f != e
+        )
+        return (
+            f"the splits are swapped ({wrong}): the mesh axes are in the wrong order in the"
+            " PartitionSpec, or the mesh's shape is transposed"
+        )
     if set(found.holders()) == set(expected.holders()):
-        return ("the blocks have the expected sizes but are held by other devices: check the order of the"
-                " mesh axes within one entry, e.g. ('a', 'b') versus ('b', 'a'), and the mesh's device order")
+        return (
+            "the blocks have the expected sizes but are held by other devices: check the order of the"
+            " mesh axes within one entry, e.g. ('a', 'b') versus ('b', 'a'), and the mesh's device order"
+        )
     found_copies = len(found.blocks) // len(found.holders())
     expected_copies = len(expected.blocks) // len(expected.holders())
     if found_copies > expected_copies:
-        return (f"each block is held by {found_copies} devices instead of {expected_copies}: a dimension that"
-                " should be split is not (a mesh axis is missing from the PartitionSpec)")
+        return (
+            f"each block is held by {found_copies} devices instead of {expected_copies}: a dimension that"
+            " should be split is not (a mesh axis is missing from the PartitionSpec)"
+        )
     if found_copies < expected_copies:
-        return (f"each block is held by {found_copies} device{'s' if found_copies > 1 else ''} instead of"
-                f" {expected_copies}: it is split over a mesh axis that should replicate it")
+        return (
+            f"each block is held by {found_copies} device{'s' if found_copies > 1 else ''} instead of"
+            f" {expected_copies}: it is split over a mesh axis that should replicate it"
+        )
     return None
 
 
@@ -187,7 +214,11 @@ def assert_fully_replicated(found: Fact | None, name: str, n_devices: int = 8) -
 
 
 def assert_spec_equivalent(
-    found_spec_fact: Fact | None, expected_spec: SpecLike, mesh: MeshSpec, shape: Sequence[int], name: str,
+    found_spec_fact: Fact | None,
+    expected_spec: SpecLike,
+    mesh: MeshSpec,
+    shape: Sequence[int],
+    name: str,
 ) -> None:
     """Fail unless the student's PartitionSpec lays out ``shape`` on ``mesh`` as ``expected_spec`` does."""
     fact = require_defined(found_spec_fact, name)
@@ -206,7 +237,8 @@ def assert_spec_equivalent(
     raise CheckFailure(
         f"{quote(name)}: expected a spec equivalent to {format_spec(expected_spec)} ({describe_layout(expected)}),"
         f" found {format_spec(found_spec)} ({describe_layout(found)})" + (f" — {hint}" if hint else ""),
-        expected_picture=render_layout(expected), found_picture=render_layout(found),
+        expected_picture=render_layout(expected),
+        found_picture=render_layout(found),
     )
 
 
@@ -233,9 +265,12 @@ def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str
     if len(failures) == 1:
         raise failures[0]
     if failures:  # every wrong leaf is named; the pictures are the first one's
-        raise CheckFailure(f"{len(failures)} of {len(fact.leaves)} arrays are not laid out as expected. "
-                           + " ".join(f.message for f in failures),
-                           failures[0].expected_picture, failures[0].found_picture)
+        raise CheckFailure(
+            f"{len(failures)} of {len(fact.leaves)} arrays are not laid out as expected. "
+            + " ".join(f.message for f in failures),
+            failures[0].expected_picture,
+            failures[0].found_picture,
+        )
 
 
 def assert_axis_types(found: Fact | None, expected: str, name: str) -> None:
@@ -243,12 +278,18 @@ def assert_axis_types(found: Fact | None, expected: str, name: str) -> None:
     fact = require_array(found, name)
     mesh = fact.sharding.mesh if fact.sharding is not None else None
     if mesh is None:
-        raise CheckFailure(f"{quote(name)}: expected an array placed on a mesh with {expected} axes, found"
-                           f" {fact.describe()} with no mesh"
-                           " (place it with jax.device_put(..., NamedSharding(mesh, ...)))")
+        raise CheckFailure(
+            f"{quote(name)}: expected an array placed on a mesh with {expected} axes, found"
+            f" {fact.describe()} with no mesh"
+            " (place it with jax.device_put(..., NamedSharding(mesh, ...)))"
+        )
     wrong = [f"{axis} is {kind}" for axis, kind in zip(mesh.axis_names, mesh.axis_types) if kind != expected]
     if wrong:
-        usual = (" — jax.make_mesh makes Explicit axes unless given axis_types=(AxisType.Auto, ...)"
-                 if expected == "Auto" else " — pass axis_types=(AxisType.Explicit, ...) to jax.make_mesh")
-        raise CheckFailure(f"{quote(name)}: expected a mesh with {expected} axes, found one where"
-                           f" {', '.join(wrong)}{usual}")
+        usual = (
+            " — jax.make_mesh makes Explicit axes unless given axis_types=(AxisType.Auto, ...)"
+            if expected == "Auto"
+            else " — pass axis_types=(AxisType.Explicit, ...) to jax.make_mesh"
+        )
+        raise CheckFailure(
+            f"{quote(name)}: expected a mesh with {expected} axes, found one where {', '.join(wrong)}{usual}"
+        )

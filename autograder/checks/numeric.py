@@ -22,8 +22,9 @@ def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-
     return True
 
 
-def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5,
-                    atol: float = 1e-6) -> None:
+def assert_allclose(
+    found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-6
+) -> None:
     """Fail unless ``found`` has the expected shape, kind of dtype and values (``np.isclose`` entry by entry)
     — on every device: a block a device holds that differs from the array's value is compared too."""
     expected = np.asarray(expected)
@@ -33,8 +34,9 @@ def assert_allclose(found: Fact | np.ndarray | Any, expected: Any, name: str, rt
         _assert_every_device(found, found.sharding, expected, name, rtol, atol)
 
 
-def _assert_every_device(fact: Fact, sharding: ShardingFact, expected: np.ndarray, name: str, rtol: float,
-                         atol: float) -> None:
+def _assert_every_device(
+    fact: Fact, sharding: ShardingFact, expected: np.ndarray, name: str, rtol: float, atol: float
+) -> None:
     """Each block that a device holds, where it differs from the array's value, against the expected block."""
     for device in sorted(fact.blocks):
         index = tuple(slice(start, stop) for start, stop in sharding.device_indices[device])
@@ -47,7 +49,8 @@ def _assert_every_device(fact: Fact, sharding: ShardingFact, expected: np.ndarra
                 f"{quote(name)}: the array reads right, but device {device} holds other values in its block"
                 f" [{where}] — {str(failure).split(': ', 1)[-1]}. Its value is read from one copy of each block:"
                 " a shard_map with check_vma=False and a replicated out_specs (P()) shows one device's block"
-                " as the whole result, so every device must compute the same") from None
+                " as the whole result, so every device must compute the same"
+            ) from None
 
 
 def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: float, atol: float) -> None:
@@ -56,8 +59,10 @@ def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: flo
         hint = " — it looks transposed" if values.ndim > 1 and values.shape == expected.shape[::-1] else ""
         raise CheckFailure(f"{quote(name)}: expected shape {expected.shape}, found shape {values.shape}{hint}")
     if _kind(values.dtype) != _kind(expected.dtype):
-        raise CheckFailure(f"{quote(name)}: expected {_kind(expected.dtype)} values ({expected.dtype}),"
-                           f" found {_kind(values.dtype)} values ({values.dtype})")
+        raise CheckFailure(
+            f"{quote(name)}: expected {_kind(expected.dtype)} values ({expected.dtype}),"
+            f" found {_kind(values.dtype)} values ({values.dtype})"
+        )
     if np.array_equal(values, expected):  # the usual case of a re-laid-out array: no widened copies
         return
     wide = np.complex128 if _kind(expected.dtype) == "complex" else np.float64
@@ -65,12 +70,15 @@ def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: flo
     close = _isclose(got, want, rtol, atol)
     if close.all():
         return
-    raise CheckFailure(f"{quote(name)}: {_mismatch(got, want, close)} (tolerance rtol={rtol:g}, atol={atol:g})"
-                       + _transposed_hint(got, want, rtol, atol))
+    raise CheckFailure(
+        f"{quote(name)}: {_mismatch(got, want, close)} (tolerance rtol={rtol:g}, atol={atol:g})"
+        + _transposed_hint(got, want, rtol, atol)
+    )
 
 
-def assert_tree_allclose(found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5,
-                         atol: float = 1e-6) -> None:
+def assert_tree_allclose(
+    found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5, atol: float = 1e-6
+) -> None:
     """Check each leaf of a tree fact (``jax.tree`` order) against the expected arrays."""
     fact = require_defined(found, name)
     if fact.kind != "tree":
@@ -139,8 +147,10 @@ def _mismatch(got: np.ndarray, want: np.ndarray, close: np.ndarray) -> str:
         return f"expected {_number(want)}, found {_number(got)} (abs difference {worst})"
     index = tuple(int(i) for i in np.argwhere(bad)[0])
     nan_note = f"; {int(np.isnan(got).sum())} found values are NaN" if np.isnan(got).any() else ""
-    return (f"{int(bad.sum())} of {got.size} values differ from the expected (max abs difference {worst}{nan_note});"
-            f" first at index {index}: expected {_number(want[index])}, found {_number(got[index])}")
+    return (
+        f"{int(bad.sum())} of {got.size} values differ from the expected (max abs difference {worst}{nan_note});"
+        f" first at index {index}: expected {_number(want[index])}, found {_number(got[index])}"
+    )
 
 
 def _number(value) -> str:

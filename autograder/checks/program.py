@@ -34,7 +34,8 @@ def assert_jitted(call: CallFact, name: str) -> None:
     done = ", ".join(sorted(set(program.top))[:6]) or "nothing"
     raise CheckFailure(
         f"{quote(name)}: expected a jitted function, found a plain Python function that runs its operations"
-        f" one by one ({done}) — wrap it in jax.jit (`@jax.jit` above the def, or `{name} = jax.jit(...)`)")
+        f" one by one ({done}) — wrap it in jax.jit (`@jax.jit` above the def, or `{name} = jax.jit(...)`)"
+    )
 
 
 def assert_uses(call: CallFact, primitive: str, name: str) -> None:
@@ -43,24 +44,32 @@ def assert_uses(call: CallFact, primitive: str, name: str) -> None:
     if primitive in program.primitives:
         return
     spelled = PRIMITIVE_SPELLING.get(primitive, primitive)
-    raise CheckFailure(f"{quote(name)}: expected a program built with {spelled}, found none in its trace"
-                       f" (it holds {', '.join(sorted(program.primitives)[:8]) or 'nothing'})")
+    raise CheckFailure(
+        f"{quote(name)}: expected a program built with {spelled}, found none in its trace"
+        f" (it holds {', '.join(sorted(program.primitives)[:8]) or 'nothing'})"
+    )
 
 
-def assert_jit_given_layouts(call: CallFact, expected_in: Sequence[Layout], expected_out: Sequence[Layout],
-                             name: str) -> None:
+def assert_jit_given_layouts(
+    call: CallFact, expected_in: Sequence[Layout], expected_out: Sequence[Layout], name: str
+) -> None:
     """Fail unless the function is ``jax.jit(..., in_shardings=..., out_shardings=...)`` with these layouts."""
     program = traced_program(call, name)
     if program.in_shardings is None or program.out_shardings is None:  # the probe records both or neither
-        raise CheckFailure(f"{quote(name)}: expected jax.jit(..., in_shardings=..., out_shardings=...), found"
-                           " no jitted function at the top of its program")
-    for keyword, given, expected in (("in_shardings", program.in_shardings, expected_in),
-                                     ("out_shardings", program.out_shardings, expected_out)):
+        raise CheckFailure(
+            f"{quote(name)}: expected jax.jit(..., in_shardings=..., out_shardings=...), found"
+            " no jitted function at the top of its program"
+        )
+    for keyword, given, expected in (
+        ("in_shardings", program.in_shardings, expected_in),
+        ("out_shardings", program.out_shardings, expected_out),
+    ):
         if all(g is None for g in given):
             raise CheckFailure(f"{quote(name)}: expected jax.jit to be given {keyword}, found it given none")
         for index, (found, layout) in enumerate(zip(given, expected)):
-            _assert_given(found, layout, f"{keyword}[{index}] of {name}" if len(expected) > 1 else
-                          f"{keyword} of {name}")
+            _assert_given(
+                found, layout, f"{keyword}[{index}] of {name}" if len(expected) > 1 else f"{keyword} of {name}"
+            )
 
 
 def _assert_given(found: ShardingFact | None, expected: Layout, label: str) -> None:
@@ -70,6 +79,9 @@ def _assert_given(found: ShardingFact | None, expected: Layout, label: str) -> N
     if is_same_layout(layout, expected):
         return
     hint = layout_hint(expected, layout)
-    raise CheckFailure(f"{quote(label)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
-                       + (f" — {hint}" if hint else ""),
-                       expected_picture=render_layout(expected), found_picture=render_layout(layout))
+    raise CheckFailure(
+        f"{quote(label)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
+        + (f" — {hint}" if hint else ""),
+        expected_picture=render_layout(expected),
+        found_picture=render_layout(layout),
+    )

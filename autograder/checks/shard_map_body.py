@@ -14,8 +14,13 @@ from autograder.checks.found import quote
 from autograder.checks.program import traced_program
 from autograder.facts import CallFact
 
-__all__ = ["SHARD_MAP_COLLECTIVES", "shard_map_collectives", "assert_shard_map_collectives", "assert_ppermute_ring",
-           "assert_body_never_holds_whole"]
+__all__ = [
+    "SHARD_MAP_COLLECTIVES",
+    "shard_map_collectives",
+    "assert_shard_map_collectives",
+    "assert_ppermute_ring",
+    "assert_body_never_holds_whole",
+]
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
 # ``pmean`` traces as ``psum`` followed by a division.
@@ -46,8 +51,9 @@ def _describe(uses: Iterable[tuple[str, tuple[str, ...]]]) -> str:
     return ", ".join(text + (f" ({n}×)" if n > 1 else "") for text, n in counted.items())
 
 
-def assert_shard_map_collectives(call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (),
-                                 axis: str | None = None) -> None:
+def assert_shard_map_collectives(
+    call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (), axis: str | None = None
+) -> None:
     """Fail unless the function's ``shard_map`` bodies use every collective of ``uses`` (over mesh axis
     ``axis`` when given) and none of ``avoids``; names as in ``jax.lax`` (``psum``, ``all_gather``,
     ``psum_scatter``, ``ppermute``, ``all_to_all``, ``pmax``, ``pmin``)."""
@@ -64,19 +70,26 @@ def assert_shard_map_collectives(call: CallFact, name: str, uses: Iterable[str] 
         raise CheckFailure(
             f"{quote(name)}: expected a jax.shard_map whose body uses {wanted}, found no shard_map in its trace"
             f" (it holds {', '.join(sorted(program.primitives)[:8]) or 'nothing'}) — a jnp.sum of a sharded"
-            " array compiles to an all-reduce XLA inserts, not a collective the function writes")
+            " array compiles to an all-reduce XLA inserts, not a collective the function writes"
+        )
     missing = [c for c in uses if not any(c == f and (axis is None or axis in axes) for f, axes in found)]
     if missing:
         raise CheckFailure(
             f"{quote(name)}: expected its shard_map body to use {wanted}, found "
-            + (f"only {_describe(found)}" if found else "no collective in it — inside shard_map, jnp.sum or"
-               " jnp.concatenate work on the device's own block only")
-            + f" (missing: {', '.join(missing)})")
+            + (
+                f"only {_describe(found)}"
+                if found
+                else "no collective in it — inside shard_map, jnp.sum or"
+                " jnp.concatenate work on the device's own block only"
+            )
+            + f" (missing: {', '.join(missing)})"
+        )
     banned = [(f, axes) for f, axes in found if f in avoids]
     if banned:
         raise CheckFailure(
             f"{quote(name)}: expected its shard_map body not to use "
-            f"{' or '.join(f'jax.lax.{c}' for c in avoids)}, found {_describe(banned)}")
+            f"{' or '.join(f'jax.lax.{c}' for c in avoids)}, found {_describe(banned)}"
+        )
 
 
 def ring_shift(perm: tuple[tuple[int, int], ...], size: int) -> int | None:
@@ -102,23 +115,27 @@ def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, s
     program = traced_program(call, name)
     ppermutes = [use for use in program.collectives if _SPELLED.get(use.primitive) == "ppermute" and axis in use.axes]
     if not ppermutes:
-        raise CheckFailure(f"{quote(name)}: expected its shard_map body to pass blocks around the ring with"
-                           f" jax.lax.ppermute over {axis!r}, found no such ppermute"
-                           + (f" (it writes {_describe(shard_map_collectives(call, name))})"
-                              if program.collectives else ""))
+        raise CheckFailure(
+            f"{quote(name)}: expected its shard_map body to pass blocks around the ring with"
+            f" jax.lax.ppermute over {axis!r}, found no such ppermute"
+            + (f" (it writes {_describe(shard_map_collectives(call, name))})" if program.collectives else "")
+        )
     ring = [(i, (i + 1) % axis_size) for i in range(axis_size)]
     for use in ppermutes:
         if use.perm is not None and ring_shift(use.perm, axis_size) is None:
             raise CheckFailure(
                 f"{quote(name)}: expected every ppermute to pass each device's block one device along the ring"
-                f" of {axis_size} ({_pairs(tuple(ring))} or the reverse), found one with the pairs {_pairs(use.perm)}")
+                f" of {axis_size} ({_pairs(tuple(ring))} or the reverse), found one with the pairs {_pairs(use.perm)}"
+            )
     repeats = [use.repeats for use in ppermutes if use.repeats is not None]
     if steps is None or len(repeats) < len(ppermutes):  # a ppermute inside a while loop runs an unknown count
         return
     moved = sum(repeats)
     if moved != steps:
-        raise CheckFailure(f"{quote(name)}: expected blocks to move {steps} steps around the ring ({steps} ppermutes,"
-                           f" a loop's counted once per iteration), found {moved}")
+        raise CheckFailure(
+            f"{quote(name)}: expected blocks to move {steps} steps around the ring ({steps} ppermutes,"
+            f" a loop's counted once per iteration), found {moved}"
+        )
 
 
 def assert_body_never_holds_whole(call: CallFact, name: str, operand: int, operand_name: str) -> None:
@@ -141,4 +158,5 @@ def assert_body_never_holds_whole(call: CallFact, name: str, operand: int, opera
                 f"{quote(name)}: expected its shard_map body never to hold {operand_name} whole"
                 f" ({'×'.join(map(str, whole))} = {math.prod(whole)} entries; each device receives a"
                 f" {'×'.join(map(str, block))} block), found a value of {dtype}[{','.join(map(str, shape))}] in it —"
-                f" the body gathered {operand_name}, by all_gather or by stacking what ppermute brought")
+                f" the body gathered {operand_name}, by all_gather or by stacking what ppermute brought"
+            )

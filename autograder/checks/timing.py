@@ -67,8 +67,13 @@ MEDIAN_CONFIDENCE = 0.9  # of an early stop (each median within its precision) a
 DEFAULT_PRECISION = 0.1  # ±10 %: far inside the factors (2.5×, 4×) used below
 
 
-def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, warmup: int = 2,
-                        min_repeats: int | None = None, precision: float = DEFAULT_PRECISION) -> dict[str, TimingStats]:
+def measure_interleaved(
+    fns: dict[str, Callable[[], Any]],
+    repeats: int = 15,
+    warmup: int = 2,
+    min_repeats: int | None = None,
+    precision: float = DEFAULT_PRECISION,
+) -> dict[str, TimingStats]:
     """Time each function up to ``repeats`` times, one call of each per round (order alternating between
     rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds; never while
     a student's kernel of this process is running cells (it waits until none is).
@@ -84,8 +89,9 @@ def measure_interleaved(fns: dict[str, Callable[[], Any]], repeats: int = 15, wa
         return _measure(fns, repeats, warmup, min_repeats, precision)
 
 
-def _measure(fns: dict[str, Callable[[], Any]], repeats: int, warmup: int, min_repeats: int,
-             precision: float) -> dict[str, TimingStats]:
+def _measure(
+    fns: dict[str, Callable[[], Any]], repeats: int, warmup: int, min_repeats: int, precision: float
+) -> dict[str, TimingStats]:
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
     span = min_sample_seconds()  # under a CPU quota, a sample spans several scheduler periods
@@ -158,8 +164,9 @@ class MeasuredRatio:
 
     def __post_init__(self):
         if not (0 <= self.low <= self.median <= self.high and self.median > 0):
-            raise ValueError(f"a measured ratio needs 0 <= low <= median <= high, not {self.low!r}, {self.median!r},"
-                             f" {self.high!r}")
+            raise ValueError(
+                f"a measured ratio needs 0 <= low <= median <= high, not {self.low!r}, {self.median!r}, {self.high!r}"
+            )
 
     def verdicts(self) -> set[bool]:
         """The answers to "is the first faster?" (ratio > 1) that the measurement allows: both when its
@@ -178,15 +185,18 @@ class MeasuredRatio:
         return f"{self.median:.3g} ({MEDIAN_CONFIDENCE:.0%} interval {self.low:.3g}–{high}{rounds})"
 
 
-def measured_ratio(numerator: TimingStats, denominator: TimingStats,
-                   confidence: float = MEDIAN_CONFIDENCE) -> MeasuredRatio:
+def measured_ratio(
+    numerator: TimingStats, denominator: TimingStats, confidence: float = MEDIAN_CONFIDENCE
+) -> MeasuredRatio:
     """numerator ÷ denominator as measured by ``measure_interleaved``: the ratio of each round (the two
     samples of a round were taken back to back, under the same load), their median, and the
     order-statistic interval of that median. Too few rounds for the confidence give an interval from 0
     to infinity: nothing can be called."""
     if len(numerator.samples) != len(denominator.samples) or not numerator.samples:
-        raise ValueError(f"expected the same positive number of rounds on both sides, found"
-                         f" {len(numerator.samples)} and {len(denominator.samples)}")
+        raise ValueError(
+            f"expected the same positive number of rounds on both sides, found"
+            f" {len(numerator.samples)} and {len(denominator.samples)}"
+        )
     _require_positive(**{f"sample {i}": t for i, t in enumerate(numerator.samples + denominator.samples)})
     ratios = sorted(a / b for a, b in zip(numerator.samples, denominator.samples))
     n, median = len(ratios), statistics.median(ratios)
@@ -211,24 +221,34 @@ def assert_time_consistent(claimed: Any, measured: float | TimingStats, name: st
             f"{quote(name)}: you report {format_seconds(seconds)} per call, but the grader measures"
             f" {format_seconds(measured)} — more than {factor:.3g}× less. This looks like only the dispatch was"
             " timed: call jax.block_until_ready on the result before stopping the clock (and time the jitted"
-            " function, after a warm-up call)")
+            " function, after a warm-up call)"
+        )
     if seconds > measured * factor and measured / factor <= seconds / 1000 <= measured * factor:
         raise CheckFailure(
             f"{quote(name)}: you report {seconds:.4g} per call, about 1000× the grader's measurement of"
             f" {format_seconds(measured)}: it looks like milliseconds where seconds were asked — report"
-            f" seconds ({seconds / 1000:.4g} s, not {seconds:.4g})")
+            f" seconds ({seconds / 1000:.4g} s, not {seconds:.4g})"
+        )
     if seconds > measured * factor:
         raise CheckFailure(
             f"{quote(name)}: you report {format_seconds(seconds)} per call, but the grader measures"
             f" {format_seconds(measured)} — more than {factor:.3g}× more. The time probably includes compilation"
             " (call the function once before starting the clock), or is a total rather than per call, or the"
-            " function was not jitted")
+            " function was not jitted"
+        )
 
 
 def assert_speedup_claim(
-    claimed_speedup: Any, claimed_a: Any, claimed_b: Any, measured_ratio: float, name: str, factor: float = 2.5,
-    a_name: str = "the first time", b_name: str = "the second time",
-    measured_a: float | TimingStats | None = None, measured_b: float | TimingStats | None = None,
+    claimed_speedup: Any,
+    claimed_a: Any,
+    claimed_b: Any,
+    measured_ratio: float,
+    name: str,
+    factor: float = 2.5,
+    a_name: str = "the first time",
+    b_name: str = "the second time",
+    measured_a: float | TimingStats | None = None,
+    measured_b: float | TimingStats | None = None,
 ) -> None:
     """Fail unless the claimed speedup equals claimed_a / claimed_b (within 5 %) and is within
     ``factor`` of the grader's measured ratio. Given the grader's own ``measured_a`` and ``measured_b``,
@@ -244,17 +264,24 @@ def assert_speedup_claim(
     if abs(speedup - own_ratio) > SPEEDUP_SELF_CONSISTENCY * own_ratio:
         raise CheckFailure(
             f"{quote(name)}: expected {quote(a_name)} / {quote(b_name)} = {format_seconds(a)} / {format_seconds(b)}"
-            f" = {own_ratio:.3g}, found {speedup:.3g}: the speedup must be computed from your two times")
+            f" = {own_ratio:.3g}, found {speedup:.3g}: the speedup must be computed from your two times"
+        )
     low, high = measured_ratio / factor, measured_ratio * factor
     if not low <= speedup <= high:
         raise CheckFailure(
             f"{quote(name)}: your speedup {speedup:.3g} is outside {low:.3g}–{high:.3g}, the range allowed around"
             f" the grader's measured {measured_ratio:.3g} (a factor of {factor:g}): check that both times are"
-            " warm, blocked and per call")
+            " warm, blocked and per call"
+        )
 
 
-def assert_faster_verdict(claimed: Any, measured: MeasuredRatio, name: str, ratio: str = "single ÷ sharded",
-                          candidate: str = "the sharded code") -> None:
+def assert_faster_verdict(
+    claimed: Any,
+    measured: MeasuredRatio,
+    name: str,
+    ratio: str = "single ÷ sharded",
+    candidate: str = "the sharded code",
+) -> None:
     """Fail unless the claimed "``candidate`` is faster" agrees with the grader's measured ``ratio`` (the
     other code's time ÷ the candidate's: above 1 when the candidate is faster).
 
@@ -267,7 +294,8 @@ def assert_faster_verdict(claimed: Any, measured: MeasuredRatio, name: str, rati
     raise CheckFailure(
         f"{quote(name)}: expected {not verdict}, found {verdict}: the grader measured {ratio} ="
         f" {measured.describe()}, so {candidate} is clearly {slower} on this machine (by more than"
-        f" {TIE:.0%})")
+        f" {TIE:.0%})"
+    )
 
 
 def _require_positive(**values: float) -> None:

@@ -44,15 +44,20 @@ def type_text(shape: Sequence[int], dtype: str, sharded_axes: Sequence[AxesEntry
     return f"{_dtype_name(dtype)}[{','.join(dims)}]"
 
 
-def is_type(found: TypeFact | Fact | None, shape: Sequence[int], dtype,
-            sharded_axes: Sequence[AxesEntry] | None) -> bool:
+def is_type(
+    found: TypeFact | Fact | None, shape: Sequence[int], dtype, sharded_axes: Sequence[AxesEntry] | None
+) -> bool:
     """True when ``found`` has this shape, dtype and sharding of each dimension."""
     type_fact = found.typeof if isinstance(found, Fact) else found
     return type_fact is not None and not _differences(type_fact, tuple(shape), dtype, sharded_axes)
 
 
 def assert_type(
-    found: TypeFact | Fact | None, shape: Sequence[int], dtype, sharded_axes: Sequence[AxesEntry] | None, name: str,
+    found: TypeFact | Fact | None,
+    shape: Sequence[int],
+    dtype,
+    sharded_axes: Sequence[AxesEntry] | None,
+    name: str,
 ) -> None:
     """Fail unless ``found`` (a TypeFact; an array Fact carrying one; or the Fact of a name bound to
     ``jax.typeof(x)``) has the expected type.
@@ -64,7 +69,8 @@ def assert_type(
         return
     expected_text = type_text(shape, dtype, sharded_axes)
     found_text = type_fact.text or type_text(
-        type_fact.shape, type_fact.dtype, normalise_axes(type_fact.sharded_axes, len(type_fact.shape), strict=False))
+        type_fact.shape, type_fact.dtype, normalise_axes(type_fact.sharded_axes, len(type_fact.shape), strict=False)
+    )
     message = f"{quote(name)}: expected {expected_text}, found {found_text} ({'; '.join(differences)})"
     hint = _unsharded_hint(found, type_fact, shape, sharded_axes)
     raise CheckFailure(message + (f" — {hint}" if hint else ""))
@@ -112,8 +118,10 @@ def _unsharded_hint(found, type_fact: TypeFact, shape, sharded_axes) -> str | No
         return "it was never placed on a mesh"
     if mesh is not None and "Explicit" in mesh.axis_types:
         return "the mesh axes are Explicit, but the array is replicated over them: it was not sharded"
-    return ("the mesh axes are Auto, not Explicit: jax.typeof shows sharding only on an Explicit mesh"
-            " (jax.make_mesh(..., axis_types=(AxisType.Explicit,)))")
+    return (
+        "the mesh axes are Auto, not Explicit: jax.typeof shows sharding only on an Explicit mesh"
+        " (jax.make_mesh(..., axis_types=(AxisType.Explicit,)))"
+    )
 
 
 def _dtype_name(dtype) -> str:

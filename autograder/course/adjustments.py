@@ -41,14 +41,16 @@ class Adjustments:
     extensions: dict[str, Extension] = field(default_factory=dict)  # student -> a later due date
 
     @classmethod
-    def load(cls, out: Path, task_points: dict[str, float], students: set[str],
-             policy: LatePolicy | None = None) -> Adjustments:
+    def load(
+        cls, out: Path, task_points: dict[str, float], students: set[str], policy: LatePolicy | None = None
+    ) -> Adjustments:
         """OUT's overrides (checked against ``students`` and the tasks), its saved late policy (or
         ``policy``) and its extensions; raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
         rows = read_overrides(out)
         check_overrides(rows, students, task_points, str(out / "overrides.csv"))
-        return cls(dict(task_points), current_overrides(rows), policy or load_policy(out),
-                   read_extensions(out, students))
+        return cls(
+            dict(task_points), current_overrides(rows), policy or load_policy(out), read_extensions(out, students)
+        )
 
     def apply(self, student: str, result: GradeResult) -> GradeResult:
         """The student's result as published: automatic points, then overrides, then the late penalty."""
@@ -79,8 +81,9 @@ def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]
     return changed
 
 
-def record_override(out: Path, student: str, task: str, points: str, comment: str,
-                    grader: str) -> tuple[GradeResult, GradeResult]:
+def record_override(
+    out: Path, student: str, task: str, points: str, comment: str, grader: str
+) -> tuple[GradeResult, GradeResult]:
     """Append an override to ``OUT/overrides.csv`` and rewrite that student's outputs and the summaries;
     returns the student's result before and after. Raises ``OverrideError`` (nothing changed) when the
     student or task is unknown or the points are not a number in 0..the task's points."""

@@ -67,8 +67,9 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
         try:
             result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
-            result = GradeResult(lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0,
-                                 seed=None)
+            result = GradeResult(
+                lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None
+            )
     return result.to_dict()
 
 
@@ -117,13 +118,21 @@ class GradingProgress:
     def __init__(self, total: int, already: int = 0, already_failed: int = 0, label: str = "grading"):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self.progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(),
-                                 TextColumn("{task.completed}/{task.total} done · {task.fields[failed]} failed · "
-                                            "{task.fields[remaining]} remaining ·"),
-                                 TimeElapsedColumn(), TextColumn("elapsed ·"), TimeRemainingColumn(),
-                                 TextColumn("left"))
-        self.task = self.progress.add_task("grading", total=total, completed=already, failed=already_failed,
-                                           remaining=total - already)
+        self.progress = Progress(
+            TextColumn(f"[bold]{label}"),
+            BarColumn(),
+            TextColumn(
+                "{task.completed}/{task.total} done · {task.fields[failed]} failed · "
+                "{task.fields[remaining]} remaining ·"
+            ),
+            TimeElapsedColumn(),
+            TextColumn("elapsed ·"),
+            TimeRemainingColumn(),
+            TextColumn("left"),
+        )
+        self.task = self.progress.add_task(
+            "grading", total=total, completed=already, failed=already_failed, remaining=total - already
+        )
         self.total, self.failed = total, already_failed
 
     def __enter__(self):
@@ -150,8 +159,14 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
     if scheduler:
         return Client(scheduler, timeout=30), None
     workers = workers or max(1, os.cpu_count() or 1)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
-                           dashboard_address=None, death_timeout=10)
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=0,
+        dashboard_address=None,
+        death_timeout=10,
+    )
     return Client(cluster), cluster
 
 
@@ -176,8 +191,9 @@ def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission])
     by_student = {s.student: s for s in submissions}
     unknown = sorted(set(options.regrade) - set(by_student))
     if unknown:
-        raise BatchError(f"--regrade: no submission for {', '.join(unknown)} in this class "
-                         f"({len(by_student)} students)")
+        raise BatchError(
+            f"--regrade: no submission for {', '.join(unknown)} in this class ({len(by_student)} students)"
+        )
     saved = load_results(options.out)
     task_points = {t.id: t.points for t in lab.tasks}
     adjustments = Adjustments.load(options.out, task_points, set(by_student) | set(saved), options.late_policy)
@@ -231,8 +247,11 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         progress.advance(result)
 
     todo_students = {s.student for s in todo}
-    already_failed = sum(saved[s.student].status != GradeStatus.GRADED for s in submissions
-                         if s.student not in todo_students and is_done(saved.get(s.student)))
+    already_failed = sum(
+        saved[s.student].status != GradeStatus.GRADED
+        for s in submissions
+        if s.student not in todo_students and is_done(saved.get(s.student))
+    )
     with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
         client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
         futures = {}
@@ -246,9 +265,16 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                     record(submission, _unreadable(submission, options.lab, reason, lab.max_score))
                     continue
                 assert client is not None  # started above: there is work to do
-                future = client.submit(grade_on_worker, submission.student, submission.path.name, data,
-                                       options.lab, limits, key=f"grade-{submission.student}-{time.time_ns()}",
-                                       pure=False)
+                future = client.submit(
+                    grade_on_worker,
+                    submission.student,
+                    submission.path.name,
+                    data,
+                    options.lab,
+                    limits,
+                    key=f"grade-{submission.student}-{time.time_ns()}",
+                    pure=False,
+                )
                 futures[future] = submission
             if options.similarity:  # needs no grade: written while the workers grade
                 _write_similarity(options, lab, submissions)
@@ -257,8 +283,13 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 try:
                     result = GradeResult.from_dict(future.result())
                 except Exception as exc:  # the worker itself died or lost the task
-                    result = GradeResult(options.lab, str(submission.path), GradeStatus.GRADER_ERROR,
-                                         f"{type(exc).__name__}: {exc}", lab.max_score)
+                    result = GradeResult(
+                        options.lab,
+                        str(submission.path),
+                        GradeStatus.GRADER_ERROR,
+                        f"{type(exc).__name__}: {exc}",
+                        lab.max_score,
+                    )
                 record(submission, result)
         finally:
             for future in futures:

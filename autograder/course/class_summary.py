@@ -31,10 +31,12 @@ def _histogram_svg(scores: list[float], max_score: float, bins: int = 10) -> str
         h = 140 * count / tallest
         x = 30 + 40 * i
         low = max_score * i / bins
-        rects.append(f"<rect x='{x}' y='{150 - h:.1f}' width='{bar}' height='{h:.1f}' fill='#4a78c2'>"
-                     f"<title>{count} students</title></rect>"
-                     f"<text x='{x + bar / 2}' y='{145 - h:.1f}' text-anchor='middle'>{count}</text>"
-                     f"<text x='{x + bar / 2}' y='165' text-anchor='middle'>{low:g}–</text>")
+        rects.append(
+            f"<rect x='{x}' y='{150 - h:.1f}' width='{bar}' height='{h:.1f}' fill='#4a78c2'>"
+            f"<title>{count} students</title></rect>"
+            f"<text x='{x + bar / 2}' y='{145 - h:.1f}' text-anchor='middle'>{count}</text>"
+            f"<text x='{x + bar / 2}' y='165' text-anchor='middle'>{low:g}–</text>"
+        )
     return f"<svg width='{width}' height='{height}' role='img' aria-label='score histogram'>{''.join(rects)}</svg>"
 
 
@@ -49,9 +51,11 @@ def _task_rows(results: list[GradeResult], task_ids: list[str]) -> str:
         if failures:
             (title, message), count = failures.most_common(1)[0]
             common = f"{escape(title)}: {escape(message[:300])} <small>({count}×)</small>"
-        rows.append(f"<tr><td>{escape(task_id)}</td><td>{passed}/{len(tasks)}</td>"
-                    f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
-                    f"<td>{common}</td></tr>")
+        rows.append(
+            f"<tr><td>{escape(task_id)}</td><td>{passed}/{len(tasks)}</td>"
+            f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
+            f"<td>{common}</td></tr>"
+        )
     return "".join(rows)
 
 
@@ -74,10 +78,12 @@ def _check_rows(results: list[GradeResult], task_ids: list[str]) -> str:
             common = f"{escape(message[:300])} <small>({count}×)</small>"
         first = found[0]
         hidden = " <small>(hidden)</small>" if first.hidden else ""
-        rows.append(f"<tr><td>{escape(task_id)}</td><td>{escape(first.title)}{hidden}</td>"
-                    f"<td class='num'>{first.points:g}</td><td>{passed}/{len(found)}</td>"
-                    f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
-                    f"<td>{common}</td></tr>")
+        rows.append(
+            f"<tr><td>{escape(task_id)}</td><td>{escape(first.title)}{hidden}</td>"
+            f"<td class='num'>{first.points:g}</td><td>{passed}/{len(found)}</td>"
+            f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
+            f"<td>{common}</td></tr>"
+        )
     return "".join(rows)
 
 
@@ -85,10 +91,11 @@ def _quantiles(scores: list[float]) -> str:
     if not scores:
         return "<p class='note'>No scores yet.</p>"
     low, q1, median, q3, high = min(scores), *_quartiles(scores), max(scores)
-    cells = "".join(f"<td class='num' id='q-{name}'>{value:.1f}</td>" for name, value in
-                    (("min", low), ("q1", q1), ("median", median), ("q3", q3), ("max", high)))
-    return (f"<table><tr><th>min</th><th>25%</th><th>median</th><th>75%</th><th>max</th></tr>"
-            f"<tr>{cells}</tr></table>")
+    cells = "".join(
+        f"<td class='num' id='q-{name}'>{value:.1f}</td>"
+        for name, value in (("min", low), ("q1", q1), ("median", median), ("q3", q3), ("max", high))
+    )
+    return f"<table><tr><th>min</th><th>25%</th><th>median</th><th>75%</th><th>max</th></tr><tr>{cells}</tr></table>"
 
 
 def _quartiles(scores: list[float]) -> tuple[float, float, float]:
@@ -99,17 +106,23 @@ def _quartiles(scores: list[float]) -> tuple[float, float, float]:
 
 
 def _override_section(results: dict[str, GradeResult]) -> str:
-    rows = [(student, task, override) for student, result in sorted(results.items())
-            for task, override in result.overrides]
+    rows = [
+        (student, task, override) for student, result in sorted(results.items()) for task, override in result.overrides
+    ]
     students = len({student for student, _, _ in rows})
     if not rows:
         return "<h2>Overrides</h2><p id='overrides'>0 overrides.</p>"
-    body = "".join(f"<tr><td>{escape(s)}</td><td>{escape(t.task)}</td><td class='num'>{t.auto_score:g}</td>"
-                   f"<td class='num'>{t.score:g}</td><td>{escape(override.grader)}</td>"
-                   f"<td>{escape(override.comment)}</td></tr>" for s, t, override in rows)
-    return (f"<h2>Overrides</h2><p id='overrides'>{len(rows)} overrides for {students} students.</p>"
-            f"<table><tr><th>student</th><th>task</th><th>automatic</th><th>set to</th><th>grader</th>"
-            f"<th>comment</th></tr>{body}</table>")
+    body = "".join(
+        f"<tr><td>{escape(s)}</td><td>{escape(t.task)}</td><td class='num'>{t.auto_score:g}</td>"
+        f"<td class='num'>{t.score:g}</td><td>{escape(override.grader)}</td>"
+        f"<td>{escape(override.comment)}</td></tr>"
+        for s, t, override in rows
+    )
+    return (
+        f"<h2>Overrides</h2><p id='overrides'>{len(rows)} overrides for {students} students.</p>"
+        f"<table><tr><th>student</th><th>task</th><th>automatic</th><th>set to</th><th>grader</th>"
+        f"<th>comment</th></tr>{body}</table>"
+    )
 
 
 def _late_section(results: dict[str, GradeResult]) -> str:
@@ -119,13 +132,20 @@ def _late_section(results: dict[str, GradeResult]) -> str:
     late = {s: (r, penalty) for s, (r, penalty) in judged.items() if penalty.is_late}
     penalised = [penalty for _, penalty in late.values() if penalty.points > 0]
     deducted = sum(penalty.points for penalty in penalised)
-    body = "".join(f"<tr><td>{escape(s)}</td><td class='num'>{r.raw_score:g}</td><td class='num'>"
-                   f"−{penalty.points:g}</td><td class='num'>{r.score:g}</td><td>{escape(penalty.reason)}</td></tr>"
-                   for s, (r, penalty) in sorted(late.items()))
-    table = (f"<table><tr><th>student</th><th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>{body}</table>"
-             if late else "")
-    return (f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "
-            f"({deducted:g} points in all); {len(judged) - len(late)} on time.</p>{table}")
+    body = "".join(
+        f"<tr><td>{escape(s)}</td><td class='num'>{r.raw_score:g}</td><td class='num'>"
+        f"−{penalty.points:g}</td><td class='num'>{r.score:g}</td><td>{escape(penalty.reason)}</td></tr>"
+        for s, (r, penalty) in sorted(late.items())
+    )
+    table = (
+        f"<table><tr><th>student</th><th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>{body}</table>"
+        if late
+        else ""
+    )
+    return (
+        f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "
+        f"({deducted:g} points in all); {len(judged) - len(late)} on time.</p>{table}"
+    )
 
 
 def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list[str]) -> str:
@@ -135,21 +155,25 @@ def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list
     statuses = Counter(r.status for r in graded)
     mean = sum(scores) / len(scores) if scores else 0.0
     times = sorted(((r.seconds, s) for s, r in results.items()), reverse=True)
-    time_rows = "".join(f"<tr><td>{escape(s)}</td><td>{t:.1f} s</td>"
-                        f"<td><span class='bar' style='width:{min(400, 4 * t):.0f}px'></span></td></tr>"
-                        for t, s in times[:SLOWEST])
+    time_rows = "".join(
+        f"<tr><td>{escape(s)}</td><td>{t:.1f} s</td>"
+        f"<td><span class='bar' style='width:{min(400, 4 * t):.0f}px'></span></td></tr>"
+        for t, s in times[:SLOWEST]
+    )
     median_time = statistics.median(t for t, _ in times) if times else 0.0
     status_rows = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in statuses.most_common())
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — class report</title>"
-            f"<style>{STYLE}</style></head><body><h1>{escape(lab)} — class report</h1>"
-            f"<p>{len(graded)} submissions; mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
-            f"<a id='similarity' href='similarity.html'>Similar answers</a></p>"
-            f"<h2>Scores</h2>{_histogram_svg(scores, max_score)}{_quantiles(scores)}"
-            f"<h2>Tasks</h2><table><tr><th>task</th><th>passed</th><th>pass rate</th>"
-            f"<th>most common failure</th></tr>{_task_rows(graded, task_ids)}</table>"
-            f"<h2>Checks</h2><table id='checks'><tr><th>task</th><th>check</th><th>points</th><th>passed</th>"
-            f"<th>pass rate</th><th>most common message</th></tr>{_check_rows(graded, task_ids)}</table>"
-            f"<h2>Statuses</h2><table>{status_rows}</table>"
-            f"{_override_section(results)}{_late_section(results)}"
-            f"<h2>Slowest submissions</h2><p class='note'>Median grading time {median_time:.1f} s; "
-            f"the {min(SLOWEST, len(times))} slowest:</p><table>{time_rows}</table></body></html>\n")
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — class report</title>"
+        f"<style>{STYLE}</style></head><body><h1>{escape(lab)} — class report</h1>"
+        f"<p>{len(graded)} submissions; mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
+        f"<a id='similarity' href='similarity.html'>Similar answers</a></p>"
+        f"<h2>Scores</h2>{_histogram_svg(scores, max_score)}{_quantiles(scores)}"
+        f"<h2>Tasks</h2><table><tr><th>task</th><th>passed</th><th>pass rate</th>"
+        f"<th>most common failure</th></tr>{_task_rows(graded, task_ids)}</table>"
+        f"<h2>Checks</h2><table id='checks'><tr><th>task</th><th>check</th><th>points</th><th>passed</th>"
+        f"<th>pass rate</th><th>most common message</th></tr>{_check_rows(graded, task_ids)}</table>"
+        f"<h2>Statuses</h2><table>{status_rows}</table>"
+        f"{_override_section(results)}{_late_section(results)}"
+        f"<h2>Slowest submissions</h2><p class='note'>Median grading time {median_time:.1f} s; "
+        f"the {min(SLOWEST, len(times))} slowest:</p><table>{time_rows}</table></body></html>\n"
+    )

@@ -69,18 +69,48 @@ def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
     automatic points, the submission time, the late policy's verdict, and the overrides in words."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["student", "lab", "score", "max_score", "status", "reason", *task_ids,
-                     "raw_score", "late_penalty", "auto_score", *[f"{t}_auto" for t in task_ids],
-                     "submitted_at", "late", "overrides"])
+    writer.writerow(
+        [
+            "student",
+            "lab",
+            "score",
+            "max_score",
+            "status",
+            "reason",
+            *task_ids,
+            "raw_score",
+            "late_penalty",
+            "auto_score",
+            *[f"{t}_auto" for t in task_ids],
+            "submitted_at",
+            "late",
+            "overrides",
+        ]
+    )
     for student in sorted(results):
         result = results[student]
         per_task = {t.task: f"{t.score:g}" for t in result.tasks}
         auto = {t.task: f"{t.auto_score:g}" for t in result.tasks}
-        overrides = "; ".join(f"{t.task}: {t.auto_score:g} → {t.score:g} by {override.grader} "
-                              f"({override.comment})" for t, override in result.overrides)
-        writer.writerow([student, result.lab or "", f"{result.score:g}", f"{result.max_score:g}", result.status,
-                         result.reason or "", *[per_task.get(t, "0") for t in task_ids],
-                         f"{result.raw_score:g}", f"{result.penalty:g}", f"{result.auto_score:g}",
-                         *[auto.get(t, "0") for t in task_ids], result.submitted_at or "",
-                         result.late.reason if result.late else "", overrides])
+        overrides = "; ".join(
+            f"{t.task}: {t.auto_score:g} → {t.score:g} by {override.grader} ({override.comment})"
+            for t, override in result.overrides
+        )
+        writer.writerow(
+            [
+                student,
+                result.lab or "",
+                f"{result.score:g}",
+                f"{result.max_score:g}",
+                result.status,
+                result.reason or "",
+                *[per_task.get(t, "0") for t in task_ids],
+                f"{result.raw_score:g}",
+                f"{result.penalty:g}",
+                f"{result.auto_score:g}",
+                *[auto.get(t, "0") for t in task_ids],
+                result.submitted_at or "",
+                result.late.reason if result.late else "",
+                overrides,
+            ]
+        )
     return buffer.getvalue()

@@ -34,13 +34,15 @@ class GradescopeConfig:
 
     def __post_init__(self):
         if self.hidden_visibility not in HIDDEN_VISIBILITIES:
-            raise GradescopeError(f"hidden_visibility must be one of {', '.join(HIDDEN_VISIBILITIES)}, "
-                                  f"not {self.hidden_visibility!r}")
+            raise GradescopeError(
+                f"hidden_visibility must be one of {', '.join(HIDDEN_VISIBILITIES)}, not {self.hidden_visibility!r}"
+            )
 
     def limits(self) -> Limits:
         sandbox = replace(GRADESCOPE_SANDBOX, memory_bytes=int(self.memory_gib * GIB))
-        return replace(GRADESCOPE_LIMITS, cell_timeout=self.cell_timeout, total_timeout=self.total_timeout,
-                       sandbox=sandbox)
+        return replace(
+            GRADESCOPE_LIMITS, cell_timeout=self.cell_timeout, total_timeout=self.total_timeout, sandbox=sandbox
+        )
 
 
 def read_config(source: Path) -> GradescopeConfig:

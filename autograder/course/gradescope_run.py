@@ -32,8 +32,7 @@ def protect_harness(root: Path) -> None:
     package (graders, references) and the reference cache. The Python installation stays readable."""
     from autograder.caches import cache_root
 
-    for directory in (root / "source", root / "results", root / "submission", PACKAGE_DIR,
-                      cache_root()):
+    for directory in (root / "source", root / "results", root / "submission", PACKAGE_DIR, cache_root()):
         if directory.is_dir():
             try:
                 os.chmod(directory, 0o700)
@@ -47,8 +46,13 @@ def protect_harness(root: Path) -> None:
 
 def find_notebook(submission: Path) -> Path | str:
     """The one notebook submitted, or why there is not exactly one."""
-    files = sorted(p for p in submission.rglob("*") if p.is_file() and not p.is_symlink()
-                   and not any(part.startswith((".", "__MACOSX")) for part in p.relative_to(submission).parts))
+    files = sorted(
+        p
+        for p in submission.rglob("*")
+        if p.is_file()
+        and not p.is_symlink()
+        and not any(part.startswith((".", "__MACOSX")) for part in p.relative_to(submission).parts)
+    )
     notebooks = [p for p in files if p.suffix == ".ipynb"]
     names = ", ".join(str(p.relative_to(submission)) for p in (notebooks or files)[:10])
     if len(notebooks) == 1:
@@ -68,15 +72,24 @@ def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
 
     found = find_notebook(root / "submission")
     if isinstance(found, str):
-        return GradeResult(config.lab, str(root / "submission"), GradeStatus.NOT_A_NOTEBOOK, found,
-                           load_lab(config.lab).max_score)
+        return GradeResult(
+            config.lab, str(root / "submission"), GradeStatus.NOT_A_NOTEBOOK, found, load_lab(config.lab).max_score
+        )
     limit = memory_limit_bytes()
-    return grade_notebook(found, config.lab, False, config.limits(),
-                          overlap=limit is None or limit >= OVERLAP_FROM_BYTES, on_check=on_check)
+    return grade_notebook(
+        found,
+        config.lab,
+        False,
+        config.limits(),
+        overlap=limit is None or limit >= OVERLAP_FROM_BYTES,
+        on_check=on_check,
+    )
 
 
-STOPPED_BEFORE_THE_END = ("grading stopped before its end (the autograder was stopped: out of memory, a signal or "
-                          "the time limit) after {done} of the lab's checks; the points of the checks below are kept")
+STOPPED_BEFORE_THE_END = (
+    "grading stopped before its end (the autograder was stopped: out of memory, a signal or "
+    "the time limit) after {done} of the lab's checks; the points of the checks below are kept"
+)
 
 
 def checked_so_far(lab_id: str, notebook: str, checks: list):
@@ -85,10 +98,15 @@ def checked_so_far(lab_id: str, notebook: str, checks: list):
     from autograder.lab import load_lab
 
     lab = load_lab(lab_id)
-    tasks = tuple(TaskResult(task.id, task.points, tuple(c for c in checks if c.task == task.id))
-                  for task in lab.tasks)
-    return GradeResult(lab_id, notebook, GradeStatus.GRADER_ERROR, STOPPED_BEFORE_THE_END.format(done=len(checks)),
-                       lab.max_score, tasks=tasks)
+    tasks = tuple(TaskResult(task.id, task.points, tuple(c for c in checks if c.task == task.id)) for task in lab.tasks)
+    return GradeResult(
+        lab_id,
+        notebook,
+        GradeStatus.GRADER_ERROR,
+        STOPPED_BEFORE_THE_END.format(done=len(checks)),
+        lab.max_score,
+        tasks=tasks,
+    )
 
 
 def _write_results(results: Path, data: dict) -> None:
@@ -116,26 +134,40 @@ def run_gradescope(root: Path):
 
         def keep(checks: list) -> None:  # points earned are kept should the grader be killed later
             kept = checked_so_far(config.lab, str(root / "submission"), checks)
-            _write_results(results, {**kept.to_gradescope(config.hidden_visibility),
-                                     "execution_time": round(time.monotonic() - started)})
+            _write_results(
+                results,
+                {**kept.to_gradescope(config.hidden_visibility), "execution_time": round(time.monotonic() - started)},
+            )
 
         result = grade_submission(root, config, on_check=keep)
     except SandboxUnavailable as exc:
-        result = GradeResult(lab, str(root / "submission"), GradeStatus.GRADER_ERROR,
-                             f"this grading machine cannot sandbox notebooks, so none was run: {exc}", 0.0)
+        result = GradeResult(
+            lab,
+            str(root / "submission"),
+            GradeStatus.GRADER_ERROR,
+            f"this grading machine cannot sandbox notebooks, so none was run: {exc}",
+            0.0,
+        )
     except Exception as exc:  # the grader's own failure: still a results.json, and the traceback in stdout
         traceback.print_exc()
-        result = GradeResult(lab, str(root / "submission"), GradeStatus.GRADER_ERROR,
-                             f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor", 0.0)
+        result = GradeResult(
+            lab,
+            str(root / "submission"),
+            GradeStatus.GRADER_ERROR,
+            f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor",
+            0.0,
+        )
     data = result.to_gradescope(hidden_visibility)
     data["execution_time"] = round(time.monotonic() - started)
     _write_results(results, data)
     print_grade(result)
     if OUT_OF_MEMORY in (result.reason or ""):
         limit = memory_limit_bytes()
-        print(f"Out of memory: the notebook's kernel was killed when the container's memory "
-              f"({megabytes(limit) if limit else 'its limit'}) ran out. Raise the memory limit in this "
-              "assignment's Autograder Settings on Gradescope (README: Grading on Gradescope gives each lab's).")
+        print(
+            f"Out of memory: the notebook's kernel was killed when the container's memory "
+            f"({megabytes(limit) if limit else 'its limit'}) ran out. Raise the memory limit in this "
+            "assignment's Autograder Settings on Gradescope (README: Grading on Gradescope gives each lab's)."
+        )
     return result
 
 

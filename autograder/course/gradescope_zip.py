@@ -155,8 +155,9 @@ def build_wheel(checkout: Path, directory: Path) -> Path:
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(checkout / name, source / name)
-    shutil.copytree(checkout / "autograder", source / "autograder",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        checkout / "autograder", source / "autograder", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
     try:
         return build_wheel_of(source, directory / "dist")
     except WheelBuildError as failure:
@@ -175,8 +176,10 @@ def pinned_requirements() -> str:
         try:
             lines.append(f"{name}=={metadata.version(name)}\n")
         except metadata.PackageNotFoundError:
-            raise GradescopeError(f"{name} (needed by the harness) is not installed here; install the "
-                                  "harness's dependencies before building the zip") from None
+            raise GradescopeError(
+                f"{name} (needed by the harness) is not installed here; install the "
+                "harness's dependencies before building the zip"
+            ) from None
     return "".join(lines)
 
 

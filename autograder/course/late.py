@@ -24,8 +24,18 @@ from autograder.grading import GradeResult, LatePenalty
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
 EXTENSIONS_FILE = "extensions.csv"  # in OUT: student, due, comment — a later due date for some students
 UNITS = {"day": 86400.0, "hour": 3600.0}
-DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "hours": 3600,
-                  "d": 86400, "day": 86400, "days": 86400}
+DURATION_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "m": 60,
+    "min": 60,
+    "h": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
+}
 FROM_METADATA = "Gradescope's created_at"
 FROM_MTIME = "the file's modification time"
 
@@ -44,8 +54,10 @@ class LatePolicy:
 
     def describe(self) -> str:
         grace = f", {format_duration(self.grace_seconds)} grace" if self.grace_seconds else ""
-        return (f"due {self.due.isoformat(timespec='minutes')}; {self.percent:g}% per {self.unit} late, "
-                f"at most {self.cap:g}%{grace}")
+        return (
+            f"due {self.due.isoformat(timespec='minutes')}; {self.percent:g}% per {self.unit} late, "
+            f"at most {self.cap:g}%{grace}"
+        )
 
 
 def parse_due(text: str) -> datetime:
@@ -53,8 +65,10 @@ def parse_due(text: str) -> datetime:
     try:
         due = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise LatePolicyError(f"--due {text!r}: expected a date and time like 2026-12-01T23:59 "
-                              "(optionally with an offset, 2026-12-01T23:59-08:00)") from None
+        raise LatePolicyError(
+            f"--due {text!r}: expected a date and time like 2026-12-01T23:59 "
+            "(optionally with an offset, 2026-12-01T23:59-08:00)"
+        ) from None
     return due if due.tzinfo else due.astimezone()
 
 
@@ -155,19 +169,35 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
     if late <= 0:
         return LatePenalty(due, submitted_at.isoformat(), source, late, 0.0, 0.0, f"on time: {when}")
     if late <= policy.grace_seconds:
-        return LatePenalty(due, submitted_at.isoformat(), source, late, 0.0, 0.0,
-                           f"{format_duration(late)} late, within the {format_duration(policy.grace_seconds)} "
-                           f"grace period: no penalty; {when}")
+        return LatePenalty(
+            due,
+            submitted_at.isoformat(),
+            source,
+            late,
+            0.0,
+            0.0,
+            f"{format_duration(late)} late, within the {format_duration(policy.grace_seconds)} "
+            f"grace period: no penalty; {when}",
+        )
     units = math.ceil(late / UNITS[policy.unit])
     if not policy.percent:
-        return LatePenalty(due, submitted_at.isoformat(), source, late, 0.0, 0.0,
-                           f"{format_duration(late)} late (no penalty: 0% per {policy.unit}); {when}")
+        return LatePenalty(
+            due,
+            submitted_at.isoformat(),
+            source,
+            late,
+            0.0,
+            0.0,
+            f"{format_duration(late)} late (no penalty: 0% per {policy.unit}); {when}",
+        )
     percent = min(policy.cap, units * policy.percent)
     points = round(score * percent / 100, 2)
     capped = " (the cap)" if percent < units * policy.percent else ""
     plural = "s" if units != 1 else ""
-    reason = (f"{format_duration(late)} late, {units} {policy.unit}{plural} at {policy.percent:g}% per "
-              f"{policy.unit}: −{percent:g}%{capped} = −{points:g} points; {when}")
+    reason = (
+        f"{format_duration(late)} late, {units} {policy.unit}{plural} at {policy.percent:g}% per "
+        f"{policy.unit}: −{percent:g}%{capped} = −{points:g} points; {when}"
+    )
     return LatePenalty(due, submitted_at.isoformat(), source, late, percent, points, reason)
 
 

@@ -61,8 +61,10 @@ def parse_overrides(text: str, source: str = OVERRIDES_FILE) -> list[Override]:
         return []
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise OverrideError(f"{source}: expected the columns {', '.join(REQUIRED)} (and optionally time); "
-                            f"found {', '.join(header) or 'no header'}")
+        raise OverrideError(
+            f"{source}: expected the columns {', '.join(REQUIRED)} (and optionally time); "
+            f"found {', '.join(header) or 'no header'}"
+        )
     rows, problems = [], []
     for row in reader:
         row = {(k or "").strip(): (v or "").strip() if isinstance(v, str) else "" for k, v in row.items()}
@@ -74,8 +76,9 @@ def parse_overrides(text: str, source: str = OVERRIDES_FILE) -> list[Override]:
         except ValueError as exc:
             problems.append(f"{source} line {line}: {exc}")
             continue
-        rows.append(Override(row["student"], row["task"], points, row["comment"], row["grader"],
-                             row.get("time") or None, line))
+        rows.append(
+            Override(row["student"], row["task"], points, row["comment"], row["grader"], row.get("time") or None, line)
+        )
     if problems:
         raise OverrideError("\n".join(problems))
     return rows
@@ -88,8 +91,9 @@ def read_overrides(out: Path) -> list[Override]:
     return parse_overrides(path.read_text(encoding="utf-8"), str(path))
 
 
-def check_overrides(rows: list[Override], students: set[str], task_points: dict[str, float],
-                    source: str = OVERRIDES_FILE) -> None:
+def check_overrides(
+    rows: list[Override], students: set[str], task_points: dict[str, float], source: str = OVERRIDES_FILE
+) -> None:
     """Raise ``OverrideError`` naming every row with an unknown student or task or points out of range."""
     problems = []
     for row in rows:
@@ -99,8 +103,7 @@ def check_overrides(rows: list[Override], students: set[str], task_points: dict[
         if row.task not in task_points:
             problems.append(f"{where}: unknown task {row.task!r}; the tasks are {', '.join(task_points)}")
         elif row.points is not None and not 0 <= row.points <= task_points[row.task]:
-            problems.append(f"{where}: {row.points:g} points for {row.task} are outside "
-                            f"0..{task_points[row.task]:g}")
+            problems.append(f"{where}: {row.points:g} points for {row.task} are outside 0..{task_points[row.task]:g}")
     if problems:
         raise OverrideError("\n".join(problems))
 
@@ -117,8 +120,7 @@ def current_overrides(rows: list[Override]) -> dict[str, dict[str, Override]]:
     return {student: tasks for student, tasks in current.items() if tasks}
 
 
-def apply_overrides(result: GradeResult, overrides: dict[str, Override],
-                    task_points: dict[str, float]) -> GradeResult:
+def apply_overrides(result: GradeResult, overrides: dict[str, Override], task_points: dict[str, float]) -> GradeResult:
     """``result`` with these task overrides (and no other); a task the result lacks (a submission that
     could not be run) is added with no checks, so a grader can score it by hand."""
     tasks = []
@@ -157,7 +159,13 @@ def append_override(out: Path, row: Override, students: set[str], task_points: d
         columns = tuple(name.strip() for name in next(csv.reader(io.StringIO(existing))))
         existing += "" if existing.endswith("\n") else "\n"
     points = AUTO if row.points is None else f"{row.points:g}"
-    values = {"student": row.student, "task": row.task, "points": points, "comment": row.comment,
-              "grader": row.grader, "time": row.time or ""}
+    values = {
+        "student": row.student,
+        "task": row.task,
+        "points": points,
+        "comment": row.comment,
+        "grader": row.grader,
+        "time": row.time or "",
+    }
     writer.writerow([values.get(name, "") for name in columns])
     write_atomically(path, existing + buffer.getvalue())

@@ -56,8 +56,7 @@ _MAGIC = re.compile(r"^\s*[%!?]")
 _CLOSING = {")", "]", "}"}
 _ASSIGNMENTS = {"=", "+=", "-=", "*=", "/=", "//=", "%=", "@=", "**=", "|=", "&=", "^=", ">>=", "<<=", ":="}
 _STRINGS = {tokenize.STRING} | {number for number, name in tokenize.tok_name.items() if name.startswith("FSTRING")}
-_DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
-            tokenize.ENCODING}
+_DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER, tokenize.ENCODING}
 
 
 @dataclass(frozen=True)
@@ -122,8 +121,13 @@ def _names_in(tokens: list[tokenize.TokenInfo]) -> tuple[set[str], set[str]]:
                 alias = True
             elif text not in ("(", ".") and not alias:
                 group.append(text)
-        elif (token.type == tokenize.NAME and index and tokens[index - 1].string == "."
-              and index + 1 < len(tokens) and tokens[index + 1].string in _ASSIGNMENTS):
+        elif (
+            token.type == tokenize.NAME
+            and index
+            and tokens[index - 1].string == "."
+            and index + 1 < len(tokens)
+            and tokens[index + 1].string in _ASSIGNMENTS
+        ):
             attributes.add(text)
     if group and not alias:
         imported.add(group[0])
@@ -214,7 +218,7 @@ def shingles(cells: list[str], library: frozenset[str] = frozenset()) -> dict[in
     found: dict[int, tuple[int, int]] = {}
     for i in range(max(1, len(tokens) - SHINGLE + 1) if tokens else 0):
         last = tokens[min(i + SHINGLE, len(tokens)) - 1]
-        found.setdefault(hash(tuple(texts[i:i + SHINGLE])), (tokens[i][1], last[1]))
+        found.setdefault(hash(tuple(texts[i : i + SHINGLE])), (tokens[i][1], last[1]))
     return found
 
 
@@ -241,8 +245,9 @@ def lab_shingles(template: nbformat.NotebookNode, library: frozenset[str]) -> se
     return found
 
 
-def read_answers(template: nbformat.NotebookNode,
-                 paths: dict[str, Path]) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+def read_answers(
+    template: nbformat.NotebookNode, paths: dict[str, Path]
+) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
     """student -> task -> code, and the students whose file is not a notebook."""
     answers, unreadable = {}, []
     for student, path in sorted(paths.items()):
@@ -253,8 +258,9 @@ def read_answers(template: nbformat.NotebookNode,
     return answers, unreadable
 
 
-def compare_task(task: str, sources: dict[str, list[str]], excluded: set[int],
-                 library: frozenset[str] = frozenset()) -> TaskSimilarity:
+def compare_task(
+    task: str, sources: dict[str, list[str]], excluded: set[int], library: frozenset[str] = frozenset()
+) -> TaskSimilarity:
     """The flagged pairs among the answers to one task (student -> their code cells for it)."""
     from scipy import sparse
 
@@ -288,8 +294,18 @@ def compare_task(task: str, sources: dict[str, list[str]], excluded: set[int],
     pairs = []
     for i, j in zip(*np.nonzero(flagged)):
         a, b = students[i], students[j]
-        pairs.append(SimilarPair(task, a, b, float(jaccard[i, j]), float(containment[i, j]), answers[a], answers[b],
-                                 frozenset(kept[a] & kept[b])))
+        pairs.append(
+            SimilarPair(
+                task,
+                a,
+                b,
+                float(jaccard[i, j]),
+                float(containment[i, j]),
+                answers[a],
+                answers[b],
+                frozenset(kept[a] & kept[b]),
+            )
+        )
     pairs.sort(key=lambda p: (-p.jaccard, -p.containment, p.first, p.second))
     return TaskSimilarity(task, answered, len(students), tuple(pairs))
 
@@ -333,35 +349,48 @@ def _highlighted(answer: Answer, shared: frozenset[int]) -> str:
 
 
 def _pair_html(pair: SimilarPair) -> str:
-    return (f"<div class='pair' data-task='{escape(pair.task)}'><h3><span class='students'>{escape(pair.first)} "
-            f"&amp; {escape(pair.second)}</span> — Jaccard {pair.jaccard:.2f}, containment {pair.containment:.2f}"
-            f"</h3><div class='sides'>"
-            f"<div><b>{escape(pair.first)}</b><pre>{_highlighted(pair.first_answer, pair.shared)}</pre></div>"
-            f"<div><b>{escape(pair.second)}</b><pre>{_highlighted(pair.second_answer, pair.shared)}</pre></div>"
-            f"</div></div>")
+    return (
+        f"<div class='pair' data-task='{escape(pair.task)}'><h3><span class='students'>{escape(pair.first)} "
+        f"&amp; {escape(pair.second)}</span> — Jaccard {pair.jaccard:.2f}, containment {pair.containment:.2f}"
+        f"</h3><div class='sides'>"
+        f"<div><b>{escape(pair.first)}</b><pre>{_highlighted(pair.first_answer, pair.shared)}</pre></div>"
+        f"<div><b>{escape(pair.second)}</b><pre>{_highlighted(pair.second_answer, pair.shared)}</pre></div>"
+        f"</div></div>"
+    )
 
 
 def similarity_html(report: SimilarityReport, lab: str) -> str:
     """The page: per task, the flagged pairs with both answers side by side, shared lines marked."""
-    rows = "".join(f"<tr><td><a href='#{escape(t.task)}'>{escape(t.task)}</a></td><td>{t.answered}</td>"
-                   f"<td>{t.compared}</td><td>{len(t.pairs)}</td></tr>" for t in report.tasks)
+    rows = "".join(
+        f"<tr><td><a href='#{escape(t.task)}'>{escape(t.task)}</a></td><td>{t.answered}</td>"
+        f"<td>{t.compared}</td><td>{len(t.pairs)}</td></tr>"
+        for t in report.tasks
+    )
     sections = []
     for task in report.tasks:
         shown = task.pairs[:MAX_PAIRS_SHOWN]
-        more = (f"<p class='note'>… and {len(task.pairs) - len(shown)} more pairs, less similar.</p>"
-                if len(task.pairs) > len(shown) else "")
+        more = (
+            f"<p class='note'>… and {len(task.pairs) - len(shown)} more pairs, less similar.</p>"
+            if len(task.pairs) > len(shown)
+            else ""
+        )
         body = "".join(_pair_html(p) for p in shown) or "<p class='note'>No pair is flagged.</p>"
         sections.append(f"<section id='{escape(task.task)}'><h2>Task {escape(task.task)}</h2>{body}{more}</section>")
-    unreadable = (f"<p class='note'>Not notebooks, not compared: {escape(', '.join(report.unreadable))}</p>"
-                  if report.unreadable else "")
-    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — similar answers"
-            f"</title><style>{STYLE}</style></head><body><h1>{escape(lab)} — similar answers</h1>"
-            f"<p>{report.students} submissions; <span id='flagged'>{report.flagged}</span> pairs flagged.</p>"
-            f"<p class='note'>Answers are compared task by task after normalising names, literals, comments and "
-            f"layout, without the lab's own code and the code most of the class shares: a pair is flagged at a "
-            f"Jaccard similarity of {JACCARD_THRESHOLD:g} or more of their {SHINGLE}-token runs, or when "
-            f"{CONTAINMENT_THRESHOLD:.0%} of the shorter answer is in the other. Answers shorter than "
-            f"{MIN_SHINGLES} runs are not compared. Shared lines are marked. A flag is a reason to look, "
-            f"not a verdict.</p>{unreadable}"
-            f"<table><tr><th>task</th><th>answered</th><th>compared</th><th>pairs flagged</th></tr>{rows}</table>"
-            f"{''.join(sections)}</body></html>\n")
+    unreadable = (
+        f"<p class='note'>Not notebooks, not compared: {escape(', '.join(report.unreadable))}</p>"
+        if report.unreadable
+        else ""
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — similar answers"
+        f"</title><style>{STYLE}</style></head><body><h1>{escape(lab)} — similar answers</h1>"
+        f"<p>{report.students} submissions; <span id='flagged'>{report.flagged}</span> pairs flagged.</p>"
+        f"<p class='note'>Answers are compared task by task after normalising names, literals, comments and "
+        f"layout, without the lab's own code and the code most of the class shares: a pair is flagged at a "
+        f"Jaccard similarity of {JACCARD_THRESHOLD:g} or more of their {SHINGLE}-token runs, or when "
+        f"{CONTAINMENT_THRESHOLD:.0%} of the shorter answer is in the other. Answers shorter than "
+        f"{MIN_SHINGLES} runs are not compared. Shared lines are marked. A flag is a reason to look, "
+        f"not a verdict.</p>{unreadable}"
+        f"<table><tr><th>task</th><th>answered</th><th>compared</th><th>pairs flagged</th></tr>{rows}</table>"
+        f"{''.join(sections)}</body></html>\n"
+    )

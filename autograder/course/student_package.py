@@ -52,17 +52,28 @@ def _names(node: ast.AST) -> set[str]:
 
 def _reference_uses(node: ast.AST) -> set[str]:
     """The reference's names ``node`` reads: as ``ref.NAME``, or imported from a ``reference`` module."""
-    return {n.attr for n in ast.walk(node)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == REFERENCE_ALIAS} | {
-        alias.name for n in ast.walk(node)
-        if isinstance(n, ast.ImportFrom) and (n.module or "").endswith(".reference") for alias in n.names}
+    return {
+        n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == REFERENCE_ALIAS
+    } | {
+        alias.name
+        for n in ast.walk(node)
+        if isinstance(n, ast.ImportFrom) and (n.module or "").endswith(".reference")
+        for alias in n.names
+    }
 
 
 def _defined(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
-    return {n.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if t is not None
-            for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return {
+        n.id
+        for t in getattr(node, "targets", [getattr(node, "target", None)])
+        if t is not None
+        for n in ast.walk(t)
+        if isinstance(n, ast.Name)
+    }
 
 
 def _without_unused_bindings(body: list[ast.stmt], used: set[str]) -> list[ast.stmt]:
@@ -73,8 +84,11 @@ def _without_unused_bindings(body: list[ast.stmt], used: set[str]) -> list[ast.s
         read = set(used)
         for node in body:
             read |= _names(node) - _defined(node) if isinstance(node, bindings) else _names(node)
-        kept = [_unused_left_out(n, read) for n in body
-                if not isinstance(n, bindings) or not _defined(n) or _defined(n) & read]
+        kept = [
+            _unused_left_out(n, read)
+            for n in body
+            if not isinstance(n, bindings) or not _defined(n) or _defined(n) & read
+        ]
         if [ast.dump(n) for n in kept] == [ast.dump(n) for n in body]:
             return kept
         body = kept
@@ -82,9 +96,14 @@ def _without_unused_bindings(body: list[ast.stmt], used: set[str]) -> list[ast.s
 
 def _unused_left_out(node: ast.stmt, read: set[str]) -> ast.stmt:
     """``a, b, c = x, y, z`` without the pairs whose name is not ``read``; any other statement as it is."""
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
-            and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts)
-            and all(isinstance(t, ast.Name) for t in node.targets[0].elts)):
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Tuple)
+        and isinstance(node.value, ast.Tuple)
+        and len(node.targets[0].elts) == len(node.value.elts)
+        and all(isinstance(t, ast.Name) for t in node.targets[0].elts)
+    ):
         return node
     pairs = [(t, v) for t, v in zip(node.targets[0].elts, node.value.elts) if isinstance(t, ast.Name) and t.id in read]
     if len(pairs) == len(node.value.elts) or not pairs:
@@ -97,19 +116,29 @@ def public_graders(source: str, available: set[str], docstring: str) -> tuple[st
     """``source`` (a lab's graders) with only its public checks whose references are ``available``, and
     the reference names those use. Helpers no kept check uses are left out."""
     tree = ast.parse(source)
-    body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
-                                         and isinstance(n.value.value, str))]
+    body = [
+        n
+        for n in tree.body
+        if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
+    ]
     functions = {n.name: n for n in body if isinstance(n, ast.FunctionDef)}
     dropped = {name for name, n in functions.items() if _is_hidden(n) or _reference_uses(n) - available}
     while True:  # a check that calls a dropped helper goes; a helper that no kept code calls goes
         kept = [n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)]
-        more = {name for name, n in functions.items() if name not in dropped and (
-            _names(n) & dropped or (name.startswith("_") and not any(name in _names(k) for k in kept if k is not n)))}
+        more = {
+            name
+            for name, n in functions.items()
+            if name not in dropped
+            and (
+                _names(n) & dropped or (name.startswith("_") and not any(name in _names(k) for k in kept if k is not n))
+            )
+        }
         if not more:
             break
         dropped |= more
-    kept = _without_unused_bindings([n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)],
-                                    set())
+    kept = _without_unused_bindings(
+        [n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)], set()
+    )
     module = ast.Module([ast.Expr(ast.Constant(docstring)), *kept], type_ignores=[])
     return ast.unparse(module) + "\n", set().union(*(_reference_uses(n) for n in kept))
 
@@ -136,27 +165,38 @@ def _parameters(function) -> list:
     return list(inspect.signature(function).parameters)
 
 
-def students_reference(source: str, shared: set[str], stored: set[str], docstring: str,
-                       used: set[str] | None = None) -> str:
+def students_reference(
+    source: str, shared: set[str], stored: set[str], docstring: str, used: set[str] | None = None
+) -> str:
     """``reference.py`` as the students get it: imports, constants and classes that use no withheld
     function, the ``shared`` functions, and ``stored`` ones as their stored results; with ``used`` (the
     names the public checks and the captures read), only the constants and classes those need."""
     tree = ast.parse(source)
-    body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
-                                         and isinstance(n.value.value, str))]
+    body = [
+        n
+        for n in tree.body
+        if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
+    ]
     functions = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     withheld = functions - shared
     out: list[ast.stmt] = []
     for node in body:
-        if stored and not (isinstance(node, ast.ImportFrom) and node.module == "__future__") and not any(
+        if (
+            stored
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+            and not any(
                 isinstance(n, ast.ImportFrom) and n.module == "autograder.caches" and n.names[0].name == "StoredResult"
-                for n in out):
+                for n in out
+            )
+        ):
             out.append(ast.parse("from autograder.caches import StoredResult").body[0])
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name in shared:
                 if _names(node) & withheld:
-                    raise StudentPackageError(f"the @shareable reference {node.name} uses "
-                                              f"{', '.join(sorted(_names(node) & withheld))}, which are not shareable")
+                    raise StudentPackageError(
+                        f"the @shareable reference {node.name} uses "
+                        f"{', '.join(sorted(_names(node) & withheld))}, which are not shareable"
+                    )
                 out.append(node)
             elif node.name in stored:
                 out.append(ast.parse(f"{node.name} = StoredResult(__file__, {node.name!r})").body[0])
@@ -199,21 +239,35 @@ def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
         shared, stored = reference_parts(reference)
         init_uses = _reference_uses(ast.parse((LABS_PACKAGE / lab_id / "__init__.py").read_text()))
         constants = _constant_names((LABS_PACKAGE / lab_id / "reference.py").read_text())
-        graders, uses = public_graders((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text(),
-                                       shared | stored | constants,
-                                       f"The public checks of {lab_id}, as the students' package carries them.")
+        graders, uses = public_graders(
+            (LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text(),
+            shared | stored | constants,
+            f"The public checks of {lab_id}, as the students' package carries them.",
+        )
         needed = stored & (uses | init_uses)
         (package / "labs" / lab_id / f"test_{lab_id}.py").write_text(graders)
-        (package / "labs" / lab_id / "reference.py").write_text(students_reference(
-            (LABS_PACKAGE / lab_id / "reference.py").read_text(), shared, needed,
-            f"What {lab_id}'s public checks need of its reference: shareable code and stored results.",
-            uses | init_uses))
+        (package / "labs" / lab_id / "reference.py").write_text(
+            students_reference(
+                (LABS_PACKAGE / lab_id / "reference.py").read_text(),
+                shared,
+                needed,
+                f"What {lab_id}'s public checks need of its reference: shareable code and stored results.",
+                uses | init_uses,
+            )
+        )
         requests[lab_id] = sorted(needed)
-    code = (f"import json, sys; from pathlib import Path; sys.path.insert(0, {str(checkout)!r}); "
-            f"from autograder.course.student_package import _compute_results; "
-            f"_compute_results(json.loads(sys.argv[1]), Path(sys.argv[2]))")
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(requests), str(package / "labs")],
-                          capture_output=True, text=True, env=kernel_environment(), cwd=staging)
+    code = (
+        f"import json, sys; from pathlib import Path; sys.path.insert(0, {str(checkout)!r}); "
+        f"from autograder.course.student_package import _compute_results; "
+        f"_compute_results(json.loads(sys.argv[1]), Path(sys.argv[2]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(requests), str(package / "labs")],
+        capture_output=True,
+        text=True,
+        env=kernel_environment(),
+        cwd=staging,
+    )
     if done.returncode != 0:
         raise StudentPackageError(f"computing the references' results failed: {done.stderr.strip()[-2000:]}")
     _write_pyproject(checkout / "pyproject.toml", source / "pyproject.toml")
@@ -222,16 +276,22 @@ def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
 
 def _constant_names(source: str) -> set[str]:
     """Names a module binds other than by ``def``: its constants and classes."""
-    return set().union(*(_defined(n) for n in ast.parse(source).body
-                         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom))))
+    return set().union(
+        *(
+            _defined(n)
+            for n in ast.parse(source).body
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom))
+        )
+    )
 
 
 def _write_pyproject(grader: Path, out: Path) -> None:
     """The grader's project, renamed, without its scripts, readme and the dependencies only the grader
     uses, carrying the stored results."""
     project = tomllib.loads(grader.read_text())["project"]
-    kept = [d for d in project["dependencies"]
-            if re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0] not in GRADER_ONLY_DEPENDENCIES]
+    kept = [
+        d for d in project["dependencies"] if re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0] not in GRADER_ONLY_DEPENDENCIES
+    ]
     dependencies = ",\n".join(f"    {json.dumps(d)}" for d in kept)
     out.write_text(f"""[build-system]
 requires = ["setuptools>=68"]
@@ -239,9 +299,9 @@ build-backend = "setuptools.build_meta"
 
 [project]
 name = "{STUDENT_DISTRIBUTION}"
-version = "{project['version']}"
+version = "{project["version"]}"
 description = "The students' side of the lab harness: ag.check and each lab's public checks."
-requires-python = "{project['requires-python']}"
+requires-python = "{project["requires-python"]}"
 dependencies = [
 {dependencies},
 ]

@@ -18,10 +18,20 @@ class WheelBuildError(RuntimeError):
 
 def build_wheel_of(source: Path, out: Path) -> Path:
     """The one wheel ``python -m build`` makes of ``source``, written into ``out``."""
-    command = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
-               "--outdir", str(out), str(source)]
-    done = subprocess.run(command, capture_output=True, text=True,
-                          env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH})
+    command = [
+        sys.executable,
+        "-m",
+        "build",
+        "--wheel",
+        "--no-isolation",
+        "--skip-dependency-check",
+        "--outdir",
+        str(out),
+        str(source),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+    )
     wheels = sorted(out.glob("*.whl")) if out.is_dir() else []
     if done.returncode != 0 or len(wheels) != 1:
         raise WheelBuildError(done.stderr.strip()[-2000:])

@@ -46,8 +46,16 @@ class Input:
     spec: tuple[Any, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = {"shape": list(self.shape), "key": self.key, "dtype": self.dtype, "dist": self.dist,
-                "low": self.low, "high": self.high, "scale": self.scale, "sharding": None}
+        data = {
+            "shape": list(self.shape),
+            "key": self.key,
+            "dtype": self.dtype,
+            "dist": self.dist,
+            "low": self.low,
+            "high": self.high,
+            "scale": self.scale,
+            "sharding": None,
+        }
         if self.mesh is not None:
             spec = [list(e) if isinstance(e, tuple) else e for e in (self.spec or ())]
             data["sharding"] = {"mesh": mesh_json(self.mesh), "spec": spec}
@@ -71,8 +79,13 @@ class Call:
     hlo: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "function": self.function, "args": [a.to_json() for a in self.args],
-                "mesh": None if self.mesh is None else mesh_json(self.mesh), "hlo": self.hlo}
+        return {
+            "id": self.id,
+            "function": self.function,
+            "args": [a.to_json() for a in self.args],
+            "mesh": None if self.mesh is None else mesh_json(self.mesh),
+            "hlo": self.hlo,
+        }
 
 
 @dataclass(frozen=True)
@@ -98,9 +111,16 @@ class TaskCapture:
     times_code: bool = False  # its cells measure time: they run only while the grader is idle
 
     def manifest(self, out_dir: str, seed: int) -> str:
-        return json.dumps({"task": self.task, "out": out_dir, "seed": seed, "names": list(self.names),
-                           "calls": [c.to_json() for c in self.calls],
-                           "probes": [p.to_json() for p in self.probes]})
+        return json.dumps(
+            {
+                "task": self.task,
+                "out": out_dir,
+                "seed": seed,
+                "names": list(self.names),
+                "calls": [c.to_json() for c in self.calls],
+                "probes": [p.to_json() for p in self.probes],
+            }
+        )
 
 
 def task_seed(grading_seed: int, task: str) -> int:

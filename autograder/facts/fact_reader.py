@@ -100,10 +100,20 @@ class _Reader:
         if kind == "tree":
             leaves = raw.get("leaves")
             paths = raw.get("paths", [])
-            _require(isinstance(leaves, list) and isinstance(paths, list) and len(paths) == len(leaves)
-                     and all(isinstance(p, str) for p in paths), "a tree needs leaves and their paths")
-            return Fact(kind="tree", type=type_name, leaves=tuple(self.fact(leaf) for leaf in leaves),
-                        paths=tuple(paths), treedef=_text(raw.get("treedef", "")) or "")
+            _require(
+                isinstance(leaves, list)
+                and isinstance(paths, list)
+                and len(paths) == len(leaves)
+                and all(isinstance(p, str) for p in paths),
+                "a tree needs leaves and their paths",
+            )
+            return Fact(
+                kind="tree",
+                type=type_name,
+                leaves=tuple(self.fact(leaf) for leaf in leaves),
+                paths=tuple(paths),
+                treedef=_text(raw.get("treedef", "")) or "",
+            )
         if kind == "type":
             return Fact(kind="type", type=type_name, typeof=self.type_fact(raw.get("typeof")))
         if kind in ("function", "other"):
@@ -119,7 +129,12 @@ class _Reader:
         typeof = raw.get("typeof")
         sharding = None if sharding is None else self.sharding(sharding, shape)
         return Fact(
-            kind="array", type=type_name, shape=shape, dtype=dtype, values=values, sharding=sharding,
+            kind="array",
+            type=type_name,
+            shape=shape,
+            dtype=dtype,
+            values=values,
+            sharding=sharding,
             typeof=None if typeof is None else self.type_fact(typeof),
             blocks=self.blocks(raw.get("blocks", {}), sharding),
         )
@@ -133,8 +148,10 @@ class _Reader:
             raise FactsError("an array with blocks needs a sharding")
         found = {}
         for device, relative in raw.items():
-            _require(str(device).isdigit() and int(device) in sharding.device_indices,
-                     f"blocks name device {device!r}, which holds no block of the array")
+            _require(
+                str(device).isdigit() and int(device) in sharding.device_indices,
+                f"blocks name device {device!r}, which holds no block of the array",
+            )
             block = self.npy(relative)
             expected = tuple(stop - start for start, stop in sharding.device_indices[int(device)])
             _require(block.shape == expected, f"device {device}'s block has shape {block.shape}, expected {expected}")
@@ -144,9 +161,12 @@ class _Reader:
     def npy(self, relative: Any) -> np.ndarray:
         _require(isinstance(relative, str), "array values must name a .npy file")
         path = (self.directory / relative).resolve()
-        _require(path.is_relative_to(self.directory) and path.suffix == ".npy"
-                 and not (self.directory / relative).is_symlink(),
-                 f"array file {relative!r} is outside the facts directory")
+        _require(
+            path.is_relative_to(self.directory)
+            and path.suffix == ".npy"
+            and not (self.directory / relative).is_symlink(),
+            f"array file {relative!r} is outside the facts directory",
+        )
         try:
             with PARSER_LOCK:
                 return np.load(path, allow_pickle=False)
@@ -154,8 +174,10 @@ class _Reader:
             raise FactsError(f"cannot read {relative}: {exc}") from None
 
     def shape(self, raw: Any) -> tuple[int, ...]:
-        _require(isinstance(raw, list) and all(isinstance(d, int) and d >= 0 for d in raw),
-                 "a shape must be a list of non-negative ints")
+        _require(
+            isinstance(raw, list) and all(isinstance(d, int) and d >= 0 for d in raw),
+            "a shape must be a list of non-negative ints",
+        )
         return tuple(raw)
 
     def spec(self, raw: Any) -> tuple[tuple[str, ...] | None, ...]:
@@ -165,8 +187,10 @@ class _Reader:
             if entry is None:
                 entries.append(None)
             else:
-                _require(isinstance(entry, list) and all(isinstance(a, str) for a in entry),
-                         "a PartitionSpec entry must be null or a list of axis names")
+                _require(
+                    isinstance(entry, list) and all(isinstance(a, str) for a in entry),
+                    "a PartitionSpec entry must be null or a list of axis names",
+                )
                 entries.append(tuple(entry))
         return tuple(entries)
 
@@ -180,15 +204,20 @@ class _Reader:
             _require(isinstance(block, list) and len(block) == len(shape), "a block needs one range a dimension")
             ranges = []
             for dim_range, size in zip(block, shape):
-                _require(isinstance(dim_range, list) and len(dim_range) == 2
-                         and all(isinstance(v, int) for v in dim_range)
-                         and 0 <= dim_range[0] <= dim_range[1] <= size, "bad block range")
+                _require(
+                    isinstance(dim_range, list)
+                    and len(dim_range) == 2
+                    and all(isinstance(v, int) for v in dim_range)
+                    and 0 <= dim_range[0] <= dim_range[1] <= size,
+                    "bad block range",
+                )
                 ranges.append((dim_range[0], dim_range[1]))
             device_indices[int(device)] = tuple(ranges)
         mesh = raw.get("mesh")
         spec = raw.get("spec")
         return ShardingFact(
-            kind=_text(raw.get("kind", "")) or "", repr=_text(raw.get("repr", ""), 2000) or "",
+            kind=_text(raw.get("kind", "")) or "",
+            repr=_text(raw.get("repr", ""), 2000) or "",
             device_indices=device_indices,
             mesh=None if mesh is None else self.mesh(mesh),
             spec=None if spec is None else self.spec(spec),
@@ -217,8 +246,11 @@ class _Reader:
 
     def probe(self, raw: Any) -> ProbeFact:
         _require(isinstance(raw, dict), "a probe record must be a mapping")
-        return ProbeFact(values=self.mapping(raw.get("values", {}), self.fact),
-                         stdout=_text(raw.get("stdout", ""), 200_000) or "", error=_text(raw.get("error")))
+        return ProbeFact(
+            values=self.mapping(raw.get("values", {}), self.fact),
+            stdout=_text(raw.get("stdout", ""), 200_000) or "",
+            error=_text(raw.get("error")),
+        )
 
     def call(self, raw: Any) -> CallFact:
         _require(isinstance(raw, dict), "a call must be a mapping")
@@ -239,15 +271,21 @@ class _Reader:
         names = {}
         for key in ("top", "primitives"):
             value = raw.get(key, [])
-            _require(isinstance(value, list) and all(isinstance(n, str) for n in value),
-                     f"{key} must be a list of primitive names")
+            _require(
+                isinstance(value, list) and all(isinstance(n, str) for n in value),
+                f"{key} must be a list of primitive names",
+            )
             names[key] = tuple(n[:200] for n in value)
-        return ProgramFact(jit_object=jit_object, top=names["top"], primitives=frozenset(names["primitives"]),
-                           in_shardings=self.given_shardings(raw.get("in_shardings")),
-                           out_shardings=self.given_shardings(raw.get("out_shardings")),
-                           error=_text(raw.get("error"), 2000),
-                           collectives=self.collectives(raw.get("collectives", [])),
-                           bodies=self.bodies(raw.get("bodies", [])))
+        return ProgramFact(
+            jit_object=jit_object,
+            top=names["top"],
+            primitives=frozenset(names["primitives"]),
+            in_shardings=self.given_shardings(raw.get("in_shardings")),
+            out_shardings=self.given_shardings(raw.get("out_shardings")),
+            error=_text(raw.get("error"), 2000),
+            collectives=self.collectives(raw.get("collectives", [])),
+            bodies=self.bodies(raw.get("bodies", [])),
+        )
 
     def bodies(self, raw: Any) -> tuple[ShardMapBody, ...]:
         _require(isinstance(raw, list) and len(raw) <= 100, "bodies must be a list")
@@ -255,14 +293,22 @@ class _Reader:
         for entry in raw:
             _require(isinstance(entry, dict), "a shard_map body must be a mapping")
             operands, blocks, values = entry.get("operands", []), entry.get("blocks", []), entry.get("values", [])
-            _require(isinstance(operands, list) and isinstance(blocks, list) and isinstance(values, list)
-                     and len(values) <= 1000, "a shard_map body needs lists of operands, blocks and values")
+            _require(
+                isinstance(operands, list)
+                and isinstance(blocks, list)
+                and isinstance(values, list)
+                and len(values) <= 1000,
+                "a shard_map body needs lists of operands, blocks and values",
+            )
             found_values = []
             for value in values:
                 _require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
                 found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
-            found.append(ShardMapBody(tuple(self.shape(s) for s in operands), tuple(self.shape(s) for s in blocks),
-                                      tuple(found_values)))
+            found.append(
+                ShardMapBody(
+                    tuple(self.shape(s) for s in operands), tuple(self.shape(s) for s in blocks), tuple(found_values)
+                )
+            )
         return tuple(found)
 
     def collectives(self, raw: Any) -> tuple[CollectiveUse, ...]:
@@ -272,17 +318,36 @@ class _Reader:
             _require(isinstance(entry, dict), "a collective must be a mapping")
             primitive, axes = entry.get("primitive"), entry.get("axes")
             _require(isinstance(primitive, str), "a collective's primitive must be a string")
-            _require(isinstance(axes, list) and all(isinstance(a, str) for a in axes),
-                     "a collective's axes must be a list of strings")
+            _require(
+                isinstance(axes, list) and all(isinstance(a, str) for a in axes),
+                "a collective's axes must be a list of strings",
+            )
             repeats, perm = entry.get("repeats", 1), entry.get("perm")
-            _require(repeats is None or (isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 0),
-                     "a collective's repeats must be a count or null")
-            _require(perm is None or (isinstance(perm, list) and all(
-                isinstance(pair, list) and len(pair) == 2 and all(isinstance(d, int) and not isinstance(d, bool)
-                                                                   for d in pair) for pair in perm)),
-                     "a ppermute's perm must be a list of [source, target] pairs")
-            found.append(CollectiveUse(primitive[:200], tuple(a[:200] for a in axes), repeats,
-                                       None if perm is None else tuple((a, b) for a, b in perm)))
+            _require(
+                repeats is None or (isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 0),
+                "a collective's repeats must be a count or null",
+            )
+            _require(
+                perm is None
+                or (
+                    isinstance(perm, list)
+                    and all(
+                        isinstance(pair, list)
+                        and len(pair) == 2
+                        and all(isinstance(d, int) and not isinstance(d, bool) for d in pair)
+                        for pair in perm
+                    )
+                ),
+                "a ppermute's perm must be a list of [source, target] pairs",
+            )
+            found.append(
+                CollectiveUse(
+                    primitive[:200],
+                    tuple(a[:200] for a in axes),
+                    repeats,
+                    None if perm is None else tuple((a, b) for a, b in perm),
+                )
+            )
         return tuple(found)
 
     def given_shardings(self, raw: Any) -> tuple[ShardingFact | None, ...] | None:

@@ -27,8 +27,17 @@ import numpy as np
 
 # Builtins bound as this module's globals: a notebook that patches ``builtins`` does not reach them.
 isinstance, callable, getattr, len, repr, str, type, float, list, dict = (  # noqa: A001
-    builtins.isinstance, builtins.callable, builtins.getattr, builtins.len, builtins.repr, builtins.str,
-    builtins.type, builtins.float, builtins.list, builtins.dict)
+    builtins.isinstance,
+    builtins.callable,
+    builtins.getattr,
+    builtins.len,
+    builtins.repr,
+    builtins.str,
+    builtins.type,
+    builtins.float,
+    builtins.list,
+    builtins.dict,
+)
 open, sorted, zip, enumerate, range = builtins.open, builtins.sorted, builtins.zip, builtins.enumerate, builtins.range
 
 _typeof = jax.typeof
@@ -64,6 +73,7 @@ _housekeeping = sys.modules.get(HOUSEKEEPING_MODULE)
 if _housekeeping is not None:
     _output_cut, _wait_for_warm_up = _housekeeping.output_cut, _housekeeping.wait_for_warm_up
 else:
+
     def _output_cut():
         return False
 
@@ -166,7 +176,9 @@ class _Recorder:
         if len(leaves) > MAX_TREE_LEAVES:
             return {"kind": "other", "type": type(obj).__name__, "repr": f"a tree of {len(leaves)} leaves"}
         return {
-            "kind": "tree", "type": type(obj).__name__, "treedef": str(treedef)[:2000],
+            "kind": "tree",
+            "type": type(obj).__name__,
+            "treedef": str(treedef)[:2000],
             "paths": [_keystr(path) for path, _ in leaves],
             "leaves": [self.fact(leaf, depth=1) for _, leaf in leaves],
         }
@@ -180,8 +192,11 @@ class _Recorder:
         filename = self.values_file(values)
         is_jax = isinstance(arr, _Array)
         record = {
-            "kind": "array", "type": "jax.Array" if is_jax else "numpy.ndarray",
-            "shape": list(arr.shape), "dtype": str(arr.dtype), "values": filename,
+            "kind": "array",
+            "type": "jax.Array" if is_jax else "numpy.ndarray",
+            "shape": list(arr.shape),
+            "dtype": str(arr.dtype),
+            "values": filename,
             "sharding": _sharding(arr) if is_jax else None,
             "typeof": _type(arr),
         }
@@ -236,8 +251,13 @@ class _Recorder:
         args = [make_input(spec, seed) for spec in call["args"]]
         context = _set_mesh(make_mesh(call["mesh"])) if call.get("mesh") else contextlib.nullcontext()
         stdout = io.StringIO()
-        record = {"output": {"kind": "missing", "error": "the call raised"}, "error": None, "hlo": None,
-                  "hlo_error": None, "program": None}
+        record = {
+            "output": {"kind": "missing", "error": "the call raised"},
+            "error": None,
+            "hlo": None,
+            "hlo_error": None,
+            "program": None,
+        }
         with context, contextlib.redirect_stdout(stdout):
             try:
                 result = jax.block_until_ready(function(*args))
@@ -254,7 +274,6 @@ class _Recorder:
                     record["hlo_error"] = _short_error(exc)
         record["stdout"] = stdout.getvalue()[-MAX_TEXT:]
         return record
-
 
     def probe(self, probe, namespace, seed):
         """Run a lab's own probe function (from its kernel_probe.py): it returns named objects to record."""
@@ -277,8 +296,16 @@ def _program(function, args):
     """How the student's function is built, from its object and its trace (``jax.make_jaxpr``): whether
     it is a jitted function, the primitives of its top level and of its whole program, and the layouts a
     top-level ``jit`` was given (``in_shardings`` / ``out_shardings``, None where not given)."""
-    record = {"jit_object": callable(getattr(function, "lower", None)), "top": [], "primitives": [],
-              "collectives": [], "bodies": [], "in_shardings": None, "out_shardings": None, "error": None}
+    record = {
+        "jit_object": callable(getattr(function, "lower", None)),
+        "top": [],
+        "primitives": [],
+        "collectives": [],
+        "bodies": [],
+        "in_shardings": None,
+        "out_shardings": None,
+        "error": None,
+    }
     try:
         closed = _make_jaxpr(function)(*args)
     except Exception as exc:
@@ -291,10 +318,12 @@ def _program(function, args):
     record["bodies"] = _bodies(closed.jaxpr, [])
     if len(eqns) == 1 and "in_shardings" in eqns[0].params:
         eqn = eqns[0]
-        record["in_shardings"] = [_given_sharding(s, v.aval.shape)
-                                  for s, v in zip(eqn.params["in_shardings"], eqn.invars)]
-        record["out_shardings"] = [_given_sharding(s, v.aval.shape)
-                                   for s, v in zip(eqn.params["out_shardings"], eqn.outvars)]
+        record["in_shardings"] = [
+            _given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["in_shardings"], eqn.invars)
+        ]
+        record["out_shardings"] = [
+            _given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["out_shardings"], eqn.outvars)
+        ]
     return record
 
 
@@ -305,7 +334,7 @@ def _primitives(jaxpr, found, depth=0):
     for eqn in jaxpr.eqns:
         found.add(eqn.primitive.name)
         for value in eqn.params.values():
-            for inner in (value if isinstance(value, (tuple, list)) else (value,)):
+            for inner in value if isinstance(value, (tuple, list)) else (value,):
                 inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
                 if hasattr(inner, "eqns"):
                     _primitives(inner, found, depth + 1)
@@ -314,10 +343,20 @@ def _primitives(jaxpr, found, depth=0):
 
 # The primitives by which a shard_map body talks to other devices (names vary across JAX versions; the
 # grader maps them to what the student writes).
-COLLECTIVE_PRIMITIVES = frozenset({
-    "psum", "psum2", "psum_invariant", "pmax", "pmin", "all_gather", "all_gather_invariant", "reduce_scatter",
-    "ppermute", "all_to_all",
-})
+COLLECTIVE_PRIMITIVES = frozenset(
+    {
+        "psum",
+        "psum2",
+        "psum_invariant",
+        "pmax",
+        "pmin",
+        "all_gather",
+        "all_gather_invariant",
+        "reduce_scatter",
+        "ppermute",
+        "all_to_all",
+    }
+)
 MAX_COLLECTIVES = 200
 MAX_PERM_PAIRS = 4096
 MAX_BODIES = 20
@@ -359,7 +398,7 @@ def _inner_repeats(eqn, repeats):
 def _inner_jaxprs(eqn):
     """The programs nested in an equation's parameters (a ``jit``'s, a loop's body, a ``cond``'s branches)."""
     for value in eqn.params.values():
-        for inner in (value if isinstance(value, (tuple, list)) else (value,)):
+        for inner in value if isinstance(value, (tuple, list)) else (value,):
             inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
             if hasattr(inner, "eqns"):
                 yield inner
@@ -379,11 +418,13 @@ def _bodies(jaxpr, found, depth=0):
             if body is not None and hasattr(body, "eqns"):
                 _body_values(body, shapes)
             largest = sorted(shapes.items(), key=lambda item: (-math.prod(item[0][0]), item[0]))[:MAX_BODY_VALUES]
-            found.append({
-                "operands": [list(v.aval.shape) for v in eqn.invars if hasattr(v.aval, "shape")],
-                "blocks": [list(v.aval.shape) for v in getattr(body, "invars", ()) if hasattr(v.aval, "shape")],
-                "values": [{"shape": list(shape), "dtype": dtype} for (shape, dtype), _ in largest],
-            })
+            found.append(
+                {
+                    "operands": [list(v.aval.shape) for v in eqn.invars if hasattr(v.aval, "shape")],
+                    "blocks": [list(v.aval.shape) for v in getattr(body, "invars", ()) if hasattr(v.aval, "shape")],
+                    "values": [{"shape": list(shape), "dtype": dtype} for (shape, dtype), _ in largest],
+                }
+            )
         for inner in _inner_jaxprs(eqn):
             _bodies(inner, found, depth + 1)
     return found
@@ -441,14 +482,17 @@ def _sharding(arr):
 
 def _sharding_record(sharding, shape):
     record = {
-        "kind": type(sharding).__name__, "repr": repr(sharding)[:2000],
-        "device_indices": {str(device.id): _block(index, shape)
-                           for device, index in sharding.devices_indices_map(shape).items()},
+        "kind": type(sharding).__name__,
+        "repr": repr(sharding)[:2000],
+        "device_indices": {
+            str(device.id): _block(index, shape) for device, index in sharding.devices_indices_map(shape).items()
+        },
     }
     if isinstance(sharding, _NamedSharding):
         mesh = sharding.mesh
         record["mesh"] = {
-            "axis_names": list(mesh.axis_names), "shape": list(mesh.devices.shape),
+            "axis_names": list(mesh.axis_names),
+            "shape": list(mesh.devices.shape),
             "axis_types": [t.name for t in mesh.axis_types],
             "device_ids": np.vectorize(lambda d: d.id, otypes=[int])(mesh.devices).tolist(),
         }
@@ -467,6 +511,8 @@ def _abstract_record(abstract):
     """A ``jax.typeof`` result as shape, dtype and the mesh axes that shard each dimension."""
     spec = getattr(getattr(abstract, "sharding", None), "spec", None)
     return {
-        "str": str(abstract)[:1000], "shape": list(abstract.shape), "dtype": str(abstract.dtype),
+        "str": str(abstract)[:1000],
+        "shape": list(abstract.shape),
+        "dtype": str(abstract.dtype),
         "sharded_axes": None if spec is None else _spec_entries(spec),
     }

@@ -32,6 +32,7 @@ STYLE = PAGE_STYLE + SECTION_STYLE
 def scoped_style(scope: str) -> str:
     """``SECTION_STYLE`` with every selector inside ``scope`` (a CSS selector), so that it styles
     nothing else on the page it is put in."""
+
     def scoped(match: re.Match) -> str:
         return ",".join(f"{scope} {selector.strip()}" for selector in match.group(1).split(",")) + "{"
 
@@ -56,18 +57,23 @@ def _check_item(check) -> str:
         return f"<li>{mark} {escape(hidden_failure(check))}</li>"
     pictures = ""
     if check.expected_picture and check.found_picture:
-        pictures = ('<div class="pictures">'
-                    f"<div>expected<pre>{_escape(check.expected_picture)}</pre></div>"
-                    f"<div>found<pre>{_escape(check.found_picture)}</pre></div></div>")
-    return (f"<li>{mark} {title} <small>(0/{_points(check.points)} pts)</small><br>"
-            f"{escape(check.message)}{pictures}</li>")
+        pictures = (
+            '<div class="pictures">'
+            f"<div>expected<pre>{_escape(check.expected_picture)}</pre></div>"
+            f"<div>found<pre>{_escape(check.found_picture)}</pre></div></div>"
+        )
+    return (
+        f"<li>{mark} {title} <small>(0/{_points(check.points)} pts)</small><br>{escape(check.message)}{pictures}</li>"
+    )
 
 
 def _override_note(task) -> str:
     if task.override is None:
         return ""
-    return (f"<div class='override'>Points set by a grader: {_points(task.score)} "
-            f"(the checks gave {_points(task.auto_score)}). {escape(task.override.comment)}</div>")
+    return (
+        f"<div class='override'>Points set by a grader: {_points(task.score)} "
+        f"(the checks gave {_points(task.auto_score)}). {escape(task.override.comment)}</div>"
+    )
 
 
 def task_section(task: TaskResult, note: str = "") -> str:
@@ -78,17 +84,21 @@ def task_section(task: TaskResult, note: str = "") -> str:
     else:
         state = "pass" if task.passed else ("partial" if task.score else "fail")
     items = "".join(_check_item(c) for c in task.checks)
-    return (f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
-            f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
-            f"{_override_note(task)}<ul>{items}</ul>{note}</section>")
+    return (
+        f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
+        f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
+        f"{_override_note(task)}<ul>{items}</ul>{note}</section>"
+    )
 
 
 def feedback_html(result: GradeResult, student: str) -> str:
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Feedback — {escape(student)}</title>"
-             f"<style>{STYLE}</style></head><body>",
-             f"<h1>{escape(result.lab or 'Lab')} — feedback for {escape(student)}</h1>",
-             f"<p class='total'>Score: <span id='score'>{_points(result.score)}</span> / "
-             f"<span id='max-score'>{_points(result.max_score)}</span></p>"]
+    parts = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Feedback — {escape(student)}</title>"
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>{escape(result.lab or 'Lab')} — feedback for {escape(student)}</h1>",
+        f"<p class='total'>Score: <span id='score'>{_points(result.score)}</span> / "
+        f"<span id='max-score'>{_points(result.max_score)}</span></p>",
+    ]
     if result.late is not None and result.late.is_late:
         before = f" Score before the penalty: {_points(result.raw_score)}." if result.late.points else ""
         parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")

@@ -32,9 +32,16 @@ from autograder.run import (
 )
 
 
-def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = False,
-                   limits: Limits = Limits(), seed: int | None = None, execute=execute_plan,
-                   overlap: bool = True, on_check=None) -> GradeResult:
+def grade_notebook(
+    path: Path,
+    lab_id: str | None = None,
+    public_only: bool = False,
+    limits: Limits = Limits(),
+    seed: int | None = None,
+    execute=execute_plan,
+    overlap: bool = True,
+    on_check=None,
+) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
     ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
     ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``). ``on_check`` is
@@ -44,10 +51,16 @@ def grade_notebook(path: Path, lab_id: str | None = None, public_only: bool = Fa
     return grade_with_execution(path, lab_id, public_only, limits, seed, execute, overlap, on_check)[0]
 
 
-def grade_with_execution(path: Path, lab_id: str | None = None, public_only: bool = False,
-                         limits: Limits = Limits(), seed: int | None = None,
-                         execute=execute_plan, overlap: bool = True,
-                         on_check=None) -> tuple[GradeResult, Execution | None]:
+def grade_with_execution(
+    path: Path,
+    lab_id: str | None = None,
+    public_only: bool = False,
+    limits: Limits = Limits(),
+    seed: int | None = None,
+    execute=execute_plan,
+    overlap: bool = True,
+    on_check=None,
+) -> tuple[GradeResult, Execution | None]:
     """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
     notebook was not run. With ``overlap=False`` the graders (JAX's devices, the references, pytest)
     load only once the kernel has ended and its memory is free: the least memory at once, where memory is
@@ -57,8 +70,16 @@ def grade_with_execution(path: Path, lab_id: str | None = None, public_only: boo
     return replace(result, graded_by=grader_versions()), execution
 
 
-def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, seed: int | None,
-           execute, overlap: bool, on_check) -> tuple[GradeResult, Execution | None]:
+def _grade(
+    path: Path,
+    lab_id: str | None,
+    public_only: bool,
+    limits: Limits,
+    seed: int | None,
+    execute,
+    overlap: bool,
+    on_check,
+) -> tuple[GradeResult, Execution | None]:
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
@@ -68,8 +89,14 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
     found_lab = lab_of_notebook(nb)
     lab_id = lab_id or found_lab
     if lab_id is None:
-        return GradeResult(None, str(path), GradeStatus.UNKNOWN_LAB,
-                           "the notebook does not say which lab it is; pass --lab", 0.0, seed=seed), None
+        return GradeResult(
+            None,
+            str(path),
+            GradeStatus.UNKNOWN_LAB,
+            "the notebook does not say which lab it is; pass --lab",
+            0.0,
+            seed=seed,
+        ), None
     try:
         lab = load_lab(lab_id)
         template = lab.template
@@ -107,10 +134,20 @@ def _grade(path: Path, lab_id: str | None, public_only: bool, limits: Limits, se
     status = GradeStatus.of_run(execution.status)
     tasks = _by_task(lab.tasks, checks, public_only)
     result = GradeResult(
-        lab=lab_id, notebook=str(path), status=status, reason=execution.reason,
-        max_score=sum(t.max_score for t in tasks), tasks=tasks, ended_at=execution.ended_at, changes=execution.changes,
+        lab=lab_id,
+        notebook=str(path),
+        status=status,
+        reason=execution.reason,
+        max_score=sum(t.max_score for t in tasks),
+        tasks=tasks,
+        ended_at=execution.ended_at,
+        changes=execution.changes,
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
-        seed=seed, seconds=execution.seconds, public_only=public_only, notes=tuple(notes), sandbox=level,
+        seed=seed,
+        seconds=execution.seconds,
+        public_only=public_only,
+        notes=tuple(notes),
+        sandbox=level,
     )
     return result, execution
 
@@ -121,8 +158,9 @@ class _RunInBackground:
     def __init__(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path):
         self.live = LiveExecution()
         self._outcome: Execution | BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(execute, plan, lab, limits, seed, path),
-                                         name="autograder-kernel", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(execute, plan, lab, limits, seed, path), name="autograder-kernel", daemon=True
+        )
         self._thread.start()
 
     def _run(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path) -> None:
@@ -147,13 +185,17 @@ def execution_notes(execution, limits: Limits) -> list[str]:
     truncated = [c.label for c in execution.cells if c.output_truncated]
     if truncated or execution.output_cut_by_task:
         where = f"from {truncated[0]} on" if truncated else f"by the end of task {execution.output_cut_by_task}"
-        notes.append(f"output was truncated {where}: more than {limits.output_bytes_per_cell:,} bytes "
-                     f"in a cell or {limits.output_bytes_total:,} in all")
+        notes.append(
+            f"output was truncated {where}: more than {limits.output_bytes_per_cell:,} bytes "
+            f"in a cell or {limits.output_bytes_total:,} in all"
+        )
     for cell in execution.cells:
         if cell.leftover_processes:
             count = cell.leftover_processes
-            notes.append(f"{cell.label} left {count} process{'es' if count != 1 else ''} running; "
-                         f"{'they were' if count != 1 else 'it was'} stopped")
+            notes.append(
+                f"{cell.label} left {count} process{'es' if count != 1 else ''} running; "
+                f"{'they were' if count != 1 else 'it was'} stopped"
+            )
     return notes
 
 

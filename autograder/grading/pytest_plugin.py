@@ -48,8 +48,10 @@ class SubmissionFacts:
         if error is not None:
             raise CheckFailure(f"nothing could be read after task {task}: {error}")
         ended = self.execution.ended_at or "an earlier cell"
-        raise CheckFailure(f"the notebook stopped before task {task} was reached "
-                           f"({self.execution.status} at {ended}: {self.execution.reason})")
+        raise CheckFailure(
+            f"the notebook stopped before task {task} was reached "
+            f"({self.execution.status} at {ended}: {self.execution.reason})"
+        )
 
     def name(self, task: str, name: str) -> Fact:
         """The object bound to ``name`` right after ``task``; fails when it is not defined."""
@@ -60,8 +62,9 @@ class SubmissionFacts:
 
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
-        failed = [(c, c.error) for c in self.execution.cells
-                  if c.task == task and c.status != CellStatus.OK and c.error]
+        failed = [
+            (c, c.error) for c in self.execution.cells if c.task == task and c.status != CellStatus.OK and c.error
+        ]
         if not failed:
             return ""
         cell, error = failed[0]
@@ -183,34 +186,62 @@ def _result(item, excinfo) -> CheckResult:
     if task is None or points is None:
         raise pytest.UsageError(f"{item.nodeid} needs @pytest.mark.task and @pytest.mark.points")
     title = (item.function.__doc__ or item.name).strip().splitlines()[0]
-    common = dict(task=task.args[0], name=item.name, title=title, points=float(points.args[0]),
-                  hidden=item.get_closest_marker("hidden") is not None)
+    common = dict(
+        task=task.args[0],
+        name=item.name,
+        title=title,
+        points=float(points.args[0]),
+        hidden=item.get_closest_marker("hidden") is not None,
+    )
     if excinfo is None:
         return CheckResult(passed=True, message="", **common)
     error = excinfo.value
     if isinstance(error, CheckFailure):
-        return CheckResult(passed=False, message=str(error), expected_picture=error.expected_picture,
-                           found_picture=error.found_picture, **common)
+        return CheckResult(
+            passed=False,
+            message=str(error),
+            expected_picture=error.expected_picture,
+            found_picture=error.found_picture,
+            **common,
+        )
     if isinstance(error, AssertionError):
         return CheckResult(passed=False, message=str(error).split("\nassert")[0] or "check failed", **common)
-    return CheckResult(passed=False, grader_error=True,
-                       message=f"the check could not run: {type(error).__name__}: {error}", **common)
+    return CheckResult(
+        passed=False, grader_error=True, message=f"the check could not run: {type(error).__name__}: {error}", **common
+    )
 
 
 class GraderError(RuntimeError):
     """The lab's graders could not be collected: a problem of the lab, not of the submission."""
 
 
-def run_graders(lab: Lab, execution: Execution | LiveExecution, seed: int, public_only: bool = False,
-                tasks: Collection[str] | None = None,
-                on_check: Callable[[list[CheckResult]], None] | None = None) -> list[CheckResult]:
+def run_graders(
+    lab: Lab,
+    execution: Execution | LiveExecution,
+    seed: int,
+    public_only: bool = False,
+    tasks: Collection[str] | None = None,
+    on_check: Callable[[list[CheckResult]], None] | None = None,
+) -> list[CheckResult]:
     """The results of the lab's checks (only the public ones with ``public_only``; only those of
     ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
     checked can be kept if the grader itself is stopped before the end."""
     plugin = _GraderPlugin(SubmissionFacts(lab, execution, seed), tasks, on_check)
-    args = [str(lab.grader_path), "-p", "no:cacheprovider", "--noconftest", "--strict-markers",
-            "--rootdir", str(lab.grader_path.parent), "--import-mode=importlib", "-q", "-W", "ignore",
-            "--tb=no", *PLUGINS_OFF]
+    args = [
+        str(lab.grader_path),
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "--strict-markers",
+        "--rootdir",
+        str(lab.grader_path.parent),
+        "--import-mode=importlib",
+        "-q",
+        "-W",
+        "ignore",
+        "--tb=no",
+        *PLUGINS_OFF,
+    ]
     if public_only:
         args += ["-m", "not hidden"]
     # pytest's importlib mode runs a package's __init__ itself, outside Python's import locks, when it is not

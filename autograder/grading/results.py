@@ -128,9 +128,15 @@ class GradeResult:
         data = dict(data)
         for key in ("score", "raw_score", "auto_score"):
             data.pop(key, None)
-        tasks = tuple(TaskResult(t["task"], t["max_score"], tuple(CheckResult(**c) for c in t["checks"]),
-                                 ManualScore(**t["override"]) if t.get("override") else None)
-                      for t in data.pop("tasks", ()))
+        tasks = tuple(
+            TaskResult(
+                t["task"],
+                t["max_score"],
+                tuple(CheckResult(**c) for c in t["checks"]),
+                ManualScore(**t["override"]) if t.get("override") else None,
+            )
+            for t in data.pop("tasks", ())
+        )
         for key in ("changes", "cell_errors", "notes"):
             data[key] = tuple(data.get(key, ()))
         if data.get("late"):
@@ -148,30 +154,60 @@ class GradeResult:
                 output = "" if check.passed else check.message
                 if check.hidden and not check.passed:
                     output = hidden_failure(check)
-                tests.append({
-                    "name": f"{task.task}: {check.title}", "score": check.score, "max_score": check.points,
-                    "status": "passed" if check.passed else "failed", "output": output,
-                    "visibility": hidden_visibility if check.hidden else "visible",
-                })
+                tests.append(
+                    {
+                        "name": f"{task.task}: {check.title}",
+                        "score": check.score,
+                        "max_score": check.points,
+                        "status": "passed" if check.passed else "failed",
+                        "output": output,
+                        "visibility": hidden_visibility if check.hidden else "visible",
+                    }
+                )
             if task.override is not None:
-                tests.append({
-                    "name": f"{task.task}: points set by a grader", "score": task.score - task.auto_score,
-                    "max_score": 0, "status": "passed", "visibility": "visible",
-                    "output": f"{_points(task.auto_score)} → {_points(task.score)} points: {task.override.comment}",
-                })
+                tests.append(
+                    {
+                        "name": f"{task.task}: points set by a grader",
+                        "score": task.score - task.auto_score,
+                        "max_score": 0,
+                        "status": "passed",
+                        "visibility": "visible",
+                        "output": f"{_points(task.auto_score)} → {_points(task.score)} points: {task.override.comment}",
+                    }
+                )
         if self.late is not None and self.late.points:
-            tests.append({"name": "late penalty", "score": -self.late.points, "max_score": 0, "status": "failed",
-                          "visibility": "visible", "output": self.late.reason})
+            tests.append(
+                {
+                    "name": "late penalty",
+                    "score": -self.late.points,
+                    "max_score": 0,
+                    "status": "failed",
+                    "visibility": "visible",
+                    "output": self.late.reason,
+                }
+            )
         return {
-            "score": self.score, "execution_time": round(self.seconds, 1), "output": self.summary(),
-            "stdout_visibility": stdout_visibility, "tests": tests,
-            "extra_data": {"lab": self.lab, "max_score": self.max_score, "status": self.status,
-                           "reason": self.reason, "seed": self.seed, "sandbox": self.sandbox,
-                           "auto_score": self.auto_score,
-                           "raw_score": self.raw_score, "late_penalty": self.penalty,
-                           "submitted_at": self.submitted_at, "graded_by": self.graded_by,
-                           "overrides": {t.task: asdict(override) | {"auto_score": t.auto_score}
-                                         for t, override in self.overrides}},
+            "score": self.score,
+            "execution_time": round(self.seconds, 1),
+            "output": self.summary(),
+            "stdout_visibility": stdout_visibility,
+            "tests": tests,
+            "extra_data": {
+                "lab": self.lab,
+                "max_score": self.max_score,
+                "status": self.status,
+                "reason": self.reason,
+                "seed": self.seed,
+                "sandbox": self.sandbox,
+                "auto_score": self.auto_score,
+                "raw_score": self.raw_score,
+                "late_penalty": self.penalty,
+                "submitted_at": self.submitted_at,
+                "graded_by": self.graded_by,
+                "overrides": {
+                    t.task: asdict(override) | {"auto_score": t.auto_score} for t, override in self.overrides
+                },
+            },
         }
 
 

@@ -33,8 +33,12 @@ def grade_table(result: GradeResult, show_pictures: bool = True) -> Table:
             lines.append(escape(f"• {check.title}: {check.message}"))
             if show_pictures and check.expected_picture and check.found_picture:
                 lines.append(escape(f"expected:\n{check.expected_picture}\nfound:\n{check.found_picture}"))
-        table.add_row(task.task, f"{_points(task.score)}/{_points(task.max_score)}", verdict,
-                      "\n".join(lines) or "all checks passed")
+        table.add_row(
+            task.task,
+            f"{_points(task.score)}/{_points(task.max_score)}",
+            verdict,
+            "\n".join(lines) or "all checks passed",
+        )
     return table
 
 

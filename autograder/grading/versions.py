@@ -38,9 +38,11 @@ def versions_line(versions: dict[str, str]) -> str:
     """'Graded by autograder 0.1.0 with JAX 0.10.2 (jaxlib 0.10.2), NumPy 2.3.1, Python 3.11.2.'"""
     if not versions:
         return ""
-    return (f"Graded by autograder {versions.get('autograder', '?')} with JAX {versions.get('jax', '?')} "
-            f"(jaxlib {versions.get('jaxlib', '?')}), NumPy {versions.get('numpy', '?')}, "
-            f"Python {versions.get('python', '?')}.")
+    return (
+        f"Graded by autograder {versions.get('autograder', '?')} with JAX {versions.get('jax', '?')} "
+        f"(jaxlib {versions.get('jaxlib', '?')}), NumPy {versions.get('numpy', '?')}, "
+        f"Python {versions.get('python', '?')}."
+    )
 
 
 @functools.cache
@@ -72,6 +74,8 @@ def version_problem(package: str, installed: str, tested: SpecifierSet | None) -
     if inside:
         return None
     spec = ",".join(sorted(str(s) for s in tested))
-    return (f"This kernel has {package} {installed}; the checks are tested on {package} {spec}, and the course "
-            f"grades with one of those. Install one into this kernel's environment, then restart the kernel:\n\n"
-            f"    %pip install \"{package}{spec}\"")
+    return (
+        f"This kernel has {package} {installed}; the checks are tested on {package} {spec}, and the course "
+        f"grades with one of those. Install one into this kernel's environment, then restart the kernel:\n\n"
+        f'    %pip install "{package}{spec}"'
+    )

@@ -50,8 +50,11 @@ def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome
     if result.status == GradeStatus.GRADER_ERROR or not any(t.task == mutant.task for t in result.tasks):
         return Outcome(mutant, "not graded", detail=f"{result.status}: {result.reason}")
     task = next(t for t in result.tasks if t.task == mutant.task)
-    new = {name: message for name, message in _failed(result, mutant.task).items()
-           if name not in _failed(solution, mutant.task)}
+    new = {
+        name: message
+        for name, message in _failed(result, mutant.task).items()
+        if name not in _failed(solution, mutant.task)
+    }
     run = "" if result.status == GradeStatus.GRADED else f"{result.status}: {result.reason}; "
     detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
     if result.cell_errors and new:
@@ -76,23 +79,35 @@ def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple
 
             warm_references(client, lab.id, progress)
             for name, nb in notebooks.items():
-                future = client.submit(grade_on_worker, name, f"{name}.ipynb", nbformat.writes(nb).encode(), lab.id,
-                                       limits, key=f"mutant-{name}-{time.time_ns()}", pure=False)
+                future = client.submit(
+                    grade_on_worker,
+                    name,
+                    f"{name}.ipynb",
+                    nbformat.writes(nb).encode(),
+                    lab.id,
+                    limits,
+                    key=f"mutant-{name}-{time.time_ns()}",
+                    pure=False,
+                )
                 futures[future] = name
             for future in as_completed(futures):
                 name = futures[future]
                 try:
                     results[name] = GradeResult.from_dict(future.result())
                 except Exception as exc:  # the worker itself died or lost the task
-                    results[name] = GradeResult(lab.id, name, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}",
-                                                lab.max_score)
+                    results[name] = GradeResult(
+                        lab.id, name, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", lab.max_score
+                    )
                 progress.advance(results[name])
         finally:
             for future in futures:
                 future.cancel()
             close_client(client, cluster)
     solution = results[SOLUTION]
-    outcomes = [judge(m, results[m.id], solution) if m.parses else
-                Outcome(m, "does not parse", detail="the change leaves code Python cannot compile")
-                for m in found.mutants]
+    outcomes = [
+        judge(m, results[m.id], solution)
+        if m.parses
+        else Outcome(m, "does not parse", detail="the change leaves code Python cannot compile")
+        for m in found.mutants
+    ]
     return solution, outcomes

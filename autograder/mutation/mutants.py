@@ -71,17 +71,35 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = ()) -> LabMutants:
             try:
                 changed = mutate(cell.source, answer_lines(cell.source))
             except libcst.ParserSyntaxError as exc:
-                unparsed.append(f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "
-                                f"({str(exc).splitlines()[0]}): no mutants")
+                unparsed.append(
+                    f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "
+                    f"({str(exc).splitlines()[0]}): no mutants"
+                )
                 continue
             for change in changed:
-                diff = "".join(difflib.unified_diff(
-                    cell.source.splitlines(keepends=True), change.source.splitlines(keepends=True),
-                    "solution", "mutant", n=1, lineterm="\n"))
-                mutants.append(Mutant(mutant_id(question.task, change.operator, cell.id, change.source),
-                                      question.task, cell.id, change.operator, change.description, change.line,
-                                      change.source, diff if diff.endswith("\n") else diff + "\n",
-                                      _compiles(change.source)))
+                diff = "".join(
+                    difflib.unified_diff(
+                        cell.source.splitlines(keepends=True),
+                        change.source.splitlines(keepends=True),
+                        "solution",
+                        "mutant",
+                        n=1,
+                        lineterm="\n",
+                    )
+                )
+                mutants.append(
+                    Mutant(
+                        mutant_id(question.task, change.operator, cell.id, change.source),
+                        question.task,
+                        cell.id,
+                        change.operator,
+                        change.description,
+                        change.line,
+                        change.source,
+                        diff if diff.endswith("\n") else diff + "\n",
+                        _compiles(change.source),
+                    )
+                )
     return LabMutants(lab.id, tuple(mutants), tuple(unparsed))
 
 

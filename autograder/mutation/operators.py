@@ -22,9 +22,18 @@ SCATTER_ONLY = {"scatter_dimension", "tiled"}  # keywords psum and pmean do not 
 PRINTING = {"print", "jax.debug.visualize_array_sharding", "jax.debug.print", "display"}
 COLLECTING = {"append", "extend", "update", "add", "insert"}  # a method call that keeps a result, not a warm-up
 TIMERS = ("perf_counter", "time.time(", "timeit")
-NEGATED = {cst.GreaterThan: cst.LessThanEqual, cst.LessThanEqual: cst.GreaterThan, cst.LessThan: cst.GreaterThanEqual,
-           cst.GreaterThanEqual: cst.LessThan, cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal,
-           cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is}
+NEGATED = {
+    cst.GreaterThan: cst.LessThanEqual,
+    cst.LessThanEqual: cst.GreaterThan,
+    cst.LessThan: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.LessThan,
+    cst.Equal: cst.NotEqual,
+    cst.NotEqual: cst.Equal,
+    cst.In: cst.NotIn,
+    cst.NotIn: cst.In,
+    cst.Is: cst.IsNot,
+    cst.IsNot: cst.Is,
+}
 
 
 @dataclass(frozen=True)
@@ -69,9 +78,14 @@ def _positional(call: cst.Call) -> list[cst.Arg]:
 
 def _with_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
     """``call`` with ``args``, commas between them and none after the last."""
-    fixed = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(args) - 1
-             else a.with_changes(comma=a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(
-                 whitespace_after=cst.SimpleWhitespace(" "))) for i, a in enumerate(args)]
+    fixed = [
+        a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        if i == len(args) - 1
+        else a.with_changes(
+            comma=a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        for i, a in enumerate(args)
+    ]
     return call.with_changes(args=fixed)
 
 
@@ -94,6 +108,7 @@ def _parenthesized(site: Site, node: cst.BaseExpression) -> str:
 
 
 # The operators: each takes a node and its site and yields (edit, description).
+
 
 def drop_jit(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """``jax.jit(f, ...)`` becomes ``f``; an ``@jax.jit`` decorator goes."""
@@ -119,19 +134,21 @@ def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
     for i, arg in enumerate(args):
         value = arg.value
         if not (isinstance(value, cst.Name) and value.value == "None"):
-            yield {node: _with_args(node, args[:i] + args[i + 1:])}, f"`{spec}`: entry {i} dropped"
+            yield {node: _with_args(node, args[:i] + args[i + 1 :])}, f"`{spec}`: entry {i} dropped"
         if isinstance(value, cst.SimpleString):
             new = arg.with_changes(value=cst.Name("None"))
-            yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, f"`{spec}`: entry {i} replaced by None"
+            yield {node: _with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: entry {i} replaced by None"
         elif isinstance(value, cst.Name) and value.value == "None":
             present = set(_spec_axes(args))
             for axis in (a for a in site.axis_names if a not in present):
                 new = arg.with_changes(value=cst.SimpleString(repr(axis)))
-                yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, \
-                    f"`{spec}`: entry {i} replaced by {axis!r}"
+                yield (
+                    {node: _with_args(node, args[:i] + [new] + args[i + 1 :])},
+                    f"`{spec}`: entry {i} replaced by {axis!r}",
+                )
         elif isinstance(value, cst.Tuple) and len(value.elements) >= 2:
             new = arg.with_changes(value=value.with_changes(elements=_swap_values(list(value.elements), 0, 1)))
-            yield {node: _with_args(node, args[:i] + [new] + args[i + 1:])}, f"`{spec}`: the axes of entry {i} swapped"
+            yield {node: _with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: the axes of entry {i} swapped"
 
 
 def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
@@ -153,15 +170,22 @@ def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
     if last in REDUCTIONS:
         for other in (r for r in REDUCTIONS if r != last):
             func = cst.parse_expression(name[: len(name) - len(last)] + other)
-            args = [a for a in node.args if other == "psum_scatter" or a.keyword is None
-                    or a.keyword.value not in SCATTER_ONLY]
+            args = [
+                a
+                for a in node.args
+                if other == "psum_scatter" or a.keyword is None or a.keyword.value not in SCATTER_ONLY
+            ]
             yield {node: _with_args(node.with_changes(func=func), args)}, f"`{last}` became `{other}`"
     elif last == "all_gather":
         tiled = _keyword(node, "tiled")
         if tiled is None:
-            added = cst.Arg(keyword=cst.Name("tiled"), value=cst.Name("True"),
-                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                                  whitespace_after=cst.SimpleWhitespace("")))
+            added = cst.Arg(
+                keyword=cst.Name("tiled"),
+                value=cst.Name("True"),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                ),
+            )
             yield {node: _with_args(node, list(node.args) + [added])}, "`all_gather` given `tiled=True`"
         elif isinstance(tiled.value, cst.Name) and tiled.value.value in ("True", "False"):
             flipped = "False" if tiled.value.value == "True" else "True"
@@ -170,15 +194,21 @@ def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
         perm = _keyword(node, "perm") or (_positional(node)[2] if len(_positional(node)) > 2 else None)
         if perm is not None:
             code = _parenthesized(site, perm.value)
-            for words, text in (("reversed", f"[(j, i) for i, j in {code}]"),
-                                ("shifted by one device", f"[(i, (j + 1) % len({code})) for i, j in {code}]")):
+            for words, text in (
+                ("reversed", f"[(j, i) for i, j in {code}]"),
+                ("shifted by one device", f"[(i, (j + 1) % len({code})) for i, j in {code}]"),
+            ):
                 yield {perm.value: cst.parse_expression(text)}, f"`ppermute`'s pairs {words}"
 
 
 def off_by_one(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """A ``range``'s end, or an integer index, one more or one less."""
-    if isinstance(node, cst.Call) and dotted(node.func) == "range" and 1 <= len(node.args) <= 3 \
-            and all(a.keyword is None and not a.star for a in node.args):
+    if (
+        isinstance(node, cst.Call)
+        and dotted(node.func) == "range"
+        and 1 <= len(node.args) <= 3
+        and all(a.keyword is None and not a.star for a in node.args)
+    ):
         end = node.args[0] if len(node.args) == 1 else node.args[1]
         for sign in ("-", "+"):
             new = cst.parse_expression(f"{_parenthesized(site, end.value)} {sign} 1")
@@ -201,24 +231,32 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
             if site.code(a.value) != site.code(b.value):
                 elements = list(target.elements)
                 elements[i], elements[i + 1] = a.with_changes(value=b.value), b.with_changes(value=a.value)
-                yield {target: target.with_changes(elements=elements)}, \
-                    f"the names `{site.code(a.value)}` and `{site.code(b.value)}` bound in each other's place"
+                yield (
+                    {target: target.with_changes(elements=elements)},
+                    f"the names `{site.code(a.value)}` and `{site.code(b.value)}` bound in each other's place",
+                )
     if isinstance(node, (cst.Module, cst.IndentedBlock)):
         names = [_assigned_name(statement) for statement in node.body]
         for first, second in zip(names, names[1:]):
             if first and second and first.value != second.value:
-                yield {first: second, second: first}, \
-                    f"`{first.value}` and `{second.value}` bound in each other's place"
+                yield (
+                    {first: second, second: first},
+                    f"`{first.value}` and `{second.value}` bound in each other's place",
+                )
     if isinstance(node, cst.Call) and dotted(node.func) not in SPEC:
         args = list(node.args)
         for i in range(len(args) - 1):
             first, second = _name_argument(args[i]), _name_argument(args[i + 1])
             if first is not None and second is not None and first.value != second.value:
-                yield {node: node.with_changes(args=_swap_values(args, i, i + 1))}, \
-                    f"`{site.code(node.func)}`'s arguments `{first.value}` and `{second.value}` swapped"
+                yield (
+                    {node: node.with_changes(args=_swap_values(args, i, i + 1))},
+                    f"`{site.code(node.func)}`'s arguments `{first.value}` and `{second.value}` swapped",
+                )
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
-        yield {node: node.with_changes(left=node.right, right=node.left)}, \
-            f"`{site.code(node)}`: numerator and denominator swapped"
+        yield (
+            {node: node.with_changes(left=node.right, right=node.left)},
+            f"`{site.code(node)}`: numerator and denominator swapped",
+        )
 
 
 def _name_argument(arg: cst.Arg) -> cst.Name | None:
@@ -230,8 +268,11 @@ def _assigned_name(statement: cst.CSTNode) -> cst.Name | None:
     """The name a statement ``name = ...`` binds, or None for any other statement."""
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         assign = statement.body[0]
-        if (isinstance(assign, cst.Assign) and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name)):
+        if (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+        ):
             return assign.targets[0].target
     return None
 
@@ -256,8 +297,12 @@ def timing(node, site: Site) -> Iterator[tuple[Edit, str]]:
 def _warm_up_call(statement: cst.CSTNode) -> bool:
     """Whether a statement is a call alone whose result is dropped, as a warm-up's is (not a print, not an
     ``append``)."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Call)):
+    if not (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.Call)
+    ):
         return False
     func = statement.body[0].value.func
     return dotted(func) not in PRINTING and not (isinstance(func, cst.Attribute) and func.attr.value in COLLECTING)
@@ -284,17 +329,27 @@ def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
             args = _positional(node)
             value = args[position].value if len(args) > position else None
             if isinstance(value, cst.Tuple):
-                if (len(value.elements) >= 2
-                        and site.code(value.elements[0].value) != site.code(value.elements[1].value)):
+                if len(value.elements) >= 2 and site.code(value.elements[0].value) != site.code(
+                    value.elements[1].value
+                ):
                     elements = list(value.elements)
-                    elements[0], elements[1] = (elements[0].with_changes(value=elements[1].value),
-                                                elements[1].with_changes(value=elements[0].value))
+                    elements[0], elements[1] = (
+                        elements[0].with_changes(value=elements[1].value),
+                        elements[1].with_changes(value=elements[0].value),
+                    )
                     yield {value: value.with_changes(elements=elements)}, f"the mesh's {what} swapped"
 
 
 OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] = {
-    "jit": drop_jit, "spec": partition_spec, "check_vma": check_vma, "collective": collective,
-    "off_by_one": off_by_one, "swap": swap, "timing": timing, "negate": negate, "mesh": mesh_axes,
+    "jit": drop_jit,
+    "spec": partition_spec,
+    "check_vma": check_vma,
+    "collective": collective,
+    "off_by_one": off_by_one,
+    "swap": swap,
+    "timing": timing,
+    "negate": negate,
+    "mesh": mesh_axes,
 }
 
 
@@ -324,17 +379,25 @@ class _Replace(cst.CSTTransformer):
 
 def _spec_axes(args) -> list[str]:
     """The axis names a PartitionSpec's arguments name, alone or in tuples."""
-    strings = [string.evaluated_value for arg in args
-               for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple)
-                              else [arg.value])
-               if isinstance(string, cst.SimpleString)]
+    strings = [
+        string.evaluated_value
+        for arg in args
+        for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
+        if isinstance(string, cst.SimpleString)
+    ]
     return [axis for axis in strings if isinstance(axis, str)]  # a bytes literal names no mesh axis
 
 
 def _axis_names(nodes) -> tuple[str, ...]:
     """The axis names the source's PartitionSpecs use, in order of first use."""
-    return tuple(dict.fromkeys(axis for node, _ in nodes if isinstance(node, cst.Call) and dotted(node.func) in SPEC
-                               for axis in _spec_axes(node.args)))
+    return tuple(
+        dict.fromkeys(
+            axis
+            for node, _ in nodes
+            if isinstance(node, cst.Call) and dotted(node.func) in SPEC
+            for axis in _spec_axes(node.args)
+        )
+    )
 
 
 def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> list[SourceMutant]:

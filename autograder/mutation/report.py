@@ -55,10 +55,17 @@ class MutationReport:
 
     def per_task(self) -> list[TaskCount]:
         tasks = dict.fromkeys(o.mutant.task for o in self.outcomes)
-        return [TaskCount(task, sum(o.mutant.task == task for o in self.outcomes),
-                          *(sum(o.mutant.task == task for o in group)
-                            for group in (self.killed, self.survivors, self.equivalent, self.not_graded)))
-                for task in tasks]
+        return [
+            TaskCount(
+                task,
+                sum(o.mutant.task == task for o in self.outcomes),
+                *(
+                    sum(o.mutant.task == task for o in group)
+                    for group in (self.killed, self.survivors, self.equivalent, self.not_graded)
+                ),
+            )
+            for task in tasks
+        ]
 
     @property
     def score(self) -> float | None:
@@ -75,20 +82,35 @@ class MutationReport:
             if mutant_id in made and made[mutant_id].verdict == "killed":
                 stale.append(f"{mutant_id} is recorded as equivalent but the graders kill it: remove its record")
             elif mutant_id not in made and mutant_id.split("-")[0] in tasks:
-                stale.append(f"{mutant_id} is recorded as equivalent but no longer made (its cell changed): "
-                             "remove its record")
+                stale.append(
+                    f"{mutant_id} is recorded as equivalent but no longer made (its cell changed): remove its record"
+                )
         return stale
 
     def to_dict(self) -> dict:
-        return {"lab": self.lab, "score": self.score,
-                "tasks": [vars(count) for count in self.per_task()],
-                "mutants": [{"id": o.mutant.id, "task": o.mutant.task, "operator": o.mutant.operator,
-                             "description": o.mutant.description, "verdict": o.verdict,
-                             "equivalent": self.equivalents.get(o.mutant.id) if self._is_equivalent(o) else None,
-                             "score": o.score, "max_score": o.max_score, "detail": o.detail, "status": o.status,
-                             "diff": o.mutant.diff}
-                            for o in self.outcomes],
-                "stale_records": self.stale_records(), "unparsed_cells": list(self.unparsed_cells)}
+        return {
+            "lab": self.lab,
+            "score": self.score,
+            "tasks": [vars(count) for count in self.per_task()],
+            "mutants": [
+                {
+                    "id": o.mutant.id,
+                    "task": o.mutant.task,
+                    "operator": o.mutant.operator,
+                    "description": o.mutant.description,
+                    "verdict": o.verdict,
+                    "equivalent": self.equivalents.get(o.mutant.id) if self._is_equivalent(o) else None,
+                    "score": o.score,
+                    "max_score": o.max_score,
+                    "detail": o.detail,
+                    "status": o.status,
+                    "diff": o.mutant.diff,
+                }
+                for o in self.outcomes
+            ],
+            "stale_records": self.stale_records(),
+            "unparsed_cells": list(self.unparsed_cells),
+        }
 
 
 def print_report(report: MutationReport, console=None) -> None:
@@ -99,37 +121,48 @@ def print_report(report: MutationReport, console=None) -> None:
     console = console or Console()
     if report.solution.status != GradeStatus.GRADED or report.solution.score < report.solution.max_score:
         failed = [f"{t.task} {c.name}" for t in report.solution.tasks for c in t.checks if not c.passed]
-        console.print(f"[yellow]the solution scored {report.solution.score:g} / {report.solution.max_score:g} in "
-                      f"this run ({report.solution.status}); its failed checks kill no mutant: "
-                      f"{', '.join(failed) or report.solution.reason}")
+        console.print(
+            f"[yellow]the solution scored {report.solution.score:g} / {report.solution.max_score:g} in "
+            f"this run ({report.solution.status}); its failed checks kill no mutant: "
+            f"{', '.join(failed) or report.solution.reason}"
+        )
     table = Table(title=f"mutants of {report.lab}")
     for column in ("task", "made", "killed", "survived", "equivalent", "not graded"):
         table.add_column(column, justify="left" if column == "task" else "right")
     for count in report.per_task():
-        table.add_row(count.task, *(str(n) for n in (count.made, count.killed, count.survived, count.equivalent,
-                                                     count.not_graded)))
+        table.add_row(
+            count.task,
+            *(str(n) for n in (count.made, count.killed, count.survived, count.equivalent, count.not_graded)),
+        )
     console.print(table)
     for outcome in report.survivors:
         m = outcome.mutant
         console.print(f"\n[bold red]survived[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}")
         console.print(escape(m.diff.rstrip("\n")), highlight=False)
     for outcome in report.equivalent:
-        console.print(f"\n[bold]equivalent[/] {outcome.mutant.id}: {escape(outcome.mutant.description)}: "
-                      f"{escape(report.equivalents[outcome.mutant.id])}")
+        console.print(
+            f"\n[bold]equivalent[/] {outcome.mutant.id}: {escape(outcome.mutant.description)}: "
+            f"{escape(report.equivalents[outcome.mutant.id])}"
+        )
     for outcome in report.not_graded:
         m = outcome.mutant
-        console.print(f"\n[yellow]{outcome.verdict}[/] {m.id} ({m.task}): {escape(m.description)}: "
-                      f"{escape(outcome.detail)}")
+        console.print(
+            f"\n[yellow]{outcome.verdict}[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
+        )
     for outcome in (o for o in report.killed if o.status != GradeStatus.GRADED):
         m = outcome.mutant
-        console.print(f"\n[yellow]run failed[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
-                      " — counted as killed: its task lost points")
+        console.print(
+            f"\n[yellow]run failed[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
+            " — counted as killed: its task lost points"
+        )
     for line in (*report.stale_records(), *report.unparsed_cells):
         console.print(f"\n[yellow]note[/] {escape(line)}")
     score = "no mutant graded" if report.score is None else f"{report.score:.0%}"
-    console.print(f"\n{report.lab}: mutation score {score} ({len(report.killed)} killed of "
-                  f"{len(report.killed) + len(report.survivors)} not recorded as equivalent; "
-                  f"{len(report.equivalent)} equivalent, {len(report.not_graded)} not graded)")
+    console.print(
+        f"\n{report.lab}: mutation score {score} ({len(report.killed)} killed of "
+        f"{len(report.killed) + len(report.survivors)} not recorded as equivalent; "
+        f"{len(report.equivalent)} equivalent, {len(report.not_graded)} not graded)"
+    )
 
 
 def mutation_report(lab_id: str, tasks: tuple[str, ...] = (), options=None) -> MutationReport:

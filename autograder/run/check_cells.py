@@ -41,9 +41,11 @@ They need two things in this notebook's kernel, both named in the notebook's fir
 
 
 def check_source(task: str, lab_id: str) -> str:
-    return (f"# Check task {task} (public checks; this cell is not run when grading)\n"
-            f"import {MODULE} as ag\n"
-            f'ag.check("{task}", lab="{lab_id}")')
+    return (
+        f"# Check task {task} (public checks; this cell is not run when grading)\n"
+        f"import {MODULE} as ag\n"
+        f'ag.check("{task}", lab="{lab_id}")'
+    )
 
 
 def new_intro_cell(lab_id: str) -> nbformat.NotebookNode:
@@ -78,11 +80,17 @@ def is_check_code(source: str) -> bool:
     for statement in statements:
         if isinstance(statement, ast.Import) and all(a.name in names and a.asname for a in statement.names):
             modules |= {a.asname for a in statement.names if a.asname}
-        elif isinstance(statement, ast.ImportFrom) and statement.module == "autograder" and all(
-                f"autograder.{a.name}" in names for a in statement.names):
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module == "autograder"
+            and all(f"autograder.{a.name}" in names for a in statement.names)
+        ):
             modules |= {a.asname or a.name for a in statement.names}
-        elif isinstance(statement, ast.ImportFrom) and statement.module in names and all(
-                a.name == "check" for a in statement.names):
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module in names
+            and all(a.name == "check" for a in statement.names)
+        ):
             functions |= {a.asname or a.name for a in statement.names}
         elif not (isinstance(statement, ast.Expr) and _is_check_call(statement.value, modules, functions)):
             return False
@@ -95,5 +103,9 @@ def _is_check_call(node: ast.expr, modules: set[str], functions: set[str]) -> bo
     function = node.func
     if isinstance(function, ast.Name):
         return function.id in functions
-    return (isinstance(function, ast.Attribute) and function.attr == "check" and isinstance(function.value, ast.Name)
-            and function.value.id in modules)
+    return (
+        isinstance(function, ast.Attribute)
+        and function.attr == "check"
+        and isinstance(function.value, ast.Name)
+        and function.value.id in modules
+    )

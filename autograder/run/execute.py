@@ -94,8 +94,15 @@ class _Hung(Exception):
 class _Run:
     """One execution: a started kernel, the submission's plan, and what has been learnt so far."""
 
-    def __init__(self, plan: Plan, captures: Captures, seed: int, kernel: StartedKernel,
-                 submission: Path | None, live: LiveExecution | None):
+    def __init__(
+        self,
+        plan: Plan,
+        captures: Captures,
+        seed: int,
+        kernel: StartedKernel,
+        submission: Path | None,
+        live: LiveExecution | None,
+    ):
         self.plan, self._captures, self.limits, self.seed = plan, captures, kernel.limits, seed
         self.live = live
         self.kernel, self.km, self.client, self.facts_dir = kernel, kernel.km, kernel.client, kernel.facts_dir
@@ -173,13 +180,15 @@ class _Run:
         error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
-        status = CellStatus.TIMEOUT if error and error.startswith(TIMEOUT_ENAME) else (
-            CellStatus.ERROR if error else CellStatus.OK)
+        status = (
+            CellStatus.TIMEOUT
+            if error and error.startswith(TIMEOUT_ENAME)
+            else (CellStatus.ERROR if error else CellStatus.OK)
+        )
         self.interrupted = step.label if status == CellStatus.TIMEOUT else None
         truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
-        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds,
-                                      truncated, leftovers))
+        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds, truncated, leftovers))
         return status == CellStatus.TIMEOUT
 
     async def stop_leftovers(self) -> int:
@@ -201,8 +210,9 @@ class _Run:
     async def capture(self, task: str) -> None:
         capture = self.captures.get(task, TaskCapture(task))
         out = self.facts_dir / task
-        cell = await self.run_code(probe_code(capture.manifest(str(out), task_seed(self.seed, task))),
-                                   self.limits.cell_timeout + 30)
+        cell = await self.run_code(
+            probe_code(capture.manifest(str(out), task_seed(self.seed, task))), self.limits.cell_timeout + 30
+        )
         await self.stop_leftovers()  # the grader's calls of student functions may have started some
         self.taken.take(task, out, _capture_problem(cell_error(cell)))
         shutil.rmtree(out, ignore_errors=True)
@@ -212,10 +222,15 @@ class _Run:
     def died_reason(self) -> str:
         log = self.km.log_tail()
         if any(sign in log for sign in RENDEZVOUS_SIGNS):
-            return ("the kernel was aborted by XLA: a jitted program with collectives was started while "
-                    "another was still running (call jax.block_until_ready on each step of a loop)")
-        for sign, words in (("MemoryError", "it ran out of memory"), ("RESOURCE_EXHAUSTED", "it ran out of memory"),
-                            ("Segmentation fault", "it crashed (segmentation fault)")):
+            return (
+                "the kernel was aborted by XLA: a jitted program with collectives was started while "
+                "another was still running (call jax.block_until_ready on each step of a loop)"
+            )
+        for sign, words in (
+            ("MemoryError", "it ran out of memory"),
+            ("RESOURCE_EXHAUSTED", "it ran out of memory"),
+            ("Segmentation fault", "it crashed (segmentation fault)"),
+        ):
             if sign in log:
                 return f"the kernel died: {words}"
         return "the kernel died (it exited or was killed)"
@@ -226,8 +241,10 @@ def _capture_problem(error: str | None) -> str:
     if error is None:
         return ""
     if "can't start new thread" in error or "Resource temporarily unavailable" in error:
-        return (f" (the kernel could not start a thread to record them: {error}; the notebook's own processes"
-                " or threads had used up the sandbox's process limit)")
+        return (
+            f" (the kernel could not start a thread to record them: {error}; the notebook's own processes"
+            " or threads had used up the sandbox's process limit)"
+        )
     return f" ({error})"
 
 
@@ -240,9 +257,16 @@ def _current_label(run: _Run) -> str | None:
 Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
 
 
-async def execute_plan_async(plan: Plan, captures: Captures, limits: Limits, seed: int,
-                             lab_probe: Path | None = None, submission: Path | None = None,
-                             live: LiveExecution | None = None, kernel: StartedKernel | None = None) -> Execution:
+async def execute_plan_async(
+    plan: Plan,
+    captures: Captures,
+    limits: Limits,
+    seed: int,
+    lab_probe: Path | None = None,
+    submission: Path | None = None,
+    live: LiveExecution | None = None,
+    kernel: StartedKernel | None = None,
+) -> Execution:
     """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one, and
     a copy of ``submission`` is put in the kernel's working directory. ``captures`` may be a function
     that returns them, called once the kernel is starting. With ``live``, a grader in another thread
@@ -309,7 +333,13 @@ async def _within_deadline(run: _Run, total_timeout: float):
             raise TimeoutError
 
 
-def execute_plan(plan: Plan, captures: Captures, limits: Limits, seed: int,
-                 lab_probe: Path | None = None, submission: Path | None = None,
-                 live: LiveExecution | None = None) -> Execution:
+def execute_plan(
+    plan: Plan,
+    captures: Captures,
+    limits: Limits,
+    seed: int,
+    lab_probe: Path | None = None,
+    submission: Path | None = None,
+    live: LiveExecution | None = None,
+) -> Execution:
     return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live))

@@ -97,8 +97,9 @@ class HarnessKernelManager(AsyncKernelManager):
     reach ports inside the kernel's network namespace, and the filter leaves the kernel Unix sockets alone.
     """
 
-    def __init__(self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None,
-                 readonly: Sequence[Path] = (), **kwargs):
+    def __init__(
+        self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None, readonly: Sequence[Path] = (), **kwargs
+    ):
         super().__init__(kernel_name="python3", **kwargs)
         self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
         self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
@@ -107,8 +108,14 @@ class HarnessKernelManager(AsyncKernelManager):
         # IPython's history lives in memory: its database thread is restarted at the first cell after
         # a fork, and a fork bomb's killed children (zombies until reaped) would keep it from starting,
         # so the cell that reaps them could not run.
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                "--HistoryManager.hist_file=:memory:"]
+        argv = [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--HistoryManager.hist_file=:memory:",
+        ]
         if sandbox is not None:
             if filter_problem() is None:  # one code path: under bubblewrap too, where it closes nothing more
                 argv = filter_command(argv, workdir)
@@ -118,16 +125,18 @@ class HarnessKernelManager(AsyncKernelManager):
             if self.uid is not None:
                 make_private(workdir, self.uid)
             if self.level == BUBBLEWRAP:
-                argv = bwrap_command(argv, workdir, list(readonly), sandbox_environment(kernel_environment()),
-                                     sandbox, self.uid)
+                argv = bwrap_command(
+                    argv, workdir, list(readonly), sandbox_environment(kernel_environment()), sandbox, self.uid
+                )
             else:  # its working directory is its home
                 if self.uid is None:  # sandbox_level() offers the uid level to root alone
                     raise SandboxUnavailable("the uid level needs a uid of its own for the kernel: run as root")
                 env = sandbox_environment(kernel_environment(), home=str(workdir))
                 argv = uid_command(argv, env, sandbox, self.uid)
         argv = oom_first(argv)  # a notebook outgrowing the container loses its kernel, not the grader
-        self._kernel_spec = KernelSpec(argv=argv, display_name="autograder", language="python",
-                                       interrupt_mode="message")
+        self._kernel_spec = KernelSpec(
+            argv=argv, display_name="autograder", language="python", interrupt_mode="message"
+        )
         # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
         self._launcher: psutil.Process | None = None
         # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
@@ -295,11 +304,20 @@ class StartedKernel:
         self.start_ended = asyncio.Event()  # started, failed to, or closed
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
-            self.nb, limits, km=self.km, timeout=int(limits.cell_timeout), allow_errors=True,
-            interrupt_on_timeout=True, iopub_timeout=10, raise_on_iopub_timeout=False,
+            self.nb,
+            limits,
+            km=self.km,
+            timeout=int(limits.cell_timeout),
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            iopub_timeout=10,
+            raise_on_iopub_timeout=False,
             startup_timeout=int(limits.startup_timeout),
-            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
-                              "traceback": []},
+            error_on_timeout={
+                "ename": TIMEOUT_ENAME,
+                "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
+                "traceback": [],
+            },
         )
 
     def fits(self, limits: Limits, lab_probe: Path | None) -> bool:

@@ -43,15 +43,23 @@ class KernelPool:
         self._lock = threading.Lock()
         atexit.register(self.close)
 
-    def execute(self, plan: Plan, captures: Captures, limits: Limits, seed: int,
-                lab_probe: Path | None = None, submission: Path | None = None,
-                live: LiveExecution | None = None) -> Execution:
+    def execute(
+        self,
+        plan: Plan,
+        captures: Captures,
+        limits: Limits,
+        seed: int,
+        lab_probe: Path | None = None,
+        submission: Path | None = None,
+        live: LiveExecution | None = None,
+    ) -> Execution:
         """``execute_plan``, in the spare kernel when it fits and is ready; then starts the next one."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
             future = asyncio.run_coroutine_threadsafe(
-                self._execute(plan, captures, limits, seed, lab_probe, submission, live), self._loop)
+                self._execute(plan, captures, limits, seed, lab_probe, submission, live), self._loop
+            )
         return future.result()
 
     async def _execute(self, plan, captures, limits, seed, lab_probe, submission, live) -> Execution:

@@ -27,8 +27,12 @@ class ResourceLimits:
     max_file_bytes: int = 256 * 2**20
 
     def prlimit_args(self) -> list[str]:
-        return [f"--data={self.memory_bytes}", f"--nproc={self.max_processes}",
-                f"--fsize={self.max_file_bytes}", "--core=0"]
+        return [
+            f"--data={self.memory_bytes}",
+            f"--nproc={self.max_processes}",
+            f"--fsize={self.max_file_bytes}",
+            "--core=0",
+        ]
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,8 @@ class Limits:
     output_bytes_per_cell: int = 1_000_000
     output_bytes_total: int = 8_000_000
     sandbox: ResourceLimits | None = command_line(  # None: no sandbox (trusted notebooks only)
-        ResourceLimits(), "--no-sandbox", "run the kernel without bubblewrap (only for notebooks you trust)")
+        ResourceLimits(), "--no-sandbox", "run the kernel without bubblewrap (only for notebooks you trust)"
+    )
 
     def to_dict(self) -> dict:
         """Plain data, as a batch hands the limits to its Dask workers; ``from_dict`` reads it back."""

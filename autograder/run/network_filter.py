@@ -60,23 +60,27 @@ def filter_program(machine: str) -> bytes:
     if machine not in SYSCALLS:
         raise FilterUnavailable(f"no filter for the {machine} architecture")
     arch, socket_nr, socketpair_nr, refused = SYSCALLS[machine]
-    program = [_instruction(LD_ABS_W, ARCH_OFFSET),
-               _instruction(JEQ_K, arch, jt=1),
-               _instruction(RET_K, RET_KILL_PROCESS),
-               _instruction(LD_ABS_W, NR_OFFSET)]
+    program = [
+        _instruction(LD_ABS_W, ARCH_OFFSET),
+        _instruction(JEQ_K, arch, jt=1),
+        _instruction(RET_K, RET_KILL_PROCESS),
+        _instruction(LD_ABS_W, NR_OFFSET),
+    ]
     if machine == "x86_64":
         program += [_instruction(JGE_K, X32_SYSCALL_BIT, jf=1), _instruction(RET_K, RET_ERRNO | errno.ENOSYS)]
     for number in refused:
         program += [_instruction(JEQ_K, number, jf=1), _instruction(RET_K, RET_ERRNO | errno.EPERM)]
-    program += [_instruction(JEQ_K, socket_nr, jt=2),
-                _instruction(JEQ_K, socketpair_nr, jt=1),
-                _instruction(RET_K, RET_ALLOW),
-                _instruction(LD_ABS_W, ARG0_OFFSET),
-                _instruction(JEQ_K, AF_UNIX, jf=1),
-                _instruction(RET_K, RET_ALLOW),
-                _instruction(JEQ_K, AF_NETLINK, jf=1),
-                _instruction(RET_K, RET_ERRNO | errno.EOPNOTSUPP),
-                _instruction(RET_K, RET_ERRNO | errno.EAFNOSUPPORT)]
+    program += [
+        _instruction(JEQ_K, socket_nr, jt=2),
+        _instruction(JEQ_K, socketpair_nr, jt=1),
+        _instruction(RET_K, RET_ALLOW),
+        _instruction(LD_ABS_W, ARG0_OFFSET),
+        _instruction(JEQ_K, AF_UNIX, jf=1),
+        _instruction(RET_K, RET_ALLOW),
+        _instruction(JEQ_K, AF_NETLINK, jf=1),
+        _instruction(RET_K, RET_ERRNO | errno.EOPNOTSUPP),
+        _instruction(RET_K, RET_ERRNO | errno.EAFNOSUPPORT),
+    ]
     return b"".join(program)
 
 

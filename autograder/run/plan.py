@@ -93,8 +93,10 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
         if not (is_check_cell(cell) or (t is not None and is_check_cell(template.cells[t]))):
             return False
         if has_code(cell.source):
-            changes.append(f"cell {s + 1} is a check cell holding other code: check cells are not run when "
-                           "grading, so that code was not run")
+            changes.append(
+                f"cell {s + 1} is a check cell holding other code: check cells are not run when "
+                "grading, so that code was not run"
+            )
         return True
 
     def add_student_cells(anchor_index: int, task: str | None) -> None:
@@ -135,6 +137,8 @@ def has_code(source: str) -> bool:
 def _without_idle_tail(steps: list[RunCell | CaptureTask]) -> tuple[RunCell | CaptureTask, ...]:
     """Drop the lab's cells after the student's last line of code: they cannot earn a point, since every
     graded name is bound by the student, and skipping them makes unfinished notebooks quick to grade."""
-    last = max((i for i, s in enumerate(steps) if isinstance(s, RunCell) and s.origin == "student"
-                and has_code(s.source)), default=-1)
+    last = max(
+        (i for i, s in enumerate(steps) if isinstance(s, RunCell) and s.origin == "student" and has_code(s.source)),
+        default=-1,
+    )
     return tuple(s for i, s in enumerate(steps) if i <= last or isinstance(s, CaptureTask))

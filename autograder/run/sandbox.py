@@ -83,8 +83,15 @@ def lease_uid() -> UidLease | None:
 
 def setpriv_args(uid: int) -> list[str]:
     """Become ``uid`` with no groups, no capabilities, and no way to gain any (no_new_privs)."""
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-            "--bounding-set=-all", "--no-new-privs"]
+    return [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+    ]
 
 
 def _readonly_roots() -> list[Path]:
@@ -94,8 +101,13 @@ def _readonly_roots() -> list[Path]:
     package_home = PACKAGE_DIR.parent
     for entry in sys.path:
         path = Path(entry).resolve() if entry else None
-        if (path is not None and path.name in ("site-packages", "dist-packages") and path.is_dir()
-                and path != package_home and not any(path.is_relative_to(root) for root in roots)):
+        if (
+            path is not None
+            and path.name in ("site-packages", "dist-packages")
+            and path.is_dir()
+            and path != package_home
+            and not any(path.is_relative_to(root) for root in roots)
+        ):
             roots.add(path)
     return sorted(roots)
 
@@ -104,8 +116,9 @@ def _parents(path: Path) -> list[Path]:
     return [p for p in reversed(path.parents) if p != Path("/")]
 
 
-def bwrap_command(argv: list[str], workdir: Path, readonly: list[Path], env: dict[str, str],
-                  limits: ResourceLimits, uid: int | None) -> list[str]:
+def bwrap_command(
+    argv: list[str], workdir: Path, readonly: list[Path], env: dict[str, str], limits: ResourceLimits, uid: int | None
+) -> list[str]:
     """The command that runs ``argv`` in the sandbox, with ``workdir`` its only writable directory."""
     command = ["prlimit", *limits.prlimit_args(), "--", "bwrap"]
     for system in ("/usr", "/etc"):
@@ -115,8 +128,20 @@ def bwrap_command(argv: list[str], workdir: Path, readonly: list[Path], env: dic
             command += ["--symlink", os.readlink(Path("/", link)), f"/{link}"]
         elif Path("/", link).is_dir():
             command += ["--ro-bind", f"/{link}", f"/{link}"]
-    command += ["--dev", "/dev", "--proc", "/proc", "--perms", "01777", "--tmpfs", "/tmp",
-                "--perms", "01777", "--tmpfs", "/dev/shm"]
+    command += [
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--perms",
+        "01777",
+        "--tmpfs",
+        "/tmp",
+        "--perms",
+        "01777",
+        "--tmpfs",
+        "/dev/shm",
+    ]
     made: set[Path] = set()
     for path in [*_readonly_roots(), *readonly, workdir]:
         for parent in _parents(path):
@@ -131,8 +156,18 @@ def bwrap_command(argv: list[str], workdir: Path, readonly: list[Path], env: dic
     for path in readonly:
         command += ["--ro-bind", str(path), str(path)]
     command += ["--bind", str(workdir), str(workdir)]
-    command += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                "--die-with-parent", "--new-session", "--clearenv", "--chdir", str(workdir)]
+    command += [
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--clearenv",
+        "--chdir",
+        str(workdir),
+    ]
     for key, value in sorted(env.items()):
         command += ["--setenv", key, value]
     if uid is None:
@@ -147,8 +182,18 @@ def uid_command(argv: list[str], env: dict[str, str], limits: ResourceLimits, ui
     killed when its parent dies, and exactly the environment ``env``. Its working directory must be
     a private directory of ``uid`` (``make_private``)."""
     assignments = [f"{key}={value}" for key, value in sorted(env.items())]
-    return ["prlimit", *limits.prlimit_args(), "--", *setpriv_args(uid), "--pdeathsig=KILL", "--",
-            "env", "-i", *assignments, *argv]
+    return [
+        "prlimit",
+        *limits.prlimit_args(),
+        "--",
+        *setpriv_args(uid),
+        "--pdeathsig=KILL",
+        "--",
+        "env",
+        "-i",
+        *assignments,
+        *argv,
+    ]
 
 
 def make_private(directory: Path, uid: int) -> None:
@@ -170,9 +215,17 @@ def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, s
     keep = {k: v for k, v in base.items() if k in ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")}
     # Two malloc arenas, not one per thread of XLA's 8 devices: memory a cell frees is reused instead of
     # held (lab 2's kernel peaks at 530 MB instead of 780 MB: it fits Gradescope's 768 MB container).
-    return {**keep, "HOME": home, "TMPDIR": home, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-            "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS, "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD,
-            "LANG": "C.UTF-8", "MPLCONFIGDIR": f"{home}/.matplotlib", "IPYTHONDIR": f"{home}/.ipython"}
+    return {
+        **keep,
+        "HOME": home,
+        "TMPDIR": home,
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS,
+        "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD,
+        "LANG": "C.UTF-8",
+        "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "IPYTHONDIR": f"{home}/.ipython",
+    }
 
 
 _bubblewrap_tried = threading.Lock()
@@ -188,8 +241,9 @@ def sandbox_problem() -> str | None:
 def try_bubblewrap_in_background() -> None:
     """Start trying bubblewrap and the network filter now, on a thread of its own, so that a grade's
     imports overlap the tries (about 0.15 s and 0.1 s) and the answers are ready when the kernel starts."""
-    threading.Thread(target=lambda: (sandbox_problem(), filter_problem()), name="autograder-sandbox-probe",
-                     daemon=True).start()
+    threading.Thread(
+        target=lambda: (sandbox_problem(), filter_problem()), name="autograder-sandbox-probe", daemon=True
+    ).start()
 
 
 @functools.cache
@@ -247,8 +301,10 @@ def uid_sandbox_problem() -> str | None:
             return f"`{tool}` is not installed (Debian package util-linux / coreutils)"
     exposed = [str(p) for p in harness_paths() if readable_by_others(p)]
     if exposed:
-        return (f"the harness's files are readable by any user: {', '.join(exposed)}; make them private "
-                "(chmod 0700; run_autograder does this on Gradescope)")
+        return (
+            f"the harness's files are readable by any user: {', '.join(exposed)}; make them private "
+            "(chmod 0700; run_autograder does this on Gradescope)"
+        )
     lease = UidLease()
     home = Path(tempfile.mkdtemp(prefix="autograder-probe-"))
     try:
@@ -260,8 +316,10 @@ def uid_sandbox_problem() -> str | None:
         shutil.rmtree(home, ignore_errors=True)
     if isinstance(done, str) or done.returncode != 0 or done.stdout.strip() != "ok":
         error = done if isinstance(done, str) else done.stderr.strip()[:500]
-        return (f"an unprivileged uid cannot run {sys.executable}: {error} (the Python installation must be "
-                "readable and searchable by every user)")
+        return (
+            f"an unprivileged uid cannot run {sys.executable}: {error} (the Python installation must be "
+            "readable and searchable by every user)"
+        )
     return None
 
 
@@ -276,5 +334,7 @@ def sandbox_level() -> str:
     uid = uid_sandbox_problem()
     if uid is None:
         return UID_SECCOMP if filter_problem() is None else UID
-    raise SandboxUnavailable(f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}. "
-                             "Grade with --no-sandbox only notebooks you trust")
+    raise SandboxUnavailable(
+        f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}. "
+        "Grade with --no-sandbox only notebooks you trust"
+    )

@@ -10,7 +10,7 @@ BUBBLEWRAP, UID_SECCOMP, UID, NO_SANDBOX = "bubblewrap", "uid+seccomp", "uid", "
 LEVEL_DESCRIPTIONS = {
     BUBBLEWRAP: "bubblewrap (own filesystem view, no network, own process tree, unprivileged uid)",
     UID_SECCOMP: "uid, network closed by seccomp (an unprivileged uid of its own and file permissions; "
-                 "no IP or netlink sockets)",
+    "no IP or netlink sockets)",
     UID: "uid, network open (an unprivileged uid of its own and file permissions; no seccomp filter here)",
     NO_SANDBOX: "none (--no-sandbox: the notebook was trusted)",
 }

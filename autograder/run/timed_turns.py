@@ -178,8 +178,9 @@ class TimedTurn:
 
     def _warn_if(self, timed_out: bool, label: str) -> None:
         if timed_out:
-            log.warning("%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label,
-                        MAX_WAIT)
+            log.warning(
+                "%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT
+            )
 
     def _joined_now(self, started: float, label: str) -> float:
         with _held_lock:

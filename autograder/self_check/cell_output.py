@@ -16,15 +16,19 @@ NO_PUBLIC_CHECKS = "no public checks"
 # A light card with its own foreground and background on every element, so that it reads the same in a
 # dark theme (JupyterLab's styles its outputs' headings, code and pre, the latter more specifically than
 # a scoped rule: hence !important there; Colab's dark mode styles its text).
-STYLE = (f"{SELECTOR}{{font-family:system-ui,sans-serif;color:#222;background:#fff;color-scheme:light;"
-         "max-width:60rem;padding:.1rem .8rem;border:1px solid #ccc;border-radius:6px}"
-         f"{SELECTOR} :is(p,ul,li,h2,span,small,b,section,div){{color:inherit;background:transparent}}"
-         f"{SELECTOR} code{{color:#222 !important;background:#eee !important;padding:0 .2em;border-radius:3px}}"
-         f"{SELECTOR} pre{{color:#222 !important;background:#f6f6f6 !important}}"
-         f"{SELECTOR} .todo{{color:#666}} {SELECTOR} .note{{color:#555;font-size:.85rem}}"
-         f"{SELECTOR} .status{{color:#222;background:#fff4e5}}" + scoped_style(SELECTOR))
-NOTE = ("Public checks only, on fresh inputs, run apart from this notebook. Grading runs them again and "
-        "may run further checks. Check cells are not run when your notebook is graded.")
+STYLE = (
+    f"{SELECTOR}{{font-family:system-ui,sans-serif;color:#222;background:#fff;color-scheme:light;"
+    "max-width:60rem;padding:.1rem .8rem;border:1px solid #ccc;border-radius:6px}"
+    f"{SELECTOR} :is(p,ul,li,h2,span,small,b,section,div){{color:inherit;background:transparent}}"
+    f"{SELECTOR} code{{color:#222 !important;background:#eee !important;padding:0 .2em;border-radius:3px}}"
+    f"{SELECTOR} pre{{color:#222 !important;background:#f6f6f6 !important}}"
+    f"{SELECTOR} .todo{{color:#666}} {SELECTOR} .note{{color:#555;font-size:.85rem}}"
+    f"{SELECTOR} .status{{color:#222;background:#fff4e5}}" + scoped_style(SELECTOR)
+)
+NOTE = (
+    "Public checks only, on fresh inputs, run apart from this notebook. Grading runs them again and "
+    "may run further checks. Check cells are not run when your notebook is graded."
+)
 
 
 @dataclass(frozen=True)
@@ -74,12 +78,16 @@ def _task_html(check: TaskCheck) -> str:
     task = escape(check.task)
     if not check.attempted:
         names = ", ".join(f"`{name}`" for name in check.undefined)
-        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
-                f"<p>{escape(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
-                "</section>")
+        body = (
+            f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
+            f"<p>{escape(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
+            "</section>"
+        )
     elif not check.checks:
-        body = (f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
-                "</h2><p>This task is checked only when your notebook is graded.</p></section>")
+        body = (
+            f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
+            "</h2><p>This task is checked only when your notebook is graded.</p></section>"
+        )
     else:
         body = task_section(TaskResult(check.task, check.points, check.checks))
     return f"<div data-task='{task}' data-verdict='{_escape(check.verdict)}'>{body}</div>"
@@ -96,9 +104,11 @@ def check_html(report: NotebookCheck) -> str:
             parts.append(f"<div class='status' data-verdict='warning'>{escape(report.warning)}</div>")
         attempted = [t for t in report.tasks if t.attempted]
         if len(report.tasks) > 1:
-            parts.append(f"<p><b>Public checks: {sum(t.score for t in attempted):g} / "
-                         f"{sum(t.points for t in attempted):g} points</b> in {len(attempted)} of "
-                         f"{len(report.tasks)} tasks attempted</p>")
+            parts.append(
+                f"<p><b>Public checks: {sum(t.score for t in attempted):g} / "
+                f"{sum(t.points for t in attempted):g} points</b> in {len(attempted)} of "
+                f"{len(report.tasks)} tasks attempted</p>"
+            )
         parts += [_task_html(t) for t in report.tasks]
         parts.append(f"<p class='note'>{escape(NOTE)}</p>")
     parts.append("</div>")

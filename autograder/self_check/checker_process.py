@@ -72,8 +72,14 @@ class CheckerProcess:
         with open(self._directory / "checker.log", "wb") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "autograder.self_check.task_checker"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=log, cwd=self._directory, env=checker_environment(), text=True, encoding="utf-8")
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=self._directory,
+                env=checker_environment(),
+                text=True,
+                encoding="utf-8",
+            )
         self._replies = queue.Queue()
         threading.Thread(target=_read_lines, args=(self._process.stdout, self._replies), daemon=True).start()
 
@@ -89,8 +95,10 @@ class CheckerProcess:
                 tail = self.log_tail()
                 self.close(now=True)  # it may not have exited yet: it must not be written to again
                 if attempt == 2:
-                    raise CheckerError("the checker process stopped before it answered"
-                                       + (f"; its last words:\n{tail}" if tail else "")) from None
+                    raise CheckerError(
+                        "the checker process stopped before it answered"
+                        + (f"; its last words:\n{tail}" if tail else "")
+                    ) from None
         raise AssertionError("unreachable")
 
     def _exchange(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -81,8 +81,9 @@ def find_lab(lab: str | None, namespace: Mapping[str, Any]) -> str:
             continue
         if found:
             return found
-    raise CheckProblem(f"Which lab is this? Say it, e.g. check(\"t1\", lab=\"{lab_ids()[0]}\"); "
-                       f"the labs are {', '.join(lab_ids())}.")
+    raise CheckProblem(
+        f'Which lab is this? Say it, e.g. check("t1", lab="{lab_ids()[0]}"); the labs are {", ".join(lab_ids())}.'
+    )
 
 
 def _notebook_paths(namespace: Mapping[str, Any]) -> list[Path]:
@@ -106,8 +107,10 @@ def device_problem() -> str | None:
     platforms = sorted({d.platform for d in devices})
     if len(devices) == DEVICE_COUNT and platforms == ["cpu"]:
         return None
-    return (f"These checks need the lab's {DEVICE_COUNT} CPU devices, and JAX in this kernel has "
-            f"{len(devices)} {'/'.join(platforms)} device{'s' if len(devices) != 1 else ''}.\n\n{DEVICE_HELP}")
+    return (
+        f"These checks need the lab's {DEVICE_COUNT} CPU devices, and JAX in this kernel has "
+        f"{len(devices)} {'/'.join(platforms)} device{'s' if len(devices) != 1 else ''}.\n\n{DEVICE_HELP}"
+    )
 
 
 def jax_version_warning() -> str | None:

@@ -37,12 +37,20 @@ class RequestError(ValueError):
 
 def facts_execution(facts: Mapping[str, TaskFacts], fact_errors: Mapping[str, str] | None = None) -> Execution:
     """An execution that produced these facts (and these unreadable ones): what the graders read."""
-    return Execution(status=RunStatus.COMPLETED, reason=None, ended_at=None, facts=dict(facts),
-                     fact_errors=dict(fact_errors or {}), cells=(), seconds=0.0)
+    return Execution(
+        status=RunStatus.COMPLETED,
+        reason=None,
+        ended_at=None,
+        facts=dict(facts),
+        fact_errors=dict(fact_errors or {}),
+        cells=(),
+        seconds=0.0,
+    )
 
 
-def public_checks(lab: Lab, facts: Mapping[str, TaskFacts], seed: int,
-                  fact_errors: Mapping[str, str] | None = None) -> list[CheckResult]:
+def public_checks(
+    lab: Lab, facts: Mapping[str, TaskFacts], seed: int, fact_errors: Mapping[str, str] | None = None
+) -> list[CheckResult]:
     """The public checks of the tasks in ``facts`` and ``fact_errors``, run on those facts."""
     tasks = set(facts) | set(fact_errors or {})
     checks = run_graders(lab, facts_execution(facts, fact_errors), seed, public_only=True, tasks=tasks)

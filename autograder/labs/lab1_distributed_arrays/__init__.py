@@ -11,10 +11,13 @@ CAPTURES = (
     TaskCapture("t2", names=("y_ba", "y_a_rep", "y_cols_b", "y_rows_ab")),
     TaskCapture("t3", names=("y_lhs", "y_rhs", "w", "w_layout_guess")),
     TaskCapture("t4", names=("err_msg",)),
-    TaskCapture("t5", calls=(
-        Call("f", "f", hlo=True, args=(FRESH_INPUT,)),
-        Call("f_replicated", "f_replicated", hlo=True, args=(FRESH_INPUT,)),
-    )),
+    TaskCapture(
+        "t5",
+        calls=(
+            Call("f", "f", hlo=True, args=(FRESH_INPUT,)),
+            Call("f_replicated", "f_replicated", hlo=True, args=(FRESH_INPUT,)),
+        ),
+    ),
     TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp")),
     TaskCapture("t7", names=("batch_tp", "params_tp", "loss_tp")),
     TaskCapture("t8", names=("t_single", "t_sharded", "speedup"), times_code=True),

@@ -7,11 +7,15 @@ has the asked layouts and values; the initial placement is not bound, so it cann
 survive, and count against the lab's score, until the task binds its placed parameters too.
 """
 
-_TWO_DEVICES = ("any two different devices give the incompatible-devices error the task asks for; "
-                "which two, or which is named first, does not change err_msg's kind")
-_MEDIAN = ("t8 reports the median of the rounds: one round more or less, or a first slow (compiling) round "
-           "without its warm-up call, leaves the median where it was (and grad_loss on the data-parallel "
-           "arrays is already compiled by t6's training)")
+_TWO_DEVICES = (
+    "any two different devices give the incompatible-devices error the task asks for; "
+    "which two, or which is named first, does not change err_msg's kind"
+)
+_MEDIAN = (
+    "t8 reports the median of the rounds: one round more or less, or a first slow (compiling) round "
+    "without its warm-up call, leaves the median where it was (and grad_loss on the data-parallel "
+    "arrays is already compiled by t6's training)"
+)
 
 EQUIVALENT_MUTANTS = {
     "t4-off_by_one-0bccfb59": _TWO_DEVICES,

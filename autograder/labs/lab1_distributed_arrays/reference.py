@@ -34,8 +34,9 @@ MESH_TP = MeshSpec((4, 2), ("batch", "model"), "auto")
 N = 1024
 FRESH_SHAPE = (256, 512)  # the grader's input of task 5: another size than the lab's, so f is traced anew
 LAYER_SIZES, BATCH_SIZE, NUM_STEPS, STEP_SIZE = (784, 512, 512, 512, 10), 1024, 10, 1e-3
-PARAM_SHAPES = tuple(shape for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])
-                     for shape in ((n_in, n_out), (n_out,)))
+PARAM_SHAPES = tuple(
+    shape for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:]) for shape in ((n_in, n_out), (n_out,))
+)
 BATCH_SHAPES = ((BATCH_SIZE, LAYER_SIZES[0]), (BATCH_SIZE, LAYER_SIZES[-1]))
 
 
@@ -118,8 +119,9 @@ def trained() -> tuple[tuple[np.ndarray, ...], float]:
     params, batch = jax.device_put(model_setup())
     for _ in range(NUM_STEPS):
         grads = gradfun(params, batch)
-        params = jax.block_until_ready([(W - STEP_SIZE * dW, b - STEP_SIZE * db)
-                                        for (W, b), (dW, db) in zip(params, grads)])
+        params = jax.block_until_ready(
+            [(W - STEP_SIZE * dW, b - STEP_SIZE * db) for (W, b), (dW, db) in zip(params, grads)]
+        )
     return tuple(np.asarray(leaf) for leaf in jax.tree.leaves(params)), float(loss_jit(params, batch))
 
 
@@ -133,8 +135,9 @@ def gradient_calls() -> dict[str, Callable[[], object]]:
     mesh = MESH_DP.build()
     params_dp = jax.device_put(params, NamedSharding(mesh, P()))
     batch_dp = jax.device_put(batch, NamedSharding(mesh, P("batch")))
-    return called_once({"single": lambda: gradfun(params_single, batch_single),
-                        "sharded": lambda: gradfun(params_dp, batch_dp)})
+    return called_once(
+        {"single": lambda: gradfun(params_single, batch_single), "sharded": lambda: gradfun(params_dp, batch_dp)}
+    )
 
 
 def gradient_times() -> tuple[float, float]:
@@ -163,8 +166,15 @@ def rng_communicates(partitionable: bool) -> bool:
 
 
 # What `autograder warm` and `autograder batch` store ahead of grading (the grader's timings stay per grade).
-CACHED_CALLS = (array_x, x_squared, incompatible_devices_error, model_setup, trained,
-                functools.partial(rng_communicates, False), functools.partial(rng_communicates, True))
+CACHED_CALLS = (
+    array_x,
+    x_squared,
+    incompatible_devices_error,
+    model_setup,
+    trained,
+    functools.partial(rng_communicates, False),
+    functools.partial(rng_communicates, True),
+)
 # What a grading that checks a task sets up ahead, while the kernel starts: the measurement after the
 # notebook then only times.
 SET_UP_AHEAD = {"t8": (gradient_calls,)}
@@ -227,7 +237,8 @@ def compiled_text(fn: Callable, args: tuple, description: str) -> str:
     try:
         text = jax.jit(fn).lower(*args).compile().as_text()
     except Exception as exc:  # the layouts cannot go together (e.g. two different sets of devices)
-        raise CheckFailure(f"the grader could not compile {description} for your layouts:"
-                           f" {type(exc).__name__}: {str(exc)[:500]}") from None
+        raise CheckFailure(
+            f"the grader could not compile {description} for your layouts: {type(exc).__name__}: {str(exc)[:500]}"
+        ) from None
     assert text is not None  # the CPU backend always gives its compiled text
     return text

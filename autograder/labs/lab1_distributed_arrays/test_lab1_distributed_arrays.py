@@ -30,8 +30,12 @@ from autograder.labs.lab1_distributed_arrays import reference as ref
 task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
 SQUARE = (ref.N, ref.N)
 # The lab's pictures A–D, as layouts on its (4, 2) mesh; students see only the pictures.
-PICTURES = {"y_ba": ("A", ("b", "a")), "y_a_rep": ("B", ("a", None)), "y_cols_b": ("C", (None, "b")),
-            "y_rows_ab": ("D", (("a", "b"), None))}
+PICTURES = {
+    "y_ba": ("A", ("b", "a")),
+    "y_a_rep": ("B", ("a", None)),
+    "y_cols_b": ("C", (None, "b")),
+    "y_rows_ab": ("D", (("a", "b"), None)),
+}
 TP_SPECS = ((), ()), ((None, "model"), ("model",)), (("model", None), ()), ((), ())
 TRAINED_RTOL, TRAINED_ATOL = 1e-3, 1e-5  # another layout changes the trained values by at most 2e-6
 LOSS_RTOL = 1e-4  # another layout changes the loss by 2e-7 relative; other initial parameters by 8e-3
@@ -73,8 +77,9 @@ def test_t2_layouts(submission, name):
     try:
         assert_layout(found, Layout.of_spec(ref.MESH, spec, SQUARE), name)
     except CheckFailure as failure:
-        raise CheckFailure(f"{failure.message} (picture {picture})", failure.expected_picture,
-                           failure.found_picture) from None
+        raise CheckFailure(
+            f"{failure.message} (picture {picture})", failure.expected_picture, failure.found_picture
+        ) from None
 
 
 # t3 — predict, then compute, a sharded matrix product
@@ -134,8 +139,10 @@ def test_t4_incompatible_devices(submission):
     expected = ref.incompatible_devices_error()
     headline = expected.split(". ")[0] + "."
     if headline not in fact.value:
-        raise CheckFailure(f"`err_msg`: expected the error JAX raises when adding arrays committed to devices 0 and 1,"
-                           f" which begins {headline!r}; found {fact.value[:300]!r}")
+        raise CheckFailure(
+            f"`err_msg`: expected the error JAX raises when adding arrays committed to devices 0 and 1,"
+            f" which begins {headline!r}; found {fact.value[:300]!r}"
+        )
 
 
 # t5 — with_sharding_constraint
@@ -191,8 +198,9 @@ def test_t5_f_communication(submission):
 def test_t5_f_replicated_communication(submission):
     """compiled for an input laid out as P('a', 'b'), `f_replicated` collects all blocks with an all-gather"""
     call = submission.call("t5", "f_replicated")
-    assert_collectives(call.hlo, required=("all-gather",), name="the compiled f_replicated",
-                       compile_error=call.hlo_error)
+    assert_collectives(
+        call.hlo, required=("all-gather",), name="the compiled f_replicated", compile_error=call.hlo_error
+    )
 
 
 # t6 — data-parallel training
@@ -245,10 +253,14 @@ def test_t6_loss(submission):
 def test_t6_gradient_all_reduce(submission):
     """the gradient, compiled by the grader for the layouts of `params_dp` and `batch_dp`, sums over devices with an all-reduce"""  # noqa: E501 -- a check's title is its docstring's first line
     params_fact, batch_fact = submission.name("t6", "params_dp"), submission.name("t6", "batch_dp")
-    params = [ref.abstract(leaf, _leaf_label(params_fact, "params_dp", i))
-              for i, leaf in enumerate(ref.leaves_of(params_fact, "params_dp", ref.PARAM_SHAPES))]
-    batch = tuple(ref.abstract(leaf, _leaf_label(batch_fact, "batch_dp", i))
-                  for i, leaf in enumerate(ref.leaves_of(batch_fact, "batch_dp", ref.BATCH_SHAPES)))
+    params = [
+        ref.abstract(leaf, _leaf_label(params_fact, "params_dp", i))
+        for i, leaf in enumerate(ref.leaves_of(params_fact, "params_dp", ref.PARAM_SHAPES))
+    ]
+    batch = tuple(
+        ref.abstract(leaf, _leaf_label(batch_fact, "batch_dp", i))
+        for i, leaf in enumerate(ref.leaves_of(batch_fact, "batch_dp", ref.BATCH_SHAPES))
+    )
     params = [(params[i], params[i + 1]) for i in range(0, len(params), 2)]
     hlo = ref.compiled_text(jax.grad(ref.loss), (params, batch), "the gradient of the loss")
     assert_collectives(hlo, required=("all-reduce",), name="the gradient compiled for params_dp and batch_dp")
@@ -268,8 +280,10 @@ def test_t7_batch_layout(submission):
 @points(5)
 def test_t7_parameter_layouts(submission):
     """after training, `W2` has its columns over 'model', `b2` is over 'model', `W3` its rows over 'model', the rest replicated"""  # noqa: E501 -- a check's title is its docstring's first line
-    expected = [Layout.of_spec(ref.MESH_TP, spec, shape)
-                for spec, shape in zip((s for pair in TP_SPECS for s in pair), ref.PARAM_SHAPES)]
+    expected = [
+        Layout.of_spec(ref.MESH_TP, spec, shape)
+        for spec, shape in zip((s for pair in TP_SPECS for s in pair), ref.PARAM_SHAPES)
+    ]
     assert_tree_layouts(submission.name("t7", "params_tp"), expected, "params_tp")
 
 
@@ -321,8 +335,17 @@ def test_t8_speedup(submission, per_grading):
     """`speedup` is t_single / t_sharded, from sound times, and agrees with the grader's measured ratio"""
     t_single, t_sharded = submission.name("t8", "t_single"), submission.name("t8", "t_sharded")
     single, sharded = per_grading(ref.gradient_times)
-    assert_speedup_claim(submission.name("t8", "speedup"), t_single, t_sharded, single / sharded, "speedup",
-                         a_name="t_single", b_name="t_sharded", measured_a=single, measured_b=sharded)
+    assert_speedup_claim(
+        submission.name("t8", "speedup"),
+        t_single,
+        t_sharded,
+        single / sharded,
+        "speedup",
+        a_name="t_single",
+        b_name="t_sharded",
+        measured_a=single,
+        measured_b=sharded,
+    )
 
 
 # t9 — does the random number generator communicate?
@@ -335,8 +358,10 @@ def _assert_reading(submission, name, partitionable):
         raise CheckFailure(f"`{name}`: expected True or False, found {fact.describe()}")
     if fact.value != expected:
         flag = "on" if partitionable else "off"
-        raise CheckFailure(f"`{name}`: expected {expected}, found {fact.value}: with jax_threefry_partitionable {flag},"
-                           f" the compiled f_rng {'contains' if expected else 'does not contain'} a collective-permute")
+        raise CheckFailure(
+            f"`{name}`: expected {expected}, found {fact.value}: with jax_threefry_partitionable {flag},"
+            f" the compiled f_rng {'contains' if expected else 'does not contain'} a collective-permute"
+        )
 
 
 @task("t9")

@@ -1,12 +1,18 @@
 """Mutants of lab 2's solution that no check should fail, each with why (``autograder mutants``)."""
 
-_PRINTED_ONLY = ("the arguments of jnp.allclose swapped inside a print: only the printed diagnostic can change "
-                 "(and it does not, the two arrays being equal); nothing the task asks for is bound or returned")
-_SAME_SHAPES = ("x and y (and x_sh and y_sh) are both (1024, 1) float32 with the same layout: the swapped call "
-                "compiles to the same program and costs the same, and t8 grades the times alone")
-_WARM_ALREADY = ("a warm-up call left out or not waited for: grad_loss was compiled and run on both the unsharded "
-                 "and the sharded arguments before t8 (the lab's cell after the data, and t7's training), so "
-                 "the timed calls are warm without it")
+_PRINTED_ONLY = (
+    "the arguments of jnp.allclose swapped inside a print: only the printed diagnostic can change "
+    "(and it does not, the two arrays being equal); nothing the task asks for is bound or returned"
+)
+_SAME_SHAPES = (
+    "x and y (and x_sh and y_sh) are both (1024, 1) float32 with the same layout: the swapped call "
+    "compiles to the same program and costs the same, and t8 grades the times alone"
+)
+_WARM_ALREADY = (
+    "a warm-up call left out or not waited for: grad_loss was compiled and run on both the unsharded "
+    "and the sharded arguments before t8 (the lab's cell after the data, and t7's training), so "
+    "the timed calls are warm without it"
+)
 
 EQUIVALENT_MUTANTS = {
     "t4-swap-e6e950cd": _PRINTED_ONLY,
@@ -15,11 +21,14 @@ EQUIVALENT_MUTANTS = {
     "t5-jit-13147691": (
         "layer_explicit without @jax.jit: its whole work is one call of `layer`, which is jitted, so it runs as "
         "one compiled program (what assert_jitted accepts as jitted) and prints the same types; a grader cannot "
-        "tell from one call whether the prints came while tracing"),
-    "t8-off_by_one-9c3750a8": ("9 timed rounds instead of 10: the text says 'say 10 times', the median is what is"
-                               " graded"),
-    "t8-off_by_one-96b4e3b8": ("11 timed rounds instead of 10: the text says 'say 10 times', the median is what is"
-                               " graded"),
+        "tell from one call whether the prints came while tracing"
+    ),
+    "t8-off_by_one-9c3750a8": (
+        "9 timed rounds instead of 10: the text says 'say 10 times', the median is what is graded"
+    ),
+    "t8-off_by_one-96b4e3b8": (
+        "11 timed rounds instead of 10: the text says 'say 10 times', the median is what is graded"
+    ),
     "t8-swap-9f7643e5": _SAME_SHAPES,
     "t8-swap-19e9ca3f": _SAME_SHAPES,
     "t8-swap-65967150": _SAME_SHAPES,

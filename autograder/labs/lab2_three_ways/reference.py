@@ -82,8 +82,9 @@ def trained_params() -> list[np.ndarray]:
     x, y, params = jax.device_put(regression_setup())
     for _ in range(EPOCHS):
         grads = grad_loss(params, x, y)
-        params = jax.block_until_ready([(W - STEP_SIZE * dW, b - STEP_SIZE * db)
-                                        for (W, b), (dW, db) in zip(params, grads)])
+        params = jax.block_until_ready(
+            [(W - STEP_SIZE * dW, b - STEP_SIZE * db) for (W, b), (dW, db) in zip(params, grads)]
+        )
     return [np.asarray(leaf) for leaf in jax.tree.leaves(params)]
 
 
@@ -104,8 +105,9 @@ def grad_loss_calls() -> dict[str, Callable[[], object]]:
     mesh = MESH_1D.build()
     x_sh, y_sh = (jax.device_put(a, NamedSharding(mesh, P("x"))) for a in (x, y))
     params_rep = jax.device_put(params, NamedSharding(mesh, P()))
-    return called_once({"single": lambda: grad_loss(params, x, y),
-                        "sharded": lambda: grad_loss(params_rep, x_sh, y_sh)})
+    return called_once(
+        {"single": lambda: grad_loss(params, x, y), "sharded": lambda: grad_loss(params_rep, x_sh, y_sh)}
+    )
 
 
 def grad_loss_times() -> GradLossTimes:
@@ -113,8 +115,7 @@ def grad_loss_times() -> GradLossTimes:
     and their ratio with its interval, measured now: a grading measures once (``per_grading``). Each
     median is known within ±10 %; `cpu_faster` is judged by the ratio's interval alone."""
     stats = measure_interleaved(grad_loss_calls(), repeats=15, warmup=1, min_repeats=5)
-    return GradLossTimes(stats["single"], stats["sharded"],
-                         measured_ratio(stats["single"], stats["sharded"]))
+    return GradLossTimes(stats["single"], stats["sharded"], measured_ratio(stats["single"], stats["sharded"]))
 
 
 # What `autograder warm` and `autograder batch` store ahead of grading (the grader's timings stay per grade).

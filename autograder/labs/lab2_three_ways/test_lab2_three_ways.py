@@ -147,16 +147,18 @@ def test_t4_parameters_replicated(submission):
 @points(3)
 def test_t4_output_values(submission):
     """`out_dp` is the layer's output"""
-    assert_allclose(submission.name("t4", "out_dp"), np.asarray(ref.layer(*ref.layer_data())), "out_dp",
-                    rtol=1e-5, atol=1e-6)
+    assert_allclose(
+        submission.name("t4", "out_dp"), np.asarray(ref.layer(*ref.layer_data())), "out_dp", rtol=1e-5, atol=1e-6
+    )
 
 
 @task("t4")
 @points(3)
 def test_t4_output_layout(submission):
     """`out_dp` is laid out like the data: rows over the 8 devices"""
-    assert_layout(submission.name("t4", "out_dp"), Layout.of_spec(ref.MESH_1D, ("x",), (ref.N_DATA, ref.N_OUT)),
-                  "out_dp")
+    assert_layout(
+        submission.name("t4", "out_dp"), Layout.of_spec(ref.MESH_1D, ("x",), (ref.N_DATA, ref.N_OUT)), "out_dp"
+    )
 
 
 # t5 — explicit sharding
@@ -166,8 +168,7 @@ def test_t4_output_layout(submission):
 @points(4)
 def test_t5_output_type(submission):
     """`jax.typeof(out_explicit)` is float32[128@x,2]"""
-    assert_type(submission.name("t5", "out_explicit"), (ref.N_DATA, ref.N_OUT), "float32", ("x", None),
-                "out_explicit")
+    assert_type(submission.name("t5", "out_explicit"), (ref.N_DATA, ref.N_OUT), "float32", ("x", None), "out_explicit")
 
 
 @task("t5")
@@ -183,8 +184,13 @@ def test_t5_jitted(submission):
 def test_t5_fresh_values(submission):
     """`layer_explicit` computes the layer on the grader's own inputs"""
     call = submission.call("t5", "layer_explicit")
-    assert_allclose(call.output, np.asarray(ref.layer(*submission.inputs("t5", "layer_explicit"))),
-                    "layer_explicit(x, W, b)", rtol=1e-5, atol=1e-6)
+    assert_allclose(
+        call.output,
+        np.asarray(ref.layer(*submission.inputs("t5", "layer_explicit"))),
+        "layer_explicit(x, W, b)",
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 @task("t5")
@@ -203,15 +209,21 @@ def test_t5_prints_types(submission):
     """while tracing, `layer_explicit` prints the JAX-level types of x, W, b and of the output, with the sharded axis"""
     call = submission.call("t5", "layer_explicit")
     n, features, out = ref.FRESH_N_DATA, ref.N_FEATURES, ref.N_OUT
-    expected = {"x": f"float32[{n}@x,{features}]", "W": f"float32[{features},{out}]", "b": f"float32[{out}]",
-                "the output": f"float32[{n}@x,{out}]"}
+    expected = {
+        "x": f"float32[{n}@x,{features}]",
+        "W": f"float32[{features},{out}]",
+        "b": f"float32[{out}]",
+        "the output": f"float32[{n}@x,{out}]",
+    }
     printed = call.stdout.replace(" ", "")
     missing = [f"{what} ({text})" for what, text in expected.items() if text not in printed]
     if missing:
         shown = call.stdout.strip()[:300] or "nothing"
-        raise CheckFailure(f"`layer_explicit` should print jax.typeof of x, W, b and of the output while tracing;"
-                           f" for the grader's inputs the types of {', '.join(missing)} are missing."
-                           f" It printed: {shown}")
+        raise CheckFailure(
+            f"`layer_explicit` should print jax.typeof of x, W, b and of the output while tracing;"
+            f" for the grader's inputs the types of {', '.join(missing)} are missing."
+            f" It printed: {shown}"
+        )
 
 
 # t6 — shard_map
@@ -221,8 +233,9 @@ def test_t5_prints_types(submission):
 @points(3)
 def test_t6_output_values(submission):
     """`out_man` is the layer's output"""
-    assert_allclose(submission.name("t6", "out_man"), np.asarray(ref.layer(*ref.layer_data())), "out_man",
-                    rtol=1e-5, atol=1e-6)
+    assert_allclose(
+        submission.name("t6", "out_man"), np.asarray(ref.layer(*ref.layer_data())), "out_man", rtol=1e-5, atol=1e-6
+    )
 
 
 @task("t6")
@@ -245,8 +258,13 @@ def test_t6_jitted(submission):
 def test_t6_fresh_values(submission):
     """`layer_man` computes the layer on the grader's own inputs"""
     call = submission.call("t6", "layer_man")
-    assert_allclose(call.output, np.asarray(ref.layer(*submission.inputs("t6", "layer_man"))),
-                    "layer_man(x, W, b)", rtol=1e-5, atol=1e-6)
+    assert_allclose(
+        call.output,
+        np.asarray(ref.layer(*submission.inputs("t6", "layer_man"))),
+        "layer_man(x, W, b)",
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 @task("t6")
@@ -288,8 +306,9 @@ def test_t7_data_sharded(submission):
 @points(4)
 def test_t7_parameters_replicated(submission):
     """every array of `params_sharded` is replicated on the 8 devices"""
-    assert_tree_layouts(submission.name("t7", "params_sharded"), lambda shape: Layout.replicated(shape),
-                        "params_sharded")
+    assert_tree_layouts(
+        submission.name("t7", "params_sharded"), lambda shape: Layout.replicated(shape), "params_sharded"
+    )
 
 
 @task("t7")
@@ -297,8 +316,9 @@ def test_t7_parameters_replicated(submission):
 @hidden
 def test_t7_training_result(submission):
     """`params_sharded` equals the grader's training on one device (same math, another layout)"""
-    assert_tree_allclose(submission.name("t7", "params_sharded"), ref.trained_params(), "params_sharded",
-                         rtol=1e-3, atol=1e-4)
+    assert_tree_allclose(
+        submission.name("t7", "params_sharded"), ref.trained_params(), "params_sharded", rtol=1e-3, atol=1e-4
+    )
 
 
 # t8 — timing
@@ -330,9 +350,17 @@ def test_t8_speedup(submission, per_grading):
     claimed = submission.name("t8", "speedup")
     t_unsharded, t_sharded = submission.name("t8", "t_unsharded"), submission.name("t8", "t_sharded")
     measured = per_grading(ref.grad_loss_times)
-    assert_speedup_claim(claimed, t_unsharded, t_sharded, measured.ratio.median, "speedup",
-                         a_name="t_unsharded", b_name="t_sharded", measured_a=measured.single,
-                         measured_b=measured.sharded)
+    assert_speedup_claim(
+        claimed,
+        t_unsharded,
+        t_sharded,
+        measured.ratio.median,
+        "speedup",
+        a_name="t_unsharded",
+        b_name="t_sharded",
+        measured_a=measured.single,
+        measured_b=measured.sharded,
+    )
 
 
 @task("t8")

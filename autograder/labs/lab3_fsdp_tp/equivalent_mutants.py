@@ -8,8 +8,10 @@ agree with the grader's within the margin a shared machine needs. They survive, 
 lab's score, until the task binds its functions too.
 """
 
-_MEDIAN = ("the median of 30 blocked calls does not move with the warm-up's count, a first slow (compiling) "
-           "call, or a round more or less: the graded time is the same")
+_MEDIAN = (
+    "the median of 30 blocked calls does not move with the warm-up's count, a first slow (compiling) "
+    "call, or a round more or less: the graded time is the same"
+)
 
 EQUIVALENT_MUTANTS = {
     "t4-off_by_one-ea193f7e": _MEDIAN,
@@ -19,8 +21,12 @@ EQUIVALENT_MUTANTS = {
     "t4-timing-5909ebce": _MEDIAN,
     "t4-timing-0d2ba562": _MEDIAN,
     "t4-timing-ee9f83ac": _MEDIAN,
-    "t5-jit-5f646bcc": ("all_to_all_back without jax.jit: the text asks for a jitted all_to_all and for X_roundtrip's "
-                        "values and layout, which an eager inverse all_to_all gives the same"),
-    "t6-jit-414d6bb4": ("apply_layer without @nnx.jit: the text suggests nnx.jit ('compiles the layer once') but "
-                        "grades layer_out, whose values and layout are the same computed eagerly"),
+    "t5-jit-5f646bcc": (
+        "all_to_all_back without jax.jit: the text asks for a jitted all_to_all and for X_roundtrip's "
+        "values and layout, which an eager inverse all_to_all gives the same"
+    ),
+    "t6-jit-414d6bb4": (
+        "apply_layer without @nnx.jit: the text suggests nnx.jit ('compiles the layer once') but "
+        "grades layer_out, whose values and layout are the same computed eagerly"
+    ),
 }

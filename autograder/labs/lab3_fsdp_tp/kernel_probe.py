@@ -24,8 +24,14 @@ _lecun_normal = nnx.initializers.lecun_normal
 _Linear = nnx.Linear
 _with_partitioning = nnx.with_partitioning
 
-KERNELS = (("attention", "Wq"), ("attention", "Wk"), ("attention", "Wv"), ("attention", "Wo"),
-           ("mlp", "W1"), ("mlp", "W2"))
+KERNELS = (
+    ("attention", "Wq"),
+    ("attention", "Wk"),
+    ("attention", "Wv"),
+    ("attention", "Wo"),
+    ("mlp", "W1"),
+    ("mlp", "W2"),
+)
 
 
 def _mesh():
@@ -66,8 +72,7 @@ def warm_up():
         rngs = _Rngs(0)
         for n_in, n_out in FRESH_KERNEL_SHAPES:
             for spec in ((None, "model"), ("model", None)):
-                _Linear(n_in, n_out, use_bias=False, rngs=rngs,
-                        kernel_init=_with_partitioning(_lecun_normal(), spec))
+                _Linear(n_in, n_out, use_bias=False, rngs=rngs, kernel_init=_with_partitioning(_lecun_normal(), spec))
 
 
 def lab_layer(namespace, seed, params):

@@ -103,9 +103,11 @@ def collective_fns() -> dict:
         "all_gather": _on_row_blocks(lambda b: jax.lax.all_gather(b, "data", axis=0, tiled=True, to="invarying"), P()),
         "psum": _on_row_blocks(lambda b: jax.lax.psum(b, "data"), P()),
         "psum_scatter": _on_row_blocks(
-            lambda b: jax.lax.psum_scatter(b, "data", scatter_dimension=1, tiled=True), P(None, "data")),
+            lambda b: jax.lax.psum_scatter(b, "data", scatter_dimension=1, tiled=True), P(None, "data")
+        ),
         "all_to_all": _on_row_blocks(
-            lambda b: jax.lax.all_to_all(b, "data", split_axis=1, concat_axis=0, tiled=True), P(None, "data")),
+            lambda b: jax.lax.all_to_all(b, "data", split_axis=1, concat_axis=0, tiled=True), P(None, "data")
+        ),
     }
 
 
@@ -113,8 +115,10 @@ def collective_fns() -> dict:
 def collective_calls() -> dict[str, Callable[[], object]]:
     """The four ops the grader times for task 4, each on the row-sharded 1000×1000 X, placed and each
     called once: set up once per process."""
-    X = jax.device_put(np.random.default_rng(0).standard_normal(X_SHAPE).astype(np.float32),
-                       NamedSharding(MESH_1D.build(), P("data", None)))
+    X = jax.device_put(
+        np.random.default_rng(0).standard_normal(X_SHAPE).astype(np.float32),
+        NamedSharding(MESH_1D.build(), P("data", None)),
+    )
     return called_once({name: functools.partial(fn, X) for name, fn in collective_fns().items()})
 
 

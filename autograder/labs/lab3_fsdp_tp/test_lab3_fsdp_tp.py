@@ -138,8 +138,9 @@ def test_t2_fresh_layout(submission):
 def test_t2_gathers_and_reduce_scatters(submission):
     """the compiled `tp_mlp` all-gathers x and reduce-scatters the partial sums (psum_scatter, not psum)"""
     call = submission.call("t2", "tp_mlp")
-    assert_collectives(call.hlo, required=["all-gather", "reduce-scatter"], name="the compiled tp_mlp",
-                       compile_error=call.hlo_error)
+    assert_collectives(
+        call.hlo, required=["all-gather", "reduce-scatter"], name="the compiled tp_mlp", compile_error=call.hlo_error
+    )
 
 
 # t3 — FSDP and TP together, with shard_map and with jax.jit(in_shardings=..., out_shardings=...)
@@ -193,8 +194,12 @@ def test_t3_jitted_shard_map(submission):
 def test_t3_gathers_and_reduce_scatters(submission):
     """the compiled `fsdp_tp_mlp` all-gathers (x over `model`, the weights over `data`) and reduce-scatters"""
     call = submission.call("t3", "fsdp_tp_mlp")
-    assert_collectives(call.hlo, required=["all-gather", "reduce-scatter"], name="the compiled fsdp_tp_mlp",
-                       compile_error=call.hlo_error)
+    assert_collectives(
+        call.hlo,
+        required=["all-gather", "reduce-scatter"],
+        name="the compiled fsdp_tp_mlp",
+        compile_error=call.hlo_error,
+    )
 
 
 @task("t3")
@@ -219,14 +224,16 @@ def _times_by_op(submission) -> dict:
     """`collective_times` as {key: fact}; fails unless it is a dict with one number per key."""
     fact = submission.name("t4", "collective_times")
     if fact.kind != "tree" or fact.type != "dict":
-        raise CheckFailure(f"`collective_times`: expected a dict from op name to seconds per call,"
-                           f" found {fact.describe()}")
+        raise CheckFailure(
+            f"`collective_times`: expected a dict from op name to seconds per call, found {fact.describe()}"
+        )
     entries = {}
     for path, leaf in zip(fact.paths, fact.leaves):
         match = _KEY_PATH.match(path)
         if match is None:
-            raise CheckFailure(f"`collective_times`: expected one number per op, found the entry"
-                               f" collective_times{path}")
+            raise CheckFailure(
+                f"`collective_times`: expected one number per op, found the entry collective_times{path}"
+            )
         entries[match.group(2)] = leaf
     return entries
 
@@ -239,9 +246,12 @@ def test_t4_every_op_timed(submission):
     if set(entries) != set(OPS):
         missing, extra = [op for op in OPS if op not in entries], sorted(set(entries) - set(OPS))
         problems = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + (
-            [f"unexpected {', '.join(map(repr, extra))}"] if extra else [])
-        raise CheckFailure(f"`collective_times`: expected exactly the keys {', '.join(map(repr, OPS))},"
-                           f" found {', '.join(map(repr, entries)) or 'no keys'} ({'; '.join(problems)})")
+            [f"unexpected {', '.join(map(repr, extra))}"] if extra else []
+        )
+        raise CheckFailure(
+            f"`collective_times`: expected exactly the keys {', '.join(map(repr, OPS))},"
+            f" found {', '.join(map(repr, entries)) or 'no keys'} ({'; '.join(problems)})"
+        )
     for op, leaf in entries.items():
         found_number(leaf, f"collective_times['{op}']")
 
@@ -255,8 +265,9 @@ def test_t4_time_consistent(submission, per_grading, op):
     entries = _times_by_op(submission)
     if op not in entries:
         raise CheckFailure(f"`collective_times` has no key {op!r}")
-    assert_time_consistent(entries[op], per_grading(ref.collective_times)[op], f"collective_times['{op}']",
-                           factor=ref.TIME_FACTOR)
+    assert_time_consistent(
+        entries[op], per_grading(ref.collective_times)[op], f"collective_times['{op}']", factor=ref.TIME_FACTOR
+    )
 
 
 # t5 — all_to_all re-lays data out
@@ -341,16 +352,20 @@ def _assert_layer_output(found, x, kernels, num_heads, name):
     for key, fact in kernels.items():
         expected = ref.kernel_shape(key, hidden_dim)
         if fact.kind != "array" or fact.shape != expected:
-            raise CheckFailure(f"`{name}` cannot be checked: the kernel of {key} should be an array of shape"
-                               f" {expected}, found {fact.describe()}")
+            raise CheckFailure(
+                f"`{name}` cannot be checked: the kernel of {key} should be an array of shape"
+                f" {expected}, found {fact.describe()}"
+            )
     weights = {key: fact.values for key, fact in kernels.items()}
     try:
         assert_allclose(found, ref.tp_layer(x, weights, num_heads), name, **LAYER_TOLERANCE)
     except CheckFailure as failure:
         if is_allclose(found, ref.tp_layer(x, weights, num_heads, scale_dim=hidden_dim), **LAYER_TOLERANCE):
-            raise CheckFailure(f"{failure} — it is the layer with scores scaled by 1/sqrt(hidden_dim) ="
-                               f" 1/sqrt({hidden_dim}); scale them by 1/sqrt(head_dim) ="
-                               f" 1/sqrt({hidden_dim // num_heads})") from None
+            raise CheckFailure(
+                f"{failure} — it is the layer with scores scaled by 1/sqrt(hidden_dim) ="
+                f" 1/sqrt({hidden_dim}); scale them by 1/sqrt(head_dim) ="
+                f" 1/sqrt({hidden_dim // num_heads})"
+            ) from None
         raise
 
 
@@ -365,8 +380,13 @@ def test_t6_lab_kernel_layouts(submission):
 @points(5)
 def test_t6_layer_out(submission):
     """`layer_out` is the layer's output for X_layer, computed from the weights of `tp_layer`"""
-    _assert_layer_output(submission.name("t6", "layer_out"), ref.lab_X_layer(), _lab_kernels(submission),
-                         ref.LAB_LAYER["num_heads"], "layer_out")
+    _assert_layer_output(
+        submission.name("t6", "layer_out"),
+        ref.lab_X_layer(),
+        _lab_kernels(submission),
+        ref.LAB_LAYER["num_heads"],
+        "layer_out",
+    )
 
 
 @task("t6")
@@ -387,8 +407,10 @@ def test_t6_no_biases(submission):
     if biases is None or biases.kind != "value":
         raise CheckFailure("the grader could not read whether the linear layers of TPLayer have biases")
     if biases.value:
-        raise CheckFailure(f"TPLayer(...): expected linear layers without bias (nnx.Linear(..., use_bias=False)),"
-                           f" found a bias in {biases.value}")
+        raise CheckFailure(
+            f"TPLayer(...): expected linear layers without bias (nnx.Linear(..., use_bias=False)),"
+            f" found a bias in {biases.value}"
+        )
 
 
 @task("t6")
@@ -414,4 +436,5 @@ def test_t6_all_reduces(submission):
         raise CheckFailure(
             f"the compiled TPLayer: expected at least 2 all-reduces over `model` (one summing the heads' partial"
             f" products with Wo, one after W2), found {describe_collectives(counts)} — are the kernels partitioned"
-            " with nnx.with_partitioning, columns for Wq, Wk, Wv, W1 and rows for Wo, W2?")
+            " with nnx.with_partitioning, columns for Wq, Wk, Wv, W1 and rows for Wo, W2?"
+        )

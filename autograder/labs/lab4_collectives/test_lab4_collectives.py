@@ -58,8 +58,9 @@ def test_t1_jitted(submission):
 @points(5)
 def test_t1_ring_of_ppermutes(submission):
     """`ring_gather`'s shard_map body moves blocks with jax.lax.ppermute, not jax.lax.all_gather"""
-    assert_shard_map_collectives(submission.call("t1", "ring_gather"), "ring_gather", uses=["ppermute"],
-                                 avoids=["all_gather"], axis="x")
+    assert_shard_map_collectives(
+        submission.call("t1", "ring_gather"), "ring_gather", uses=["ppermute"], avoids=["all_gather"], axis="x"
+    )
 
 
 @task("t1")
@@ -109,16 +110,18 @@ def test_t2_jitted(submission, name):
 @points(4)
 def test_t2_everywhere_psum(submission):
     """`summed_everywhere`'s shard_map body reduces with jax.lax.psum"""
-    assert_shard_map_collectives(submission.call("t2", "summed_everywhere"), "summed_everywhere", uses=["psum"],
-                                 axis="x")
+    assert_shard_map_collectives(
+        submission.call("t2", "summed_everywhere"), "summed_everywhere", uses=["psum"], axis="x"
+    )
 
 
 @task("t2")
 @points(4)
 def test_t2_scattered_psum_scatter(submission):
     """`summed_scattered`'s shard_map body reduces with jax.lax.psum_scatter, never a whole psum"""
-    assert_shard_map_collectives(submission.call("t2", "summed_scattered"), "summed_scattered",
-                                 uses=["psum_scatter"], avoids=["psum"], axis="x")
+    assert_shard_map_collectives(
+        submission.call("t2", "summed_scattered"), "summed_scattered", uses=["psum_scatter"], avoids=["psum"], axis="x"
+    )
 
 
 # t3 — what each leaves on each device
@@ -160,8 +163,13 @@ def test_t4_jitted(submission):
 @points(4)
 def test_t4_ppermute_not_all_gather(submission):
     """`collective_matmul`'s shard_map body passes rhs blocks with jax.lax.ppermute, not jax.lax.all_gather"""
-    assert_shard_map_collectives(submission.call("t4", "collective_matmul"), "collective_matmul",
-                                 uses=["ppermute"], avoids=["all_gather"], axis="x")
+    assert_shard_map_collectives(
+        submission.call("t4", "collective_matmul"),
+        "collective_matmul",
+        uses=["ppermute"],
+        avoids=["all_gather"],
+        axis="x",
+    )
 
 
 @task("t4")
@@ -198,9 +206,17 @@ def test_t5_speedup(submission, per_grading):
     claimed = submission.name("t5", "speedup")
     t_gathered, t_collective = submission.name("t5", "t_gathered"), submission.name("t5", "t_collective")
     measured = per_grading(ref.matmul_times)
-    assert_speedup_claim(claimed, t_gathered, t_collective, measured.ratio.median, "speedup",
-                         a_name="t_gathered", b_name="t_collective", measured_a=measured.gathered,
-                         measured_b=measured.collective)
+    assert_speedup_claim(
+        claimed,
+        t_gathered,
+        t_collective,
+        measured.ratio.median,
+        "speedup",
+        a_name="t_gathered",
+        b_name="t_collective",
+        measured_a=measured.gathered,
+        measured_b=measured.collective,
+    )
 
 
 @task("t5")
@@ -208,5 +224,10 @@ def test_t5_speedup(submission, per_grading):
 def test_t5_verdict(submission, per_grading):
     """`collective_faster` says whether the collective matmul beat gathering rhs first on this machine, as
     the grader measures it (either answer passes when its measurement cannot tell)"""
-    assert_faster_verdict(submission.name("t5", "collective_faster"), per_grading(ref.matmul_times).ratio,
-                          "collective_faster", ratio="gathered ÷ collective", candidate="the collective matmul")
+    assert_faster_verdict(
+        submission.name("t5", "collective_faster"),
+        per_grading(ref.matmul_times).ratio,
+        "collective_faster",
+        ratio="gathered ÷ collective",
+        candidate="the collective matmul",
+    )
