@@ -50,6 +50,27 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _stage_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, names in IMPORTS.items():
+        for name in names:
+            if stage_of(name) not in (None, stage_of(module)):
+                graph.setdefault(stage_of(module), set()).add(stage_of(name))
+    return graph
+
+
+def test_the_declared_order_is_the_order_the_imports_draw():
+    """Drawn from its imports, a stage stands one floor above the highest stage it imports: the declared
+    order lists the floors bottom up, so a stage declared too low (or too high) fails here."""
+    graph = _stage_graph()
+    floor = dict.fromkeys(STAGES, 0)
+    for _ in STAGES:  # a floor is final once the longest chain of imports below it has been walked
+        floor = {stage: 1 + max((floor[lower] for lower in graph.get(stage, ())), default=-1) for stage in STAGES}
+    drawn = sorted(STAGES, key=lambda stage: (floor[stage], STAGES.index(stage)))
+    assert drawn == STAGES, "declared (lowest first): " + ", ".join(STAGES) + "\ndrawn: " + ", ".join(
+        f"{stage} (floor {floor[stage]})" for stage in drawn)
+
+
 def test_no_stage_imports_the_top_package():
     """The top ``__init__`` names a few things for users; a stage that took something from it would tie
     the top package to every floor both ways, so stages take the ground floor's leaves instead."""
@@ -59,11 +80,7 @@ def test_no_stage_imports_the_top_package():
 
 
 def test_no_circles_between_stages():
-    graph: dict[str, set[str]] = {}
-    for module, names in IMPORTS.items():
-        for name in names:
-            if stage_of(name) != stage_of(module):
-                graph.setdefault(stage_of(module), set()).add(stage_of(name))
+    graph = _stage_graph()
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
 

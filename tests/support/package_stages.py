@@ -12,7 +12,6 @@ PACKAGE = Path(autograder.__file__).resolve().parent
 
 # Lowest first: a stage may import only the stages before it (and itself).
 STAGES = [
-    "autograder",  # the package itself: its version, and a few names for users, loaded when used
     "autograder.doors",  # the ground floor: how a stage's door names and loads its exports
     "autograder.paths",  # the ground floor: the package's folder and the project's root
     "autograder.facts",  # what is taken from the kernel, as validated records
@@ -27,6 +26,7 @@ STAGES = [
     "autograder.notebook",  # the name notebooks assigned before the rename import: self_check itself
     "autograder.course",  # a class's term: batches, gradebook, Gradescope
     "autograder.mutation",  # a TA's measure of a lab's graders: mutants of its solution, graded as a batch
+    "autograder",  # the front door for Python users: its version, and a few stages' names, loaded when used
     "autograder.cli",  # the command line
     "autograder.__main__",
 ]
@@ -65,6 +65,4 @@ def imported(path: Path, module: str) -> set[str]:
 
 
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-# The package's own ``__init__`` is the front door: it names a few of the stages' names for users, loaded
-# only when used (``lazy_exports``), so its imports are not arrows between stages.
-IMPORTS = {module: imported(path, module) for module, path in MODULES.items() if module != "autograder"}
+IMPORTS = {module: imported(path, module) for module, path in MODULES.items()}
