@@ -35,9 +35,10 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
-from autograder.lab import load_lab  # noqa: E402
 from grading_overhead import bare_once  # noqa: E402
 from submission_notebooks import make_submission  # noqa: E402
+
+from autograder.lab import load_lab  # noqa: E402
 
 LAB = load_lab("lab2_three_ways")
 WRONG_T1 = "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"
@@ -66,8 +67,12 @@ def one_by_one(paths: list[Path], out: Path) -> float:
     started = time.perf_counter()
     for path in paths:
         results = out / f"{path.stem}.json"
-        subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--json", str(results)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "autograder", "grade", str(path), "--json", str(results)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     return time.perf_counter() - started
 
 
@@ -79,9 +84,25 @@ def batch(folder: Path, out: Path, workers: int, checkout: Path | None = None) -
     """Seconds to grade the class as one batch, with ``checkout``'s code if given."""
     env = None if checkout is None else {**os.environ, "PYTHONPATH": str(checkout)}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "autograder", "batch", str(folder), "--lab", LAB.id, "--out", str(out),
-                    "--workers", str(workers)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env=env)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "batch",
+            str(folder),
+            "--lab",
+            LAB.id,
+            "--out",
+            str(out),
+            "--workers",
+            str(workers),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     return time.perf_counter() - started
 
 
@@ -96,8 +117,10 @@ def against_baseline(folder: Path, tmp: Path, args) -> None:
             executions[name].append(median_execution(sorted(out.glob("*/results.json"))))
     for name, checkout in (("baseline", args.baseline), ("this", this)):
         runs = " ".join(f"{s:.1f}" for s in seconds[name])
-        print(f"batch, {name} ({checkout}): {statistics.median(seconds[name]):.1f} s (runs: {runs}); "
-              f"median execution {statistics.median(executions[name]):.1f} s")
+        print(
+            f"batch, {name} ({checkout}): {statistics.median(seconds[name]):.1f} s (runs: {runs}); "
+            f"median execution {statistics.median(executions[name]):.1f} s"
+        )
     ratio = statistics.median(seconds["baseline"]) / statistics.median(seconds["this"])
     print(f"throughput ratio this / baseline: {ratio:.2f}")
 
@@ -128,8 +151,10 @@ def main() -> None:
     print(f"submissions:          {args.size} ({'t1–t2 only' if args.quick else 'complete'})")
     print(f"bare nbclient run:    {unit:7.1f} s  (median of each kind run before and after, without self-checks)")
     floor = max(1 / args.workers, cores / os.cpu_count())
-    print(f"the bare kernel keeps {cores:.2f} cores busy on average; on {os.cpu_count()} cores, batch ÷ "
-          f"({args.size} × bare) cannot go below about {floor:.2f}")
+    print(
+        f"the bare kernel keeps {cores:.2f} cores busy on average; on {os.cpu_count()} cores, batch ÷ "
+        f"({args.size} × bare) cannot go below about {floor:.2f}"
+    )
     print(f"one by one:           {serial:7.1f} s  {per_minute(serial):6.1f} per minute")
     print(f"batch ({args.workers} workers):    {parallel:7.1f} s  {per_minute(parallel):6.1f} per minute")
     print(f"throughput ratio batch / one by one: {serial / parallel:.2f}")

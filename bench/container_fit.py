@@ -32,10 +32,10 @@ import time
 import zipfile
 from pathlib import Path
 
-from autograder.run.devices import kernel_environment
-from autograder.run.sandbox import KERNEL_MALLOC_ARENAS, KERNEL_MALLOC_MMAP_THRESHOLD
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import lab_ids, load_lab
+from autograder.run.devices import kernel_environment
+from autograder.run.sandbox import KERNEL_MALLOC_ARENAS, KERNEL_MALLOC_MMAP_THRESHOLD
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from cgroup_box import box_problem, run_in_box  # noqa: E402  (the tests' support: a cgroup of given limits)
@@ -121,10 +121,18 @@ def install(lab_id: str, scratch: Path, python: str | None) -> tuple[Path, float
     without, it reuses this interpreter's packages."""
     archive = build_autograder_zip(lab_id, scratch / "autograder.zip")
     source = unpack(archive, scratch / "setup")
-    how = ({"AUTOGRADER_GRADESCOPE_PYTHON": python, "AUTOGRADER_GRADESCOPE_NO_APT": "1"} if python else
-           {"AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable})
-    env = {**clean_environment(), **how, "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
-           "AUTOGRADER_GRADESCOPE_BIN": str(scratch / "bin"), "AUTOGRADER_GRADESCOPE_CACHE": str(scratch / "cache")}
+    how = (
+        {"AUTOGRADER_GRADESCOPE_PYTHON": python, "AUTOGRADER_GRADESCOPE_NO_APT": "1"}
+        if python
+        else {"AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable}
+    )
+    env = {
+        **clean_environment(),
+        **how,
+        "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
+        "AUTOGRADER_GRADESCOPE_BIN": str(scratch / "bin"),
+        "AUTOGRADER_GRADESCOPE_CACHE": str(scratch / "cache"),
+    }
     started = time.monotonic()
     done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -140,11 +148,20 @@ def grade_in_box(lab_id: str, scratch: Path, name: str, bin_dir: Path, path: str
         (root / folder).mkdir()
     os.chmod(root, 0o755)
     shutil.copy(lab.solution_path, root / "submission" / f"{lab_id}.ipynb")
-    env = {**clean_environment(), "PATH": f"{bin_dir}:{path}", "AUTOGRADER_GRADESCOPE_ROOT": str(root),
-           "HOME": str(root / "home")}
+    env = {
+        **clean_environment(),
+        "PATH": f"{bin_dir}:{path}",
+        "AUTOGRADER_GRADESCOPE_ROOT": str(root),
+        "HOME": str(root / "home"),
+    }
     peaks_file = scratch / f"{name}-peaks.json"
-    run = run_in_box([sys.executable, "-c", SAMPLED_RUN, str(peaks_file), str(source / "run_autograder")],
-                     memory_mb * 2**20, cpus, env=env, cwd=root)
+    run = run_in_box(
+        [sys.executable, "-c", SAMPLED_RUN, str(peaks_file), str(source / "run_autograder")],
+        memory_mb * 2**20,
+        cpus,
+        env=env,
+        cwd=root,
+    )
     results = json.loads((root / "results" / "results.json").read_text())
     peaks = json.loads(peaks_file.read_text()) if peaks_file.exists() else {}
     return run, results, lab.max_score, peaks
@@ -155,10 +172,15 @@ def bare_in_box(lab_id: str, scratch: Path, memory_mb: int, cpus: float):
     folder = scratch / f"bare-{memory_mb}"
     folder.mkdir()
     shutil.copy(load_lab(lab_id).solution_path, folder / "lab.ipynb")
-    env = {**kernel_environment(clean_environment()), "HOME": str(folder), "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS,
-           "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD}
-    return run_in_box([sys.executable, "-c", BARE_RUN, str(folder / "lab.ipynb")], memory_mb * 2**20, cpus,
-                      env=env, cwd=folder)
+    env = {
+        **kernel_environment(clean_environment()),
+        "HOME": str(folder),
+        "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS,
+        "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD,
+    }
+    return run_in_box(
+        [sys.executable, "-c", BARE_RUN, str(folder / "lab.ipynb")], memory_mb * 2**20, cpus, env=env, cwd=folder
+    )
 
 
 def main() -> None:
@@ -166,16 +188,21 @@ def main() -> None:
     parser.add_argument("--lab", action="append", choices=lab_ids(), help="a lab (default: every lab)")
     parser.add_argument("--size", action="append", help="MEMORY_MB:CPUS (default: 768:0.5, Gradescope's default)")
     parser.add_argument("--no-bare", action="store_true", help="do not run each notebook alone, without the grader")
-    parser.add_argument("--python", help="install with pip for this interpreter, as on Gradescope (e.g. "
-                        "/usr/bin/python3.11; PIP_CACHE_DIR lets pip reuse its downloads); default: reuse this one's")
+    parser.add_argument(
+        "--python",
+        help="install with pip for this interpreter, as on Gradescope (e.g. "
+        "/usr/bin/python3.11; PIP_CACHE_DIR lets pip reuse its downloads); default: reuse this one's",
+    )
     args = parser.parse_args()
     problem = box_problem()
     if problem:
         raise SystemExit(f"cannot measure: {problem}")
     python_searchable_by_all()
     sizes = [(int(m), float(c)) for m, c in (s.split(":") for s in (args.size or DEFAULT_SIZES))]
-    print(f"{'lab':<26}{'memory':>8}{'CPUs':>6}{'what':>7}{'peak MB':>9}{'kernel':>8}{'grader':>8}{'wall s':>8}"
-          f"{'score':>10}  out of memory")
+    print(
+        f"{'lab':<26}{'memory':>8}{'CPUs':>6}{'what':>7}{'peak MB':>9}{'kernel':>8}{'grader':>8}{'wall s':>8}"
+        f"{'score':>10}  out of memory"
+    )
     for lab_id in args.lab or lab_ids():
         scratch = Path(tempfile.mkdtemp(prefix="container-fit-"))
         os.chmod(scratch, 0o755)
@@ -184,17 +211,24 @@ def main() -> None:
             print(f"{lab_id:<26}setup.sh took {seconds:.0f} s", flush=True)
             path = path_without_bwrap(scratch / "no-bwrap")
             for memory_mb, cpus in sizes:
-                run, results, max_score, peaks = grade_in_box(lab_id, scratch, f"run-{memory_mb}-{cpus:g}", bin_dir,
-                                                              path, memory_mb, cpus)
+                run, results, max_score, peaks = grade_in_box(
+                    lab_id, scratch, f"run-{memory_mb}-{cpus:g}", bin_dir, path, memory_mb, cpus
+                )
                 peak = f"{run.peak_bytes / 2**20:,.0f}" if run.peak_bytes else "?"
                 kernel, grader = (f"{peaks[k] / 2**20:,.0f}" if k in peaks else "?" for k in ("kernel", "grader"))
-                print(f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'grade':>7}{peak:>9}{kernel:>8}{grader:>8}{run.seconds:>8.0f}"
-                      f"{results['score']:>6g}/{max_score:<3g}  {'yes' if run.oom_kills else 'no'}", flush=True)
+                print(
+                    f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'grade':>7}{peak:>9}{kernel:>8}{grader:>8}{run.seconds:>8.0f}"
+                    f"{results['score']:>6g}/{max_score:<3g}  {'yes' if run.oom_kills else 'no'}",
+                    flush=True,
+                )
                 if not args.no_bare:
                     bare = bare_in_box(lab_id, scratch, memory_mb, cpus)
                     peak = f"{bare.peak_bytes / 2**20:,.0f}" if bare.peak_bytes else "?"
-                    print(f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'bare':>7}{peak:>9}{'-':>8}{'-':>8}{bare.seconds:>8.0f}{'-':>10}"
-                          f"  {'yes' if bare.oom_kills else 'no'}", flush=True)
+                    print(
+                        f"{lab_id:<26}{memory_mb:>8}{cpus:>6g}{'bare':>7}{peak:>9}{'-':>8}{'-':>8}{bare.seconds:>8.0f}{'-':>10}"
+                        f"  {'yes' if bare.oom_kills else 'no'}",
+                        flush=True,
+                    )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 

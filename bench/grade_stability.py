@@ -37,8 +37,10 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "solutions" / "lab2_three_ways" / "lab2_three_ways.ipynb"
 RUN_TIMEOUT = 900.0  # seconds per grading subprocess: the grader's own 600 s limit plus its grading time
-SWAP = ("t_unsharded, t_sharded = max(t_unsharded, t_sharded), min(t_unsharded, t_sharded)"
-        "  # swapped: sharding looks faster\n")
+SWAP = (
+    "t_unsharded, t_sharded = max(t_unsharded, t_sharded), min(t_unsharded, t_sharded)"
+    "  # swapped: sharding looks faster\n"
+)
 VERDICT = "cpu_faster"  # t8's verdict: the check whose Gradescope name quotes it
 
 
@@ -71,8 +73,12 @@ def swapped_notebook(solution: Path, path: Path) -> Path:
     nb = nbformat.read(solution, as_version=4)
     cells = [c for c in nb.cells if c.cell_type == "code" and "speedup = t_unsharded / t_sharded" in c.source]
     if len(cells) != 1:
-        raise SystemExit(f"{solution}: expected one cell computing `speedup = t_unsharded / t_sharded`, found {len(cells)}")
-    cells[0].source = cells[0].source.replace("speedup = t_unsharded / t_sharded", SWAP + "speedup = t_unsharded / t_sharded")
+        raise SystemExit(
+            f"{solution}: expected one cell computing `speedup = t_unsharded / t_sharded`, found {len(cells)}"
+        )
+    cells[0].source = cells[0].source.replace(
+        "speedup = t_unsharded / t_sharded", SWAP + "speedup = t_unsharded / t_sharded"
+    )
     nbformat.write(nb, path)
     return path
 
@@ -100,8 +106,11 @@ def grade_once(notebook: Path, log_dir: Path, index: int, record_ratio: bool = F
     stem = f"run{index:02d}" + ("-swapped" if record_ratio else "")
     out, ratio_out = log_dir / f"{stem}.json", log_dir / f"{stem}-ratio.json"
     env = dict(os.environ, COLUMNS="400")  # rich wraps the report less: one failure message per line
-    command = ([sys.executable, __file__, "--grade-recording-ratio", str(notebook), str(out), str(ratio_out)]
-               if record_ratio else [sys.executable, "-m", "autograder", "grade", str(notebook), "--json", str(out)])
+    command = (
+        [sys.executable, __file__, "--grade-recording-ratio", str(notebook), str(out), str(ratio_out)]
+        if record_ratio
+        else [sys.executable, "-m", "autograder", "grade", str(notebook), "--json", str(out)]
+    )
     started = time.monotonic()
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, cwd=log_dir)
@@ -110,14 +119,27 @@ def grade_once(notebook: Path, log_dir: Path, index: int, record_ratio: bool = F
         stdout, code = f"timed out after {RUN_TIMEOUT:g} s: {exc}", None
     wall = time.monotonic() - started
     (log_dir / f"{stem}.txt").write_text(stdout, encoding="utf-8")
-    run = {"wall": wall, "exit": code, "score": None, "max": None, "status": "no json", "exec": None,
-           "seed": None, "verdicts": {}, "failures": [line.replace("│", "").strip() for line in stdout.splitlines()
-                                                      if "•" in line],
-           "ratio": json.loads(ratio_out.read_text(encoding="utf-8")) if ratio_out.is_file() else None}
+    run = {
+        "wall": wall,
+        "exit": code,
+        "score": None,
+        "max": None,
+        "status": "no json",
+        "exec": None,
+        "seed": None,
+        "verdicts": {},
+        "failures": [line.replace("│", "").strip() for line in stdout.splitlines() if "•" in line],
+        "ratio": json.loads(ratio_out.read_text(encoding="utf-8")) if ratio_out.is_file() else None,
+    }
     if out.is_file():
         data = json.loads(out.read_text(encoding="utf-8"))
-        run.update(score=data["score"], max=data["extra_data"]["max_score"], status=data["extra_data"]["status"],
-                   exec=data["execution_time"], seed=data["extra_data"]["seed"])
+        run.update(
+            score=data["score"],
+            max=data["extra_data"]["max_score"],
+            status=data["extra_data"]["status"],
+            exec=data["execution_time"],
+            seed=data["extra_data"]["seed"],
+        )
         run["verdicts"] = {name: t["status"] for name, t in zip(_check_names(data["tests"]), data["tests"])}
     return run
 
@@ -125,18 +147,28 @@ def grade_once(notebook: Path, log_dir: Path, index: int, record_ratio: bool = F
 def report(runs: list[dict]) -> None:
     names = list(dict.fromkeys(name for run in runs for name in run["verdicts"]))
     t8 = [name for name in names if name.startswith("t8:")]
-    print("\nrun  score  status   wall s  exec s  seed        t8 verdicts (" + ", ".join(
-        f"{i + 1}={n.split('`')[1] if '`' in n else n}" for i, n in enumerate(t8)) + ")")
+    print(
+        "\nrun  score  status   wall s  exec s  seed        t8 verdicts ("
+        + ", ".join(f"{i + 1}={n.split('`')[1] if '`' in n else n}" for i, n in enumerate(t8))
+        + ")"
+    )
     for i, run in enumerate(runs, 1):
         score = "-" if run["score"] is None else f"{run['score']:g}"
         exec_s = "-" if run["exec"] is None else f"{run['exec']:.1f}"
-        verdicts = " ".join("P" if run["verdicts"].get(n) == "passed" else
-                            ("F" if run["verdicts"].get(n) == "failed" else "?") for n in t8)
-        print(f"{i:>3}  {score:>5}  {run['status']:<7}  {run['wall']:>6.1f}  {exec_s:>6}  {str(run['seed']):<10}  {verdicts}")
+        verdicts = " ".join(
+            "P" if run["verdicts"].get(n) == "passed" else ("F" if run["verdicts"].get(n) == "failed" else "?")
+            for n in t8
+        )
+        print(
+            f"{i:>3}  {score:>5}  {run['status']:<7}  {run['wall']:>6.1f}  {exec_s:>6}  "
+            f"{str(run['seed']):<10}  {verdicts}"
+        )
     walls = [run["wall"] for run in runs if run["verdicts"]] or [run["wall"] for run in runs]
     not_full = [i for i, run in enumerate(runs, 1) if run["score"] is None or run["score"] != run["max"]]
-    print(f"\nruns: {len(runs)}; wall s per graded run: median {statistics.median(walls):.1f}, "
-          f"min {min(walls):.1f}, max {max(walls):.1f}")
+    print(
+        f"\nruns: {len(runs)}; wall s per graded run: median {statistics.median(walls):.1f}, "
+        f"min {min(walls):.1f}, max {max(walls):.1f}"
+    )
     print(f"runs with a score below full marks: {len(not_full)}" + (f" (runs {not_full})" if not_full else ""))
     crashed = [i for i, run in enumerate(runs, 1) if not run["verdicts"]]
     if crashed:  # no results.json: the grader itself failed; its output is in the log directory
@@ -169,15 +201,19 @@ def report_swapped(runs: list[dict]) -> None:
         if ratio is None or verdict is None:
             print(f"{i:>21}  no measurement or no verdict (exit {run['exit']}, status {run['status']})")
             continue
-        print(f"{i:>21}  {ratio['median']:.3f} ({ratio['low']:.3f}–{ratio['high']:.3f}, {ratio['rounds']})"
-              f"{'':>14}{'P' if verdict == 'passed' else 'F'}        "
-              + " ".join("P" if run["verdicts"][n] == "passed" else "F" for n in t8))
+        print(
+            f"{i:>21}  {ratio['median']:.3f} ({ratio['low']:.3f}–{ratio['high']:.3f}, {ratio['rounds']})"
+            f"{'':>14}{'P' if verdict == 'passed' else 'F'}        "
+            + " ".join("P" if run["verdicts"][n] == "passed" else "F" for n in t8)
+        )
         if ratio["high"] < 1:
             below.append(i)
             if verdict == "passed":
                 wrongly_passed.append(i)
-    print(f"swapped times passed the verdict with the grader's interval below 1: {len(wrongly_passed)} of"
-          f" {len(below)} runs" + (f" (runs {wrongly_passed})" if wrongly_passed else ""))
+    print(
+        f"swapped times passed the verdict with the grader's interval below 1: {len(wrongly_passed)} of"
+        f" {len(below)} runs" + (f" (runs {wrongly_passed})" if wrongly_passed else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebook", type=Path, default=NOTEBOOK, help="the notebook to grade (lab 2's solution)")
     parser.add_argument("--no-burn", action="store_true", help="do not burn a core (a baseline)")
     parser.add_argument("--no-swapped", action="store_true", help="grade only the solution, not its swapped times")
-    parser.add_argument("--log-dir", type=Path, help="where each run's results.json and output go (default: a temp dir)")
+    parser.add_argument(
+        "--log-dir", type=Path, help="where each run's results.json and output go (default: a temp dir)"
+    )
     args = parser.parse_args(argv)
     log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="grade-stability-"))
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -205,13 +243,18 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(1, args.runs + 1):
             runs.append(grade_once(args.notebook, log_dir, i))
             run = runs[-1]
-            print(f"run {i}: score {run['score']} status {run['status']} wall {run['wall']:.1f} s; load {_load()}",
-                  flush=True)
+            print(
+                f"run {i}: score {run['score']} status {run['status']} wall {run['wall']:.1f} s; load {_load()}",
+                flush=True,
+            )
             if swapped is not None:
                 swapped_runs.append(grade_once(swapped, log_dir, i, record_ratio=True))
                 run = swapped_runs[-1]
-                print(f"run {i} swapped: score {run['score']} status {run['status']} ratio {run['ratio']};"
-                      f" load {_load()}", flush=True)
+                print(
+                    f"run {i} swapped: score {run['score']} status {run['status']} ratio {run['ratio']};"
+                    f" load {_load()}",
+                    flush=True,
+                )
     finally:
         if burner is not None:
             stop.set()

@@ -50,15 +50,17 @@ def bare_once(notebook: Path, without_check_cells: bool = False) -> tuple[float,
         nb.cells = [cell for cell in nb.cells if not is_check_cell(cell)]
     with tempfile.TemporaryDirectory(prefix="bare-nbclient-") as workdir:
         # no km of our own: nbclient shuts down only a kernel whose manager it made itself
-        client = NotebookClient(nb, kernel_name="python3", timeout=600, allow_errors=True,
-                                resources={"metadata": {"path": workdir}})
+        client = NotebookClient(
+            nb, kernel_name="python3", timeout=600, allow_errors=True, resources={"metadata": {"path": workdir}}
+        )
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         client.execute(env=kernel_environment())  # starts, runs every cell, shuts the kernel down
         seconds = time.monotonic() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the kernel has been waited for
-    errors = sum(1 for c in nb.cells if c.cell_type == "code"
-                 for o in c.get("outputs", []) if o.get("output_type") == "error")
+    errors = sum(
+        1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"
+    )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return seconds, errors, cpu
 
@@ -68,8 +70,14 @@ def grade_once(notebook: Path, extra: list[str], env: dict[str, str]) -> tuple[f
     with tempfile.TemporaryDirectory(prefix="grade-overhead-") as workdir:
         out = Path(workdir) / "results.json"
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--json", str(out), *extra],
-                       check=True, capture_output=True, cwd=workdir, timeout=900, env=env)
+        subprocess.run(
+            [sys.executable, "-m", "autograder", "grade", str(notebook), "--json", str(out), *extra],
+            check=True,
+            capture_output=True,
+            cwd=workdir,
+            timeout=900,
+            env=env,
+        )
         wall = time.monotonic() - started
         data = json.loads(out.read_text(encoding="utf-8"))
     return wall, data["execution_time"], data["score"]
@@ -99,36 +107,56 @@ def bench_lab(lab: str, runs: int, extra: list[str], cache: Path) -> dict[str, f
         grade.append(wall)
         execution.append(exec_s)
         print(f"{lab} run {i}: autograder grade {wall:.1f} s (execution {exec_s:.1f} s, score {score:g})", flush=True)
-    return {"bare": statistics.median(bare), "grade": statistics.median(grade),
-            "execution": statistics.median(execution), "cold": cold_wall,
-            "paired": statistics.median(g / b for g, b in zip(grade, bare))}
+    return {
+        "bare": statistics.median(bare),
+        "grade": statistics.median(grade),
+        "execution": statistics.median(execution),
+        "cold": cold_wall,
+        "paired": statistics.median(g / b for g, b in zip(grade, bare)),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="repeats of each side per lab (default 3)")
     parser.add_argument("--lab", action="append", choices=LABS, help="a lab to measure (repeatable; default all)")
-    parser.add_argument("--grade-arg", action="append", default=[], metavar="ARG",
-                        help="passed on to `autograder grade`, e.g. --grade-arg=--no-sandbox (repeatable)")
+    parser.add_argument(
+        "--grade-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="passed on to `autograder grade`, e.g. --grade-arg=--no-sandbox (repeatable)",
+    )
     args = parser.parse_args(argv)
     labs = args.lab or list(LABS)
     print(f"labs {', '.join(labs)}; {args.runs} runs of each side, interleaved; grade args {args.grade_arg}")
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) + f" ({os.cpu_count()} cores)")
     summary = {}
     with tempfile.TemporaryDirectory(prefix="warm-cache-") as cache:
-        subprocess.run([sys.executable, "-m", "autograder", "warm", *labs], check=True, capture_output=True,
-                       env=cache_env(Path(cache)), timeout=900)
+        subprocess.run(
+            [sys.executable, "-m", "autograder", "warm", *labs],
+            check=True,
+            capture_output=True,
+            env=cache_env(Path(cache)),
+            timeout=900,
+        )
         for lab in labs:
             summary[lab] = bench_lab(lab, args.runs, args.grade_arg, Path(cache))
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     print(f"\nmedians of {args.runs} (grade with a warm reference cache; cold: one grade with an empty cache)")
-    print("paired: the median of each run's grade ÷ the bare run just before it (less swayed by the machine's"
-          " speed drifting during the benchmark)")
-    print(f"{'lab':<24} {'bare s':>7} {'grade s':>8} {'exec s':>7} {'grade/bare':>11} {'paired':>7} {'cold s':>7}"
-          f" {'cold/bare':>10}")
+    print(
+        "paired: the median of each run's grade ÷ the bare run just before it (less swayed by the machine's"
+        " speed drifting during the benchmark)"
+    )
+    print(
+        f"{'lab':<24} {'bare s':>7} {'grade s':>8} {'exec s':>7} {'grade/bare':>11} {'paired':>7} {'cold s':>7}"
+        f" {'cold/bare':>10}"
+    )
     for lab, m in summary.items():
-        print(f"{lab:<24} {m['bare']:7.1f} {m['grade']:8.1f} {m['execution']:7.1f} {m['grade'] / m['bare']:11.2f}"
-              f" {m['paired']:7.2f} {m['cold']:7.1f} {m['cold'] / m['bare']:10.2f}")
+        print(
+            f"{lab:<24} {m['bare']:7.1f} {m['grade']:8.1f} {m['execution']:7.1f} {m['grade'] / m['bare']:11.2f}"
+            f" {m['paired']:7.2f} {m['cold']:7.1f} {m['cold'] / m['bare']:10.2f}"
+        )
     return 0
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import os
 
-os.environ.update({"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu",
-                   "PJRT_NPROC": "16"})
+os.environ.update({"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu", "PJRT_NPROC": "16"})
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -25,9 +24,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import autograder.self_check as ag  # noqa: E402
-from autograder.self_check.cell_output import check_html  # noqa: E402
-from autograder.lab import load_lab  # noqa: E402
 from autograder.authoring.markers import parse_questions, read_solution  # noqa: E402
+from autograder.lab import load_lab  # noqa: E402
+from autograder.self_check.cell_output import check_html  # noqa: E402
 
 LAB = "lab2_three_ways"
 TASKS = {"t1": "layout task", "t6": "function task"}
@@ -39,7 +38,7 @@ def solution_namespace(last_task: str) -> dict:
     end = next(q.last_cell for q in parse_questions(solution) if q.task == last_task)
     namespace = {"__name__": "__main__"}
     with contextlib.redirect_stdout(io.StringIO()):
-        for cell in solution.cells[:end + 1]:
+        for cell in solution.cells[: end + 1]:
             if cell.cell_type == "code":
                 exec(compile(cell.source, f"<{cell.get('id')}>", "exec"), namespace)
     return namespace
@@ -65,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     namespace = solution_namespace(max(TASKS, key=lambda t: int(t[1:])))
     print(f"solution cells up to t6 ran in {time.perf_counter() - started:.1f} s")
     for task, kind in TASKS.items():
-        print(f"first check of {task} ({kind}; the first one starts the checker; each computes its task's "
-              f"references): {timed_check(namespace, task):.2f} s")
+        print(
+            f"first check of {task} ({kind}; the first one starts the checker; each computes its task's "
+            f"references): {timed_check(namespace, task):.2f} s"
+        )
     times = {task: [] for task in TASKS}
     for _ in range(args.runs):
         for task in TASKS:
@@ -74,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     for task, kind in TASKS.items():
         t = times[task]
-        print(f"{task} ({kind}): median of {len(t)} checks {statistics.median(t):.2f} s "
-              f"(min {min(t):.2f} s, max {max(t):.2f} s)")
+        print(
+            f"{task} ({kind}): median of {len(t)} checks {statistics.median(t):.2f} s "
+            f"(min {min(t):.2f} s, max {max(t):.2f} s)"
+        )
     return 0
 
 

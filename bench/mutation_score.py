@@ -49,15 +49,18 @@ def main() -> int:
     rows = []
     for lab_id in args.labs or lab_ids():
         report = report_of(lab_id, args.saved, args.out, args.workers)
-        counts = {key: sum(t[key] for t in report["tasks"]) for key in
-                  ("made", "killed", "survived", "equivalent", "not_graded")}
+        counts = {
+            key: sum(t[key] for t in report["tasks"])
+            for key in ("made", "killed", "survived", "equivalent", "not_graded")
+        }
         rows.append((lab_id, counts, report["score"]))
     print(f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'lab':<26} {'made':>5} {'killed':>7} {'survived':>9} {'equivalent':>11} {'not graded':>11}  score")
     for lab_id, counts, score in rows:
-        print(f"{lab_id:<26} {counts['made']:>5} {counts['killed']:>7} {counts['survived']:>9} "
-              f"{counts['equivalent']:>11} {counts['not_graded']:>11}  "
-              + ("-" if score is None else f"{score:.0%}"))
+        print(
+            f"{lab_id:<26} {counts['made']:>5} {counts['killed']:>7} {counts['survived']:>9} "
+            f"{counts['equivalent']:>11} {counts['not_graded']:>11}  " + ("-" if score is None else f"{score:.0%}")
+        )
     return 0
 
 

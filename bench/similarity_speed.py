@@ -21,10 +21,11 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
-from autograder.lab import load_lab  # noqa: E402
-from autograder.course.similarity import find_similar, similarity_html  # noqa: E402
-from submission_notebooks import make_submission  # noqa: E402
 from similarity_cases import disguise, random_answer  # noqa: E402
+from submission_notebooks import make_submission  # noqa: E402
+
+from autograder.course.similarity import find_similar, similarity_html  # noqa: E402
+from autograder.lab import load_lab  # noqa: E402
 
 LAB = load_lab("lab2_three_ways")
 
@@ -60,10 +61,14 @@ def main() -> None:
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     flagged = {tuple(sorted((p.first, p.second))) for t in report.tasks for p in t.pairs}
     load = os.getloadavg()[0]
-    print(f"{args.students} submissions, {len(LAB.tasks)} tasks: similarity report in {seconds:.2f} s "
-          f"({cpu:.2f} s of CPU; load average {load:.1f}; {len(page) // 1024} KiB page)")
-    print(f"planted copies flagged: {len(planted & flagged)} of {len(planted)}; "
-          f"other pairs flagged: {len(flagged - planted)}")
+    print(
+        f"{args.students} submissions, {len(LAB.tasks)} tasks: similarity report in {seconds:.2f} s "
+        f"({cpu:.2f} s of CPU; load average {load:.1f}; {len(page) // 1024} KiB page)"
+    )
+    print(
+        f"planted copies flagged: {len(planted & flagged)} of {len(planted)}; "
+        f"other pairs flagged: {len(flagged - planted)}"
+    )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,9 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
-from autograder.lab import load_lab  # noqa: E402
 from submission_notebooks import make_submission  # noqa: E402
+
+from autograder.lab import load_lab  # noqa: E402
 
 LABS = ("lab2_three_ways", "lab4_collectives")
 
@@ -40,9 +41,26 @@ def batch(lab, folder: Path, out: Path, workers: int, turns: bool) -> tuple[int,
     """(rows at full marks, rows, seconds, the checks that lost points) of one batch."""
     env = {**os.environ, "AUTOGRADER_TIMED_TURNS": "on" if turns else "off"}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "autograder", "batch", str(folder), "--lab", lab.id, "--out", str(out),
-                    "--workers", str(workers), "--no-similarity"], check=True, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "batch",
+            str(folder),
+            "--lab",
+            lab.id,
+            "--out",
+            str(out),
+            "--workers",
+            str(workers),
+            "--no-similarity",
+        ],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     seconds = time.perf_counter() - started
     with open(out / "grades.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -66,8 +84,11 @@ def regrade_in_quota(lab, folder: Path, regrades: int) -> tuple[int, list[float]
     path = next(folder.glob("*.ipynb"))
     for i in range(regrades):
         out = folder.parent / f"quota{i}.json"
-        run = run_in_box([sys.executable, "-m", "autograder", "grade", str(path), "--json", str(out)],
-                         memory_bytes=3 * 2**30, cpus=0.5)
+        run = run_in_box(
+            [sys.executable, "-m", "autograder", "grade", str(path), "--json", str(out)],
+            memory_bytes=3 * 2**30,
+            cpus=0.5,
+        )
         result = json.loads(out.read_text()) if out.exists() else {"score": 0.0}
         score = float(result.get("score", 0.0))
         scores.append(score)
@@ -96,16 +117,25 @@ def main() -> None:
             for count in workers:
                 seconds = {}
                 for turns in (True, False):
-                    full, rows, seconds[turns], lost = batch(lab, folder, Path(tmp) / f"out{count}{turns}", count, turns)
+                    full, rows, seconds[turns], lost = batch(
+                        lab, folder, Path(tmp) / f"out{count}{turns}", count, turns
+                    )
                     rule = "timed turns" if turns else "no turns   "
-                    print(f"{lab_id}, {count} worker(s), {rule}: {full}/{rows} rows at full marks, "
-                          f"{seconds[turns]:6.1f} s" + (f"; lost: {', '.join(sorted(set(lost)))}" if lost else ""),
-                          flush=True)
-                print(f"{lab_id}, {count} worker(s): wall time with ÷ without the turns {seconds[True] / seconds[False]:.2f}",
-                      flush=True)
+                    print(
+                        f"{lab_id}, {count} worker(s), {rule}: {full}/{rows} rows at full marks, "
+                        f"{seconds[turns]:6.1f} s" + (f"; lost: {', '.join(sorted(set(lost)))}" if lost else ""),
+                        flush=True,
+                    )
+                print(
+                    f"{lab_id}, {count} worker(s): wall time with ÷ without the turns "
+                    f"{seconds[True] / seconds[False]:.2f}",
+                    flush=True,
+                )
             if args.quota:
                 full, scores = regrade_in_quota(lab, folder, args.regrades)
-                print(f"{lab_id}, half a CPU: {full}/{len(scores)} regrades at full marks (scores {scores})", flush=True)
+                print(
+                    f"{lab_id}, half a CPU: {full}/{len(scores)} regrades at full marks (scores {scores})", flush=True
+                )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -12,8 +12,13 @@ import pytest  # noqa: E402
 
 
 def pytest_addoption(parser):
-    parser.addoption("--lab", action="append", default=[], metavar="LAB",
-                     help="run only the tests of this lab: those parametrized by its id (`autograder test LAB`)")
+    parser.addoption(
+        "--lab",
+        action="append",
+        default=[],
+        metavar="LAB",
+        help="run only the tests of this lab: those parametrized by its id (`autograder test LAB`)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -55,9 +60,10 @@ def _reference_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def _lab_runs(tmp_path_factory):
     """lab id -> (lab, grades, inline checks), graded once per session on first use (see lab_grades)."""
-    from autograder.lab import load_lab
     from grading_session import grade_all
     from lab_submissions import CASES_BY_LAB
+
+    from autograder.lab import load_lab
 
     runs = {}
 

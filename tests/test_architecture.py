@@ -21,9 +21,10 @@ def test_imports_run_from_higher_stages_to_lower_ones():
     rank = {stage: i for i, stage in enumerate(STAGES)}
     upward = sorted(
         f"{module} ({stage_of(module)}) imports {name} ({stage_of(name)})"
-        for module, names in IMPORTS.items() for name in names
-        if stage_of(name) is not None and stage_of(module) is not None
-        and rank[stage_of(name)] > rank[stage_of(module)])
+        for module, names in IMPORTS.items()
+        for name in names
+        if stage_of(name) is not None and stage_of(module) is not None and rank[stage_of(name)] > rank[stage_of(module)]
+    )
     assert not upward, "imports from a lower stage to a higher one:\n" + "\n".join(upward)
 
 
@@ -37,7 +38,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         state[node] = 2
@@ -67,16 +68,21 @@ def test_the_declared_order_is_the_order_the_imports_draw():
     for _ in STAGES:  # a floor is final once the longest chain of imports below it has been walked
         floor = {stage: 1 + max((floor[lower] for lower in graph.get(stage, ())), default=-1) for stage in STAGES}
     drawn = sorted(STAGES, key=lambda stage: (floor[stage], STAGES.index(stage)))
-    assert drawn == STAGES, "declared (lowest first): " + ", ".join(STAGES) + "\ndrawn: " + ", ".join(
-        f"{stage} (floor {floor[stage]})" for stage in drawn)
+    assert drawn == STAGES, (
+        "declared (lowest first): "
+        + ", ".join(STAGES)
+        + "\ndrawn: "
+        + ", ".join(f"{stage} (floor {floor[stage]})" for stage in drawn)
+    )
 
 
 def test_no_stage_imports_the_top_package():
     """The top ``__init__`` names a few things for users; a stage that took something from it would tie
     the top package to every floor both ways, so stages take the ground floor's leaves instead."""
     through_top = sorted(module for module, names in IMPORTS.items() if "autograder" in names)
-    assert not through_top, "modules importing the top package (use autograder.doors / autograder.paths):\n" + \
-        "\n".join(through_top)
+    assert not through_top, (
+        "modules importing the top package (use autograder.doors / autograder.paths):\n" + "\n".join(through_top)
+    )
 
 
 def test_no_circles_between_stages():
@@ -87,8 +93,10 @@ def test_no_circles_between_stages():
 def test_no_circles_between_modules():
     """A package's ``__init__`` that re-exports its modules is the one allowed back edge: a module
     importing a sibling through the package is the same as importing the sibling."""
-    graph = {module: {name for name in names if name != module and not module.startswith(name + ".")}
-             for module, names in IMPORTS.items()}
+    graph = {
+        module: {name for name in names if name != module and not module.startswith(name + ".")}
+        for module, names in IMPORTS.items()
+    }
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
 
@@ -105,8 +113,10 @@ def test_other_stages_enter_a_stage_by_its_door():
     """A stage's ``__init__`` exports what the stages above use; they import from it, not its inner files."""
     around = sorted(
         f"{path.relative_to(PACKAGE.parent)}:{line} imports {name}; import it from {stage_of(name)}"
-        for module, path in MODULES.items() for line, name in _absolute_imports(path, module)
-        if stage_of(name) not in (None, "autograder", stage_of(module)) and name != stage_of(name))
+        for module, path in MODULES.items()
+        for line, name in _absolute_imports(path, module)
+        if stage_of(name) not in (None, "autograder", stage_of(module)) and name != stage_of(name)
+    )
     assert not around, "imports past a stage's door:\n" + "\n".join(around)
 
 
@@ -114,7 +124,8 @@ def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
     """The kernel's housekeeping, the probe and each lab's kernel probe run in the student's kernel as
     standalone modules."""
     in_kernel = ["autograder.run.kernel_housekeeping", "autograder.facts.probe"] + [
-        m for m in MODULES if m.endswith(".kernel_probe")]
+        m for m in MODULES if m.endswith(".kernel_probe")
+    ]
     assert len(in_kernel) > 2
     assert {m: sorted(imported(MODULES[m], m)) for m in in_kernel if imported(MODULES[m], m)} == {}
 

@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import nbformat
-import pytest
 
 from autograder.cli import main
 from autograder.lab import load_lab
@@ -48,8 +47,12 @@ def test_a_notebook_without_lab_metadata_needs_lab(tmp_path, capsys):
 
 
 def test_an_nbformat_3_notebook_is_upgraded_and_graded(tmp_path, capsys):
-    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
-          "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}]}]}
+    v3 = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {},
+        "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}]}],
+    }
     path = tmp_path / "old.ipynb"
     path.write_text(json.dumps(v3))
     assert main(["grade", str(path), "--lab", "lab2_three_ways"]) == 0
@@ -71,8 +74,12 @@ def test_the_program_ends_a_grade_with_its_output_and_exit_code_intact(tmp_path)
     to --json must still all be there."""
     path, out = tmp_path / "essay.ipynb", tmp_path / "results.json"
     path.write_text("Dear grader, here is my answer.")
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(path), "--lab", "lab2_three_ways",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(path), "--lab", "lab2_three_ways", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr[-2000:]
     assert "not a notebook" in done.stdout and done.stdout.rstrip().endswith("/ 100")
     assert json.loads(out.read_text())["extra_data"]["status"] == "not a notebook"

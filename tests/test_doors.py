@@ -8,12 +8,11 @@ import sys
 import textwrap
 
 import pytest
-
-import autograder
 from package_stages import MODULES, STAGES
 
-DOORS = sorted(s for s in STAGES
-               if s in MODULES and MODULES[s].name == "__init__.py" and "lazy_exports" in MODULES[s].read_text())
+DOORS = sorted(
+    s for s in STAGES if s in MODULES and MODULES[s].name == "__init__.py" and "lazy_exports" in MODULES[s].read_text()
+)
 
 
 def test_the_stages_have_doors():
@@ -28,7 +27,7 @@ def test_every_name_a_door_exports_is_there(door):
         assert getattr(package, name) is not None
         assert name in dir(package)
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
-        package.no_such_name
+        _ = package.no_such_name
 
 
 def _modules_after(statement: str) -> set[str]:
@@ -50,7 +49,9 @@ def test_the_students_door_loads_none_of_the_graders_machinery():
 
 def test_notebooks_assigned_before_the_rename_get_the_same_door():
     """Their check cells say ``import autograder.notebook as ag``: the very module, loading no more."""
-    statement = "import autograder.notebook as ag, autograder.self_check as new; assert ag is new and callable(ag.check)"
+    statement = (
+        "import autograder.notebook as ag, autograder.self_check as new; assert ag is new and callable(ag.check)"
+    )
     loaded = {m.split(".")[0] for m in _modules_after(statement)}
     assert not loaded & {"nbclient", "jupyter_client", "zmq", "pytest", "dask", "distributed", "rich"}
 
@@ -59,13 +60,15 @@ def test_a_door_refuses_a_name_that_is_also_one_of_its_modules(tmp_path):
     package = tmp_path / "door_with_a_clash"
     package.mkdir()
     (package / "collect.py").write_text("def collect():\n    return 1\n")
-    (package / "__init__.py").write_text(textwrap.dedent("""\
+    (package / "__init__.py").write_text(
+        textwrap.dedent("""\
         from typing import TYPE_CHECKING
         from autograder.doors import lazy_exports
         if TYPE_CHECKING:
             from door_with_a_clash.collect import collect
         __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
-    """))
+    """)
+    )
     sys.path.insert(0, str(tmp_path))
     try:
         with pytest.raises(ImportError, match=r"exports \['collect'\], which are also its modules' names"):

@@ -23,8 +23,13 @@ COMMANDS = {
     "mutants": (("--timeout", "--cell-timeout"), TRUSTED_LIMITS),
     "gradescope": (("--timeout", "--cell-timeout", "--memory-gib"), GRADESCOPE_LIMITS),
 }
-POSITIONAL = {"grade": ["nb.ipynb"], "check": ["nb.ipynb"], "batch": ["class", "--lab", "lab1", "--out", "out"],
-              "mutants": ["lab1"], "gradescope": ["lab1"]}
+POSITIONAL = {
+    "grade": ["nb.ipynb"],
+    "check": ["nb.ipynb"],
+    "batch": ["class", "--lab", "lab1", "--out", "out"],
+    "mutants": ["lab1"],
+    "gradescope": ["lab1"],
+}
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -42,8 +47,12 @@ def test_every_command_takes_its_limits_defaults_from_the_dataclass(command):
     flags, defaults = COMMANDS[command]
     options = _limit_options(_subparsers()[command])
     assert tuple(options) == flags
-    expected = {"--timeout": defaults.total_timeout, "--cell-timeout": defaults.cell_timeout,
-                "--memory-gib": defaults.sandbox and defaults.sandbox.memory_bytes / GIB, "--no-sandbox": False}
+    expected = {
+        "--timeout": defaults.total_timeout,
+        "--cell-timeout": defaults.cell_timeout,
+        "--memory-gib": defaults.sandbox and defaults.sandbox.memory_bytes / GIB,
+        "--no-sandbox": False,
+    }
     assert {flag: action.default for flag, action in options.items()} == {f: expected[f] for f in flags}
     args = build_parser().parse_args([command, *POSITIONAL[command]])
     assert limits_from_args(args, defaults) == defaults
@@ -69,12 +78,15 @@ def test_each_limit_option_has_its_help_and_default_from_its_field():
 
 
 def test_command_line_values_reach_the_limits():
-    args = build_parser().parse_args(["grade", "nb.ipynb", "--timeout", "30", "--cell-timeout", "5.5",
-                                      "--memory-gib", "2.5"])
-    assert limits_from_args(args) == Limits(cell_timeout=5.5, total_timeout=30.0,
-                                            sandbox=ResourceLimits(memory_bytes=int(2.5 * 2**30)))
-    args = build_parser().parse_args(["batch", "class", "--lab", "lab1", "--out", "out", "--no-sandbox",
-                                      "--memory-gib", "1"])
+    args = build_parser().parse_args(
+        ["grade", "nb.ipynb", "--timeout", "30", "--cell-timeout", "5.5", "--memory-gib", "2.5"]
+    )
+    assert limits_from_args(args) == Limits(
+        cell_timeout=5.5, total_timeout=30.0, sandbox=ResourceLimits(memory_bytes=int(2.5 * 2**30))
+    )
+    args = build_parser().parse_args(
+        ["batch", "class", "--lab", "lab1", "--out", "out", "--no-sandbox", "--memory-gib", "1"]
+    )
     assert limits_from_args(args) == Limits(sandbox=None)
     args = build_parser().parse_args(["mutants", "lab1", "--cell-timeout", "7"])
     assert limits_from_args(args, TRUSTED_LIMITS) == Limits(cell_timeout=7.0, sandbox=None)
@@ -85,8 +97,11 @@ def test_the_batch_and_the_mutants_default_to_the_dataclass():
     assert GradingOptions().limits == TRUSTED_LIMITS
 
 
-@pytest.mark.parametrize("limits", [Limits(), Limits(cell_timeout=3.0, sandbox=ResourceLimits(memory_bytes=2**30)),
-                                    TRUSTED_LIMITS], ids=["default", "set", "no sandbox"])
+@pytest.mark.parametrize(
+    "limits",
+    [Limits(), Limits(cell_timeout=3.0, sandbox=ResourceLimits(memory_bytes=2**30)), TRUSTED_LIMITS],
+    ids=["default", "set", "no sandbox"],
+)
 def test_limits_travel_to_dask_workers_as_plain_data(limits):
     data = limits.to_dict()
     assert json.loads(json.dumps(data)) == data  # nothing but plain values
@@ -99,8 +114,13 @@ def test_gradescope_config_defaults_are_gradescope_limits(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(dataclasses.asdict(config)))
     assert read_config(tmp_path).limits() == GRADESCOPE_LIMITS
     assert json.loads((tmp_path / "config.json").read_text()) == {
-        "lab": "lab1", "hidden_visibility": "after_published", "cell_timeout": 120.0, "total_timeout": 480.0,
-        "memory_gib": 4.0}
+        "lab": "lab1",
+        "hidden_visibility": "after_published",
+        "cell_timeout": 120.0,
+        "total_timeout": 480.0,
+        "memory_gib": 4.0,
+    }
     set_ = GradescopeConfig("lab1", cell_timeout=10, total_timeout=100, memory_gib=1.5).limits()
-    assert set_ == dataclasses.replace(GRADESCOPE_LIMITS, cell_timeout=10, total_timeout=100,
-                                       sandbox=ResourceLimits(memory_bytes=int(1.5 * 2**30)))
+    assert set_ == dataclasses.replace(
+        GRADESCOPE_LIMITS, cell_timeout=10, total_timeout=100, sandbox=ResourceLimits(memory_bytes=int(1.5 * 2**30))
+    )

@@ -1,15 +1,13 @@
 """``autograder assign``: the student notebook from the solution, deterministic, and checked in CI."""
 
-from pathlib import Path
-
 import nbformat
 import pytest
 
 from autograder.authoring import markers
 from autograder.authoring.assign import assign_lab, render, student_notebook
-from autograder.run.check_cells import is_check_cell, is_check_code
 from autograder.cli import main
 from autograder.lab import lab_ids, load_lab
+from autograder.run.check_cells import is_check_cell, is_check_code
 
 
 def _solution(*cells):
@@ -34,14 +32,19 @@ def test_answers_become_the_prompt_and_everything_else_stays():
     setup = code("import jax\nx = 1")
     answer = code("# BEGIN SOLUTION\ny = x + 1\n# END SOLUTION")
     partial = code("def f(a):\n    # BEGIN SOLUTION\n    return a\n    # END SOLUTION")
-    nb = _solution(setup, question(), nbformat.v4.new_markdown_cell("Bind `y`."), answer, partial,
-                   raw("# END QUESTION"))
+    nb = _solution(
+        setup, question(), nbformat.v4.new_markdown_cell("Bind `y`."), answer, partial, raw("# END QUESTION")
+    )
     student = student_notebook(nb, "labX")
     sources = [c.source for c in student.cells if not is_check_cell(c)]
     assert sources == ["import jax\nx = 1", "Bind `y`.", "### Your code here", "def f(a):\n    ### Your code here"]
     tags = [c.metadata["autograder"] for c in student.cells if not is_check_cell(c)]
-    assert tags == [{"task": None, "answer": False}, {"task": "t1", "answer": False},
-                    {"task": "t1", "answer": True}, {"task": "t1", "answer": True}]
+    assert tags == [
+        {"task": None, "answer": False},
+        {"task": "t1", "answer": False},
+        {"task": "t1", "answer": True},
+        {"task": "t1", "answer": True},
+    ]
     assert student.metadata["autograder"] == {"lab": "labX", "tasks": [{"id": "t1", "points": 5.0}]}
 
 
@@ -53,14 +56,17 @@ def test_outputs_are_cleared():
     assert student.cells[0].outputs == [] and student.cells[0].execution_count is None
 
 
-@pytest.mark.parametrize("cells, words", [
-    ([question(), code("x = 1")], "no END QUESTION"),
-    ([raw("# END QUESTION")], "without BEGIN QUESTION"),
-    ([question("t2"), raw("# END QUESTION")], "task ids must be"),
-    ([raw("# BEGIN QUESTION\nname: t1"), raw("# END QUESTION")], "points"),
-    ([code("# BEGIN SOLUTION\nx = 1\n# END SOLUTION")], "outside a question"),
-    ([question(), code("# BEGIN SOLUTION\nx = 1"), raw("# END QUESTION")], "unbalanced"),
-])
+@pytest.mark.parametrize(
+    "cells, words",
+    [
+        ([question(), code("x = 1")], "no END QUESTION"),
+        ([raw("# END QUESTION")], "without BEGIN QUESTION"),
+        ([question("t2"), raw("# END QUESTION")], "task ids must be"),
+        ([raw("# BEGIN QUESTION\nname: t1"), raw("# END QUESTION")], "points"),
+        ([code("# BEGIN SOLUTION\nx = 1\n# END SOLUTION")], "outside a question"),
+        ([question(), code("# BEGIN SOLUTION\nx = 1"), raw("# END QUESTION")], "unbalanced"),
+    ],
+)
 def test_malformed_markers_are_named(cells, words):
     with pytest.raises(markers.MarkerError, match=words):
         student_notebook(_solution(*cells), "labX")
@@ -87,9 +93,18 @@ def test_locked_cells_are_the_solutions_byte_for_byte(lab_id):
 
 def test_a_check_cell_follows_each_task_and_one_explains_them_after_the_first_cell():
     first = nbformat.v4.new_markdown_cell("# Lab X")
-    nb = _solution(first, code("import jax"), question("t1"), code("# BEGIN SOLUTION\ny = 1\n# END SOLUTION"),
-                   code("print(y)"), raw("# END QUESTION"), nbformat.v4.new_markdown_cell("Between."),
-                   question("t2"), code("# BEGIN SOLUTION\nz = 2\n# END SOLUTION"), raw("# END QUESTION"))
+    nb = _solution(
+        first,
+        code("import jax"),
+        question("t1"),
+        code("# BEGIN SOLUTION\ny = 1\n# END SOLUTION"),
+        code("print(y)"),
+        raw("# END QUESTION"),
+        nbformat.v4.new_markdown_cell("Between."),
+        question("t2"),
+        code("# BEGIN SOLUTION\nz = 2\n# END SOLUTION"),
+        raw("# END QUESTION"),
+    )
     student = student_notebook(nb, "labX")
     kinds = [("check " if is_check_cell(c) else "") + (c.metadata["autograder"]["task"] or "-") for c in student.cells]
     assert kinds == ["-", "check -", "-", "t1", "t1", "check t1", "-", "t2", "check t2"]
@@ -125,7 +140,7 @@ def test_cli_check_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, ca
         if src.exists():
             (tmp_path / "solutions" / lab_id / src.name).write_bytes(src.read_bytes())
     monkeypatch.setenv("AUTOGRADER_ROOT", str(tmp_path))
-    labs = [l for l in lab_ids() if (tmp_path / "solutions" / l / f"{l}.ipynb").exists()]
+    labs = [lab for lab in lab_ids() if (tmp_path / "solutions" / lab / f"{lab}.ipynb").exists()]
     assert main(["assign", "--check", *labs]) == 1
     assert "is stale" in capsys.readouterr().out
     assert main(["assign", "--no-verify", *labs]) == 0

@@ -7,12 +7,12 @@ import re
 
 import nbformat
 import pytest
+from scaffolded_labs import use_tmp_labs
 
 from autograder.cli import main
 from autograder.grading import grade_notebook
-from autograder.run import Limits
 from autograder.lab import lab_ids, load_lab
-from scaffolded_labs import use_tmp_labs
+from autograder.run import Limits
 
 TRUSTED = Limits(sandbox=None)
 
@@ -34,8 +34,10 @@ def test_grading_a_lab_not_assigned_yet_says_its_student_notebook_is_missing(roo
     assert main(["new-lab", "lab7", "--tasks", "1"]) == 0
     result = grade_notebook(root / "solutions" / "lab7" / "lab7.ipynb", "lab7", limits=TRUSTED)
     assert result.status == "grader error"
-    assert result.reason == (f"the student notebook of lab7 is missing ({root / 'assignments' / 'lab7' / 'lab7.ipynb'}):"
-                             " `autograder assign lab7` writes it")
+    assert result.reason == (
+        f"the student notebook of lab7 is missing ({root / 'assignments' / 'lab7' / 'lab7.ipynb'}):"
+        " `autograder assign lab7` writes it"
+    )
 
 
 def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_case_holds(root, capsys):
@@ -61,8 +63,11 @@ def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_cas
     assert "found no shard_map" in messages and "jax.lax.psum" in messages
     (case,) = [c for c in cases.CASES if c.name == "t2_not_jitted"]
     result = grade_notebook(make_submission(lab, case.answers, root / "eager.ipynb"), "lab8", limits=TRUSTED)
-    assert {t.task: t.score for t in result.tasks} == {"t1": 0, "t2": 21, "t3": 0, "t4": 0} == {
-        "t1": 0, "t2": case.scores["t2"], "t3": 0, "t4": 0}
+    assert (
+        {t.task: t.score for t in result.tasks}
+        == {"t1": 0, "t2": 21, "t3": 0, "t4": 0}
+        == {"t1": 0, "t2": case.scores["t2"], "t3": 0, "t4": 0}
+    )
     assert "expected a jitted function" in " ".join(c.message for t in result.tasks for c in t.checks)
     solution = nbformat.read(root / "solutions" / "lab8" / "lab8.ipynb", 4)
     assert solution.cells[1].id == "setup-devices"  # the id the setup cell's tests find it by
@@ -77,8 +82,9 @@ def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_
             cell.source = "# BEGIN SOLUTION\ntotal_of = jax.jit(jnp.sum)\n# END SOLUTION\ntotal = total_of(v)"
     nbformat.write(solution, lab.solution_path)
     graders = lab.grader_path.read_text()  # t1's type check gives a point to a check anyone passes
-    graders = re.sub(r"@points\((\d+)\)\ndef test_t1_type", lambda m: f"@points({int(m[1]) - 1})\ndef test_t1_type",
-                     graders)
+    graders = re.sub(
+        r"@points\((\d+)\)\ndef test_t1_type", lambda m: f"@points({int(m[1]) - 1})\ndef test_t1_type", graders
+    )
     graders += '\n\n@task("t1")\n@points(1)\ndef test_t1_always(submission):\n    """passes for anyone"""\n'
     lab.grader_path.write_text(graders)
 
@@ -105,8 +111,11 @@ def test_a_scaffolded_lab_is_worth_100_points_whatever_its_number_of_tasks(root,
     lab_id = f"lab_of_{n_tasks}"
     assert main(["new-lab", lab_id, "--tasks", str(n_tasks)]) == 0
     lab = load_lab(lab_id)
-    headers = {name: int(points) for cell in nbformat.read(lab.solution_path, as_version=4).cells
-               for name, points in re.findall(r"name: (t\d+)\npoints: (\d+)", cell.source)}
+    headers = {
+        name: int(points)
+        for cell in nbformat.read(lab.solution_path, as_version=4).cells
+        for name, points in re.findall(r"name: (t\d+)\npoints: (\d+)", cell.source)
+    }
     graders = {}
     for task, points in re.findall(r'@task\("(t\d+)"\)\n@points\((\d+)\)', lab.grader_path.read_text()):
         graders[task] = graders.get(task, 0) + int(points)

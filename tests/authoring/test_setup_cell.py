@@ -11,11 +11,11 @@ import sys
 
 import nbformat
 import pytest
-
-from autograder.run.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
-from autograder.lab import lab_ids, load_lab
-from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
 from grading_session import SEED
+
+from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
+from autograder.lab import lab_ids, load_lab
+from autograder.run.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
 
 REPORT = "import os, jax; print(jax.device_count(), os.environ['XLA_FLAGS'])"
 
@@ -45,8 +45,10 @@ def test_the_setup_cell_is_the_first_code_cell_of_the_solution_and_locked_in_the
 
 
 def test_in_a_plain_kernel_jax_gets_the_labs_devices():
-    env = {**_plain_environment(), "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false "
-                                                "--xla_force_host_platform_device_count=2"}
+    env = {
+        **_plain_environment(),
+        "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false --xla_force_host_platform_device_count=2",
+    }
     shown = _run(SOURCE + REPORT, env)
     assert shown.returncode == 0, shown.stderr
     count, *flags = shown.stdout.split()
@@ -61,8 +63,11 @@ def test_when_jax_started_first_it_says_to_restart_the_kernel():
 
 
 def test_under_the_harness_environment_it_changes_nothing():
-    code = ("import os, jax\njax.devices()\nbefore = dict(os.environ)\n" + SOURCE
-            + "\nassert dict(os.environ) == before, 'the environment changed'\nprint(jax.device_count())")
+    code = (
+        "import os, jax\njax.devices()\nbefore = dict(os.environ)\n"
+        + SOURCE
+        + "\nassert dict(os.environ) == before, 'the environment changed'\nprint(jax.device_count())"
+    )
     shown = _run(code, kernel_environment(_plain_environment()))
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.split() == [str(DEVICE_COUNT)] and shown.stderr == ""
@@ -72,9 +77,25 @@ def _graded(notebook, lab_id: str, root=None) -> dict:
     """Gradescope's results of ``autograder grade`` (a process of its own, as graders run it)."""
     out = notebook.with_suffix(".results.json")
     env = {**os.environ, **({"AUTOGRADER_ROOT": str(root)} if root else {})}
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(notebook), "--lab", lab_id,
-                           "--seed", str(SEED), "--json", str(out)], env=env, capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(notebook),
+            "--lab",
+            lab_id,
+            "--seed",
+            str(SEED),
+            "--json",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())
 
@@ -95,5 +116,6 @@ def test_the_grade_is_the_same_without_the_setup_cell(tmp_path):
     with_cell = _graded(tmp_path / "with_cell.ipynb", lab.id)
     without_cell = _graded(root / lab.solution_path.relative_to(lab.root), lab.id, root)
     assert [(t["name"], t["status"], t["score"]) for t in with_cell["tests"]] == [
-        (t["name"], t["status"], t["score"]) for t in without_cell["tests"]]
+        (t["name"], t["status"], t["score"]) for t in without_cell["tests"]
+    ]
     assert with_cell["score"] == without_cell["score"] == 100

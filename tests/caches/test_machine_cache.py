@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.run.devices import kernel_environment
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
+from autograder.run.devices import kernel_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,8 +33,11 @@ print(json.dumps({"hits": len(hits), "dir": jax.config.jax_compilation_cache_dir
 
 
 def _compile(cache_dir: Path) -> dict:
-    env = {**os.environ, CACHE_DIR_VARIABLE: str(cache_dir),
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        CACHE_DIR_VARIABLE: str(cache_dir),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     env = {k: v for k, v in env.items() if not k.startswith("JAX_COMPILATION_CACHE")}
     done = subprocess.run([sys.executable, "-c", COMPILE], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -53,6 +56,11 @@ def test_a_second_grader_process_loads_what_the_first_compiled(tmp_path):
 
 
 def test_a_kernel_never_gets_the_compilation_cache(tmp_path):
-    env = kernel_environment({"PATH": "/usr/bin", "JAX_COMPILATION_CACHE_DIR": str(tmp_path),
-                              "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"})
+    env = kernel_environment(
+        {
+            "PATH": "/usr/bin",
+            "JAX_COMPILATION_CACHE_DIR": str(tmp_path),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        }
+    )
     assert not any(k.startswith("JAX_COMPILATION") or k.startswith("JAX_PERSISTENT") for k in env)

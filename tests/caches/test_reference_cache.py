@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import reference_subjects as subjects
+
 from autograder.caches import reference_cache as rc
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
 
@@ -66,8 +66,10 @@ def test_a_second_process_reads_what_the_first_computed(cache):
     first = subjects.table(2)
     assert computed() == ["table(2)"]
     assert subjects.table(2) is first and computed() == ["table(2)"]  # the in-process memo
-    done = _run("import json, reference_subjects as s\n"
-                "v = s.table(2)\nprint(json.dumps([v['values'].tolist(), v['ratio'], v['label']]))")
+    done = _run(
+        "import json, reference_subjects as s\n"
+        "v = s.table(2)\nprint(json.dumps([v['values'].tolist(), v['ratio'], v['label']]))"
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == [first["values"].tolist(), first["ratio"], first["label"]]
     assert computed() == ["table(2)"], f"the second process computed again: {done.stderr[-2000:]}"
@@ -88,11 +90,20 @@ def test_entries_live_in_the_configured_directory_privately_and_leave_no_tempora
 
 def test_a_value_round_trips_exactly(tmp_path):
     value = {
-        "f32": np.arange(12, dtype=np.float32).reshape(3, 4) / 3, "i16": np.array([-1, 2], np.int16),
-        "c64": np.array([1 + 2j], np.complex64), "bools": np.array([[True], [False]]), "empty": np.zeros((0, 5)),
-        "zero_d": np.array(7.5), "scalar": np.float32(0.1), "np_bool": np.bool_(True),
-        "floats": (0.1, -0.0, math.inf, -math.inf, 1e-310), "ints": [0, -3, 2**70], "text": "héllo\n\"x\"",
-        "flags": (True, False), "none": None, "nested": ([(), []], {"inner": ({},)}),
+        "f32": np.arange(12, dtype=np.float32).reshape(3, 4) / 3,
+        "i16": np.array([-1, 2], np.int16),
+        "c64": np.array([1 + 2j], np.complex64),
+        "bools": np.array([[True], [False]]),
+        "empty": np.zeros((0, 5)),
+        "zero_d": np.array(7.5),
+        "scalar": np.float32(0.1),
+        "np_bool": np.bool_(True),
+        "floats": (0.1, -0.0, math.inf, -math.inf, 1e-310),
+        "ints": [0, -3, 2**70],
+        "text": 'héllo\n"x"',
+        "flags": (True, False),
+        "none": None,
+        "nested": ([(), []], {"inner": ({},)}),
     }
     path, key = tmp_path / "entry.npz", {"test": 1}
     rc.write_entry(path, key, value)
@@ -140,8 +151,10 @@ def test_another_library_version_is_a_miss(cache, monkeypatch, library):
 def test_changed_reference_code_is_a_miss(cache, tmp_path, monkeypatch):
     _, computed = cache
     module = tmp_path / "edited_reference.py"
-    module.write_text("import reference_subjects\nfrom autograder.caches.reference_cache import cached_reference\n\n"
-                      "@cached_reference\ndef value():\n    reference_subjects._log('value()')\n    return 1.5\n")
+    module.write_text(
+        "import reference_subjects\nfrom autograder.caches.reference_cache import cached_reference\n\n"
+        "@cached_reference\ndef value():\n    reference_subjects._log('value()')\n    return 1.5\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "edited_reference", raising=False)
     import edited_reference
@@ -228,11 +241,22 @@ def _corrupt(kind: str, path: Path, marker: Path) -> None:
         raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("kind", [
-    "truncated", "empty", "edited description", "description edited with its checksum", "array changed",
-    "array missing", "pickled array inside", "pickle planted", "npy planted", "entry of another key",
-    "zip without a description",
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "truncated",
+        "empty",
+        "edited description",
+        "description edited with its checksum",
+        "array changed",
+        "array missing",
+        "pickled array inside",
+        "pickle planted",
+        "npy planted",
+        "entry of another key",
+        "zip without a description",
+    ],
+)
 def test_a_damaged_entry_is_recomputed_and_rewritten_never_trusted(cache, tmp_path, kind):
     _, computed = cache
     expected = subjects.table(2)
@@ -269,15 +293,19 @@ def test_the_suite_uses_a_temporary_cache():
 
 def _warm(cache_dir: Path, *labs: str) -> subprocess.CompletedProcess:
     env = {**os.environ, CACHE_DIR_VARIABLE: str(cache_dir)}
-    return subprocess.run([sys.executable, "-m", "autograder", "warm", *labs], env=env, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "warm", *labs], env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 def test_warm_fills_the_cache_and_a_second_run_finds_everything_cached(tmp_path):
     first = _warm(tmp_path, "lab2_three_ways")
     assert first.returncode == 0, first.stderr[-2000:]
-    assert re.search(r"lab2_three_ways: 3 computed, 0 already cached \([\d.]+ s\): layer_data\(\), "
-                     r"regression_setup\(\), trained_params\(\)", first.stdout), first.stdout
+    assert re.search(
+        r"lab2_three_ways: 3 computed, 0 already cached \([\d.]+ s\): layer_data\(\), "
+        r"regression_setup\(\), trained_params\(\)",
+        first.stdout,
+    ), first.stdout
     entries = list((tmp_path / "references" / "autograder.labs.lab2_three_ways.reference").glob("*.npz"))
     assert len(entries) == 3
     second = _warm(tmp_path, "lab2_three_ways")
@@ -288,8 +316,8 @@ def test_warm_fills_the_cache_and_a_second_run_finds_everything_cached(tmp_path)
 
 
 def test_every_labs_cached_calls_are_cached_references():
-    from autograder.lab import lab_ids
     from autograder.caches.warm import cached_calls, describe
+    from autograder.lab import lab_ids
 
     for lab_id in lab_ids():
         calls = cached_calls(lab_id)
@@ -304,9 +332,27 @@ def test_batch_warms_the_lab_on_a_worker_before_grading(tmp_path):
     submissions.mkdir()
     (submissions / "ada.ipynb").write_text("{ not a notebook")
     env = {**os.environ, CACHE_DIR_VARIABLE: str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-m", "autograder", "batch", str(submissions), "--lab", "lab3_fsdp_tp",
-                           "--out", str(tmp_path / "out"), "--workers", "1", "--no-sandbox", "--no-similarity"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "batch",
+            str(submissions),
+            "--lab",
+            "lab3_fsdp_tp",
+            "--out",
+            str(tmp_path / "out"),
+            "--workers",
+            "1",
+            "--no-sandbox",
+            "--no-similarity",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "references: lab3_fsdp_tp: 3 computed, 0 already cached" in done.stdout, done.stdout
     entries = list((tmp_path / "cache" / "references" / "autograder.labs.lab3_fsdp_tp.reference").glob("*.npz"))

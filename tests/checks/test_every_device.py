@@ -5,7 +5,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from autograder.checks import CheckFailure, MeshSpec, assert_allclose, assert_type, found_tuple
 from autograder.facts import probe
@@ -47,7 +48,8 @@ def test_a_replicated_result_is_judged_on_every_device_not_on_the_copy_the_array
         assert_allclose(skewed.output, v, "ring_gather(v)")
     assert info.value.message.startswith(
         "`ring_gather(v)`: the array reads right, but device 1 holds other values in its block [0:64] — 64 of 64"
-        " values differ from the expected (max abs difference 1); first at index (0,): expected")
+        " values differ from the expected (max abs difference 1); first at index (0,): expected"
+    )
     assert "check_vma=False and a replicated out_specs (P())" in info.value.message
 
 
@@ -59,12 +61,15 @@ def test_a_sharded_array_records_no_block_twice(tmp_path):
     assert_allclose(fact, np.arange(32.0).reshape(8, 4), "y")
 
 
-@pytest.mark.parametrize("value, message", [
-    ([16], "`shape`: expected a tuple of ints, found a list [16] — a list is not a tuple: write (16,)"),
-    (16, "`shape`: expected a tuple of ints, found a int 16"),
-    ((16.0,), "`shape`: expected a tuple of ints, found a tuple of float: (16.0,)"),
-    ((True,), "`shape`: expected a tuple of ints, found a tuple of bool: (True,)"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ([16], "`shape`: expected a tuple of ints, found a list [16] — a list is not a tuple: write (16,)"),
+        (16, "`shape`: expected a tuple of ints, found a int 16"),
+        ((16.0,), "`shape`: expected a tuple of ints, found a tuple of float: (16.0,)"),
+        ((True,), "`shape`: expected a tuple of ints, found a tuple of bool: (True,)"),
+    ],
+)
 def test_a_tuple_asked_for_is_a_tuple_of_ints(tmp_path, value, message):
     assert found_tuple(named(tmp_path, shape=(2, 16))["shape"], "shape") == (2, 16)
     assert found_tuple(named(tmp_path, shape=())["shape"], "shape") == ()

@@ -3,10 +3,16 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from autograder.checks import (
-    COLLECTIVES, CheckFailure, MeshSpec, assert_collectives, assert_no_collectives, collectives_in,
+    COLLECTIVES,
+    CheckFailure,
+    MeshSpec,
+    assert_collectives,
+    assert_no_collectives,
+    collectives_in,
     describe_collectives,
 )
 
@@ -44,37 +50,50 @@ def test_real_programs_have_the_collectives_of_their_primitives(hlo):
 
 
 def test_names_in_identifiers_metadata_and_longer_ops_are_not_counted():
-    text = "\n".join([
-        "%all-reduce.3 = f32[8]{0} add(f32[8]{0} %a, f32[8]{0} %b), metadata={op_name=\"all-gather(\"}",
-        "%x = f32[8]{0} custom-call(%all-reduce.3), custom_call_target=\"ragged-all-to-all(\"",
-        "%ags = (f32[8]{0}, f32[64]{0}) all-gather-start(f32[8]{0} %x), dimensions={0}",
-        "%agd = f32[64]{0} all-gather-done((f32[8]{0}, f32[64]{0}) %ags)",
-        "%cp = f32[8]{0} collective-permute(f32[8]{0} %x), source_target_pairs={{0,1}}",
-        "%r = f32[8]{0} ragged-all-to-all(f32[8]{0} %x)",
-    ])
+    text = "\n".join(
+        [
+            '%all-reduce.3 = f32[8]{0} add(f32[8]{0} %a, f32[8]{0} %b), metadata={op_name="all-gather("}',
+            '%x = f32[8]{0} custom-call(%all-reduce.3), custom_call_target="ragged-all-to-all("',
+            "%ags = (f32[8]{0}, f32[64]{0}) all-gather-start(f32[8]{0} %x), dimensions={0}",
+            "%agd = f32[64]{0} all-gather-done((f32[8]{0}, f32[64]{0}) %ags)",
+            "%cp = f32[8]{0} collective-permute(f32[8]{0} %x), source_target_pairs={{0,1}}",
+            "%r = f32[8]{0} ragged-all-to-all(f32[8]{0} %x)",
+        ]
+    )
     assert collectives_in(text) == {"all-gather": 1, "collective-permute": 1}
 
 
 def test_required_collectives(hlo):
     assert_collectives(hlo["psum"], required=["all-reduce"], name="grad")
     message = failure_message(assert_collectives, hlo["elementwise"], required=("all-reduce",), name="grad")
-    assert message == "`grad`: expected all-reduce in the compiled code, found none (the compiled code has no collectives)"
-    message = failure_message(assert_collectives, hlo["all_gather"], required=("all-gather", "reduce-scatter"), name="tp_mlp")
-    assert message == ("`tp_mlp`: expected reduce-scatter in the compiled code, found none"
-                       " (the compiled code has all-gather ×1)")
+    assert (
+        message == "`grad`: expected all-reduce in the compiled code, found none (the compiled code has no collectives)"
+    )
+    message = failure_message(
+        assert_collectives, hlo["all_gather"], required=("all-gather", "reduce-scatter"), name="tp_mlp"
+    )
+    assert message == (
+        "`tp_mlp`: expected reduce-scatter in the compiled code, found none (the compiled code has all-gather ×1)"
+    )
 
 
 def test_forbidden_collectives(hlo):
     assert_collectives(hlo["psum"], forbidden="all-gather", name="f")
-    message = failure_message(assert_collectives, hlo["all_gather"], required="all-reduce", forbidden="all-gather", name="f")
-    assert message == ("`f`: expected all-reduce in the compiled code, found none; expected no all-gather,"
-                       " found 1 all-gather (the compiled code has all-gather ×1)")
+    message = failure_message(
+        assert_collectives, hlo["all_gather"], required="all-reduce", forbidden="all-gather", name="f"
+    )
+    assert message == (
+        "`f`: expected all-reduce in the compiled code, found none; expected no all-gather,"
+        " found 1 all-gather (the compiled code has all-gather ×1)"
+    )
 
 
 def test_no_collectives(hlo):
     assert_no_collectives(hlo["elementwise"], name="layer_man")
     message = failure_message(assert_no_collectives, hlo["psum"], name="layer_man")
-    assert message.startswith("`layer_man`: expected no collectives (each device computes its own block), found all-reduce ×1")
+    assert message.startswith(
+        "`layer_man`: expected no collectives (each device computes its own block), found all-reduce ×1"
+    )
 
 
 def test_code_that_did_not_compile_is_reported_with_its_error():
@@ -89,5 +108,8 @@ def test_an_unknown_collective_name_is_the_grader_s_error():
 
 
 def test_describe_collectives_lists_in_a_fixed_order():
-    assert describe_collectives(collectives_in("all-to-all(x) all-gather(y) all-gather(z)")) == "all-gather ×2, all-to-all ×1"
+    assert (
+        describe_collectives(collectives_in("all-to-all(x) all-gather(y) all-gather(z)"))
+        == "all-gather ×2, all-to-all ×1"
+    )
     assert len(COLLECTIVES) == 5

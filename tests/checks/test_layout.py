@@ -4,13 +4,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+from recorded_facts import fact_of, missing_fact
 
 from autograder.checks import (
-    CheckFailure, Layout, MeshSpec, assert_fully_replicated, assert_layout, assert_spec_equivalent,
-    assert_tree_layouts, describe_layout, format_spec, is_same_layout, render_layout,
+    CheckFailure,
+    Layout,
+    MeshSpec,
+    assert_fully_replicated,
+    assert_layout,
+    assert_spec_equivalent,
+    assert_tree_layouts,
+    describe_layout,
+    format_spec,
+    is_same_layout,
+    render_layout,
 )
-from recorded_facts import fact_of, missing_fact
 
 MESH = MeshSpec((4, 2), ("a", "b"))
 EXPLICIT = MeshSpec((4, 2), ("a", "b"), "explicit")
@@ -30,6 +40,7 @@ def failure(check, *args) -> CheckFailure:
 
 
 # MeshSpec and CheckFailure
+
 
 def test_mesh_spec_builds_cached_meshes_with_the_requested_axis_types():
     assert MESH.build() is MeshSpec((4, 2), ("a", "b")).build()
@@ -52,6 +63,7 @@ def test_check_failure_is_an_assertion_error_whose_text_is_the_message():
 
 # Building layouts
 
+
 def test_slices_from_jax_become_integer_ranges():
     assert Layout.of_array(jnp.ones(4)).blocks == {0: ((0, 4),)}
     assert Layout.of_spec(MESH, P("a"), SHAPE).blocks[3] == ((2, 4), (0, 4))
@@ -64,10 +76,13 @@ def test_a_live_array_a_recorded_fact_and_its_spec_give_one_layout():
     assert is_same_layout(Layout.of_fact(fact_of(arr)), Layout.of_array(arr))
 
 
-@pytest.mark.parametrize("left, right", [
-    (P("a", None), P("a")),
-    (P(), P(None, None)),
-])
+@pytest.mark.parametrize(
+    "left, right",
+    [
+        (P("a", None), P("a")),
+        (P(), P(None, None)),
+    ],
+)
 def test_spellings_of_one_layout_are_the_same_layout(left, right):
     assert left != right  # JAX's own == says they differ ...
     assert is_same_layout(Layout.of_spec(MESH, left, SHAPE), Layout.of_spec(MESH, right, SHAPE))
@@ -100,12 +115,16 @@ def test_an_impossible_spec_is_a_value_error_for_the_grader():
 
 # Words and pictures
 
-@pytest.mark.parametrize("mesh, spec, words", [
-    (WIDE, P("a", "b"), "rows split into 2 blocks and columns into 4 blocks, each block on 1 device (8 devices)"),
-    (MESH, P("a"), "rows split into 4 blocks, each block replicated on 2 devices (8 devices)"),
-    (MESH, P(None, "b"), "columns split into 2 blocks, each block replicated on 4 devices (8 devices)"),
-    (MESH, P(), "fully replicated on 8 devices"),
-])
+
+@pytest.mark.parametrize(
+    "mesh, spec, words",
+    [
+        (WIDE, P("a", "b"), "rows split into 2 blocks and columns into 4 blocks, each block on 1 device (8 devices)"),
+        (MESH, P("a"), "rows split into 4 blocks, each block replicated on 2 devices (8 devices)"),
+        (MESH, P(None, "b"), "columns split into 2 blocks, each block replicated on 4 devices (8 devices)"),
+        (MESH, P(), "fully replicated on 8 devices"),
+    ],
+)
 def test_layouts_are_described_in_words(mesh, spec, words):
     assert describe_layout(Layout.of_spec(mesh, spec, SHAPE)) == words
 
@@ -138,10 +157,14 @@ def test_the_picture_of_a_1d_layout_is_one_row_and_block_widths_follow_block_siz
 def test_higher_dimensional_layouts_are_listed_block_by_block():
     picture = render_layout(Layout.of_spec(MESH, P(None, "b"), (2, 4, 3)))
     assert picture.splitlines() == [
-        "a 3-dimensional array; its blocks:", "  [0:2, 0:2, 0:3] on CPU 0,2,4,6", "  [0:2, 2:4, 0:3] on CPU 1,3,5,7"]
+        "a 3-dimensional array; its blocks:",
+        "  [0:2, 0:2, 0:3] on CPU 0,2,4,6",
+        "  [0:2, 2:4, 0:3] on CPU 1,3,5,7",
+    ]
 
 
 # assert_layout
+
 
 def test_assert_layout_passes_for_an_equivalent_spelling_on_another_axis_type():
     assert_layout(fact_of(placed(EXPLICIT, P("a"))), Layout.of_spec(MESH, P("a", None), SHAPE), "y")
@@ -159,7 +182,9 @@ def test_swapped_axis_order_fails_naming_both_layouts_and_the_swap():
 
 
 def test_a_2x4_mesh_where_4x2_was_expected_fails_with_the_swap_hint():
-    message = str(failure(assert_layout, fact_of(placed(WIDE, P("a", "b"))), Layout.of_spec(MESH, P("a", "b"), SHAPE), "y"))
+    message = str(
+        failure(assert_layout, fact_of(placed(WIDE, P("a", "b"))), Layout.of_spec(MESH, P("a", "b"), SHAPE), "y")
+    )
     assert "expected rows split into 4 blocks" in message and "found rows split into 2 blocks" in message
     assert "the mesh's shape is transposed" in message
 
@@ -182,15 +207,23 @@ def test_an_array_never_placed_on_the_mesh_fails_as_single_device():
 
 
 def test_another_device_set_fails_naming_the_devices():
-    message = str(failure(assert_layout, fact_of(placed(MeshSpec((4,), ("a",)), P("a"))),
-                          Layout.of_spec(MESH, P("a"), SHAPE), "y"))
+    message = str(
+        failure(
+            assert_layout, fact_of(placed(MeshSpec((4,), ("a",)), P("a"))), Layout.of_spec(MESH, P("a"), SHAPE), "y"
+        )
+    )
     assert "found rows split into 4 blocks, each block on 1 device (4 devices)" in message
     assert "on devices 0, 1, 2, 3, not 0, 1, 2, 3, 4, 5, 6, 7" in message
 
 
 def test_the_same_blocks_on_other_devices_fail_with_the_device_order_hint():
-    error = failure(assert_layout, fact_of(placed(MESH, P(("b", "a")))), Layout.of_spec(MESH, P(("a", "b")), SHAPE), "y_rows_ab")
-    assert "expected rows split into 8 blocks, each block on 1 device (8 devices), found rows split into 8 blocks" in str(error)
+    error = failure(
+        assert_layout, fact_of(placed(MESH, P(("b", "a")))), Layout.of_spec(MESH, P(("a", "b")), SHAPE), "y_rows_ab"
+    )
+    assert (
+        "expected rows split into 8 blocks, each block on 1 device (8 devices), found rows split into 8 blocks"
+        in str(error)
+    )
     assert "held by other devices" in str(error) and "('a', 'b') versus ('b', 'a')" in str(error)
     assert error.expected_picture != error.found_picture
 
@@ -212,6 +245,7 @@ def test_assert_fully_replicated():
 
 # assert_spec_equivalent (a student's predicted PartitionSpec)
 
+
 def test_a_predicted_spec_passes_when_equivalent():
     assert_spec_equivalent(fact_of(P("a")), P("a", None), MESH, SHAPE, "guess")
     assert_spec_equivalent(fact_of(P(None, None)), P(), MESH, SHAPE, "guess")
@@ -222,15 +256,19 @@ def test_a_wrong_prediction_names_both_specs_and_layouts():
     error = failure(assert_spec_equivalent, fact_of(P("a", "b")), P(None, "b"), MESH, SHAPE, "Bt_C_spec")
     assert str(error).startswith(
         "`Bt_C_spec`: expected a spec equivalent to P(None, 'b') (columns split into 2 blocks, each block replicated"
-        " on 4 devices (8 devices)), found P('a', 'b') (rows split into 4 blocks and columns into 2 blocks")
+        " on 4 devices (8 devices)), found P('a', 'b') (rows split into 4 blocks and columns into 2 blocks"
+    )
     assert error.expected_picture and error.found_picture
 
 
-@pytest.mark.parametrize("spec, words", [
-    (P("c"), "P('c') names the mesh axis 'c', but the mesh's axes are 'a', 'b'"),
-    (P("a", None, None), "P('a', None, None) has 3 entries, but the array has only 2 dimensions"),
-    (P("a", "a"), "P('a', 'a') uses the mesh axis 'a' for more than one dimension"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        (P("c"), "P('c') names the mesh axis 'c', but the mesh's axes are 'a', 'b'"),
+        (P("a", None, None), "P('a', None, None) has 3 entries, but the array has only 2 dimensions"),
+        (P("a", "a"), "P('a', 'a') uses the mesh axis 'a' for more than one dimension"),
+    ],
+)
 def test_an_impossible_prediction_fails_clearly(spec, words):
     assert str(failure(assert_spec_equivalent, fact_of(spec), P("a"), MESH, SHAPE, "guess")) == f"`guess`: {words}"
 
@@ -243,10 +281,15 @@ def test_a_prediction_that_is_not_a_spec_fails():
 
 def test_format_spec():
     assert [format_spec(s) for s in (P("x", None), P(), P(("a", "b")), (("x",), None))] == [
-        "P('x', None)", "P()", "P(('a', 'b'),)", "P('x', None)"]
+        "P('x', None)",
+        "P()",
+        "P(('a', 'b'),)",
+        "P('x', None)",
+    ]
 
 
 # assert_tree_layouts
+
 
 def test_tree_layouts_pass_from_a_list_or_a_function_of_the_leaf_shape():
     params = [placed(MESH, P(), (4, 4)), placed(MESH, P(), (4,))]
@@ -276,7 +319,8 @@ def test_a_tree_of_the_wrong_size_or_kind_fails():
     expected = [Layout.replicated((4,))] * 3
     assert str(failure(assert_tree_layouts, fact_of([jnp.ones(4)]), expected, "p")) == "`p`: expected 3 arrays, found 1"
     assert "expected a list, tuple or dict of arrays, found a jax.Array" in str(
-        failure(assert_tree_layouts, fact_of(jnp.ones(4)), expected, "p"))
+        failure(assert_tree_layouts, fact_of(jnp.ones(4)), expected, "p")
+    )
 
 
 def test_too_little_or_too_much_splitting_fails_with_the_replication_hint():
@@ -284,5 +328,7 @@ def test_too_little_or_too_much_splitting_fails_with_the_replication_hint():
     message = str(failure(assert_layout, fact_of(placed(MESH, P("a"))), expected, "y"))
     assert "found rows split into 4 blocks, each block replicated on 2 devices" in message
     assert "held by 2 devices instead of 1: a dimension that should be split is not" in message
-    message = str(failure(assert_layout, fact_of(placed(MESH, P("a", "b"))), Layout.of_spec(MESH, P("a"), SHAPE), "y_a_rep"))
+    message = str(
+        failure(assert_layout, fact_of(placed(MESH, P("a", "b"))), Layout.of_spec(MESH, P("a"), SHAPE), "y_a_rep")
+    )
     assert "held by 1 device instead of 2: it is split over a mesh axis that should replicate it" in message

@@ -5,15 +5,22 @@ import functools
 
 import jax
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
-
-from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.checks import (
-    CheckFailure, Layout, MeshSpec, assert_axis_types, assert_jit_given_layouts, assert_jitted, assert_uses,
-)
-from autograder.facts.fact_reader import load_task_facts
-from autograder.facts import probe
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 from recorded_facts import fact_of
+
+from autograder.checks import (
+    CheckFailure,
+    Layout,
+    MeshSpec,
+    assert_axis_types,
+    assert_jit_given_layouts,
+    assert_jitted,
+    assert_uses,
+)
+from autograder.facts import probe
+from autograder.facts.capture import Call, Input, TaskCapture
+from autograder.facts.fact_reader import load_task_facts
 
 MESH = MeshSpec((8,), ("x",))
 SHAPE = (16, 8)
@@ -38,8 +45,12 @@ def add_one(v):
 
 def test_every_way_of_jitting_passes_and_a_plain_function_fails_saying_so(tmp_path):
     jitted = jax.jit(add_one)
-    for spelled in (jitted, jax.jit(add_one, out_shardings=NamedSharding(MESH.build(), P())),
-                    functools.partial(jax.jit, static_argnums=())(add_one), lambda v: jitted(v)):
+    for spelled in (
+        jitted,
+        jax.jit(add_one, out_shardings=NamedSharding(MESH.build(), P())),
+        functools.partial(jax.jit, static_argnums=())(add_one),
+        lambda v: jitted(v),
+    ):
         assert_jitted(recorded(tmp_path, spelled), "f")
     message = failure(assert_jitted, recorded(tmp_path, add_one), "f")
     assert "expected a jitted function" in message and "jax.jit" in message and "add" in message

@@ -6,14 +6,19 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import (
-    CheckFailure, MeshSpec, assert_body_never_holds_whole, assert_collectives, assert_ppermute_ring,
-    assert_shard_map_collectives, shard_map_collectives,
+    CheckFailure,
+    MeshSpec,
+    assert_body_never_holds_whole,
+    assert_collectives,
+    assert_ppermute_ring,
+    assert_shard_map_collectives,
+    shard_map_collectives,
 )
+from autograder.facts import probe
+from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
-from autograder.facts import probe
 
 MESH = MeshSpec((8,), ("x",), "explicit")
 RING = [(i, (i + 1) % 8) for i in range(8)]
@@ -28,7 +33,10 @@ def recorded(tmp_path, function):
     return call
 
 
-def mapped(body, out_specs=P()):
+REPLICATED = P()
+
+
+def mapped(body, out_specs=REPLICATED):
     return jax.jit(jax.shard_map(body, mesh=MESH.build(), in_specs=P("x"), out_specs=out_specs))
 
 
@@ -53,7 +61,9 @@ def test_a_body_without_the_collective_says_what_it_holds_instead(tmp_path):
     local_only = recorded(tmp_path, mapped(lambda b: jnp.sum(b, keepdims=True), P("x")))
     message = failure(local_only, "total", uses=["psum"])
     assert "expected its shard_map body to use jax.lax.psum" in message and "found no collective" in message
-    gathered = recorded(tmp_path, mapped(lambda b: jnp.sum(jax.lax.all_gather(b, "x", tiled=True), keepdims=True), P("x")))
+    gathered = recorded(
+        tmp_path, mapped(lambda b: jnp.sum(jax.lax.all_gather(b, "x", tiled=True), keepdims=True), P("x"))
+    )
     message = failure(gathered, "total", uses=["psum"])
     assert "found only all_gather over 'x'" in message and "missing: psum" in message
     assert "not to use jax.lax.all_gather" in failure(gathered, "total", avoids=["all_gather"])
@@ -68,7 +78,11 @@ def test_psum_scatter_ppermute_and_all_to_all_are_named_as_written_even_inside_a
 
     call = recorded(tmp_path, mapped(body, P("x")))
     assert shard_map_collectives(call, "f") == [
-        ("ppermute", ("x",)), ("psum_scatter", ("x",)), ("all_to_all", ("x",)), ("psum", ("x",))]
+        ("ppermute", ("x",)),
+        ("psum_scatter", ("x",)),
+        ("all_to_all", ("x",)),
+        ("psum", ("x",)),
+    ]
     assert_shard_map_collectives(call, "f", uses=["ppermute", "psum_scatter", "all_to_all"], avoids=["all_gather"])
     assert "over 'y'" in failure(call, "f", uses=["ppermute"], axis="y")
     with pytest.raises(ValueError, match="unknown collective"):
@@ -77,8 +91,10 @@ def test_psum_scatter_ppermute_and_all_to_all_are_named_as_written_even_inside_a
 
 def test_no_requirement_passes_without_shard_map_and_a_forged_record_is_refused(tmp_path):
     assert_shard_map_collectives(recorded(tmp_path, jax.jit(jnp.sum)), "f", avoids=["all_gather"])
-    call = {"output": {"kind": "value", "type": "int", "value": 1},
-            "program": {"jit_object": True, "collectives": [{"primitive": "psum", "axes": "x"}]}}
+    call = {
+        "output": {"kind": "value", "type": "int", "value": 1},
+        "program": {"jit_object": True, "collectives": [{"primitive": "psum", "axes": "x"}]},
+    }
     (tmp_path / "t2").mkdir()
     (tmp_path / "t2" / "facts.json").write_text(__import__("json").dumps({"task": "t2", "calls": {"f": call}}))
     with pytest.raises(FactsError, match="axes"):
@@ -93,15 +109,21 @@ def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
 
     if sandbox_problem() is not None:
         pytest.skip(f"no sandbox here: {sandbox_problem()}")
-    cell = ("import jax, jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n"
-            "mesh = jax.make_mesh((8,), ('x',))\n"
-            "reduced = jax.jit(jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), 'x'), mesh=mesh,"
-            " in_specs=P('x'), out_specs=P()))\n"
-            "summed = jax.jit(jnp.sum)\n")
+    cell = (
+        "import jax, jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n"
+        "mesh = jax.make_mesh((8,), ('x',))\n"
+        "reduced = jax.jit(jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), 'x'), mesh=mesh,"
+        " in_specs=P('x'), out_specs=P()))\n"
+        "summed = jax.jit(jnp.sum)\n"
+    )
     arg = (Input((64,), mesh=MESH, spec=("x",)),)
     capture = TaskCapture("t1", calls=(Call("reduced", "reduced", args=arg), Call("summed", "summed", args=arg)))
-    execution = execute_plan(Plan((RunCell(cell, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ()),
-                             {"t1": capture}, Limits(cell_timeout=120, total_timeout=300), seed=1)
+    execution = execute_plan(
+        Plan((RunCell(cell, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ()),
+        {"t1": capture},
+        Limits(cell_timeout=120, total_timeout=300),
+        seed=1,
+    )
     assert execution.status == "completed", execution.reason
     calls = execution.facts["t1"].calls
     assert_shard_map_collectives(calls["reduced"], "reduced", uses=["psum"], axis="x")
@@ -119,12 +141,14 @@ def ring_failure(call, **kwargs) -> str:
 
 def unrolled_ring(pairs_of_step):
     """A ring all-gather whose step k sends with the pairs ``pairs_of_step(k)``."""
+
     def body(block):
         received, current = [block], block
         for k in range(7):
             current = jax.lax.ppermute(current, "x", pairs_of_step(k))
             received.append(current)
         return jnp.concatenate(received)
+
     return jax.jit(jax.shard_map(body, mesh=MESH.build(), in_specs=P("x"), out_specs=P(), check_vma=False))
 
 
@@ -136,6 +160,7 @@ def test_a_ring_of_seven_one_step_ppermutes_passes_either_way_and_in_a_loop(tmp_
     def looped(block):
         step = lambda k, current: jax.lax.ppermute(current, "x", back)  # noqa: E731
         return jax.lax.fori_loop(0, 7, step, block)
+
     call = recorded(tmp_path, mapped(looped, out_specs=P("x")))
     assert [use.repeats for use in call.program.collectives] == [7]
     assert_ppermute_ring(call, "f", "x", 8, steps=7)
@@ -145,23 +170,39 @@ def test_ppermutes_that_jump_or_take_another_count_of_steps_fail_naming_what_the
     jumping = recorded(tmp_path, unrolled_ring(lambda k: [(i, (i + k + 1) % 8) for i in range(8)]))
     assert ring_failure(jumping, steps=7).startswith(
         "`ring_gather`: expected every ppermute to pass each device's block one device along the ring of 8"
-        " ([(0, 1), (1, 2), (2, 3), (3, 4), …] or the reverse), found one with the pairs [(0, 2), (1, 3)")
+        " ([(0, 1), (1, 2), (2, 3), (3, 4), …] or the reverse), found one with the pairs [(0, 2), (1, 3)"
+    )
 
     def eight_steps(block):
         return jax.lax.fori_loop(0, 8, lambda k, current: jax.lax.ppermute(current, "x", RING), block)
+
     assert ring_failure(recorded(tmp_path, mapped(eight_steps, out_specs=P("x"))), steps=7) == (
         "`ring_gather`: expected blocks to move 7 steps around the ring (7 ppermutes, a loop's counted once per"
-        " iteration), found 8")
+        " iteration), found 8"
+    )
     assert "found no such ppermute (it writes all_gather over 'x')" in ring_failure(
-        recorded(tmp_path, mapped(lambda b: jax.lax.all_gather(b, "x", tiled=True), out_specs=P("x"))))
+        recorded(tmp_path, mapped(lambda b: jax.lax.all_gather(b, "x", tiled=True), out_specs=P("x")))
+    )
 
 
 def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_it(tmp_path):
     def call_of(body):
-        matmul = jax.jit(jax.shard_map(body, mesh=MESH.build(), in_specs=(P("x", None), P("x", None)),
-                                       out_specs=P("x", None)))
-        capture = TaskCapture("t4", calls=(Call("mm", "mm", args=(
-            Input((32, 64), key=1, mesh=MESH, spec=("x", None)), Input((64, 16), key=2, mesh=MESH, spec=("x", None)))),))
+        matmul = jax.jit(
+            jax.shard_map(body, mesh=MESH.build(), in_specs=(P("x", None), P("x", None)), out_specs=P("x", None))
+        )
+        capture = TaskCapture(
+            "t4",
+            calls=(
+                Call(
+                    "mm",
+                    "mm",
+                    args=(
+                        Input((32, 64), key=1, mesh=MESH, spec=("x", None)),
+                        Input((64, 16), key=2, mesh=MESH, spec=("x", None)),
+                    ),
+                ),
+            ),
+        )
         probe.capture(capture.manifest(str(tmp_path / "t4"), 3), {"mm": matmul})
         return load_task_facts(tmp_path / "t4", "t4").calls["mm"]
 
@@ -188,5 +229,6 @@ def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_i
             assert_body_never_holds_whole(call_of(body), "mm", 1, "rhs")
         assert info.value.message.startswith(
             "`mm`: expected its shard_map body never to hold rhs whole (64×16 = 1024 entries; each device receives"
-            " a 8×16 block), found a value of float32[")  # the largest: [64,16], or what jnp.roll makes of it
+            " a 8×16 block), found a value of float32["
+        )  # the largest: [64,16], or what jnp.roll makes of it
         assert "in it — the body gathered rhs" in info.value.message

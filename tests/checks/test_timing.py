@@ -5,13 +5,21 @@ import time
 import jax
 import jax.numpy as jnp
 import pytest
+from recorded_facts import fact_of, missing_fact
 
 from autograder.checks import (
-    CheckFailure, MeasuredRatio, TimingStats, assert_faster_verdict, assert_speedup_claim, assert_time_consistent,
-    format_seconds, measure_interleaved, measured_ratio, median_is_settled,
+    CheckFailure,
+    MeasuredRatio,
+    TimingStats,
+    assert_faster_verdict,
+    assert_speedup_claim,
+    assert_time_consistent,
+    format_seconds,
+    measure_interleaved,
+    measured_ratio,
+    median_is_settled,
+    timing,
 )
-from autograder.checks import timing
-from recorded_facts import fact_of, missing_fact
 
 
 def message(check, *args, **kwargs) -> str:
@@ -21,6 +29,7 @@ def message(check, *args, **kwargs) -> str:
 
 
 # measure_interleaved
+
 
 def test_measure_interleaved_times_real_jitted_functions():
     x = jnp.ones((64, 64))
@@ -66,6 +75,7 @@ class FakeClock:
 
         def call():
             self.now += next(seconds)
+
         return call
 
 
@@ -108,6 +118,7 @@ def test_a_median_is_settled_when_its_order_statistic_interval_is_tight():
 
 # assert_time_consistent
 
+
 def test_a_time_within_the_factor_passes():
     assert_time_consistent(fact_of(0.012), 0.010, "t_single")
     assert_time_consistent(0.0026, 0.010, "t_single")
@@ -137,18 +148,22 @@ def test_a_time_far_above_but_not_near_1000_times_is_not_called_milliseconds():
     assert "milliseconds" not in message(assert_time_consistent, 500.0, 0.010, "t_single")
 
 
-@pytest.mark.parametrize("claimed, words", [
-    (missing_fact("t"), "`t` is not defined after this task"),
-    (fact_of("fast"), "`t`: expected a number of seconds or a ratio, found str 'fast'"),
-    (fact_of(float("inf")), "`t`: expected a finite positive number, found inf"),
-    (fact_of(-1.0), "`t`: expected a finite positive number, found -1.0"),
-    (True, "`t`: expected a number of seconds or a ratio, found bool True"),
-])
+@pytest.mark.parametrize(
+    "claimed, words",
+    [
+        (missing_fact("t"), "`t` is not defined after this task"),
+        (fact_of("fast"), "`t`: expected a number of seconds or a ratio, found str 'fast'"),
+        (fact_of(float("inf")), "`t`: expected a finite positive number, found inf"),
+        (fact_of(-1.0), "`t`: expected a finite positive number, found -1.0"),
+        (True, "`t`: expected a number of seconds or a ratio, found bool True"),
+    ],
+)
 def test_a_claimed_time_must_be_a_finite_positive_number(claimed, words):
     assert message(assert_time_consistent, claimed, 0.01, "t") == words
 
 
 # assert_speedup_claim
+
 
 def test_a_consistent_speedup_near_the_grader_s_passes():
     assert_speedup_claim(fact_of(0.7), fact_of(0.007), fact_of(0.010), 0.9, "speedup")
@@ -157,33 +172,49 @@ def test_a_consistent_speedup_near_the_grader_s_passes():
 
 def test_a_speedup_not_computed_from_the_two_times_fails():
     text = message(assert_speedup_claim, 2.0, 0.007, 0.010, 0.9, "speedup", a_name="t_single", b_name="t_sharded")
-    assert text == ("`speedup`: expected `t_single` / `t_sharded` = 7 ms / 10 ms = 0.7, found 2: the speedup must be"
-                    " computed from your two times")
+    assert text == (
+        "`speedup`: expected `t_single` / `t_sharded` = 7 ms / 10 ms = 0.7, found 2: the speedup must be"
+        " computed from your two times"
+    )
 
 
 def test_a_speedup_far_from_the_grader_s_fails_with_both_ratios():
     text = message(assert_speedup_claim, 8.0, 0.08, 0.01, 0.9, "speedup")
-    assert text.startswith("`speedup`: your speedup 8 is outside 0.36–2.25, the range allowed around the grader's"
-                           " measured 0.9 (a factor of 2.5)")
+    assert text.startswith(
+        "`speedup`: your speedup 8 is outside 0.36–2.25, the range allowed around the grader's"
+        " measured 0.9 (a factor of 2.5)"
+    )
 
 
 def test_a_speedup_with_a_bad_time_names_that_time():
     assert message(assert_speedup_claim, 1.0, 0.0, 0.01, 1.0, "speedup", a_name="t_single") == (
-        "`t_single`: expected a finite positive number, found 0.0")
+        "`t_single`: expected a finite positive number, found 0.0"
+    )
 
 
 def test_a_speedup_from_a_time_far_from_the_grader_s_fails_on_that_time_first():
     """Given the grader's own times, the speedup is sound only if both claimed times are: 0.7 is a / b and
     near the grader's ratio, but t_sharded is 50 times the grader's measurement."""
     assert_speedup_claim(0.7, 0.007, 0.010, 0.9, "speedup", a_name="t_single", b_name="t_sharded")
-    text = message(assert_speedup_claim, 0.7, 0.007, 0.010, 0.9, "speedup", a_name="t_single", b_name="t_sharded",
-                   measured_a=0.007, measured_b=0.0002)
+    text = message(
+        assert_speedup_claim,
+        0.7,
+        0.007,
+        0.010,
+        0.9,
+        "speedup",
+        a_name="t_single",
+        b_name="t_sharded",
+        measured_a=0.007,
+        measured_b=0.0002,
+    )
     assert text == message(assert_time_consistent, 0.010, 0.0002, "t_sharded")
     assert text.startswith("`t_sharded`:")
     assert_speedup_claim(0.7, 0.007, 0.010, 0.9, "speedup", measured_a=0.006, measured_b=0.011)
 
 
 # measured_ratio: the grader's ratio, round by round, with the interval of its median
+
 
 def stats(*samples):
     return TimingStats(sorted(samples)[len(samples) // 2], samples)
@@ -227,10 +258,17 @@ ABOVE = MeasuredRatio(1.3, 1.2, 1.4, 9)
 ACROSS = MeasuredRatio(0.9, 0.7, 1.05, 15)
 
 
-@pytest.mark.parametrize("claimed, measured", [
-    (False, BELOW), (True, ABOVE), (True, ACROSS), (False, ACROSS),
-    (True, MeasuredRatio(1.0, 1.0, 1.0)), (False, MeasuredRatio(0.9, 0.8, 1.0)),  # an interval ending at 1 holds it
-])
+@pytest.mark.parametrize(
+    "claimed, measured",
+    [
+        (False, BELOW),
+        (True, ABOVE),
+        (True, ACROSS),
+        (False, ACROSS),
+        (True, MeasuredRatio(1.0, 1.0, 1.0)),
+        (False, MeasuredRatio(0.9, 0.8, 1.0)),  # an interval ending at 1 holds it
+    ],
+)
 def test_a_verdict_on_the_side_of_the_interval_or_within_it_passes(claimed, measured):
     assert_faster_verdict(fact_of(claimed), measured, "cpu_faster")
 
@@ -238,10 +276,12 @@ def test_a_verdict_on_the_side_of_the_interval_or_within_it_passes(claimed, meas
 def test_a_verdict_against_an_interval_that_excludes_one_fails():
     assert message(assert_faster_verdict, fact_of(True), BELOW, "cpu_faster") == (
         "`cpu_faster`: expected False, found True: the grader measured single ÷ sharded = 0.75 (90% interval"
-        " 0.71–0.8 over 9 rounds), so the sharded code is clearly slower on this machine (by more than 10%)")
+        " 0.71–0.8 over 9 rounds), so the sharded code is clearly slower on this machine (by more than 10%)"
+    )
     assert message(assert_faster_verdict, False, ABOVE, "cpu_faster") == (
         "`cpu_faster`: expected True, found False: the grader measured single ÷ sharded = 1.3 (90% interval"
-        " 1.2–1.4 over 9 rounds), so the sharded code is clearly faster on this machine (by more than 10%)")
+        " 1.2–1.4 over 9 rounds), so the sharded code is clearly faster on this machine (by more than 10%)"
+    )
 
 
 @pytest.mark.parametrize("measured", [MeasuredRatio(1.05, 1.02, 1.08, 15), MeasuredRatio(0.95, 0.92, 0.97, 15)])
@@ -255,7 +295,8 @@ def test_a_race_closer_than_ten_percent_is_not_called(measured):
 
 def test_a_verdict_that_is_not_a_bool_fails_whatever_was_measured():
     assert message(assert_faster_verdict, fact_of(1), ACROSS, "cpu_faster") == (
-        "`cpu_faster`: expected True or False, found int 1")
+        "`cpu_faster`: expected True or False, found int 1"
+    )
 
 
 def test_nothing_the_student_reports_changes_the_verdict():

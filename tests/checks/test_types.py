@@ -3,11 +3,12 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+from recorded_facts import fact_of, missing_fact, type_fact_of
 
 from autograder.checks import CheckFailure, MeshSpec, assert_type, is_type, normalise_axes, type_text
 from autograder.facts.schema import TypeFact
-from recorded_facts import fact_of, missing_fact, type_fact_of
 
 EXPLICIT_1D = MeshSpec((8,), ("x",), "explicit")
 AUTO_1D = MeshSpec((8,), ("x",), "auto")
@@ -51,17 +52,21 @@ def test_an_auto_mesh_array_fails_with_the_auto_not_explicit_hint():
     assert message(found, (128, 2), "float32", ("x",), "out_explicit") == (
         "`out_explicit`: expected float32[128@x,2], found float32[128,2] (dimension 0 not sharded instead of"
         " sharded over x) — the mesh axes are Auto, not Explicit: jax.typeof shows sharding only on an Explicit"
-        " mesh (jax.make_mesh(..., axis_types=(AxisType.Explicit,)))")
+        " mesh (jax.make_mesh(..., axis_types=(AxisType.Explicit,)))"
+    )
 
 
 def test_an_array_fact_gives_the_precise_reason_it_is_unsharded():
     auto = message(fact_of(data(AUTO_1D, P("x"))), (128, 2), "float32", ("x",), "out")
-    assert auto.endswith("the mesh axes are Auto, not Explicit: jax.typeof shows sharding only on an Explicit"
-                         " mesh (jax.make_mesh(..., axis_types=(AxisType.Explicit,)))")
+    assert auto.endswith(
+        "the mesh axes are Auto, not Explicit: jax.typeof shows sharding only on an Explicit"
+        " mesh (jax.make_mesh(..., axis_types=(AxisType.Explicit,)))"
+    )
     replicated = message(fact_of(data(EXPLICIT_1D, P())), (128, 2), "float32", ("x",), "out")
     assert replicated.endswith("the mesh axes are Explicit, but the array is replicated over them: it was not sharded")
     assert message(fact_of(jnp.ones((128, 2))), (128, 2), "float32", ("x",), "out").endswith(
-        "it was never placed on a mesh")
+        "it was never placed on a mesh"
+    )
     assert_type(fact_of(data(EXPLICIT_1D, P("x"))), (128, 2), "float32", ("x",), "out")
 
 
@@ -69,7 +74,8 @@ def test_wrong_axes_dtype_and_shape_are_each_named():
     found = type_fact_of(jax.typeof(data(EXPLICIT_2D, P("b", "a"), (8, 4))))
     assert message(found, (8, 4), "float32", ("a", "b"), "B") == (
         "`B`: expected float32[8@a,4@b], found float32[8@b,4@a] (dimension 0 sharded over b instead of sharded"
-        " over a; dimension 1 sharded over a instead of sharded over b)")
+        " over a; dimension 1 sharded over a instead of sharded over b)"
+    )
     assert "(dtype float32 instead of int32)" in message(found, (8, 4), "int32", ("b", "a"), "B")
     assert "(shape (8, 4) instead of (4, 8))" in message(found, (4, 8), "float32", ("b", "a"), "B")
 

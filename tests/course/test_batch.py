@@ -15,17 +15,16 @@ import threading
 import time
 from pathlib import Path
 
-import nbformat
 import psutil
 import pytest
-
-from autograder.run.kernel import Limits
-from autograder.grading.pipeline import grade_notebook
-from autograder.course.gradebook import GRADE_FILE, LOG_FILE
-from autograder.lab import load_lab
 from hostile_submissions import FAKE_RESULTS
 from known_grade_case import solved
 from submission_notebooks import make_submission
+
+from autograder.course.gradebook import GRADE_FILE, LOG_FILE
+from autograder.grading.pipeline import grade_notebook
+from autograder.lab import load_lab
+from autograder.run.kernel import Limits
 
 LAB = load_lab("lab2_three_ways")
 CELL_TIMEOUT = 8
@@ -67,14 +66,15 @@ def _make_class(folder: Path, copies: int) -> dict[str, str]:
 
 # A shell without job control starts background jobs with SIGINT ignored, and Python keeps it ignored:
 # this starts the program with Ctrl-C's usual handler, as an instructor's terminal would.
-_WITH_CTRL_C = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-                "sys.argv[0] = 'autograder'; runpy.run_module('autograder', run_name='__main__')")
+_WITH_CTRL_C = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'autograder'; runpy.run_module('autograder', run_name='__main__')"
+)
 
 
 def _batch(args, interruptible=False, **kwargs):
     program = ["-c", _WITH_CTRL_C] if interruptible else ["-m", "autograder"]
-    command = [sys.executable, *program, "batch", *map(str, args), "--lab", LAB.id,
-               "--cell-timeout", str(CELL_TIMEOUT)]
+    command = [sys.executable, *program, "batch", *map(str, args), "--lab", LAB.id, "--cell-timeout", str(CELL_TIMEOUT)]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
@@ -185,9 +185,26 @@ def test_an_existing_dask_scheduler_grades_like_one_by_one(class_of_40, one_by_o
     folder, students = class_of_40
     scheduler_file = tmp_path / "scheduler.json"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
-    processes = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                   "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(scheduler_file)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--dashboard-address",
+                ":0",
+                "--scheduler-file",
+                str(scheduler_file),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    ]
     try:
         for _ in range(60):
             if scheduler_file.exists() and scheduler_file.stat().st_size:
@@ -195,10 +212,26 @@ def test_an_existing_dask_scheduler_grades_like_one_by_one(class_of_40, one_by_o
             time.sleep(0.5)
         address = json.loads(scheduler_file.read_text())["address"]
         for _ in range(2):
-            processes.append(subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--nworkers", "1",
-                 "--memory-limit", "0", "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=env))
+            processes.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--nworkers",
+                        "1",
+                        "--memory-limit",
+                        "0",
+                        "--no-dashboard",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+            )
         done = _batch([folder, "--out", tmp_path / "out", "--scheduler", address])
         stdout, stderr = done.communicate(timeout=1800)
         assert done.returncode == 0, stderr[-3000:]
@@ -236,11 +269,12 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
 
 def test_gradescope_export_zip_is_read(tmp_path, one_by_one):
     export = tmp_path / "export"
-    for number, sid in ((101, "s-1"), (102, "s-2")):
+    for number in (101, 102):
         make_submission(LAB, KINDS["correct"], export / f"submission_{number}" / "lab2_three_ways.ipynb")
     (export / "submission_metadata.yml").write_text(
         "submission_101:\n  :submitters:\n  - :name: Ada\n    :sid: s-1\n"
-        "submission_102:\n  :submitters:\n  - :name: Bo\n    :sid: s-2\n")
+        "submission_102:\n  :submitters:\n  - :name: Bo\n    :sid: s-2\n"
+    )
     archive = shutil.make_archive(str(tmp_path / "export"), "zip", export)
     done = _batch([archive, "--out", tmp_path / "out", "--workers", "1"])
     _, stderr = done.communicate(timeout=900)
@@ -273,13 +307,21 @@ def test_regrade_replaces_only_the_named_students_and_keeps_overrides(tmp_path):
     assert second.returncode == 0, stderr[-3000:]
     rows = _grades(out)
     assert {s: (r["t1"], r["t3"]) for s, r in rows.items()} == {
-        "untouched": ("0", "0"), "right": ("8", "6"), "wrong": ("8", "0")}
+        "untouched": ("0", "0"),
+        "right": ("8", "6"),
+        "wrong": ("8", "0"),
+    }
     assert (rows["right"]["score"], rows["right"]["auto_score"], rows["right"]["t3_auto"]) == ("14", "8", "0")
     assert (out / "untouched" / GRADE_FILE).read_bytes() == saved["untouched"]
     assert (out / "wrong" / GRADE_FILE).read_bytes() != saved["wrong"]
     log = [line.split("\t") for line in (out / LOG_FILE).read_text().splitlines()]
     assert sorted((entry[0], entry[-1]) for entry in log) == [
-        ("right", "graded"), ("right", "regraded"), ("untouched", "graded"), ("wrong", "graded"), ("wrong", "regraded")]
+        ("right", "graded"),
+        ("right", "regraded"),
+        ("untouched", "graded"),
+        ("wrong", "graded"),
+        ("wrong", "regraded"),
+    ]
     assert [entry[2] for entry in log if entry[0] == "wrong"] == ["3", "8"]
     assert "explained it in words" in (out / "right" / "feedback.html").read_text()
     assert (out / "similarity.html").is_file() and "href='similarity.html'" in (out / "report.html").read_text()

@@ -10,16 +10,22 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from gradescope_session import (
+    GRADESCOPE_LAB,
+    Installation,
+    python_searchable_by_all,
+    remove_scratch,
+    restore_modes,
+    traversable_scratch,
+)
+from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
+from submission_notebooks import SOLUTION, make_submission
 
 from autograder.course.gradescope_run import find_notebook
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import load_lab
 from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
-from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
-                                restore_modes, traversable_scratch)
-from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
-from submission_notebooks import SOLUTION, make_submission
 
 LAB = load_lab(GRADESCOPE_LAB)
 MEASURED_VERDICT = "t8: `cpu_faster`"  # the Gradescope test of lab 2's verdict on the grader's own timing
@@ -59,8 +65,11 @@ def hostile_code(root: Path, package: Path, other_results: Path, report: Path) -
         "another results file": other_results,
         "the submission's metadata": root / "submission_metadata.json",
     }
-    writes = {"results.json": root / "results" / "results.json", "another results file": other_results,
-              "the graders": reads["graders"]}
+    writes = {
+        "results.json": root / "results" / "results.json",
+        "another results file": other_results,
+        "the graders": reads["graders"],
+    }
     paths = {"READS": {k: str(v) for k, v in reads.items()}, "WRITES": {k: str(v) for k, v in writes.items()}}
     return "".join(f"{name} = {value!r}\n" for name, value in paths.items()) + f"REPORT = {str(report)!r}\n" + HOSTILE
 
@@ -84,8 +93,14 @@ def gradescope(tmp_path_factory):
         jobs = {
             "solution": ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, True),
             "untouched": ({"lab2_three_ways.ipynb": LAB.assignment_path.read_bytes()}, True),
-            "kernel_dies": ({"lab.ipynb": notebook_bytes({"t1": SOLUTION, "t2": SOLUTION, "t3": "import os\nos._exit(1)"},
-                                                         scratch, "kernel_dies")}, True),
+            "kernel_dies": (
+                {
+                    "lab.ipynb": notebook_bytes(
+                        {"t1": SOLUTION, "t2": SOLUTION, "t3": "import os\nos._exit(1)"}, scratch, "kernel_dies"
+                    )
+                },
+                True,
+            ),
             "corrupt": ({"lab2_three_ways.ipynb": b'{"cells": [ truncated'}, True),
             "two_notebooks": ({"a.ipynb": LAB.assignment_path.read_bytes(), "b.ipynb": b"{}"}, True),
         }
@@ -100,20 +115,22 @@ def gradescope(tmp_path_factory):
             os.chmod(scratch / "reports", 0o1777)
             report = scratch / "reports" / "hostile.json"
             network_report = scratch / "reports" / "network.json"
-            code = (hostile_code(scratch / "hostile", package, other / "results.json", report)
-                    + attempts_code(listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch),
-                                    network_report))
+            code = hostile_code(scratch / "hostile", package, other / "results.json", report) + attempts_code(
+                listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch), network_report
+            )
             jobs["hostile"] = ({"lab.ipynb": notebook_bytes({"t1": SOLUTION, "t2": code}, scratch, "hostile")}, False)
             jobs["solution at the uid level"] = ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, False)
             (scratch / "hostile").mkdir()
             (scratch / "hostile" / "submission_metadata.json").write_text('{"users": [{"email": "a@b.c"}]}')
         with ThreadPoolExecutor(2) as pool:
-            futures = {name: pool.submit(install.run_autograder, name, files, bwrap)
-                       for name, (files, bwrap) in jobs.items()}
+            futures = {
+                name: pool.submit(install.run_autograder, name, files, bwrap) for name, (files, bwrap) in jobs.items()
+            }
             graded = {name: future.result() for name, future in futures.items()}
         graded["hostile report"] = json.loads(report.read_text()) if report and report.exists() else None
-        graded["network report"] = (json.loads(network_report.read_text())
-                                    if network_report and network_report.exists() else None)
+        graded["network report"] = (
+            json.loads(network_report.read_text()) if network_report and network_report.exists() else None
+        )
         graded["reached the listeners"] = listeners.reached()
         yield graded
     finally:
@@ -153,7 +170,7 @@ def test_the_solution_gets_full_marks(gradescope):
     results, output, _ = gradescope["solution"]
     assert {"score", "tests", "output", "execution_time", "stdout_visibility"} <= set(results)
     assert all({"name", "score", "max_score", "status", "output", "visibility"} <= set(t) for t in results["tests"])
-    verdict, = (t for t in results["tests"] if t["name"].startswith(MEASURED_VERDICT))
+    (verdict,) = (t for t in results["tests"] if t["name"].startswith(MEASURED_VERDICT))
     assert {t["status"] for t in results["tests"] if t is not verdict} == {"passed"}, output
     assert results["score"] == LAB.max_score - verdict["max_score"] + verdict["score"], output
     assert verdict["status"] == "passed" or " interval " in verdict["output"], output
@@ -165,8 +182,10 @@ def test_the_untouched_notebook_gets_zero_and_hidden_checks_wait_for_publishing(
     assert results["score"] == 0, output
     hidden = [t for t in results["tests"] if t["visibility"] != "visible"]
     assert hidden and {t["visibility"] for t in hidden} == {"after_published"}
-    assert all(t["output"] == f"A hidden check of task {t['name'].split(':')[0]} failed (0/{t['max_score']:g} points)."
-               for t in hidden)
+    assert all(
+        t["output"] == f"A hidden check of task {t['name'].split(':')[0]} failed (0/{t['max_score']:g} points)."
+        for t in hidden
+    )
     hidden_names = {t["name"].split(": ", 1)[1] for t in hidden}
     assert not any(name in results["output"] for name in hidden_names)
     assert results["stdout_visibility"] == "hidden"
@@ -249,8 +268,6 @@ def test_the_run_autograder_script_writes_results_without_the_harness(tmp_path):
     (install_like / "source").mkdir(parents=True)
     (install_like / "source" / "run_autograder").write_text(RUN_AUTOGRADER)
     env = {"PATH": "/usr/bin:/bin", "AUTOGRADER_GRADESCOPE_ROOT": str(install_like)}
-    subprocess.run(["bash", str(install_like / "source" / "run_autograder")], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(["bash", str(install_like / "source" / "run_autograder")], env=env, check=True, capture_output=True)
     results = json.loads((install_like / "results" / "results.json").read_text())
     assert results["score"] == 0 and "could not be graded" in results["output"]
-

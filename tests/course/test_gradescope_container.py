@@ -9,14 +9,20 @@ import shutil
 import subprocess
 
 import pytest
-
 from cgroup_box import box_problem
-from autograder.run.network_filter import filter_problem
-from autograder.lab import load_lab
-from autograder.run.sandbox import sandbox_problem
-from gradescope_session import (GRADESCOPE_LAB, Installation, python_searchable_by_all, remove_scratch,
-                                restore_modes, traversable_scratch)
+from gradescope_session import (
+    GRADESCOPE_LAB,
+    Installation,
+    python_searchable_by_all,
+    remove_scratch,
+    restore_modes,
+    traversable_scratch,
+)
 from submission_notebooks import SOLUTION, make_submission
+
+from autograder.lab import load_lab
+from autograder.run.network_filter import filter_problem
+from autograder.run.sandbox import sandbox_problem
 
 LAB = load_lab(GRADESCOPE_LAB)
 AS_ROOT = os.geteuid() == 0
@@ -42,10 +48,12 @@ def installation():
 
 @needs_a_cgroup
 def test_a_notebook_that_outgrows_the_container_is_told_and_keeps_its_points(installation):
-    notebook = make_submission(LAB, {"t1": SOLUTION, "t2": SOLUTION, "t3": ALLOCATE_2_GB},
-                               installation.scratch / "notebooks" / "greedy.ipynb")
-    results, run = installation.run_autograder_in_box("greedy", {"lab.ipynb": notebook.read_bytes()},
-                                                      BOX_MEMORY, cpus=1.0)
+    notebook = make_submission(
+        LAB, {"t1": SOLUTION, "t2": SOLUTION, "t3": ALLOCATE_2_GB}, installation.scratch / "notebooks" / "greedy.ipynb"
+    )
+    results, run = installation.run_autograder_in_box(
+        "greedy", {"lab.ipynb": notebook.read_bytes()}, BOX_MEMORY, cpus=1.0
+    )
     assert run.oom_kills >= 1, run.output  # the container's killer struck...
     assert results["extra_data"]["status"] == "kernel died", results["output"]  # ...the kernel, not the grader
     assert results["extra_data"]["sandbox"] == ("uid+seccomp" if filter_problem() is None else "uid")
@@ -77,8 +85,9 @@ def test_the_image_is_warm_and_each_submission_reads_its_references(installation
 def test_lab_2_gets_full_marks_in_gradescope_s_default_container(installation):
     """768 MB and half a CPU: the graders load only once the kernel has ended, and the kernel's malloc
     keeps two arenas; the whole tree (grader, kernel, checker) stays under the limit."""
-    results, run = installation.run_autograder_in_box("default", {"lab.ipynb": LAB.solution_path.read_bytes()},
-                                                      GRADESCOPE_DEFAULT_MEMORY, cpus=0.5)
+    results, run = installation.run_autograder_in_box(
+        "default", {"lab.ipynb": LAB.solution_path.read_bytes()}, GRADESCOPE_DEFAULT_MEMORY, cpus=0.5
+    )
     assert run.oom_kills == 0 and results["score"] == LAB.max_score, results["output"]
     assert {t["status"] for t in results["tests"]} == {"passed"}
     assert run.seconds < 600, run.seconds  # Gradescope's default timeout
@@ -87,8 +96,11 @@ def test_lab_2_gets_full_marks_in_gradescope_s_default_container(installation):
 def _can_mount_read_only() -> str | None:
     if not AS_ROOT or shutil.which("unshare") is None:
         return "a read-only bind mount needs root and unshare"
-    done = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / /mnt && mount -o remount,ro,bind /mnt"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount --bind / /mnt && mount -o remount,ro,bind /mnt"],
+        capture_output=True,
+        text=True,
+    )
     return None if done.returncode == 0 else f"cannot make a mount namespace here: {done.stderr.strip()}"
 
 
@@ -99,8 +111,9 @@ def test_an_image_cache_it_cannot_write_is_read(installation):
     root, source, env = installation.prepare("read-only-cache", {"lab.ipynb": LAB.solution_path.read_bytes()})
     cache = str(installation.cache)
     script = f"mount --bind {cache} {cache} && mount -o remount,ro,bind {cache} && exec {source / 'run_autograder'}"
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, cwd=root, capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], env=env, cwd=root, capture_output=True, text=True, timeout=900
+    )
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == LAB.max_score, done.stdout + done.stderr
     assert _entries(installation.cache) == warmed

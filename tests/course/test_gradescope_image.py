@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from gradescope_session import GRADESCOPE_LAB, remove_scratch, traversable_scratch, unpack_zip
 
 from autograder.course.gradescope_zip import GRADE_DEPENDENCIES, build_autograder_zip
-from gradescope_session import GRADESCOPE_LAB, remove_scratch, traversable_scratch, unpack_zip
 
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")
 
@@ -23,10 +23,15 @@ def pip_cache() -> str:
 
 
 def run_setup(source: Path, scratch: Path, **variables) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-           "PIP_CACHE_DIR": pip_cache(), "AUTOGRADER_GRADESCOPE_NO_APT": "1",
-           "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(scratch / "bin"),
-           **variables}
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": os.environ.get("HOME", "/root"),
+        "PIP_CACHE_DIR": pip_cache(),
+        "AUTOGRADER_GRADESCOPE_NO_APT": "1",
+        "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
+        "AUTOGRADER_GRADESCOPE_BIN": str(scratch / "bin"),
+        **variables,
+    }
     return subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -52,10 +57,18 @@ def test_setup_builds_the_image_on_the_system_python(zip_source):
     done = run_setup(source, scratch, AUTOGRADER_GRADESCOPE_PYTHON=str(SYSTEM_PYTHON))
     assert done.returncode == 0, done.stderr
     python = scratch / "venv" / "bin" / "python"
-    report = subprocess.run([str(python), "-c", "import json, platform, sys; from importlib import metadata; "
-                             "print(json.dumps({'base': sys.base_prefix, 'python': platform.python_version(), "
-                             f"'versions': {{n: metadata.version(n) for n in {GRADE_DEPENDENCIES!r}}}}}))"],
-                            capture_output=True, text=True, check=True)
+    report = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import json, platform, sys; from importlib import metadata; "
+            "print(json.dumps({'base': sys.base_prefix, 'python': platform.python_version(), "
+            f"'versions': {{n: metadata.version(n) for n in {GRADE_DEPENDENCIES!r}}}}}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     installed = json.loads(report.stdout)
     pins = dict(line.split("==") for line in (source / "requirements.txt").read_text().splitlines())
     assert installed["versions"] == pins
@@ -70,7 +83,9 @@ def test_a_python_too_old_fails_with_one_line_naming_it(zip_source, tmp_path):
     old.chmod(0o755)
     done = run_setup(source, tmp_path, AUTOGRADER_GRADESCOPE_PYTHON=str(old))
     assert done.returncode != 0
-    assert done.stderr.strip().splitlines() == [f"setup.sh: {old} is not Python 3.11 or newer (the harness needs 3.11+)"]
+    assert done.stderr.strip().splitlines() == [
+        f"setup.sh: {old} is not Python 3.11 or newer (the harness needs 3.11+)"
+    ]
 
 
 @pytest.mark.skipif(not SYSTEM_PYTHON.is_file(), reason=f"{SYSTEM_PYTHON} is not installed here")

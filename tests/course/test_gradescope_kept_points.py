@@ -42,7 +42,9 @@ def test_a_grader_killed_after_some_checks_leaves_their_points_and_the_reason(tm
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 4.0
     assert [(t["name"], t["score"]) for t in results["tests"]] == [
-        ("t1: `A_sharded` holds A", 4.0), ("t2: each layout", 0.0)]
+        ("t1: `A_sharded` holds A", 4.0),
+        ("t2: each layout", 0.0),
+    ]
     assert "grading stopped before its end" in results["output"] and "after 2 of the lab's checks" in results["output"]
     assert results["extra_data"]["status"] == "grader error" and results["extra_data"]["max_score"] == 100
 
@@ -57,8 +59,9 @@ def test_run_autograder_keeps_the_points_of_a_grader_killed_for_memory_and_says_
     bin_dir.mkdir()
     kept = {"score": 12, "output": "grading stopped before its end ...", "tests": []}
     (bin_dir / "autograder").write_text(  # a grader that wrote its progress, then was killed
-        "#!/bin/sh\nmkdir -p \"$AUTOGRADER_GRADESCOPE_ROOT/results\"\n"
-        f"echo '{json.dumps(kept)}' > \"$AUTOGRADER_GRADESCOPE_ROOT/results/results.json\"\nexit 137\n")
+        '#!/bin/sh\nmkdir -p "$AUTOGRADER_GRADESCOPE_ROOT/results"\n'
+        f"echo '{json.dumps(kept)}' > \"$AUTOGRADER_GRADESCOPE_ROOT/results/results.json\"\nexit 137\n"
+    )
     (bin_dir / "autograder").chmod(0o755)
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "AUTOGRADER_GRADESCOPE_ROOT": str(root)}
     done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True)

@@ -9,42 +9,57 @@ import os
 import shutil
 import zipfile
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
-
-from autograder.course.adjustments import Adjustments, publish_student, publish_summaries
-from autograder.cli import main
-from autograder.course.collect import collect_submissions
-from autograder.grading.feedback import feedback_html
-from autograder.course.gradebook import gradebook_csv, load_results
-from autograder.course.late import (EXTENSIONS_FILE, FROM_METADATA, FROM_MTIME, LatePolicy, LatePolicyError, apply_late,
-                             build_policy, late_penalty, load_policy, parse_due, read_extensions, save_policy,
-                             submission_time)
-from autograder.course.overrides import Override
 from synthetic_results import TASK_POINTS, lab2_result
 
-DUE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
+from autograder.cli import main
+from autograder.course.adjustments import Adjustments, publish_student, publish_summaries
+from autograder.course.collect import collect_submissions
+from autograder.course.gradebook import gradebook_csv, load_results
+from autograder.course.late import (
+    EXTENSIONS_FILE,
+    FROM_METADATA,
+    FROM_MTIME,
+    LatePolicy,
+    LatePolicyError,
+    apply_late,
+    build_policy,
+    late_penalty,
+    load_policy,
+    parse_due,
+    read_extensions,
+    save_policy,
+    submission_time,
+)
+from autograder.course.overrides import Override
+from autograder.grading.feedback import feedback_html
+
+DUE = datetime(2026, 12, 1, 23, 59, tzinfo=UTC)
 HOUR, MINUTE, DAY = timedelta(hours=1), timedelta(minutes=1), timedelta(days=1)
 
 
-@pytest.mark.parametrize("case, submitted, policy, percent", [
-    ("early", DUE - 3 * HOUR, ("10%/day", "100%", "0"), 0),
-    ("exactly on the due time", DUE, ("10%/day", "100%", "0"), 0),
-    ("a minute late, no grace", DUE + MINUTE, ("10%/day", "100%", "0"), 10),
-    ("in the grace period", DUE + 10 * MINUTE, ("10%/day", "100%", "15m"), 0),
-    ("at the end of the grace period", DUE + 15 * MINUTE, ("10%/day", "100%", "15m"), 0),
-    ("just past the grace period", DUE + 16 * MINUTE, ("10%/day", "100%", "15m"), 10),
-    ("one day late", DUE + DAY, ("10%/day", "100%", "0"), 10),
-    ("a day and a minute late", DUE + DAY + MINUTE, ("10%/day", "100%", "0"), 20),
-    ("three days late", DUE + 3 * DAY, ("10%/day", "100%", "2h"), 30),
-    ("capped", DUE + 9 * DAY, ("10%/day", "50%", "0"), 50),
-    ("capped at everything", DUE + 30 * DAY, ("10%/day", "100%", "0"), 100),
-    ("per hour", DUE + 90 * MINUTE, ("2%/hour", "100%", "0"), 4),
-    ("reported only", DUE + 2 * DAY, ("0%/day", "100%", "0"), 0),
-])
+@pytest.mark.parametrize(
+    "case, submitted, policy, percent",
+    [
+        ("early", DUE - 3 * HOUR, ("10%/day", "100%", "0"), 0),
+        ("exactly on the due time", DUE, ("10%/day", "100%", "0"), 0),
+        ("a minute late, no grace", DUE + MINUTE, ("10%/day", "100%", "0"), 10),
+        ("in the grace period", DUE + 10 * MINUTE, ("10%/day", "100%", "15m"), 0),
+        ("at the end of the grace period", DUE + 15 * MINUTE, ("10%/day", "100%", "15m"), 0),
+        ("just past the grace period", DUE + 16 * MINUTE, ("10%/day", "100%", "15m"), 10),
+        ("one day late", DUE + DAY, ("10%/day", "100%", "0"), 10),
+        ("a day and a minute late", DUE + DAY + MINUTE, ("10%/day", "100%", "0"), 20),
+        ("three days late", DUE + 3 * DAY, ("10%/day", "100%", "2h"), 30),
+        ("capped", DUE + 9 * DAY, ("10%/day", "50%", "0"), 50),
+        ("capped at everything", DUE + 30 * DAY, ("10%/day", "100%", "0"), 100),
+        ("per hour", DUE + 90 * MINUTE, ("2%/hour", "100%", "0"), 4),
+        ("reported only", DUE + 2 * DAY, ("0%/day", "100%", "0"), 0),
+    ],
+)
 def test_late_penalties(case, submitted, policy, percent):
     rate, cap, grace = policy
     penalty = late_penalty(build_policy(DUE.isoformat(), rate, cap, grace), submitted, FROM_METADATA, 80.0)
@@ -62,8 +77,9 @@ def test_late_penalties(case, submitted, policy, percent):
 
 def test_the_penalty_is_taken_from_the_score_after_overrides():
     policy = build_policy(DUE.isoformat(), "10%/day")
-    result = replace(lab2_result({"t1", "t2"}), submitted_at=(DUE + 2 * HOUR).isoformat(),
-                     submitted_time_source=FROM_MTIME)
+    result = replace(
+        lab2_result({"t1", "t2"}), submitted_at=(DUE + 2 * HOUR).isoformat(), submitted_time_source=FROM_MTIME
+    )
     adjustments = Adjustments(TASK_POINTS, {"ada": {"t3": Override("ada", "t3", 12.0, "ok", "ta")}}, policy)
     final = adjustments.apply("ada", result)
     assert (final.auto_score, final.raw_score, final.penalty, final.score) == (16, 28, 2.8, 25.2)
@@ -77,13 +93,16 @@ def test_the_penalty_is_taken_from_the_score_after_overrides():
     assert on_time.penalty == 0 and "id='late'" not in feedback_html(on_time, "ada")
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: parse_due("next friday"), "expected a date and time like 2026-12-01T23:59"),
-    (lambda: build_policy("2026-12-01T23:59", "10 percent"), "expected a percent per day or hour"),
-    (lambda: build_policy("2026-12-01T23:59", "10%/week"), "expected a percent per day or hour"),
-    (lambda: build_policy("2026-12-01T23:59", "10%/day", "150%"), "between 0% and 100%"),
-    (lambda: build_policy("2026-12-01T23:59", "10%/day", "50%", "a while"), "a duration like 15m"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: parse_due("next friday"), "expected a date and time like 2026-12-01T23:59"),
+        (lambda: build_policy("2026-12-01T23:59", "10 percent"), "expected a percent per day or hour"),
+        (lambda: build_policy("2026-12-01T23:59", "10%/week"), "expected a percent per day or hour"),
+        (lambda: build_policy("2026-12-01T23:59", "10%/day", "150%"), "between 0% and 100%"),
+        (lambda: build_policy("2026-12-01T23:59", "10%/day", "50%", "a while"), "a duration like 15m"),
+    ],
+)
 def test_a_bad_policy_is_refused_with_what_was_expected(call, message):
     with pytest.raises(LatePolicyError, match=message):
         call()
@@ -108,7 +127,7 @@ def test_submission_time_from_gradescope_metadata_else_the_file(tmp_path):
     assert submission_time(path) == (DUE + HOUR, FROM_MTIME)
     created = yaml.safe_load(":created_at: 2026-12-01 15:45:12.345678000 -08:00\n")[":created_at"]
     moment, source = submission_time(path, created)
-    assert source == FROM_METADATA and moment == datetime(2026, 12, 1, 23, 45, 12, 345678, tzinfo=timezone.utc)
+    assert source == FROM_METADATA and moment == datetime(2026, 12, 1, 23, 45, 12, 345678, tzinfo=UTC)
     nanoseconds = submission_time(path, "2026-12-02T01:00:00.123456789Z")[0]
     assert nanoseconds == DUE + 61 * MINUTE + timedelta(microseconds=123456)
     assert submission_time(None) == (None, None)
@@ -121,7 +140,8 @@ def test_collect_reads_created_at_and_a_zip_keeps_file_times(tmp_path):
         (export / folder / "lab.ipynb").write_text("{}")
     (export / "submission_metadata.yml").write_text(
         "submission_1:\n  :submitters:\n  - :sid: s1\n  :created_at: 2026-12-02 01:00:00.000000000 +00:00\n"
-        "submission_2:\n  :submitters:\n  - :sid: s2\n")
+        "submission_2:\n  :submitters:\n  - :sid: s2\n"
+    )
     found = {s.student: s for s in collect_submissions(export, "lab")}
     assert submission_time(found["s1"].path, found["s1"].created_at) == (DUE + 61 * MINUTE, FROM_METADATA)
     assert submission_time(found["s2"].path, found["s2"].created_at)[1] == FROM_MTIME
@@ -148,17 +168,21 @@ def _rows_of(out: Path) -> dict[str, dict]:
 
 
 def test_a_policy_given_to_a_rerun_applies_to_saved_results_and_stays(tmp_path):
+    from submission_notebooks import make_submission
+
     from autograder.course.batch import BatchOptions, run_batch
     from autograder.lab import load_lab
-    from submission_notebooks import make_submission
 
     lab, out, folder = load_lab("lab2_three_ways"), tmp_path / "out", tmp_path / "class"
     for student, late in (("ada", False), ("bo", True)):
         path = make_submission(lab, {}, folder / f"{student}.ipynb")
         stamp = (DUE + (DAY if late else -DAY)).timestamp()
         os.utime(path, (stamp, stamp))
-        result = replace(lab2_result({"t1", "t2"}), submitted_at=datetime.fromtimestamp(stamp).astimezone().isoformat(),
-                         submitted_time_source=FROM_MTIME)
+        result = replace(
+            lab2_result({"t1", "t2"}),
+            submitted_at=datetime.fromtimestamp(stamp).astimezone().isoformat(),
+            submitted_time_source=FROM_MTIME,
+        )
         publish_student(out, student, result)
     publish_summaries(out, lab.id, list(TASK_POINTS), load_results(out))
     ada_page = (out / "ada" / "feedback.html").read_text()
@@ -186,12 +210,14 @@ def test_an_extension_moves_one_students_due_date(tmp_path):
     (tmp_path / EXTENSIONS_FILE).write_text("student,due,comment\nbo,2026-12-03T23:59+00:00,illness\n")
     extensions = read_extensions(tmp_path, {"ada", "bo"})
     policy = build_policy(DUE.isoformat(), "10%/day")
-    result = replace(lab2_result({"t1", "t2"}), submitted_at=(DUE + 2 * DAY).isoformat(),
-                     submitted_time_source=FROM_METADATA)
+    result = replace(
+        lab2_result({"t1", "t2"}), submitted_at=(DUE + 2 * DAY).isoformat(), submitted_time_source=FROM_METADATA
+    )
     assert apply_late(result, policy).penalty == 3.2  # two days late: 20% of 16
     extended = apply_late(result, policy, extensions["bo"])
-    assert extended.penalty == 0 and extended.late.reason.startswith("due date extended to 2026-12-03T23:59+00:00 "
-                                                                     "(illness); on time")
+    assert extended.penalty == 0 and extended.late.reason.startswith(
+        "due date extended to 2026-12-03T23:59+00:00 (illness); on time"
+    )
     adjustments = Adjustments(TASK_POINTS, {}, policy, extensions)
     assert adjustments.apply("bo", result).penalty == 0 and adjustments.apply("ada", result).penalty == 3.2
 

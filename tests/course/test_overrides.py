@@ -9,17 +9,24 @@ import json
 from pathlib import Path
 
 import pytest
-
-from autograder.course.adjustments import Adjustments, record_override
-from autograder.course.batch import BatchOptions, run_batch
-from autograder.cli import main
-from autograder.course.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FILE, load_results
-from autograder.lab import load_lab
-from autograder.course.overrides import (OVERRIDES_FILE, Override, OverrideError, apply_overrides, check_overrides,
-                                  current_overrides, parse_overrides)
-from autograder.grading.results import GradeResult
 from submission_notebooks import make_submission
 from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
+
+from autograder.cli import main
+from autograder.course.adjustments import Adjustments, record_override
+from autograder.course.batch import BatchOptions, run_batch
+from autograder.course.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FILE, load_results
+from autograder.course.overrides import (
+    OVERRIDES_FILE,
+    Override,
+    OverrideError,
+    apply_overrides,
+    check_overrides,
+    current_overrides,
+    parse_overrides,
+)
+from autograder.grading.results import GradeResult
+from autograder.lab import load_lab
 
 HEADER = "student,task,points,comment,grader\n"
 
@@ -49,18 +56,23 @@ def test_a_submission_that_could_not_run_can_be_scored_by_hand():
 
 
 def test_the_last_row_wins_and_auto_goes_back_to_the_automatic_points():
-    rows = parse_overrides(HEADER + "ada,t3,4,first look,ta1\nada,t3,9,second look,ta2\nbo,t1,auto,undo,ta1\n"
-                           "bo,t2,5,typo,ta1\nbo,t2,auto,undo,ta1\n")
+    rows = parse_overrides(
+        HEADER + "ada,t3,4,first look,ta1\nada,t3,9,second look,ta2\nbo,t1,auto,undo,ta1\n"
+        "bo,t2,5,typo,ta1\nbo,t2,auto,undo,ta1\n"
+    )
     current = current_overrides(rows)
     assert list(current) == ["ada"] and current["ada"]["t3"].points == 9 and current["ada"]["t3"].grader == "ta2"
 
 
-@pytest.mark.parametrize("row, message", [
-    ("zed,t3,5,c,ta", "unknown student 'zed'"),
-    ("ada,t12,5,c,ta", "unknown task 't12'"),
-    ("ada,t1,9,c,ta", "9 points for t1 are outside 0..8"),
-    ("ada,t1,-1,c,ta", "-1 points for t1 are outside 0..8"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("zed,t3,5,c,ta", "unknown student 'zed'"),
+        ("ada,t12,5,c,ta", "unknown task 't12'"),
+        ("ada,t1,9,c,ta", "9 points for t1 are outside 0..8"),
+        ("ada,t1,-1,c,ta", "-1 points for t1 are outside 0..8"),
+    ],
+)
 def test_bad_rows_are_refused_naming_the_line(row, message):
     rows = parse_overrides(HEADER + "ada,t3,5,fine,ta\n" + row + "\n")
     with pytest.raises(OverrideError, match="line 3: " + message.replace(".", r"\.")):
@@ -104,13 +116,21 @@ def _rows(out: Path) -> dict[str, dict]:
 def test_the_override_command_changes_one_task_of_one_student_in_every_output(tmp_path, capsys):
     out, _ = _graded_class(tmp_path)
     before, rows_before = _snapshot(out), _rows(out)
-    assert main(["override", str(out), "bo", "t3", "10", "--comment", "right idea, typo in the spec",
-                 "--grader", "ta1"]) == 0
+    assert (
+        main(["override", str(out), "bo", "t3", "10", "--comment", "right idea, typo in the spec", "--grader", "ta1"])
+        == 0
+    )
     assert "bo t3: 10 / 12 (the checks gave 0); score 8 → 18" in capsys.readouterr().out
     after = _snapshot(out)
     changed = {name for name in after if before.get(name) != after[name]}
-    assert changed == {OVERRIDES_FILE, "grades.csv", "report.html", f"bo/{RESULTS_FILE}", f"bo/{FEEDBACK_FILE}",
-                       f"bo/{GRADE_FILE}"}
+    assert changed == {
+        OVERRIDES_FILE,
+        "grades.csv",
+        "report.html",
+        f"bo/{RESULTS_FILE}",
+        f"bo/{FEEDBACK_FILE}",
+        f"bo/{GRADE_FILE}",
+    }
     rows = _rows(out)
     assert {k for k in rows["bo"] if rows["bo"][k] != rows_before["bo"][k]} == {"score", "t3", "raw_score", "overrides"}
     assert (rows["bo"]["t3"], rows["bo"]["t3_auto"], rows["bo"]["auto_score"]) == ("10", "0", "8")
@@ -126,12 +146,15 @@ def test_the_override_command_changes_one_task_of_one_student_in_every_output(tm
     assert "1 overrides for 1 students" in report and "right idea, typo in the spec" in report
 
 
-@pytest.mark.parametrize("args, message", [
-    (["zed", "t3", "5"], "unknown student 'zed'"),
-    (["bo", "t9", "5"], "unknown task 't9'"),
-    (["bo", "t3", "13"], "13 points for t3 are outside 0..12"),
-    (["bo", "t3", "lots"], "points 'lots' are not a number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["zed", "t3", "5"], "unknown student 'zed'"),
+        (["bo", "t9", "5"], "unknown task 't9'"),
+        (["bo", "t3", "13"], "13 points for t3 are outside 0..12"),
+        (["bo", "t3", "lots"], "points 'lots' are not a number"),
+    ],
+)
 def test_a_bad_override_is_refused_and_changes_nothing(tmp_path, capsys, args, message):
     out, _ = _graded_class(tmp_path)
     before = _snapshot(out)
@@ -157,7 +180,7 @@ def test_overrides_survive_a_rerun_and_a_row_added_by_hand_is_applied_by_the_rer
     assert results["bo"].tasks[2].score == 10 and _rows(out)["bo"]["t3"] == "10"
     assert not (out / LOG_FILE).exists()  # nothing was graded
     with open(out / OVERRIDES_FILE, "a") as handle:
-        handle.write("cy,t8,15,\"graded by hand, notebook was fine\",ta2,\n")
+        handle.write('cy,t8,15,"graded by hand, notebook was fine",ta2,\n')
     run_batch(folder, options)
     rows = _rows(out)
     assert (rows["cy"]["t8"], rows["cy"]["score"], rows["bo"]["t3"]) == ("15", "15", "10")

@@ -11,8 +11,8 @@ import pytest
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.course.class_summary import class_summary_html
 from autograder.course.collect import CollectError, collect_submissions
-from autograder.grading.feedback import feedback_html
 from autograder.course.gradebook import gradebook_csv, load_results, save_student
+from autograder.grading.feedback import feedback_html
 from autograder.grading.pytest_plugin import CheckResult
 from autograder.grading.results import GradeResult, TaskResult
 
@@ -22,15 +22,29 @@ MESH = MeshSpec((2, 4), ("x", "y"))
 def _result(score_t1=True, hidden_failed=True):
     expected = render_layout(Layout.of_spec(MESH, ("x", "y"), (4, 16)))
     found = render_layout(Layout.of_spec(MESH, ("y", "x"), (4, 16)))
-    t1 = TaskResult("t1", 8, (
-        CheckResult("t1", "test_t1_values", "`A_sharded` holds the values of A", 3, True, "", False),
-        CheckResult("t1", "test_t1_layout", "`A_sharded` is laid out as P('x', 'y')", 5, score_t1,
-                    "" if score_t1 else "`A_sharded`: expected rows split into 2 blocks <b>, found ...", False,
-                    expected_picture=None if score_t1 else expected, found_picture=None if score_t1 else found),
-    ))
-    t2 = TaskResult("t2", 8, (
-        CheckResult("t2", "test_t2_secret", "fresh inputs", 8, not hidden_failed, "secret reference 42.0", True),
-    ))
+    t1 = TaskResult(
+        "t1",
+        8,
+        (
+            CheckResult("t1", "test_t1_values", "`A_sharded` holds the values of A", 3, True, "", False),
+            CheckResult(
+                "t1",
+                "test_t1_layout",
+                "`A_sharded` is laid out as P('x', 'y')",
+                5,
+                score_t1,
+                "" if score_t1 else "`A_sharded`: expected rows split into 2 blocks <b>, found ...",
+                False,
+                expected_picture=None if score_t1 else expected,
+                found_picture=None if score_t1 else found,
+            ),
+        ),
+    )
+    t2 = TaskResult(
+        "t2",
+        8,
+        (CheckResult("t2", "test_t2_secret", "fresh inputs", 8, not hidden_failed, "secret reference 42.0", True),),
+    )
     return GradeResult("lab2_three_ways", "s.ipynb", "graded", None, 16, (t1, t2), seconds=12.5)
 
 
@@ -65,15 +79,27 @@ def _chromium():
 def test_feedback_renders_in_a_headless_browser(tmp_path):
     page = tmp_path / "feedback.html"
     page.write_text(feedback_html(_result(score_t1=False), "ada"))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
-    dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=120).stdout
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'p'}",
+    ]
+    dom = subprocess.run(
+        [_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    ).stdout
     assert '<span id="score">3</span>' in dom and '<span id="max-score">16</span>' in dom
     assert "Task t1" in dom and "CPU 0,1,2,3" in dom or "CPU 0" in dom
     shot = tmp_path / "feedback.png"
-    subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1000,900", page.as_uri()],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [_chromium(), *flags, f"--screenshot={shot}", "--window-size=1000,900", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.stat().st_size > 10_000  # a real picture, not an empty page
 
 
@@ -83,7 +109,10 @@ def test_gradebook_has_one_row_per_student_and_survives_reloading(tmp_path):
     save_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")  # saved twice: still one row
     results = load_results(tmp_path)
     rows = list(csv.DictReader(io.StringIO(gradebook_csv(results, ["t1", "t2"]))))
-    assert [(r["student"], r["score"], r["t1"], r["t2"]) for r in rows] == [("ada", "8", "8", "0"), ("bo", "3", "3", "0")]
+    assert [(r["student"], r["score"], r["t1"], r["t2"]) for r in rows] == [
+        ("ada", "8", "8", "0"),
+        ("bo", "3", "3", "0"),
+    ]
     assert (tmp_path / "ada" / "results.json").is_file() and (tmp_path / "ada" / "feedback.html").is_file()
 
 
@@ -119,17 +148,24 @@ def _term_class():
     """Five students of lab 2: one overridden, one late, one that timed out."""
     from dataclasses import replace
 
-    from autograder.course.late import build_policy, apply_late
-    from autograder.course.overrides import Override, apply_overrides
     from synthetic_results import TASK_POINTS, lab2_result
 
+    from autograder.course.late import apply_late, build_policy
+    from autograder.course.overrides import Override, apply_overrides
+
     policy = build_policy("2026-12-01T23:59+00:00", "10%/day", "50%")
-    results = {f"s{i}": lab2_result({f"t{j}" for j in range(1, i + 2)},
-                                    seconds=10.0 + 5 * i) for i in range(5)}
-    results["s1"] = apply_overrides(results["s1"], {"t5": Override("s1", "t5", 7, "half right <b>", "ta1")},
-                                    TASK_POINTS)
-    results["s2"] = apply_late(replace(results["s2"], submitted_at="2026-12-02T10:00:00+00:00",
-                                       submitted_time_source="the file's modification time"), policy)
+    results = {f"s{i}": lab2_result({f"t{j}" for j in range(1, i + 2)}, seconds=10.0 + 5 * i) for i in range(5)}
+    results["s1"] = apply_overrides(
+        results["s1"], {"t5": Override("s1", "t5", 7, "half right <b>", "ta1")}, TASK_POINTS
+    )
+    results["s2"] = apply_late(
+        replace(
+            results["s2"],
+            submitted_at="2026-12-02T10:00:00+00:00",
+            submitted_time_source="the file's modification time",
+        ),
+        policy,
+    )
     results["s3"] = replace(results["s3"], status="timeout", reason="the notebook took longer than 600 s")
     return results
 
@@ -154,19 +190,34 @@ def test_class_report_counts_checks_quantiles_overrides_and_late_penalties():
 @pytest.mark.skipif(_chromium() is None, reason="chromium is not installed")
 def test_class_report_and_adjusted_feedback_render_in_a_headless_browser(tmp_path):
     results = _term_class()
-    pages = {"report.html": class_summary_html(results, "lab2_three_ways", [f"t{j}" for j in range(1, 9)]),
-             "s1.html": feedback_html(results["s1"], "s1"), "s2.html": feedback_html(results["s2"], "s2")}
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
+    pages = {
+        "report.html": class_summary_html(results, "lab2_three_ways", [f"t{j}" for j in range(1, 9)]),
+        "s1.html": feedback_html(results["s1"], "s1"),
+        "s2.html": feedback_html(results["s2"], "s2"),
+    }
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'p'}",
+    ]
     dom = {}
     for name, text in pages.items():
         (tmp_path / name).write_text(text)
         uri = (tmp_path / name).as_uri()
-        dom[name] = subprocess.run([_chromium(), *flags, "--dump-dom", uri], capture_output=True, text=True,
-                                   timeout=120).stdout
+        dom[name] = subprocess.run(
+            [_chromium(), *flags, "--dump-dom", uri], capture_output=True, text=True, timeout=120
+        ).stdout
         shot = tmp_path / f"{name}.png"
-        subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1100,1400", uri],
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [_chromium(), *flags, f"--screenshot={shot}", "--window-size=1100,1400", uri],
+            capture_output=True,
+            timeout=120,
+        )
         assert shot.stat().st_size > 10_000, name
     assert 'id="checks"' in dom["report.html"] and 'id="similarity" href="similarity.html"' in dom["report.html"]
     assert "1 overrides for 1 students" in dom["report.html"]

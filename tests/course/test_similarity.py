@@ -9,16 +9,22 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from autograder.lab import load_lab
-from autograder.course.similarity import (JACCARD_THRESHOLD, compare_task, find_similar, normalise, shingles,
-                                   similarity_html)
-from submission_notebooks import SOLUTION, make_submission
 from similarity_cases import disguise, random_answer
+from submission_notebooks import SOLUTION, make_submission
+
+from autograder.course.similarity import (
+    JACCARD_THRESHOLD,
+    compare_task,
+    find_similar,
+    normalise,
+    shingles,
+    similarity_html,
+)
+from autograder.lab import load_lab
 
 LAB2, LAB3 = load_lab("lab2_three_ways"), load_lab("lab3_fsdp_tp")
 
-TP_MLP = '''def _tp_mlp_block(x_block, W1_block, W2_block):
+TP_MLP = """def _tp_mlp_block(x_block, W1_block, W2_block):
     x_full = jax.lax.all_gather(x_block, "model", axis=1, tiled=True)    # (8, 4) -> (8, 16)
     h = x_full @ W1_block                                                # (8, 16): my hidden units
     y_partial = h @ W2_block                                             # (8, 16): one term of the sum
@@ -29,9 +35,9 @@ tp_mlp = jax.jit(jax.shard_map(
     _tp_mlp_block, mesh=mesh,
     in_specs=(P(None, "model"), P(None, "model"), P("model", None)),
     out_specs=P(None, "model")))
-'''
+"""
 # The same code, renamed and reformatted.
-TP_MLP_COPY = '''# my own work
+TP_MLP_COPY = """# my own work
 def block(inp, a, b):
     full = jax.lax.all_gather(inp, 'model', axis=1, tiled=True)
     hidden = full @ a
@@ -41,7 +47,7 @@ def block(inp, a, b):
                                 tiled=True,)
 tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(None, 'model'), P(None, 'model'), P('model', None),),
                                out_specs=P(None, 'model')))
-'''
+"""
 # Correct too, written independently.
 TP_MLP_OTHER = '''from functools import partial
 
@@ -94,8 +100,9 @@ def test_blank_and_lightly_edited_notebooks_do_not_match_each_other(tmp_path):
     setup_cell = next(c.source for c in LAB2.template.cells if c.cell_type == "code" and "make_mesh" in c.source)
     starter = "# Your predictions, written before running the next cell.\n### Your code here"
     answers = {f"blank{i}": {} for i in range(4)}
-    answers |= {f"touched{i}": {"t1": f"### Your code here\nprint(A)  # try {i}", "t3": [f"# {i}", starter]}
-                for i in range(4)}
+    answers |= {
+        f"touched{i}": {"t1": f"### Your code here\nprint(A)  # try {i}", "t3": [f"# {i}", starter]} for i in range(4)
+    }
     answers |= {f"pasted{i}": {"t2": setup_cell, "t8": f"{setup_cell}\nprint(mesh)"} for i in range(3)}
     report = find_similar(LAB2.template, _class(tmp_path, LAB2, answers))
     assert report.flagged == 0
@@ -126,9 +133,11 @@ def test_in_a_class_of_independent_answers_only_the_planted_copies_are_flagged()
 
 def test_code_most_of_a_large_class_writes_is_not_evidence():
     rng = random.Random(11)
-    dictated = ("x_dp = jax.device_put(x, NamedSharding(mesh_1d, P('x')))\n"
-                "W_dp = jax.device_put(W, NamedSharding(mesh_1d, P()))\n"
-                "b_dp = jax.device_put(b, NamedSharding(mesh_1d, P()))\nout_dp = layer(x_dp, W_dp, b_dp)\n")
+    dictated = (
+        "x_dp = jax.device_put(x, NamedSharding(mesh_1d, P('x')))\n"
+        "W_dp = jax.device_put(W, NamedSharding(mesh_1d, P()))\n"
+        "b_dp = jax.device_put(b, NamedSharding(mesh_1d, P()))\nout_dp = layer(x_dp, W_dp, b_dp)\n"
+    )
     few = compare_task("t4", {f"s{i}": [disguise(dictated, rng)] for i in range(3)}, set())
     assert len(few.pairs) == 3  # in a small class the same code is flagged: a reason to look
     many = compare_task("t4", {f"s{i}": [disguise(dictated, rng)] for i in range(30)}, set())
@@ -146,21 +155,36 @@ def _chromium():
 
 @pytest.mark.skipif(_chromium() is None, reason="chromium is not installed")
 def test_the_similarity_page_renders_in_a_headless_browser(tmp_path):
-    paths = _class(tmp_path, LAB3, {"ada": {"t2": TP_MLP, "t1": SOLUTION}, "bo <b>": {"t2": TP_MLP_COPY},
-                                    "cy": {"t2": TP_MLP_OTHER}})
+    paths = _class(
+        tmp_path,
+        LAB3,
+        {"ada": {"t2": TP_MLP, "t1": SOLUTION}, "bo <b>": {"t2": TP_MLP_COPY}, "cy": {"t2": TP_MLP_OTHER}},
+    )
     page = tmp_path / "similarity.html"
     page.write_text(similarity_html(find_similar(LAB3.template, paths), LAB3.id))
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
-    dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=120).stdout
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'p'}",
+    ]
+    dom = subprocess.run(
+        [_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    ).stdout
     assert '<span id="flagged">1</span>' in dom
     assert 'class="students">ada &amp; bo &lt;b&gt;</span>' in dom  # names are escaped
     assert "Jaccard 1.00" in dom and dom.count("<pre>") == 2
     assert "def block(inp, a, b):" in dom and '<span class="shared">' in dom
     shot = tmp_path / "similarity.png"
-    subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [_chromium(), *flags, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.stat().st_size > 10_000
 
 

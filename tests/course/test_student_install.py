@@ -15,12 +15,12 @@ import pytest
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
+from student_install import filled_notebook, installed_venv, kernel_spec, plain_environment, untouched_notebook
 
+from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
+from autograder.lab import lab_ids, load_lab
 from autograder.run.check_cells import is_check_cell
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
-from autograder.lab import lab_ids, load_lab
-from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
-from student_install import filled_notebook, installed_venv, kernel_spec, plain_environment, untouched_notebook
 
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
 
@@ -34,10 +34,12 @@ def _run(path: Path, kernels: Path, kernel_name: str) -> nbformat.NotebookNode:
     """Run the notebook file at ``path`` from its folder in a kernel of the spec ``kernel_name``, as Jupyter
     does."""
     nb = nbformat.read(path, as_version=4)
-    manager = AsyncKernelManager(kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
-                                 kernel_name=kernel_name)
-    client = NotebookClient(nb, km=manager, timeout=300, allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+    manager = AsyncKernelManager(
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]), kernel_name=kernel_name
+    )
+    client = NotebookClient(
+        nb, km=manager, timeout=300, allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute(env={**plain_environment(), "JPY_SESSION_NAME": str(path)})
     return nb
 
@@ -60,24 +62,36 @@ def student_runs(student_python, tmp_path_factory, request):
 
 
 def _errors(nb) -> list[str]:
-    return [f"cell {i} ({cell.get('id')}): {o.get('ename')}: {o.get('evalue')}"
-            for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-            for o in cell.outputs if o.output_type == "error"]
+    return [
+        f"cell {i} ({cell.get('id')}): {o.get('ename')}: {o.get('evalue')}"
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
 
 
 def _check_cells(nb) -> list[tuple[str, str, list]]:
     """(task, shown html, error and stream outputs) of each check cell."""
-    return [(cell.metadata["autograder"]["task"],
-             "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs),
-             [o for o in cell.outputs if o.output_type in ("error", "stream")])
-            for cell in nb.cells if cell.cell_type == "code" and is_check_cell(cell)]
+    return [
+        (
+            cell.metadata["autograder"]["task"],
+            "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs),
+            [o for o in cell.outputs if o.output_type in ("error", "stream")],
+        )
+        for cell in nb.cells
+        if cell.cell_type == "code" and is_check_cell(cell)
+    ]
 
 
 def test_the_venv_imports_the_installed_students_wheel_not_the_checkout(student_python):
-    code = ("import autograder, importlib.metadata as m, importlib.util as u; print(autograder.__file__); "
-            "print(m.version('autograder-student')); print(u.find_spec('autograder.course'))")
-    found = subprocess.run([str(student_python), "-c", code],
-                           capture_output=True, text=True, timeout=120, env=plain_environment(), cwd="/")
+    code = (
+        "import autograder, importlib.metadata as m, importlib.util as u; print(autograder.__file__); "
+        "print(m.version('autograder-student')); print(u.find_spec('autograder.course'))"
+    )
+    found = subprocess.run(
+        [str(student_python), "-c", code], capture_output=True, text=True, timeout=120, env=plain_environment(), cwd="/"
+    )
     assert found.returncode == 0, found.stderr
     path, version, course = found.stdout.split()
     assert Path(path).is_relative_to(student_python.parent.parent), found.stdout

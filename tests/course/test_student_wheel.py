@@ -37,8 +37,10 @@ def unpacked(student_wheel) -> dict[str, str]:
     """Each file of the students' wheel of every lab: its path in the wheel -> its text (or, for a
     binary file, its bytes read as latin-1)."""
     with zipfile.ZipFile(student_wheel) as archive:
-        return {name: archive.read(name).decode("utf-8" if not name.endswith(".npz") else "latin-1")
-                for name in archive.namelist()}
+        return {
+            name: archive.read(name).decode("utf-8" if not name.endswith(".npz") else "latin-1")
+            for name in archive.namelist()
+        }
 
 
 def _python(unpacked) -> dict[str, ast.Module]:
@@ -53,8 +55,12 @@ def _normalised(line: str) -> str:
 
 def _hidden_checks(lab_id: str) -> list[ast.FunctionDef]:
     tree = ast.parse((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text())
-    return [n for n in tree.body if isinstance(n, ast.FunctionDef)
-            and any(ast.unparse(d) in ("hidden", "pytest.mark.hidden") for d in n.decorator_list)]
+    return [
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef)
+        and any(ast.unparse(d) in ("hidden", "pytest.mark.hidden") for d in n.decorator_list)
+    ]
 
 
 def _withheld_references(lab_id: str) -> list[ast.FunctionDef]:
@@ -93,8 +99,11 @@ def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_
 def test_no_hidden_check_nor_its_name(unpacked, lab_id):
     graders = ast.parse(unpacked[f"autograder/labs/{lab_id}/test_{lab_id}.py"])
     for name, tree in _python(unpacked).items():
-        hidden = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                  and any("hidden" in ast.unparse(d) for d in n.decorator_list)]
+        hidden = [
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and any("hidden" in ast.unparse(d) for d in n.decorator_list)
+        ]
         assert hidden == [], f"{name} holds the hidden checks {hidden}"
     names = [n.name for n in _hidden_checks(lab_id)]
     assert names, f"{lab_id} has no hidden check: this test would prove nothing"
@@ -102,14 +111,26 @@ def test_no_hidden_check_nor_its_name(unpacked, lab_id):
         assert not [n for n in names if n in text], f"{name} names a hidden check of {lab_id}"
     public = [n.name for n in graders.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
     assert public, f"the students' {lab_id} has no public check left"
-    bound = {n.id for node in graders.body if isinstance(node, ast.Assign) for t in node.targets
-             for n in ast.walk(t) if isinstance(n, ast.Name)}
-    read = {n.id for node in graders.body if isinstance(node, ast.FunctionDef) for n in ast.walk(node)
-            if isinstance(n, ast.Name)}
+    bound = {
+        n.id
+        for node in graders.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        for n in ast.walk(t)
+        if isinstance(n, ast.Name)
+    }
+    read = {
+        n.id
+        for node in graders.body
+        if isinstance(node, ast.FunctionDef)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name)
+    }
     assert bound <= read, f"constants no public check reads (a hidden check's tolerance?): {sorted(bound - read)}"
     original = ast.parse((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text())
     assert len([n for n in original.body if isinstance(n, ast.Assign)]) >= len(
-        [n for n in graders.body if isinstance(n, ast.Assign)])
+        [n for n in graders.body if isinstance(n, ast.Assign)]
+    )
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())
@@ -119,9 +140,13 @@ def test_no_reference_that_is_not_marked_shareable(unpacked, lab_id):
     students = ast.parse(unpacked[f"autograder/labs/{lab_id}/reference.py"])
     defined = {n.name for n in ast.walk(students) if isinstance(n, ast.FunctionDef)}
     assert not defined & {n.name for n in withheld}, f"{lab_id}'s withheld references are in the wheel"
-    bodies = {_normalised(line) for function in withheld for statement in function.body
-              if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
-              for line in ast.unparse(statement).splitlines()}
+    bodies = {
+        _normalised(line)
+        for function in withheld
+        for statement in function.body
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
+        for line in ast.unparse(statement).splitlines()
+    }
     bodies = {line for line in bodies if len(line) >= SHORTEST_ANSWER}
     for name, text in unpacked.items():
         if name.endswith(".py"):
@@ -163,14 +188,14 @@ def test_gradescope_writes_the_students_wheel_beside_the_zip(tmp_path, capsys):
     assert "give it to the students" in capsys.readouterr().out
 
 
-SHARED_USES_WITHHELD = '''
+SHARED_USES_WITHHELD = """
 def answer(x):
     return x + 1
 
 @shareable
 def check(x):
     return answer(x)
-'''
+"""
 
 
 def test_a_shareable_reference_that_uses_a_withheld_one_is_refused():

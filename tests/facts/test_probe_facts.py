@@ -11,13 +11,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.checks import MeshSpec
+from autograder.facts import probe
+from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
-from autograder.facts import probe
 from autograder.run import kernel_housekeeping
 from autograder.run.kernel import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, PROBE_MODULE, PROBE_SOURCE
 
@@ -47,8 +48,14 @@ def _in_kernel(tmp_path, monkeypatch):
 def test_arrays_specs_trees_and_values_round_trip(tmp_path):
     mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     a = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", None)))
-    namespace = {"a": a, "spec": P("x", ("y",)), "params": [(np.ones(3), 2.0)], "n": np.float64(1.5),
-                 "flag": True, "f": lambda v: v}
+    namespace = {
+        "a": a,
+        "spec": P("x", ("y",)),
+        "params": [(np.ones(3), 2.0)],
+        "n": np.float64(1.5),
+        "flag": True,
+        "f": lambda v: v,
+    }
     facts = _capture(tmp_path, namespace, TaskCapture("t1", names=("a", "spec", "params", "n", "flag", "f", "gone")))
     fact = facts.get("a")
     assert fact.kind == "array" and fact.shape == (4, 8) and fact.dtype == "float32"
@@ -110,19 +117,34 @@ def _forge(tmp_path, facts, arrays=None):
 
 
 def _array_fact(values="v.npy", shape=(2,)):
-    return {"task": "t1", "names": {"a": {"kind": "array", "type": "jax.Array", "shape": list(shape),
-                                          "dtype": "float32", "values": values, "sharding": None, "typeof": None}}}
+    return {
+        "task": "t1",
+        "names": {
+            "a": {
+                "kind": "array",
+                "type": "jax.Array",
+                "shape": list(shape),
+                "dtype": "float32",
+                "values": values,
+                "sharding": None,
+                "typeof": None,
+            }
+        },
+    }
 
 
-@pytest.mark.parametrize("facts, arrays, words", [
-    ("{not json", None, "not valid JSON"),
-    ({"task": "t2", "names": {}}, None, "not for t1"),
-    (_array_fact("../../outside.npy"), None, "outside the facts directory"),
-    (_array_fact(), {"v.npy": np.array([{"evil": 1}, 2], dtype=object)}, "cannot read"),
-    (_array_fact(shape=(3,)), {"v.npy": np.ones(2, np.float32)}, "shape"),
-    ({"task": "t1", "names": {"a": {"kind": "value", "value": {"nested": 1}}}}, None, "primitive"),
-    ({"task": "t1", "names": {"a": {"kind": "pickle"}}}, None, "unknown fact kind"),
-])
+@pytest.mark.parametrize(
+    "facts, arrays, words",
+    [
+        ("{not json", None, "not valid JSON"),
+        ({"task": "t2", "names": {}}, None, "not for t1"),
+        (_array_fact("../../outside.npy"), None, "outside the facts directory"),
+        (_array_fact(), {"v.npy": np.array([{"evil": 1}, 2], dtype=object)}, "cannot read"),
+        (_array_fact(shape=(3,)), {"v.npy": np.ones(2, np.float32)}, "shape"),
+        ({"task": "t1", "names": {"a": {"kind": "value", "value": {"nested": 1}}}}, None, "primitive"),
+        ({"task": "t1", "names": {"a": {"kind": "pickle"}}}, None, "unknown fact kind"),
+    ],
+)
 def test_forged_or_malformed_facts_are_refused(tmp_path, facts, arrays, words):
     with pytest.raises(FactsError, match=words):
         load_task_facts(_forge(tmp_path, facts, arrays), "t1")
@@ -148,7 +170,7 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
     module.build, module.broken = build, broken
     monkeypatch.setitem(sys.modules, probe.LAB_PROBE_MODULE, module)
     capture = TaskCapture("t6", probes=(Probe("b", "build", (("n", 3),)), Probe("x", "broken")))
-    facts = _capture(tmp_path, {"Cls": lambda: (lambda n: np.arange(n))}, capture)
+    facts = _capture(tmp_path, {"Cls": lambda: lambda n: np.arange(n)}, capture)
     assert facts.probes["b"].error is None and facts.probes["b"].stdout == "building\n"
     np.testing.assert_array_equal(facts.probes["b"].values["out"].values, np.arange(3))
     assert facts.probes["b"].values["seed"].value == 7
@@ -266,10 +288,15 @@ def test_equal_values_are_written_once_per_task_and_read_back_for_each_name(tmp_
     that begin alike), dtypes or shapes get files of their own."""
     mesh = MeshSpec((2, 4), ("x", "y")).build()
     x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
-    namespace = {"rows": jax.device_put(x, NamedSharding(mesh, P("x"))),
-                 "cols": jax.device_put(x, NamedSharding(mesh, P(None, "y"))),
-                 "plain": x.copy(), "other": x + 1, "as_int": x.astype(np.int32), "flat": x.reshape(64),
-                 "last_differs": np.where(np.arange(64).reshape(8, 8) == 63, -1, x).astype(np.float32)}
+    namespace = {
+        "rows": jax.device_put(x, NamedSharding(mesh, P("x"))),
+        "cols": jax.device_put(x, NamedSharding(mesh, P(None, "y"))),
+        "plain": x.copy(),
+        "other": x + 1,
+        "as_int": x.astype(np.int32),
+        "flat": x.reshape(64),
+        "last_differs": np.where(np.arange(64).reshape(8, 8) == 63, -1, x).astype(np.float32),
+    }
     names = tuple(namespace)
     facts = _capture(tmp_path, namespace, TaskCapture("t1", names=names))
     assert sorted(p.name for p in (tmp_path / "t1").glob("*.npy")) == [f"array{i}.npy" for i in range(1, 6)]

@@ -1,9 +1,9 @@
 """The notes a grade carries about what the harness did to the run: output it cut, on whichever side
 cut it first, and processes a cell left running."""
 
+from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import CellOutcome, Execution
 from autograder.run.kernel import Limits
-from autograder.grading.pipeline import execution_notes
 
 
 def _execution(cells=(), output_cut_by_task=None):
@@ -26,8 +26,10 @@ def test_output_cut_only_in_the_kernel_is_said_too():
 
 def test_leftover_processes_are_counted_per_cell():
     notes = execution_notes(_execution([_cell("cell 3", leftovers=255), _cell("cell 5", leftovers=1)]), Limits())
-    assert notes == ["cell 3 left 255 processes running; they were stopped",
-                     "cell 5 left 1 process running; it was stopped"]
+    assert notes == [
+        "cell 3 left 255 processes running; they were stopped",
+        "cell 5 left 1 process running; it was stopped",
+    ]
 
 
 def test_a_quiet_run_has_no_notes():

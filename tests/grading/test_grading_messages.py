@@ -4,18 +4,25 @@ probe that found nothing to examine says so, without speaking of inputs."""
 import pytest
 
 from autograder.checks import CheckFailure
-from autograder.run.execute import CellOutcome, Execution
 from autograder.facts.schema import CallFact, Fact, ProbeFact, TaskFacts
 from autograder.grading.pytest_plugin import SubmissionFacts
+from autograder.run.execute import CellOutcome, Execution
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
 
 
 def _submission(cells):
-    missing_call = CallFact(output=Fact(kind="missing", error="x"), stdout="", hlo=None, hlo_error=None,
-                            error="NameError: name 'fsdp_tp_jit' is not defined")
-    probes = {"layer": ProbeFact({}, "", "NameError: name 'TPLayer' is not defined"),
-              "raised": ProbeFact({}, "", "ValueError: shapes (4,) and (8,) do not match")}
+    missing_call = CallFact(
+        output=Fact(kind="missing", error="x"),
+        stdout="",
+        hlo=None,
+        hlo_error=None,
+        error="NameError: name 'fsdp_tp_jit' is not defined",
+    )
+    probes = {
+        "layer": ProbeFact({}, "", "NameError: name 'TPLayer' is not defined"),
+        "raised": ProbeFact({}, "", "ValueError: shapes (4,) and (8,) do not match"),
+    }
     facts = {"t3": TaskFacts("t3", names={"D_jit": MISSING}, calls={"fsdp_tp_jit": missing_call}, probes=probes)}
     execution = Execution("completed", None, None, facts, {}, tuple(cells), 1.0)
     return SubmissionFacts(None, execution, seed=1)
@@ -28,9 +35,11 @@ def _message(check, *args):
 
 
 def test_a_name_missing_after_a_locked_cell_failed_shows_that_cells_error():
-    cells = [CellOutcome("cell 20", "student", "t3", "ok", None, 0.1),
-             CellOutcome("cell 21", "lab", "t3", "error", "RuntimeError: rendezvous failed", 0.1),
-             CellOutcome("cell 25", "lab", "t4", "error", "ValueError: later", 0.1)]
+    cells = [
+        CellOutcome("cell 20", "student", "t3", "ok", None, 0.1),
+        CellOutcome("cell 21", "lab", "t3", "error", "RuntimeError: rendezvous failed", 0.1),
+        CellOutcome("cell 25", "lab", "t4", "error", "ValueError: later", 0.1),
+    ]
     message = _message(_submission(cells).name, "t3", "D_jit")
     assert message.startswith("`D_jit` is not defined after task t3")
     assert "cell 21 (a locked cell of the lab) failed with RuntimeError: rendezvous failed" in message
@@ -38,8 +47,10 @@ def test_a_name_missing_after_a_locked_cell_failed_shows_that_cells_error():
 
 
 def test_the_first_failure_of_the_task_is_named_and_a_missing_function_says_it_too():
-    cells = [CellOutcome("cell 20", "student", "t3", "error", "NameError: name 'block' is not defined", 0.1),
-             CellOutcome("cell 21", "lab", "t3", "error", "NameError: name 'fsdp_tp_jit' is not defined", 0.1)]
+    cells = [
+        CellOutcome("cell 20", "student", "t3", "error", "NameError: name 'block' is not defined", 0.1),
+        CellOutcome("cell 21", "lab", "t3", "error", "NameError: name 'fsdp_tp_jit' is not defined", 0.1),
+    ]
     submission = _submission(cells)
     assert "cell 20 (your code) failed with NameError: name 'block'" in _message(submission.name, "t3", "D_jit")
     assert "cell 20 (your code)" in _message(submission.call, "t3", "fsdp_tp_jit")
@@ -56,4 +67,5 @@ def test_a_probe_that_found_no_name_says_so_and_names_the_failed_cell():
     assert message.startswith("examining your code failed: NameError: name 'TPLayer' is not defined")
     assert "cell 20 (your code) failed with SyntaxError" in message and "inputs" not in message
     assert _message(submission.probe, "t3", "raised") == (
-        "running your code on the grader's inputs failed: ValueError: shapes (4,) and (8,) do not match")
+        "running your code on the grader's inputs failed: ValueError: shapes (4,) and (8,) do not match"
+    )

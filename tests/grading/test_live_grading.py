@@ -11,18 +11,18 @@ import time
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from autograder.run import quiet
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.run.execute import CellOutcome
-from autograder.run.kernel import TRUNCATION_MARK
+from autograder.facts import probe
+from autograder.facts.taken_facts import TakenFacts, copy_facts
 from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
+from autograder.run import kernel_housekeeping, quiet
+from autograder.run.execute import CellOutcome
+from autograder.run.kernel import TRUNCATION_MARK
 from autograder.run.live_execution import LiveExecution
-from autograder.facts import probe
-from autograder.run import kernel_housekeeping
-from autograder.facts.taken_facts import TakenFacts, copy_facts
 
 LAB2 = "lab2_three_ways"
 
@@ -95,7 +95,9 @@ def test_the_kernels_truncation_mark_is_the_one_the_harness_looks_for():
 def test_starting_a_grade_imports_no_jax():
     """The kernel starts before the grader loads JAX (or numpy, which only reading facts needs), so that
     the two overlap."""
-    code = "import sys, autograder.cli, autograder.grading.pipeline; print('jax' in sys.modules, 'numpy' in sys.modules)"
+    code = (
+        "import sys, autograder.cli, autograder.grading.pipeline; print('jax' in sys.modules, 'numpy' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
 
@@ -113,8 +115,9 @@ def test_a_task_is_checked_while_the_notebook_goes_on(tmp_path):
     live, taken, cells = LiveExecution(), TakenFacts(tmp_path / "taken"), []
     live.started(taken, cells)
     results = {}
-    grader = threading.Thread(target=lambda: results.update(
-        checks=run_graders(lab, live, seed=7, tasks=["t1"]), at=time.monotonic()))
+    grader = threading.Thread(
+        target=lambda: results.update(checks=run_graders(lab, live, seed=7, tasks=["t1"]), at=time.monotonic())
+    )
     grader.start()
     written = tmp_path / "t1"
     _probe_writes(written, "t1", {"A_sharded": _a_sharded(("x", "y"))})
@@ -176,6 +179,7 @@ def test_timed_cells_do_not_wait_for_a_grader_that_is_done(tmp_path):
 def test_the_graders_own_timing_waits_until_the_kernel_stops_running_cells():
     measured_at = []
     with quiet.student_code_running():
+
         def grader():
             measure_interleaved({"f": lambda: 1}, repeats=1, warmup=0)
             measured_at.append(time.monotonic())

@@ -24,7 +24,7 @@ PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 def _declared(package: str) -> SpecifierSet:
     dependencies = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
     (found,) = [d for d in dependencies if d.split(">")[0].split("<")[0].split("=")[0].strip() == package]
-    return SpecifierSet(found[len(package):])
+    return SpecifierSet(found[len(package) :])
 
 
 def test_the_tested_range_is_the_one_pyproject_declares():
@@ -33,8 +33,10 @@ def test_the_tested_range_is_the_one_pyproject_declares():
     assert SpecifierSet(f">={JAX_LOW},<{JAX_HIGH}") == _declared("jax")  # the setup cell's bounds
 
 
-@pytest.mark.parametrize("version, inside", [("0.10.2", True), ("0.12.0.1", True), ("0.12.9", True),
-                                             ("0.10.1", False), ("0.13.0", False), ("0.9.0", False)])
+@pytest.mark.parametrize(
+    "version, inside",
+    [("0.10.2", True), ("0.12.0.1", True), ("0.12.9", True), ("0.10.1", False), ("0.13.0", False), ("0.9.0", False)],
+)
 def test_a_version_outside_the_range_is_named_with_the_install_command(version, inside):
     problem = versions.version_problem("jax", version, SpecifierSet(">=0.10.2,<0.13"))
     if inside:

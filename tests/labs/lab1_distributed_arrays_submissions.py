@@ -6,9 +6,9 @@ every task. A wrong task loses exactly the points of the checks it gets wrong, a
 
 from known_grade_case import Case, solved
 
-
-T3_OPERANDS = ("y_lhs = jax.device_put(x, mesh_sharding(P('a', None)))\n"
-               "y_rhs = jax.device_put(x, mesh_sharding(P(None, 'b')))")
+T3_OPERANDS = (
+    "y_lhs = jax.device_put(x, mesh_sharding(P('a', None)))\ny_rhs = jax.device_put(x, mesh_sharding(P(None, 'b')))"
+)
 T3_PRODUCT = "w = jnp.dot(y_lhs, y_rhs)"
 T5_F_REPLICATED = """
 @jax.jit
@@ -33,65 +33,83 @@ loss_tp = float(loss_jit(params_tp, batch_tp))
 
 # Also correct, in styles the solution does not use; each notebook stops after its last answered task.
 ALT_STYLE_A = {
-    "t1": ("import jax.sharding as shd\n"
-           "grid = shd.Mesh(np.array(jax.devices()).reshape(4, 2), ('a', 'b'))\n"
-           "y = jnp.asarray(x, device=shd.NamedSharding(grid, shd.PartitionSpec('a', 'b')))"),
-    "t2": ("specs = {'y_ba': P('b', 'a'), 'y_a_rep': P('a'), 'y_cols_b': P(None, 'b', ), 'y_rows_ab': P(('a', 'b'))}\n"
-           "placed = {name: jax.device_put(x, NamedSharding(mesh, spec)) for name, spec in specs.items()}\n"
-           "y_ba, y_a_rep, y_cols_b, y_rows_ab = (placed[name] for name in specs)"),
-    "t3": ["y_lhs, y_rhs = (jax.device_put(x, mesh_sharding(s)) for s in (P('a', None), P(None, 'b')))",
-           "w_layout_guess = jax.sharding.PartitionSpec(('a',), ('b',))",
-           "w = jax.jit(jnp.matmul)(y_lhs, y_rhs)"],
+    "t1": (
+        "import jax.sharding as shd\n"
+        "grid = shd.Mesh(np.array(jax.devices()).reshape(4, 2), ('a', 'b'))\n"
+        "y = jnp.asarray(x, device=shd.NamedSharding(grid, shd.PartitionSpec('a', 'b')))"
+    ),
+    "t2": (
+        "specs = {'y_ba': P('b', 'a'), 'y_a_rep': P('a'), 'y_cols_b': P(None, 'b', ), 'y_rows_ab': P(('a', 'b'))}\n"
+        "placed = {name: jax.device_put(x, NamedSharding(mesh, spec)) for name, spec in specs.items()}\n"
+        "y_ba, y_a_rep, y_cols_b, y_rows_ab = (placed[name] for name in specs)"
+    ),
+    "t3": [
+        "y_lhs, y_rhs = (jax.device_put(x, mesh_sharding(s)) for s in (P('a', None), P(None, 'b')))",
+        "w_layout_guess = jax.sharding.PartitionSpec(('a',), ('b',))",
+        "w = jax.jit(jnp.matmul)(y_lhs, y_rhs)",
+    ],
 }
 ALT_STYLE_B = {
-    "t4": ("first, second = [jax.device_put(x, device) for device in jax.devices()[:2]]\n"
-           "try:\n"
-           "    total = first + second\n"
-           "except Exception as error:\n"
-           "    err_msg = error.args[0]"),
-    "t5": ("import functools\n"
-           "\n"
-           "@functools.partial(jax.jit, static_argnums=())\n"
-           "def f(x):\n"
-           "    return jax.lax.with_sharding_constraint(jnp.add(x, 1), jax.sharding.NamedSharding(mesh, P('b', 'a')))\n"
-           "\n"
-           "jax.set_mesh(mesh)  # a default mesh: the constraint below names only a PartitionSpec\n"
-           "_replicated = jax.jit(lambda v: jax.lax.with_sharding_constraint(v + 1.0, P(None, None)))\n"
-           "f_replicated = lambda x: _replicated(x)"),
+    "t4": (
+        "first, second = [jax.device_put(x, device) for device in jax.devices()[:2]]\n"
+        "try:\n"
+        "    total = first + second\n"
+        "except Exception as error:\n"
+        "    err_msg = error.args[0]"
+    ),
+    "t5": (
+        "import functools\n"
+        "\n"
+        "@functools.partial(jax.jit, static_argnums=())\n"
+        "def f(x):\n"
+        "    return jax.lax.with_sharding_constraint(jnp.add(x, 1), jax.sharding.NamedSharding(mesh, P('b', 'a')))\n"
+        "\n"
+        "jax.set_mesh(mesh)  # a default mesh: the constraint below names only a PartitionSpec\n"
+        "_replicated = jax.jit(lambda v: jax.lax.with_sharding_constraint(v + 1.0, P(None, None)))\n"
+        "f_replicated = lambda x: _replicated(x)"
+    ),
 }
 ALT_STYLE_C = {
-    "t6": ("mesh_dp = jax.sharding.Mesh(np.array(jax.devices()), axis_names=('batch',))\n"
-           "rows = jax.sharding.NamedSharding(mesh_dp, P('batch'))\n"
-           "everywhere = jax.sharding.NamedSharding(mesh_dp, P())\n"
-           "batch_dp = tuple(jax.device_put(part, rows) for part in batch)\n"
-           "params_dp = train([(jax.device_put(W, everywhere), jax.device_put(b, everywhere)) for W, b in params],\n"
-           "                  batch_dp)\n"
-           "loss_dp = float(loss(params_dp, batch_dp))"),
-    "t7": ("mesh_tp = Mesh(np.array(jax.devices()).reshape(4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
-           "def put(a, *spec):\n"
-           "    return jax.device_put(a, NamedSharding(mesh_tp, P(*spec)))\n"
-           "batch_tp = (put(batch[0], 'batch', None), put(batch[1], 'batch'))\n"
-           "(W1, b1), (W2, b2), (W3, b3), (W4, b4) = params\n"
-           "params_tp = [(put(W1), put(b1)), (put(W2, None, 'model'), put(b2, 'model')),\n"
-           "             (put(W3, 'model'), put(b3)), (put(W4, None, None), put(b4, None))]\n"
-           "for _ in range(num_steps):  # train's steps, written out\n"
-           "    grads = gradfun(params_tp, batch_tp)\n"
-           "    params_tp = jax.block_until_ready(jax.tree.map(lambda p, g: p - step_size * g, params_tp, grads))\n"
-           "loss_tp = loss_jit(params_tp, batch_tp).item()"),
-    "t8": ("import statistics, timeit\n"
-           "single = jax.device_put((params_dp, batch_dp), jax.devices()[0])\n"
-           "run_single = lambda: jax.block_until_ready(gradfun(*single))\n"
-           "run_sharded = lambda: jax.block_until_ready(gradfun(params_dp, batch_dp))\n"
-           "run_single(), run_sharded()\n"
-           "t_single = statistics.median(timeit.repeat(run_single, number=1, repeat=7))\n"
-           "t_sharded = statistics.median(timeit.repeat(run_sharded, number=1, repeat=7))\n"
-           "speedup = t_single / t_sharded"),
-    "t9": ("found = {}\n"
-           "for flag in (False, True):\n"
-           "    jax.config.update('jax_threefry_partitionable', flag)\n"
-           "    found[flag] = 'collective-permute(' in jax.jit(f_rng).lower(key, x_rng).compile().as_text()\n"
-           "jax.config.update('jax_threefry_partitionable', True)\n"
-           "communicating_stable, communicating_partitionable = found[False], found[True]"),
+    "t6": (
+        "mesh_dp = jax.sharding.Mesh(np.array(jax.devices()), axis_names=('batch',))\n"
+        "rows = jax.sharding.NamedSharding(mesh_dp, P('batch'))\n"
+        "everywhere = jax.sharding.NamedSharding(mesh_dp, P())\n"
+        "batch_dp = tuple(jax.device_put(part, rows) for part in batch)\n"
+        "params_dp = train([(jax.device_put(W, everywhere), jax.device_put(b, everywhere)) for W, b in params],\n"
+        "                  batch_dp)\n"
+        "loss_dp = float(loss(params_dp, batch_dp))"
+    ),
+    "t7": (
+        "mesh_tp = Mesh(np.array(jax.devices()).reshape(4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
+        "def put(a, *spec):\n"
+        "    return jax.device_put(a, NamedSharding(mesh_tp, P(*spec)))\n"
+        "batch_tp = (put(batch[0], 'batch', None), put(batch[1], 'batch'))\n"
+        "(W1, b1), (W2, b2), (W3, b3), (W4, b4) = params\n"
+        "params_tp = [(put(W1), put(b1)), (put(W2, None, 'model'), put(b2, 'model')),\n"
+        "             (put(W3, 'model'), put(b3)), (put(W4, None, None), put(b4, None))]\n"
+        "for _ in range(num_steps):  # train's steps, written out\n"
+        "    grads = gradfun(params_tp, batch_tp)\n"
+        "    params_tp = jax.block_until_ready(jax.tree.map(lambda p, g: p - step_size * g, params_tp, grads))\n"
+        "loss_tp = loss_jit(params_tp, batch_tp).item()"
+    ),
+    "t8": (
+        "import statistics, timeit\n"
+        "single = jax.device_put((params_dp, batch_dp), jax.devices()[0])\n"
+        "run_single = lambda: jax.block_until_ready(gradfun(*single))\n"
+        "run_sharded = lambda: jax.block_until_ready(gradfun(params_dp, batch_dp))\n"
+        "run_single(), run_sharded()\n"
+        "t_single = statistics.median(timeit.repeat(run_single, number=1, repeat=7))\n"
+        "t_sharded = statistics.median(timeit.repeat(run_sharded, number=1, repeat=7))\n"
+        "speedup = t_single / t_sharded"
+    ),
+    "t9": (
+        "found = {}\n"
+        "for flag in (False, True):\n"
+        "    jax.config.update('jax_threefry_partitionable', flag)\n"
+        "    found[flag] = 'collective-permute(' in jax.jit(f_rng).lower(key, x_rng).compile().as_text()\n"
+        "jax.config.update('jax_threefry_partitionable', True)\n"
+        "communicating_stable, communicating_partitionable = found[False], found[True]"
+    ),
 }
 
 CASES = [
@@ -99,126 +117,244 @@ CASES = [
     Case("alt_style_b", ALT_STYLE_B, {"t4": 8, "t5": 10}),
     Case("alt_style_c", ALT_STYLE_C, {"t6": 16, "t7": 16, "t8": 8, "t9": 8}),
     # Wrong in one detail each.
-    Case("f_not_jitted", {"t5": (
-        "def f(x):\n"
-        "    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P('b', 'a')))\n"
-        "def f_replicated(x):\n"
-        "    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P()))")},
-         {"t5": 8}, messages={"t5": "expected a jitted function"}),
-    Case("f_without_constraint", {"t5": "f = jax.jit(lambda x: x + 1)\n" + T5_F_REPLICATED},
-         {"t5": 7}, messages={"t5": "f(x)"}),
-    Case("w_from_unsharded_operands", {"t3": [T3_OPERANDS, "w_layout_guess = P('a', 'b')", "w = jnp.dot(x, x)"]},
-         {"t3": 9}, messages={"t3": "`w`"}),
-    Case("rows_over_b_then_a", {"t2": (
-        "y_ba = jax.device_put(x, mesh_sharding(P('b', 'a')))\n"
-        "y_a_rep = jax.device_put(x, mesh_sharding(P('a', None)))\n"
-        "y_cols_b = jax.device_put(x, mesh_sharding(P(None, 'b')))\n"
-        "y_rows_ab = jax.device_put(x, mesh_sharding(P(('b', 'a'), None)))")},
-         {"t2": 12}, messages={"t2": "picture D"}),
-    Case("correct_written_differently", {
-        "t1": "y = jax.device_put(np.asarray(x), NamedSharding(mesh, P(('a',), ('b',))))",
-        "t2": ("grid = mesh.devices.T  # picture A: the device grid read down its columns\n"
-               "y_ba = jax.device_put(x, NamedSharding(Mesh(grid, ('r', 'c')), P('r', 'c')))\n"
-               "y_a_rep = jax.device_put(x, mesh_sharding(P('a')))\n"
-               "y_cols_b = jax.device_put(x, NamedSharding(mesh, P(None, ('b',))))\n"
-               "y_rows_ab = jax.device_put(x, NamedSharding(Mesh(jax.devices(), ('all',)), P('all')))"),
-        "t3": ["y_lhs = jax.device_put(x, mesh_sharding(P('a')))\n"
-               "y_rhs = jax.device_put(x, NamedSharding(mesh, P(None, 'b')))",
-               "w_layout_guess = NamedSharding(mesh, P(('a',), 'b'))",
-               "w = y_lhs @ y_rhs"],
-        "t4": ("a, b = jax.device_put(x, jax.devices()[0]), jax.device_put(x, jax.devices()[1])\n"
-               "try:\n"
-               "    jnp.add(a, b)\n"
-               "except Exception as exc:\n"
-               "    err_msg = f'{exc}'"),
-        "t5": ("f = jax.jit(lambda x: x + 1, out_shardings=NamedSharding(mesh, P('b', 'a')))\n"
-               "f_replicated = jax.jit(lambda x: jnp.add(x, 1.0), out_shardings=NamedSharding(mesh, P(None, None)))"),
-    }, {"t1": 8, "t2": 16, "t3": 10, "t4": 8, "t5": 10}),
-    Case("training_written_differently", {
-        "t6": ("mesh_dp = Mesh(np.array(jax.devices()), ('batch',), axis_types=(AxisType.Auto,))\n"
-               "inputs, targets = batch\n"
-               "batch_dp = (jax.device_put(inputs, NamedSharding(mesh_dp, P('batch', None))),\n"
-               "            jax.device_put(targets, NamedSharding(mesh_dp, P('batch', None))))\n"
-               "replicated = jax.tree.map(lambda a: jax.device_put(a, NamedSharding(mesh_dp, P(None))), params)\n"
-               "params_dp = train(replicated, batch_dp)\n"
-               "loss_dp = loss_jit(params_dp, batch_dp).item()"),
-        "t7": ("mesh_tp = jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
-               "batch_tp = jax.device_put(batch, NamedSharding(mesh_tp, P('batch')))\n"
-               "specs = [(P(), P(None)), (P(None, ('model',)), P('model')), (P('model'), P()), (P(None, None), P())]\n"
-               "placed = jax.tree.map(lambda a, s: jax.device_put(a, NamedSharding(mesh_tp, s)), params, specs)\n"
-               "params_tp = train(placed, batch_tp)\n"
-               "loss_tp = loss_jit(params_tp, batch_tp).item()"),
-        **solved("t8"),
-        "t9": ("def communicates(partitionable):\n"
-               "    jax.config.update('jax_threefry_partitionable', partitionable)\n"
-               "    try:\n"
-               "        text = jax.jit(f_rng).lower(key, x_rng).compile().as_text()\n"
-               "    finally:\n"
-               "        jax.config.update('jax_threefry_partitionable', True)\n"
-               "    return 'collective-permute' in collectives(text)\n"
-               "communicating_stable = communicates(False)\n"
-               "communicating_partitionable = communicates(True)"),
-    }, {"t6": 16, "t7": 16, "t8": 8, "t9": 8}),
-    Case("wrong_axis_order", {"t1": "y = jax.device_put(x, mesh_sharding(P('b', 'a')))"},
-         {"t1": 3}, messages={"t1": "swapped"}),
-    Case("replicated_instead_of_sharded", {"t2": (
-        "y_ba = jax.device_put(x, mesh_sharding(P('b', 'a')))\n"
-        "y_a_rep = jax.device_put(x, mesh_sharding(P('a', None)))\n"
-        "y_cols_b = jax.device_put(x, mesh_sharding(P()))\n"
-        "y_rows_ab = jax.device_put(x, mesh_sharding(P(('a', 'b'), None)))")},
-         {"t2": 12}, messages={"t2": "replicated, not sharded"}),
-    Case("guess_wrong", {"t3": [T3_OPERANDS, "w_layout_guess = P('a', None)", T3_PRODUCT]},
-         {"t3": 7}, messages={"t3": "w_layout_guess"}),
-    Case("operands_both_sharded", {"t3": ["y_lhs = jax.device_put(x, mesh_sharding(P('a', 'b')))\n"
-                                          "y_rhs = jax.device_put(x, mesh_sharding(P('a', 'b')))",
-                                          "w_layout_guess = P('a', 'b')", T3_PRODUCT]},
-         {"t3": 5}, messages={"t3": "expected no collectives"}),
-    Case("error_from_another_cause", {"t4": (
-        "try:\n"
-        "    jax.device_put(x, jax.devices()[0]) + jax.device_put(x[:512], jax.devices()[0])\n"
-        "except (ValueError, TypeError) as e:\n"
-        "    err_msg = str(e)")},
-         {"t4": 0}, messages={"t4": "incompatible devices"}),
-    Case("f_constrained_to_input_layout", {"t5": (
-        "@jax.jit\n"
-        "def f(x):\n"
-        "    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P('a', 'b')))\n"
-        + T5_F_REPLICATED)},
-         {"t5": 7}, messages={"t5": "all-to-all"}),
-    Case("data_parallel_sharded_params", {"t6": T6_REPLICATED_PARAMS.replace(
-        "train(jax.device_put(params, NamedSharding(mesh_dp, P())), batch_dp)",
-        "train([(jax.device_put(W, NamedSharding(mesh_dp, P('batch', None))),\n"
-        "                   jax.device_put(b, NamedSharding(mesh_dp, P()))) for W, b in params], batch_dp)")},
-         {"t6": 13}, messages={"t6": "every device should hold the whole array"}),
-    Case("data_parallel_batch_replicated", {"t6": T6_REPLICATED_PARAMS.replace(
-        "NamedSharding(mesh_dp, P('batch'))", "NamedSharding(mesh_dp, P())")},
-         {"t6": 9}, messages={"t6": "all-reduce"}),
-    Case("model_parallel_w2_rows", {"t7": T7_LAYOUTS.format(w2="P('model', None)", initial="params")},
-         {"t7": 11}, messages={"t7": "params_tp"}),
-    Case("model_parallel_other_initial_params", {"t7": (
-        "other_params, _ = init_model(jax.random.key(1), layer_sizes, batch_size)\n"
-        + T7_LAYOUTS.format(w2="P(None, 'model')", initial="other_params"))},
-         {"t7": 8}, messages={"t7": "loss_tp"}),
-    Case("dispatch_only_timing", {**solved("t6"), "t8": (
-        "params_single = jax.device_put(params_dp, jax.devices()[0])\n"
-        "batch_single = jax.device_put(batch_dp, jax.devices()[0])\n"
-        "def per_call(params, batch):\n"
-        "    jax.block_until_ready(gradfun(params, batch))\n"
-        "    start = time.perf_counter()\n"
-        "    for _ in range(5):\n"
-        "        gradfun(params, batch)\n"
-        "    return (time.perf_counter() - start) / 5\n"
-        "t_single = per_call(params_single, batch_single)\n"
-        "jax.block_until_ready(gradfun(params_single, batch_single))\n"
-        "t_sharded = per_call(params_dp, batch_dp)\n"
-        "jax.block_until_ready(gradfun(params_dp, batch_dp))\n"
-        "speedup = t_single / t_sharded")},
-         {"t6": 16, "t8": 0}, messages={"t8": "dispatch"}),
-    Case("rng_answers_swapped", {"t9": (
-        "jax.config.update('jax_threefry_partitionable', True)\n"
-        "communicating_stable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()\n"
-        "jax.config.update('jax_threefry_partitionable', False)\n"
-        "communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()\n"
-        "jax.config.update('jax_threefry_partitionable', True)")},
-         {"t9": 0}, messages={"t9": "collective-permute"}),
+    Case(
+        "f_not_jitted",
+        {
+            "t5": (
+                "def f(x):\n"
+                "    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P('b', 'a')))\n"
+                "def f_replicated(x):\n"
+                "    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P()))"
+            )
+        },
+        {"t5": 8},
+        messages={"t5": "expected a jitted function"},
+    ),
+    Case(
+        "f_without_constraint",
+        {"t5": "f = jax.jit(lambda x: x + 1)\n" + T5_F_REPLICATED},
+        {"t5": 7},
+        messages={"t5": "f(x)"},
+    ),
+    Case(
+        "w_from_unsharded_operands",
+        {"t3": [T3_OPERANDS, "w_layout_guess = P('a', 'b')", "w = jnp.dot(x, x)"]},
+        {"t3": 9},
+        messages={"t3": "`w`"},
+    ),
+    Case(
+        "rows_over_b_then_a",
+        {
+            "t2": (
+                "y_ba = jax.device_put(x, mesh_sharding(P('b', 'a')))\n"
+                "y_a_rep = jax.device_put(x, mesh_sharding(P('a', None)))\n"
+                "y_cols_b = jax.device_put(x, mesh_sharding(P(None, 'b')))\n"
+                "y_rows_ab = jax.device_put(x, mesh_sharding(P(('b', 'a'), None)))"
+            )
+        },
+        {"t2": 12},
+        messages={"t2": "picture D"},
+    ),
+    Case(
+        "correct_written_differently",
+        {
+            "t1": "y = jax.device_put(np.asarray(x), NamedSharding(mesh, P(('a',), ('b',))))",
+            "t2": (
+                "grid = mesh.devices.T  # picture A: the device grid read down its columns\n"
+                "y_ba = jax.device_put(x, NamedSharding(Mesh(grid, ('r', 'c')), P('r', 'c')))\n"
+                "y_a_rep = jax.device_put(x, mesh_sharding(P('a')))\n"
+                "y_cols_b = jax.device_put(x, NamedSharding(mesh, P(None, ('b',))))\n"
+                "y_rows_ab = jax.device_put(x, NamedSharding(Mesh(jax.devices(), ('all',)), P('all')))"
+            ),
+            "t3": [
+                "y_lhs = jax.device_put(x, mesh_sharding(P('a')))\n"
+                "y_rhs = jax.device_put(x, NamedSharding(mesh, P(None, 'b')))",
+                "w_layout_guess = NamedSharding(mesh, P(('a',), 'b'))",
+                "w = y_lhs @ y_rhs",
+            ],
+            "t4": (
+                "a, b = jax.device_put(x, jax.devices()[0]), jax.device_put(x, jax.devices()[1])\n"
+                "try:\n"
+                "    jnp.add(a, b)\n"
+                "except Exception as exc:\n"
+                "    err_msg = f'{exc}'"
+            ),
+            "t5": (
+                "f = jax.jit(lambda x: x + 1, out_shardings=NamedSharding(mesh, P('b', 'a')))\n"
+                "f_replicated = jax.jit(lambda x: jnp.add(x, 1.0), out_shardings=NamedSharding(mesh, P(None, None)))"
+            ),
+        },
+        {"t1": 8, "t2": 16, "t3": 10, "t4": 8, "t5": 10},
+    ),
+    Case(
+        "training_written_differently",
+        {
+            "t6": (
+                "mesh_dp = Mesh(np.array(jax.devices()), ('batch',), axis_types=(AxisType.Auto,))\n"
+                "inputs, targets = batch\n"
+                "batch_dp = (jax.device_put(inputs, NamedSharding(mesh_dp, P('batch', None))),\n"
+                "            jax.device_put(targets, NamedSharding(mesh_dp, P('batch', None))))\n"
+                "replicated = jax.tree.map(lambda a: jax.device_put(a, NamedSharding(mesh_dp, P(None))), params)\n"
+                "params_dp = train(replicated, batch_dp)\n"
+                "loss_dp = loss_jit(params_dp, batch_dp).item()"
+            ),
+            "t7": (
+                "mesh_tp = jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
+                "batch_tp = jax.device_put(batch, NamedSharding(mesh_tp, P('batch')))\n"
+                "specs = [(P(), P(None)), (P(None, ('model',)), P('model')), (P('model'), P()), (P(None, None), P())]\n"
+                "placed = jax.tree.map(lambda a, s: jax.device_put(a, NamedSharding(mesh_tp, s)), params, specs)\n"
+                "params_tp = train(placed, batch_tp)\n"
+                "loss_tp = loss_jit(params_tp, batch_tp).item()"
+            ),
+            **solved("t8"),
+            "t9": (
+                "def communicates(partitionable):\n"
+                "    jax.config.update('jax_threefry_partitionable', partitionable)\n"
+                "    try:\n"
+                "        text = jax.jit(f_rng).lower(key, x_rng).compile().as_text()\n"
+                "    finally:\n"
+                "        jax.config.update('jax_threefry_partitionable', True)\n"
+                "    return 'collective-permute' in collectives(text)\n"
+                "communicating_stable = communicates(False)\n"
+                "communicating_partitionable = communicates(True)"
+            ),
+        },
+        {"t6": 16, "t7": 16, "t8": 8, "t9": 8},
+    ),
+    Case(
+        "wrong_axis_order",
+        {"t1": "y = jax.device_put(x, mesh_sharding(P('b', 'a')))"},
+        {"t1": 3},
+        messages={"t1": "swapped"},
+    ),
+    Case(
+        "replicated_instead_of_sharded",
+        {
+            "t2": (
+                "y_ba = jax.device_put(x, mesh_sharding(P('b', 'a')))\n"
+                "y_a_rep = jax.device_put(x, mesh_sharding(P('a', None)))\n"
+                "y_cols_b = jax.device_put(x, mesh_sharding(P()))\n"
+                "y_rows_ab = jax.device_put(x, mesh_sharding(P(('a', 'b'), None)))"
+            )
+        },
+        {"t2": 12},
+        messages={"t2": "replicated, not sharded"},
+    ),
+    Case(
+        "guess_wrong",
+        {"t3": [T3_OPERANDS, "w_layout_guess = P('a', None)", T3_PRODUCT]},
+        {"t3": 7},
+        messages={"t3": "w_layout_guess"},
+    ),
+    Case(
+        "operands_both_sharded",
+        {
+            "t3": [
+                "y_lhs = jax.device_put(x, mesh_sharding(P('a', 'b')))\n"
+                "y_rhs = jax.device_put(x, mesh_sharding(P('a', 'b')))",
+                "w_layout_guess = P('a', 'b')",
+                T3_PRODUCT,
+            ]
+        },
+        {"t3": 5},
+        messages={"t3": "expected no collectives"},
+    ),
+    Case(
+        "error_from_another_cause",
+        {
+            "t4": (
+                "try:\n"
+                "    jax.device_put(x, jax.devices()[0]) + jax.device_put(x[:512], jax.devices()[0])\n"
+                "except (ValueError, TypeError) as e:\n"
+                "    err_msg = str(e)"
+            )
+        },
+        {"t4": 0},
+        messages={"t4": "incompatible devices"},
+    ),
+    Case(
+        "f_constrained_to_input_layout",
+        {
+            "t5": (
+                "@jax.jit\n"
+                "def f(x):\n"
+                "    return jax.lax.with_sharding_constraint(x + 1, NamedSharding(mesh, P('a', 'b')))\n"
+                + T5_F_REPLICATED
+            )
+        },
+        {"t5": 7},
+        messages={"t5": "all-to-all"},
+    ),
+    Case(
+        "data_parallel_sharded_params",
+        {
+            "t6": T6_REPLICATED_PARAMS.replace(
+                "train(jax.device_put(params, NamedSharding(mesh_dp, P())), batch_dp)",
+                "train([(jax.device_put(W, NamedSharding(mesh_dp, P('batch', None))),\n"
+                "                   jax.device_put(b, NamedSharding(mesh_dp, P()))) for W, b in params], batch_dp)",
+            )
+        },
+        {"t6": 13},
+        messages={"t6": "every device should hold the whole array"},
+    ),
+    Case(
+        "data_parallel_batch_replicated",
+        {"t6": T6_REPLICATED_PARAMS.replace("NamedSharding(mesh_dp, P('batch'))", "NamedSharding(mesh_dp, P())")},
+        {"t6": 9},
+        messages={"t6": "all-reduce"},
+    ),
+    Case(
+        "model_parallel_w2_rows",
+        {"t7": T7_LAYOUTS.format(w2="P('model', None)", initial="params")},
+        {"t7": 11},
+        messages={"t7": "params_tp"},
+    ),
+    Case(
+        "model_parallel_other_initial_params",
+        {
+            "t7": (
+                "other_params, _ = init_model(jax.random.key(1), layer_sizes, batch_size)\n"
+                + T7_LAYOUTS.format(w2="P(None, 'model')", initial="other_params")
+            )
+        },
+        {"t7": 8},
+        messages={"t7": "loss_tp"},
+    ),
+    Case(
+        "dispatch_only_timing",
+        {
+            **solved("t6"),
+            "t8": (
+                "params_single = jax.device_put(params_dp, jax.devices()[0])\n"
+                "batch_single = jax.device_put(batch_dp, jax.devices()[0])\n"
+                "def per_call(params, batch):\n"
+                "    jax.block_until_ready(gradfun(params, batch))\n"
+                "    start = time.perf_counter()\n"
+                "    for _ in range(5):\n"
+                "        gradfun(params, batch)\n"
+                "    return (time.perf_counter() - start) / 5\n"
+                "t_single = per_call(params_single, batch_single)\n"
+                "jax.block_until_ready(gradfun(params_single, batch_single))\n"
+                "t_sharded = per_call(params_dp, batch_dp)\n"
+                "jax.block_until_ready(gradfun(params_dp, batch_dp))\n"
+                "speedup = t_single / t_sharded"
+            ),
+        },
+        {"t6": 16, "t8": 0},
+        messages={"t8": "dispatch"},
+    ),
+    Case(
+        "rng_answers_swapped",
+        {
+            "t9": (
+                "jax.config.update('jax_threefry_partitionable', True)\n"
+                "communicating_stable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()\n"
+                "jax.config.update('jax_threefry_partitionable', False)\n"
+                "communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()\n"
+                "jax.config.update('jax_threefry_partitionable', True)"
+            )
+        },
+        {"t9": 0},
+        messages={"t9": "collective-permute"},
+    ),
 ]

@@ -12,8 +12,10 @@ MEASURED_VERDICTS = {"test_t8_verdict"}
 
 T3_PREDICTIONS = "B_plus_C_spec = P('x', 'y')\nBt_C_spec = P(None, 'y')"
 T3_RESULTS = "B_plus_C = B + C\nBt_C = B.T @ C"
-T3_ARRAYS = ("B = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P('x', None)))\n"
-             "C = jax.device_put(jnp.arange(32.).reshape(4, 8), NamedSharding(mesh, P(None, 'y')))")
+T3_ARRAYS = (
+    "B = jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P('x', None)))\n"
+    "C = jax.device_put(jnp.arange(32.).reshape(4, 8), NamedSharding(mesh, P(None, 'y')))"
+)
 T8_TIMES = """
 def per_call(fn, *args, n=10):
     jax.block_until_ready(fn(*args))
@@ -59,37 +61,49 @@ out_dp = layer(x_dp, W_dp, b_dp)
 # Also correct, in styles the solution does not use; each notebook stops after its last answered task.
 ALT_STYLE_A = {
     "t1": "A_sharded = jnp.asarray(A, device=jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec('x', 'y')))",
-    "t2": ("A_xN, A_Ny, A_NN, A_Nx = [jax.device_put(A, NamedSharding(mesh, s))\n"
-           "                          for s in (P('x'), P(None, ('y',)), P(), P(None, 'x'))]"),
-    "t3": ["B = jax.device_put(np.ones((4, 8), np.float32), jax.sharding.NamedSharding(mesh, P('x', None)))\n"
-           "C = jax.device_put(jax.random.normal(jax.random.key(3), (4, 8)), NamedSharding(mesh, P(None, 'y')))",
-           "B_plus_C_spec = P(('x',), ('y',))\nBt_C_spec = NamedSharding(mesh, P(None, 'y'))",
-           "B_plus_C = jax.jit(lambda b, c: b + c)(B, C)\nBt_C = jnp.einsum('ij,ik->jk', B, C)"],
+    "t2": (
+        "A_xN, A_Ny, A_NN, A_Nx = [jax.device_put(A, NamedSharding(mesh, s))\n"
+        "                          for s in (P('x'), P(None, ('y',)), P(), P(None, 'x'))]"
+    ),
+    "t3": [
+        "B = jax.device_put(np.ones((4, 8), np.float32), jax.sharding.NamedSharding(mesh, P('x', None)))\n"
+        "C = jax.device_put(jax.random.normal(jax.random.key(3), (4, 8)), NamedSharding(mesh, P(None, 'y')))",
+        "B_plus_C_spec = P(('x',), ('y',))\nBt_C_spec = NamedSharding(mesh, P(None, 'y'))",
+        "B_plus_C = jax.jit(lambda b, c: b + c)(B, C)\nBt_C = jnp.einsum('ij,ik->jk', B, C)",
+    ],
     "t4": T4_LAYER.format(mesh="jax.sharding.Mesh(np.array(jax.devices()), ('x',))"),
 }
-ALT_STYLE_B = {"t5": T5_LAYER_EXPLICIT, "t6": (  # a mesh of its own, with another axis name
-    "mesh_i = jax.sharding.Mesh(np.array(jax.devices()), ('i',))\n"
-    "def per_device(x_block, W, b):\n"
-    "    return jax.nn.softmax(jnp.einsum('nf,fo->no', x_block, W) + b)\n"
-    "layer_man = jax.jit(jax.shard_map(per_device, mesh=mesh_i, in_specs=(P('i', None), P(), P()), out_specs=P('i')))\n"
-    "out_man = layer_man(x, W, b)")}
+ALT_STYLE_B = {
+    "t5": T5_LAYER_EXPLICIT,
+    "t6": (  # a mesh of its own, with another axis name
+        "mesh_i = jax.sharding.Mesh(np.array(jax.devices()), ('i',))\n"
+        "def per_device(x_block, W, b):\n"
+        "    return jax.nn.softmax(jnp.einsum('nf,fo->no', x_block, W) + b)\n"
+        "layer_man = jax.jit(jax.shard_map(per_device, mesh=mesh_i, in_specs=(P('i', None), P(), P()), out_specs=P('i')))\n"
+        "out_man = layer_man(x, W, b)"
+    ),
+}
 ALT_STYLE_C = {
-    "t7": ("shard_rows = NamedSharding(mesh_1d, P('x', None))\n"
-           "x_sh, y_sh = jax.device_put((x, y), shard_rows)\n"
-           "params_replicated = jax.tree.map(lambda p: jax.device_put(p, NamedSharding(mesh_1d, P())), params)\n"
-           "params_sharded = train(params_replicated, x_sh, y_sh)"),
-    "t8": ("def median_time(fn, args, repeats=11):\n"
-           "    jax.block_until_ready(fn(*args))\n"
-           "    samples = []\n"
-           "    for _ in range(repeats):\n"
-           "        t0 = time.perf_counter()\n"
-           "        jax.block_until_ready(fn(*args))\n"
-           "        samples.append(time.perf_counter() - t0)\n"
-           "    return sorted(samples)[repeats // 2]\n"
-           "t_unsharded = median_time(grad_loss, (params, x, y))\n"
-           "t_sharded = median_time(grad_loss, (params_replicated, x_sh, y_sh))\n"
-           "speedup = t_unsharded / t_sharded\n"
-           "cpu_faster = t_sharded < t_unsharded"),
+    "t7": (
+        "shard_rows = NamedSharding(mesh_1d, P('x', None))\n"
+        "x_sh, y_sh = jax.device_put((x, y), shard_rows)\n"
+        "params_replicated = jax.tree.map(lambda p: jax.device_put(p, NamedSharding(mesh_1d, P())), params)\n"
+        "params_sharded = train(params_replicated, x_sh, y_sh)"
+    ),
+    "t8": (
+        "def median_time(fn, args, repeats=11):\n"
+        "    jax.block_until_ready(fn(*args))\n"
+        "    samples = []\n"
+        "    for _ in range(repeats):\n"
+        "        t0 = time.perf_counter()\n"
+        "        jax.block_until_ready(fn(*args))\n"
+        "        samples.append(time.perf_counter() - t0)\n"
+        "    return sorted(samples)[repeats // 2]\n"
+        "t_unsharded = median_time(grad_loss, (params, x, y))\n"
+        "t_sharded = median_time(grad_loss, (params_replicated, x_sh, y_sh))\n"
+        "speedup = t_unsharded / t_sharded\n"
+        "cpu_faster = t_sharded < t_unsharded"
+    ),
 }
 
 CASES = [
@@ -97,127 +111,244 @@ CASES = [
     Case("alt_style_b", ALT_STYLE_B, {"t5": 14, "t6": 16}),
     Case("alt_style_c", ALT_STYLE_C, {"t7": 15, "t8": 11}),
     # Wrong in one detail each.
-    Case("layer_explicit_not_jitted", {"t5": T5_LAYER_EXPLICIT.replace("jax.jit(_layer_explicit)", "_layer_explicit")},
-         {"t5": 12}, messages={"t5": "expected a jitted function"}),
-    Case("layer_man_not_jitted", {"t6": T6_PER_DEVICE.format(wrap="")}, {"t6": 15},
-         messages={"t6": "expected a jitted function"}),
-    Case("layer_man_without_shard_map", {"t6": (
-        "replicated = NamedSharding(mesh_1d, P())\n"
-        "layer_man = jax.jit(layer, in_shardings=(NamedSharding(mesh_1d, P('x')), replicated, replicated),\n"
-        "                    out_shardings=NamedSharding(mesh_1d, P('x')))\n"
-        "out_man = layer_man(x, W, b)")},
-         {"t6": 14}, messages={"t6": "jax.shard_map"}),
-    Case("data_parallel_on_explicit_mesh", {"t4": T4_LAYER.format(mesh="jax.make_mesh((8,), ('x',))")},
-         {"t4": 9}, messages={"t4": "Explicit"}),
-    Case("results_computed_in_numpy", {"t3": [T3_ARRAYS, T3_PREDICTIONS,
-                                              "B_plus_C = np.asarray(B) + np.asarray(C)\n"
-                                              "Bt_C = np.asarray(B).T @ np.asarray(C)"]},
-         {"t3": 11}, messages={"t3": "B_plus_C"}),
-    Case("wrong_axis_order", {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"},
-         {"t1": 3}, messages={"t1": "expected"}),
-    Case("wrong_values", {"t1": "A_sharded = jax.device_put(jnp.ones((4, 16)), NamedSharding(mesh, P('x', 'y')))"},
-         {"t1": 5}),
-    Case("renamed_variable", {"t1": "A_shard = jax.device_put(A, sharding)", **solved("t2")},
-         {"t2": 8}, messages={"t1": "`A_sharded` is not defined"}),
-    Case("transposed_mesh", {"t2": (
-        "mesh42 = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)\n"
-        "A_xN = jax.device_put(A, NamedSharding(mesh42, P('x', None)))\n"
-        "A_Ny = jax.device_put(A, NamedSharding(mesh42, P(None, 'y')))\n"
-        "A_NN = jax.device_put(A, NamedSharding(mesh42, P(None, None)))\n"
-        "A_Nx = jax.device_put(A, NamedSharding(mesh42, P(None, 'x')))")},
-         {"t2": 2}),
-    Case("crashing_cell", {"t3": [T3_ARRAYS.split("\n")[0] + "\nC = undefined_name", T3_PREDICTIONS, T3_RESULTS],
-                           **solved("t4")},
-         {"t3": 2 + 3 + 3, "t4": 12}, messages={"t3": "`C` is not defined"}),
-    Case("wrong_prediction", {"t3": [T3_ARRAYS, "B_plus_C_spec = P('x')\nBt_C_spec = P(None, 'y')", T3_RESULTS]},
-         {"t3": 9}, messages={"t3": "B_plus_C_spec"}),
-    Case("replicated_instead_of_sharded", {"t4": (
-        "mesh8 = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))\n"
-        "x_dp = jax.device_put(x, NamedSharding(mesh8, P()))\n"
-        "W_dp = jax.device_put(W, NamedSharding(mesh8, P()))\n"
-        "b_dp = jax.device_put(b, NamedSharding(mesh8, P()))\n"
-        "out_dp = layer(x_dp, W_dp, b_dp)")},
-         {"t4": 6}, messages={"t4": "replicated"}),
-    Case("auto_instead_of_explicit", {"t5": (
-        "mesh_auto = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))\n"
-        "@jax.jit\n"
-        "def layer_explicit(x, W, b):\n"
-        "    out = layer(x, W, b)\n"
-        "    print(jax.typeof(x), jax.typeof(W), jax.typeof(b), jax.typeof(out))\n"
-        "    return out\n"
-        "out_explicit = layer_explicit(jax.device_put(x, NamedSharding(mesh_auto, P('x'))),\n"
-        "                              jax.device_put(W, NamedSharding(mesh_auto, P())),\n"
-        "                              jax.device_put(b, NamedSharding(mesh_auto, P())))")},
-         {"t5": 10}, messages={"t5": "float32[128@x,2]"}),
-    Case("no_type_prints", {"t5": (
-        "m = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Explicit,))\n"
-        "layer_explicit = jax.jit(lambda x, W, b: layer(x, W, b))\n"
-        "out_explicit = layer_explicit(jax.device_put(x, NamedSharding(m, P('x'))),\n"
-        "                              jax.device_put(W, NamedSharding(m, P())),\n"
-        "                              jax.device_put(b, NamedSharding(m, P())))")},
-         {"t5": 12}),
-    Case("shard_map_forgets_psum", {"t6": (
-        "mesh2 = jax.make_mesh((2,), ('x',), axis_types=(AxisType.Auto,), devices=jax.devices()[:2])\n"
-        "def local(x, W, b):\n"
-        "    return jax.nn.softmax(x @ W + b)  # partial products over the features: a psum is missing\n"
-        "layer_man = jax.jit(jax.shard_map(local, mesh=mesh2, in_specs=(P(None, 'x'), P('x', None), P()),\n"
-        "                                  out_specs=P(), check_vma=False))\n"
-        "out_man = layer_man(x, W, b)")},
-         {"t6": 6}),
-    Case("shard_map_gathers_result", {"t6": (
-        "def local(x, W, b):\n"
-        "    return jax.lax.all_gather(layer(x, W, b), 'x', tiled=True)\n"
-        "layer_man = jax.jit(jax.shard_map(local, mesh=mesh_1d, in_specs=(P('x'), P(), P()), out_specs=P(),\n"
-        "                                  check_vma=False))\n"
-        "out_man = layer_man(x, W, b)")},
-         {"t6": 10}, messages={"t6": "all-gather"}),
-    Case("training_unsharded", {"t7": (
-        "x_sh, y_sh = x, y\n"
-        "params_sharded = train(params, x, y)")},
-         {"t7": 7}),
-    Case("dispatch_only_timing", {**solved("t7"), "t8": (
-        "def dispatch_only(fn, *args):\n"
-        "    fn(*args)\n"
-        "    start = time.perf_counter()\n"
-        "    result = fn(*args)  # returns before the computation is done\n"
-        "    elapsed = time.perf_counter() - start\n"
-        "    jax.block_until_ready(result)\n"
-        "    return elapsed\n"
-        "def blocked(fn, *args):\n"
-        "    jax.block_until_ready(fn(*args))\n"
-        "    start = time.perf_counter()\n"
-        "    jax.block_until_ready(fn(*args))\n"
-        "    return time.perf_counter() - start\n"
-        "t_unsharded = dispatch_only(grad_loss, params, x, y)\n"
-        "t_sharded = blocked(grad_loss, params_replicated, x_sh, y_sh)\n"
-        "speedup = t_unsharded / t_sharded\n"
-        "cpu_faster = False")},
-         {"t7": 15, "t8": 3}, messages={"t8": "dispatch"}),
-    Case("six_x_speedup_claim", {**solved("t7"), "t8": T8_TIMES + "speedup = 6.0\ncpu_faster = False"},
-         {"t7": 15, "t8": 6}, messages={"t8": "speedup"}),
-    Case("kernel_dies", {**solved("t1", "t2"), "t3": "import os\nos._exit(1)", **solved("t4")},
-         {"t1": 8, "t2": 8}, status="kernel died"),
-    Case("infinite_loop", {"t1": "while True:\n    pass", **solved("t2")},
-         {"t2": 8}, cell_timeout=10.0, messages={"t1": "not defined"}),
-    Case("correct_written_differently", {
-        "t1": ("m = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)\n"
-               "A_sharded = jax.device_put(np.asarray(A), jax.NamedSharding(m, P('x', 'y')))"),
-        "t2": ("A_xN = jax.device_put(A, NamedSharding(mesh, P('x')))\n"
-               "A_Ny = jax.device_put(A, NamedSharding(mesh, P(None, 'y')))\n"
-               "A_NN = jax.device_put(A, NamedSharding(mesh, P()))\n"
-               "A_Nx = jax.device_put(A, NamedSharding(mesh, P(None, 'x')))"),
-        "t3": [T3_ARRAYS, "B_plus_C_spec = NamedSharding(mesh, P('x', 'y'))\nBt_C_spec = P(None, 'y', )",
-               "B_plus_C = jnp.add(B, C)\nBt_C = jnp.matmul(B.T, C)"],
-        "t4": ("m1 = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))\n"
-               "x_dp = jax.device_put(x, NamedSharding(m1, P('x', None)))\n"
-               "W_dp, b_dp = jax.device_put((W, b), NamedSharding(m1, P()))\n"
-               "out_dp = jax.jit(layer, out_shardings=NamedSharding(m1, P('x')))(x_dp, W_dp, b_dp)"),
-        "t6": ("from functools import partial\n"
-               "@jax.jit\n"
-               "@partial(jax.shard_map, mesh=mesh_1d, in_specs=(P('x', None), P(None, None), P(None)),\n"
-               "         out_specs=P('x', None))\n"
-               "def layer_man(x, W, b):\n"
-               "    return jax.nn.softmax(jnp.dot(x, W) + b, axis=-1)\n"
-               "out_man = layer_man(x, W, b)"),
-    }, {"t1": 8, "t2": 8, "t3": 12, "t4": 12, "t6": 16}),
+    Case(
+        "layer_explicit_not_jitted",
+        {"t5": T5_LAYER_EXPLICIT.replace("jax.jit(_layer_explicit)", "_layer_explicit")},
+        {"t5": 12},
+        messages={"t5": "expected a jitted function"},
+    ),
+    Case(
+        "layer_man_not_jitted",
+        {"t6": T6_PER_DEVICE.format(wrap="")},
+        {"t6": 15},
+        messages={"t6": "expected a jitted function"},
+    ),
+    Case(
+        "layer_man_without_shard_map",
+        {
+            "t6": (
+                "replicated = NamedSharding(mesh_1d, P())\n"
+                "layer_man = jax.jit(layer, in_shardings=(NamedSharding(mesh_1d, P('x')), replicated, replicated),\n"
+                "                    out_shardings=NamedSharding(mesh_1d, P('x')))\n"
+                "out_man = layer_man(x, W, b)"
+            )
+        },
+        {"t6": 14},
+        messages={"t6": "jax.shard_map"},
+    ),
+    Case(
+        "data_parallel_on_explicit_mesh",
+        {"t4": T4_LAYER.format(mesh="jax.make_mesh((8,), ('x',))")},
+        {"t4": 9},
+        messages={"t4": "Explicit"},
+    ),
+    Case(
+        "results_computed_in_numpy",
+        {
+            "t3": [
+                T3_ARRAYS,
+                T3_PREDICTIONS,
+                "B_plus_C = np.asarray(B) + np.asarray(C)\nBt_C = np.asarray(B).T @ np.asarray(C)",
+            ]
+        },
+        {"t3": 11},
+        messages={"t3": "B_plus_C"},
+    ),
+    Case(
+        "wrong_axis_order",
+        {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"},
+        {"t1": 3},
+        messages={"t1": "expected"},
+    ),
+    Case(
+        "wrong_values",
+        {"t1": "A_sharded = jax.device_put(jnp.ones((4, 16)), NamedSharding(mesh, P('x', 'y')))"},
+        {"t1": 5},
+    ),
+    Case(
+        "renamed_variable",
+        {"t1": "A_shard = jax.device_put(A, sharding)", **solved("t2")},
+        {"t2": 8},
+        messages={"t1": "`A_sharded` is not defined"},
+    ),
+    Case(
+        "transposed_mesh",
+        {
+            "t2": (
+                "mesh42 = jax.make_mesh((4, 2), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)\n"
+                "A_xN = jax.device_put(A, NamedSharding(mesh42, P('x', None)))\n"
+                "A_Ny = jax.device_put(A, NamedSharding(mesh42, P(None, 'y')))\n"
+                "A_NN = jax.device_put(A, NamedSharding(mesh42, P(None, None)))\n"
+                "A_Nx = jax.device_put(A, NamedSharding(mesh42, P(None, 'x')))"
+            )
+        },
+        {"t2": 2},
+    ),
+    Case(
+        "crashing_cell",
+        {"t3": [T3_ARRAYS.split("\n")[0] + "\nC = undefined_name", T3_PREDICTIONS, T3_RESULTS], **solved("t4")},
+        {"t3": 2 + 3 + 3, "t4": 12},
+        messages={"t3": "`C` is not defined"},
+    ),
+    Case(
+        "wrong_prediction",
+        {"t3": [T3_ARRAYS, "B_plus_C_spec = P('x')\nBt_C_spec = P(None, 'y')", T3_RESULTS]},
+        {"t3": 9},
+        messages={"t3": "B_plus_C_spec"},
+    ),
+    Case(
+        "replicated_instead_of_sharded",
+        {
+            "t4": (
+                "mesh8 = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))\n"
+                "x_dp = jax.device_put(x, NamedSharding(mesh8, P()))\n"
+                "W_dp = jax.device_put(W, NamedSharding(mesh8, P()))\n"
+                "b_dp = jax.device_put(b, NamedSharding(mesh8, P()))\n"
+                "out_dp = layer(x_dp, W_dp, b_dp)"
+            )
+        },
+        {"t4": 6},
+        messages={"t4": "replicated"},
+    ),
+    Case(
+        "auto_instead_of_explicit",
+        {
+            "t5": (
+                "mesh_auto = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))\n"
+                "@jax.jit\n"
+                "def layer_explicit(x, W, b):\n"
+                "    out = layer(x, W, b)\n"
+                "    print(jax.typeof(x), jax.typeof(W), jax.typeof(b), jax.typeof(out))\n"
+                "    return out\n"
+                "out_explicit = layer_explicit(jax.device_put(x, NamedSharding(mesh_auto, P('x'))),\n"
+                "                              jax.device_put(W, NamedSharding(mesh_auto, P())),\n"
+                "                              jax.device_put(b, NamedSharding(mesh_auto, P())))"
+            )
+        },
+        {"t5": 10},
+        messages={"t5": "float32[128@x,2]"},
+    ),
+    Case(
+        "no_type_prints",
+        {
+            "t5": (
+                "m = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Explicit,))\n"
+                "layer_explicit = jax.jit(lambda x, W, b: layer(x, W, b))\n"
+                "out_explicit = layer_explicit(jax.device_put(x, NamedSharding(m, P('x'))),\n"
+                "                              jax.device_put(W, NamedSharding(m, P())),\n"
+                "                              jax.device_put(b, NamedSharding(m, P())))"
+            )
+        },
+        {"t5": 12},
+    ),
+    Case(
+        "shard_map_forgets_psum",
+        {
+            "t6": (
+                "mesh2 = jax.make_mesh((2,), ('x',), axis_types=(AxisType.Auto,), devices=jax.devices()[:2])\n"
+                "def local(x, W, b):\n"
+                "    return jax.nn.softmax(x @ W + b)  # partial products over the features: a psum is missing\n"
+                "layer_man = jax.jit(jax.shard_map(local, mesh=mesh2, in_specs=(P(None, 'x'), P('x', None), P()),\n"
+                "                                  out_specs=P(), check_vma=False))\n"
+                "out_man = layer_man(x, W, b)"
+            )
+        },
+        {"t6": 6},
+    ),
+    Case(
+        "shard_map_gathers_result",
+        {
+            "t6": (
+                "def local(x, W, b):\n"
+                "    return jax.lax.all_gather(layer(x, W, b), 'x', tiled=True)\n"
+                "layer_man = jax.jit(jax.shard_map(local, mesh=mesh_1d, in_specs=(P('x'), P(), P()), out_specs=P(),\n"
+                "                                  check_vma=False))\n"
+                "out_man = layer_man(x, W, b)"
+            )
+        },
+        {"t6": 10},
+        messages={"t6": "all-gather"},
+    ),
+    Case("training_unsharded", {"t7": ("x_sh, y_sh = x, y\nparams_sharded = train(params, x, y)")}, {"t7": 7}),
+    Case(
+        "dispatch_only_timing",
+        {
+            **solved("t7"),
+            "t8": (
+                "def dispatch_only(fn, *args):\n"
+                "    fn(*args)\n"
+                "    start = time.perf_counter()\n"
+                "    result = fn(*args)  # returns before the computation is done\n"
+                "    elapsed = time.perf_counter() - start\n"
+                "    jax.block_until_ready(result)\n"
+                "    return elapsed\n"
+                "def blocked(fn, *args):\n"
+                "    jax.block_until_ready(fn(*args))\n"
+                "    start = time.perf_counter()\n"
+                "    jax.block_until_ready(fn(*args))\n"
+                "    return time.perf_counter() - start\n"
+                "t_unsharded = dispatch_only(grad_loss, params, x, y)\n"
+                "t_sharded = blocked(grad_loss, params_replicated, x_sh, y_sh)\n"
+                "speedup = t_unsharded / t_sharded\n"
+                "cpu_faster = False"
+            ),
+        },
+        {"t7": 15, "t8": 3},
+        messages={"t8": "dispatch"},
+    ),
+    Case(
+        "six_x_speedup_claim",
+        {**solved("t7"), "t8": T8_TIMES + "speedup = 6.0\ncpu_faster = False"},
+        {"t7": 15, "t8": 6},
+        messages={"t8": "speedup"},
+    ),
+    Case(
+        "kernel_dies",
+        {**solved("t1", "t2"), "t3": "import os\nos._exit(1)", **solved("t4")},
+        {"t1": 8, "t2": 8},
+        status="kernel died",
+    ),
+    Case(
+        "infinite_loop",
+        {"t1": "while True:\n    pass", **solved("t2")},
+        {"t2": 8},
+        cell_timeout=10.0,
+        messages={"t1": "not defined"},
+    ),
+    Case(
+        "correct_written_differently",
+        {
+            "t1": (
+                "m = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)\n"
+                "A_sharded = jax.device_put(np.asarray(A), jax.NamedSharding(m, P('x', 'y')))"
+            ),
+            "t2": (
+                "A_xN = jax.device_put(A, NamedSharding(mesh, P('x')))\n"
+                "A_Ny = jax.device_put(A, NamedSharding(mesh, P(None, 'y')))\n"
+                "A_NN = jax.device_put(A, NamedSharding(mesh, P()))\n"
+                "A_Nx = jax.device_put(A, NamedSharding(mesh, P(None, 'x')))"
+            ),
+            "t3": [
+                T3_ARRAYS,
+                "B_plus_C_spec = NamedSharding(mesh, P('x', 'y'))\nBt_C_spec = P(None, 'y', )",
+                "B_plus_C = jnp.add(B, C)\nBt_C = jnp.matmul(B.T, C)",
+            ],
+            "t4": (
+                "m1 = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))\n"
+                "x_dp = jax.device_put(x, NamedSharding(m1, P('x', None)))\n"
+                "W_dp, b_dp = jax.device_put((W, b), NamedSharding(m1, P()))\n"
+                "out_dp = jax.jit(layer, out_shardings=NamedSharding(m1, P('x')))(x_dp, W_dp, b_dp)"
+            ),
+            "t6": (
+                "from functools import partial\n"
+                "@jax.jit\n"
+                "@partial(jax.shard_map, mesh=mesh_1d, in_specs=(P('x', None), P(None, None), P(None)),\n"
+                "         out_specs=P('x', None))\n"
+                "def layer_man(x, W, b):\n"
+                "    return jax.nn.softmax(jnp.dot(x, W) + b, axis=-1)\n"
+                "out_man = layer_man(x, W, b)"
+            ),
+        },
+        {"t1": 8, "t2": 8, "t3": 12, "t4": 12, "t6": 16},
+    ),
 ]

@@ -8,7 +8,7 @@ from known_grade_case import Case, solved
 
 T2_SPECS = 'in_specs=(P(None, "model"), P(None, "model"), P("model", None))'
 
-T3_JIT_VARIANT = '''
+T3_JIT_VARIANT = """
 from functools import partial
 
 SPECS = (P("data", "model"), P("data", "model"), P("model", "data"))
@@ -26,9 +26,9 @@ def fsdp_tp_mlp(x_block, W1_block, W2_block):
 
 fsdp_tp_jit = jax.jit(fsdp_tp_mlp, in_shardings=tuple(NamedSharding(mesh, s) for s in SPECS),
                       out_shardings=NamedSharding(mesh, P("data", "model")))
-'''
+"""
 
-T4_FNS = '''
+T4_FNS = """
 def make(body, out_specs, jit=True):
     f = jax.shard_map(body, mesh=mesh1d, in_specs=P("data", None), out_specs=out_specs)
     return jax.jit(f) if jit else f
@@ -41,9 +41,11 @@ BODIES = {
     "all_to_all": (lambda b: jax.lax.all_to_all(b, "data", split_axis=1, concat_axis=0, tiled=True),
                    P(None, "data")),
 }
-'''
+"""
 
-T4_MEAN_OF_BLOCKED_LOOP = T4_FNS + '''
+T4_MEAN_OF_BLOCKED_LOOP = (
+    T4_FNS
+    + """
 collective_times = {}
 for name, (body, out_specs) in BODIES.items():
     f = make(body, out_specs)
@@ -53,10 +55,13 @@ for name, (body, out_specs) in BODIES.items():
     for _ in range(20):
         f(X).block_until_ready()
     collective_times[name] = (time.time() - start) / 20
-'''
+"""
+)
 
 # The source notebook's benchmark: the clock stops before block_until_ready, and shard_map is not jitted.
-T4_SEED_BENCHMARK = T4_FNS + '''
+T4_SEED_BENCHMARK = (
+    T4_FNS
+    + """
 def benchmark(f, x, n=3):
     f(x).block_until_ready()
     times = []
@@ -69,9 +74,12 @@ def benchmark(f, x, n=3):
 
 
 collective_times = {name: benchmark(make(body, out_specs, jit=False), X) for name, (body, out_specs) in BODIES.items()}
-'''
+"""
+)
 
-T4_UNJITTED_BLOCKED = T4_FNS + '''
+T4_UNJITTED_BLOCKED = (
+    T4_FNS
+    + """
 def per_call(f, x, n=3):
     jax.block_until_ready(f(x))
     times = []
@@ -83,9 +91,12 @@ def per_call(f, x, n=3):
 
 
 collective_times = {name: per_call(make(body, out_specs, jit=False), X) for name, (body, out_specs) in BODIES.items()}
-'''
+"""
+)
 
-T4_MILLISECONDS = T4_FNS + '''
+T4_MILLISECONDS = (
+    T4_FNS
+    + """
 def per_call_ms(f, x, n=10):
     jax.block_until_ready(f(x))
     times = []
@@ -97,21 +108,24 @@ def per_call_ms(f, x, n=10):
 
 
 collective_times = {name: per_call_ms(make(body, out_specs), X) for name, (body, out_specs) in BODIES.items()}
-'''
+"""
+)
 
-TP_LAYER_SOLUTION_LINEAR = '''
+TP_LAYER_SOLUTION_LINEAR = """
 COLUMNS, ROWS = (None, "model"), ("model", None)
 
 
 def sharded_linear(n_in, n_out, spec, rngs):
     return nnx.Linear(n_in, n_out, use_bias=False, rngs=rngs,
                       kernel_init=nnx.with_partitioning(nnx.initializers.kaiming_normal(), spec))
-'''
+"""
 
 
 def tp_layer_source(scale="jnp.sqrt(d)", linear="sharded_linear(n_in, n_out, spec, rngs)"):
     """A TPLayer cell like the solution's, with the attention's scale or the Linear layers changed."""
-    return TP_LAYER_SOLUTION_LINEAR + f'''
+    return (
+        TP_LAYER_SOLUTION_LINEAR
+        + f"""
 
 def make_linear(n_in, n_out, spec, rngs):
     return {linear}
@@ -153,12 +167,13 @@ class TPLayer(nnx.Module):
     def __call__(self, x):
         y = x + self.attention(x)
         return y + self.mlp(y)
-'''
+"""
+    )
 
 
 # Other internals, the same math: jax.nn.dot_product_attention (which scales by 1/sqrt(head_dim)),
 # one helper module class for the four projections, and the residuals written inline.
-TP_LAYER_VARIANT = '''
+TP_LAYER_VARIANT = """
 def linear(n_in, n_out, spec, rngs):
     init = nnx.with_partitioning(nnx.initializers.kaiming_normal(), spec)
     return nnx.Linear(n_in, n_out, use_bias=False, kernel_init=init, rngs=rngs)
@@ -195,9 +210,9 @@ class TPLayer(nnx.Module):
     def __call__(self, x):
         x = x + self.attention(x)
         return x + self.mlp(x)
-'''
+"""
 
-T6_APPLY_SOLUTION = '''
+T6_APPLY_SOLUTION = """
 @nnx.jit
 def apply_layer(layer, inputs):
     return layer(inputs)
@@ -206,15 +221,15 @@ def apply_layer(layer, inputs):
 with jax.set_mesh(mesh):
     tp_layer = TPLayer(256, 8, rngs=nnx.Rngs(0))
     layer_out = apply_layer(tp_layer, X_layer)
-'''
+"""
 
-T6_APPLY_VARIANT = '''
+T6_APPLY_VARIANT = """
 with jax.set_mesh(mesh):
     tp_layer = TPLayer(256, 8, rngs=nnx.Rngs(0))
     layer_out = nnx.jit(lambda layer, inputs: layer(inputs))(tp_layer, X_layer)
-'''
+"""
 
-ALT_T3 = '''
+ALT_T3 = """
 from functools import partial
 
 S = lambda *spec: NamedSharding(mesh, P(*spec))
@@ -232,9 +247,9 @@ program = jax.shard_map(block, mesh=mesh, in_specs=(P("data", "model"),) * 2 + (
 fsdp_tp_mlp = jax.jit(program)
 fsdp_tp_jit = partial(jax.jit, in_shardings=(S("data", "model"), S(("data",), "model"), S("model", "data")),
                       out_shardings=S("data", ("model",)))(program)
-'''
+"""
 
-ALT_T4 = '''
+ALT_T4 = """
 bodies = (
     ("all_gather", lambda b: jax.lax.all_gather(b, "data", axis=0, tiled=True, to="invarying"), P()),
     ("psum", lambda b: jax.lax.psum(b, "data"), P()),
@@ -252,9 +267,9 @@ for _ in range(20):  # interleaved: a busy moment hits every op alike
         f(X).block_until_ready()
         samples[name].append(time.perf_counter() - t0)
 collective_times = {name: float(np.median(s)) for name, s in samples.items()}
-'''
+"""
 
-ALT_T5 = '''
+ALT_T5 = """
 from functools import partial
 
 
@@ -268,10 +283,10 @@ X_t = all_to_all(X)
 back = jax.jit(jax.shard_map(partial(jax.lax.all_to_all, axis_name="data", split_axis=0, concat_axis=1, tiled=True),
                              mesh=mesh1d, in_specs=P(None, "data"), out_specs=P("data")))
 X_roundtrip = back(X_t)
-'''
+"""
 
 # Another initializer, heads without transposes, the scale as a power, and the layer called without jit.
-ALT_T6_LAYER = '''
+ALT_T6_LAYER = """
 def partitioned(spec):
     return nnx.with_partitioning(nnx.initializers.lecun_normal(), spec)
 
@@ -313,121 +328,226 @@ class TPLayer(nnx.Module):
     def __call__(self, x):
         h = self.attention(x) + x
         return self.mlp(h) + h
-'''
+"""
 
-ALT_T6_APPLY = '''
+ALT_T6_APPLY = """
 with jax.set_mesh(mesh):
     tp_layer = TPLayer(256, 8, rngs=nnx.Rngs(0))
     layer_out = tp_layer(X_layer)
-'''
+"""
 
 CASES = [
     # Also correct, in styles the solution does not use; each notebook stops after its last answered task.
-    Case("alt_style_a", {
-        "t1": ("from functools import partial\n"
-               "@jax.jit\n"
-               "@partial(jax.shard_map, mesh=mesh, in_specs=(P('data'), P('data', None)), out_specs=P('data'))\n"
-               "def fsdp_matmul(x_block, A_block):\n"
-               "    A_full = jax.lax.all_gather(A_block, axis_name='data', axis=0, tiled=True)\n"
-               "    return jnp.einsum('bh,ho->bo', x_block, A_full)"),
-        "t2": ("mesh_tp = jax.sharding.Mesh(np.array(jax.devices()).reshape(2, 4), ('data', 'model'))\n"
-               "def tp_block(x_b, W1_b, W2_b):\n"
-               "    h = jax.lax.all_gather(x_b, 'model', axis=1, tiled=True) @ W1_b\n"
-               "    return jax.lax.psum_scatter(jnp.dot(h, W2_b), 'model', scatter_dimension=1, tiled=True)\n"
-               "tp_mlp = jax.jit(jax.shard_map(tp_block, mesh=mesh_tp,\n"
-               "                               in_specs=(P(None, 'model'), P(None, 'model'), P('model')),\n"
-               "                               out_specs=P(None, 'model')))"),
-        "t3": ALT_T3,
-    }, {"t1": 14, "t2": 16, "t3": 16}),
+    Case(
+        "alt_style_a",
+        {
+            "t1": (
+                "from functools import partial\n"
+                "@jax.jit\n"
+                "@partial(jax.shard_map, mesh=mesh, in_specs=(P('data'), P('data', None)), out_specs=P('data'))\n"
+                "def fsdp_matmul(x_block, A_block):\n"
+                "    A_full = jax.lax.all_gather(A_block, axis_name='data', axis=0, tiled=True)\n"
+                "    return jnp.einsum('bh,ho->bo', x_block, A_full)"
+            ),
+            "t2": (
+                "mesh_tp = jax.sharding.Mesh(np.array(jax.devices()).reshape(2, 4), ('data', 'model'))\n"
+                "def tp_block(x_b, W1_b, W2_b):\n"
+                "    h = jax.lax.all_gather(x_b, 'model', axis=1, tiled=True) @ W1_b\n"
+                "    return jax.lax.psum_scatter(jnp.dot(h, W2_b), 'model', scatter_dimension=1, tiled=True)\n"
+                "tp_mlp = jax.jit(jax.shard_map(tp_block, mesh=mesh_tp,\n"
+                "                               in_specs=(P(None, 'model'), P(None, 'model'), P('model')),\n"
+                "                               out_specs=P(None, 'model')))"
+            ),
+            "t3": ALT_T3,
+        },
+        {"t1": 14, "t2": 16, "t3": 16},
+    ),
     Case("alt_style_b", {"t4": ALT_T4, "t5": ALT_T5}, {"t4": 18, "t5": 10}),
     Case("alt_style_c", {"t6": [ALT_T6_LAYER, ALT_T6_APPLY]}, {"t6": 26}),
     # Wrong in one detail each.
-    Case("fsdp_matmul_not_jitted", {"t1": (
-        "def fsdp_block(x_b, A_b):\n"
-        "    return x_b @ jax.lax.all_gather(A_b, 'data', axis=0, tiled=True)\n"
-        "fsdp_matmul = jax.shard_map(fsdp_block, mesh=mesh, in_specs=(P('data', None), P('data', None)),\n"
-        "                            out_specs=P('data', None))")},
-         {"t1": 12}, messages={"t1": "expected a jitted function"}),
-    Case("fsdp_tp_jit_without_in_shardings", {"t3": ALT_T3.replace(
-        'in_shardings=(S("data", "model"), S(("data",), "model"), S("model", "data")),\n                      ', "")},
-         {"t3": 14}, messages={"t3": "in_shardings"}),
-    Case("fsdp_tp_mlp_with_jit_instead_of_shard_map", {"t3": ALT_T3 + (
-        "fsdp_tp_mlp = jax.jit(lambda x, W1, W2: x @ W1 @ W2,\n"
-        "                      in_shardings=(S('data', 'model'), S('data', 'model'), S('model', 'data')),\n"
-        "                      out_shardings=S('data', 'model'))\n")},
-         {"t3": 14}, messages={"t3": "jax.shard_map"}),
-    Case("layer_with_biases", {"t6": [ALT_T6_LAYER.replace("use_bias=False", "use_bias=True"), ALT_T6_APPLY]},
-         {"t6": 25}, messages={"t6": "bias"}),
-    Case("correct_fsdp_tp_written_differently", {
-        "t1": ("def block(x_block, A_block):\n"
-               "    A_full = jax.lax.all_gather(A_block, 'data')  # (2, 8, 16), not tiled\n"
-               "    return jnp.dot(x_block, A_full.reshape(-1, A_full.shape[-1]))\n"
-               "fsdp_matmul = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P('data'), P('data')),\n"
-               "                                    out_specs=P('data')))"),
-        "t2": ("def block(x_block, W1_block, W2_block):\n"
-               "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
-               "    y = x_full @ (W1_block @ W2_block)\n"
-               "    return jax.lax.psum_scatter(y, 'model', scatter_dimension=1, tiled=True)\n"
-               f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))"),
-        "t3": T3_JIT_VARIANT,
-    }, {"t1": 14, "t2": 16, "t3": 16}),
-    Case("correct_benchmark_relayout_layer_written_differently", {
-        "t4": T4_MEAN_OF_BLOCKED_LOOP,
-        "t5": ("all_to_all = jax.jit(jax.shard_map(\n"
-               "    lambda b: jax.lax.all_to_all(b, 'data', 1, 0, tiled=True),\n"
-               "    mesh=mesh1d, in_specs=P('data'), out_specs=P(None, 'data')))\n"
-               "X_t = all_to_all(X)\n"
-               "X_roundtrip = jax.device_put(X_t, NamedSharding(mesh1d, P('data')))"),
-        "t6": [TP_LAYER_VARIANT, T6_APPLY_VARIANT],
-    }, {"t4": 18, "t5": 10, "t6": 26}),
-    Case("tp_psum_then_slice", {"t2": (
-        "def block(x_block, W1_block, W2_block):\n"
-        "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
-        "    y = jax.lax.psum(x_full @ W1_block @ W2_block, 'model')  # every device gets all of y\n"
-        "    width = y.shape[1] // 4\n"
-        "    return jax.lax.dynamic_slice_in_dim(y, jax.lax.axis_index('model') * width, width, axis=1)\n"
-        f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))")},
-         {"t2": 11}, messages={"t2": "reduce-scatter"}),
-    Case("tp_forgets_the_reduction", {"t2": (
-        "def block(x_block, W1_block, W2_block):\n"
-        "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
-        "    y = x_full @ W1_block @ W2_block  # one term of the sum: the reduction over 'model' is missing\n"
-        "    width = y.shape[1] // 4\n"
-        "    return jax.lax.dynamic_slice_in_dim(y, jax.lax.axis_index('model') * width, width, axis=1)\n"
-        f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))")},
-         {"t2": 5}, messages={"t2": "values differ"}),
-    Case("tp_psum_replicated_result", {"t2": (
-        "def block(x_block, W1_block, W2_block):\n"
-        "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
-        "    return jax.lax.psum(x_full @ W1_block @ W2_block, 'model')\n"
-        f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P()))")},
-         {"t2": 6}, messages={"t2": "replicated"}),
-    Case("wrong_output_layouts", {
-        "t1": ("def block(x_block, A_block):\n"
-               "    A_full = jax.lax.all_gather(A_block, 'data', axis=0, tiled=True)\n"
-               "    return jax.lax.all_gather(x_block @ A_full, 'data', axis=0, tiled=True, to='invarying')\n"
-               "fsdp_matmul = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P('data', None), P('data', None)),\n"
-               "                                    out_specs=P()))"),
-        "t3": T3_JIT_VARIANT.replace('out_shardings=NamedSharding(mesh, P("data", "model"))',
-                                     'out_shardings=NamedSharding(mesh, P("data"))'),
-    }, {"t1": 9, "t3": 11}, messages={"t1": "replicated", "t3": "D_jit"}),
+    Case(
+        "fsdp_matmul_not_jitted",
+        {
+            "t1": (
+                "def fsdp_block(x_b, A_b):\n"
+                "    return x_b @ jax.lax.all_gather(A_b, 'data', axis=0, tiled=True)\n"
+                "fsdp_matmul = jax.shard_map(fsdp_block, mesh=mesh, in_specs=(P('data', None), P('data', None)),\n"
+                "                            out_specs=P('data', None))"
+            )
+        },
+        {"t1": 12},
+        messages={"t1": "expected a jitted function"},
+    ),
+    Case(
+        "fsdp_tp_jit_without_in_shardings",
+        {
+            "t3": ALT_T3.replace(
+                'in_shardings=(S("data", "model"), S(("data",), "model"), S("model", "data")),\n                      ',
+                "",
+            )
+        },
+        {"t3": 14},
+        messages={"t3": "in_shardings"},
+    ),
+    Case(
+        "fsdp_tp_mlp_with_jit_instead_of_shard_map",
+        {
+            "t3": ALT_T3
+            + (
+                "fsdp_tp_mlp = jax.jit(lambda x, W1, W2: x @ W1 @ W2,\n"
+                "                      in_shardings=(S('data', 'model'), S('data', 'model'), S('model', 'data')),\n"
+                "                      out_shardings=S('data', 'model'))\n"
+            )
+        },
+        {"t3": 14},
+        messages={"t3": "jax.shard_map"},
+    ),
+    Case(
+        "layer_with_biases",
+        {"t6": [ALT_T6_LAYER.replace("use_bias=False", "use_bias=True"), ALT_T6_APPLY]},
+        {"t6": 25},
+        messages={"t6": "bias"},
+    ),
+    Case(
+        "correct_fsdp_tp_written_differently",
+        {
+            "t1": (
+                "def block(x_block, A_block):\n"
+                "    A_full = jax.lax.all_gather(A_block, 'data')  # (2, 8, 16), not tiled\n"
+                "    return jnp.dot(x_block, A_full.reshape(-1, A_full.shape[-1]))\n"
+                "fsdp_matmul = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P('data'), P('data')),\n"
+                "                                    out_specs=P('data')))"
+            ),
+            "t2": (
+                "def block(x_block, W1_block, W2_block):\n"
+                "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
+                "    y = x_full @ (W1_block @ W2_block)\n"
+                "    return jax.lax.psum_scatter(y, 'model', scatter_dimension=1, tiled=True)\n"
+                f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))"
+            ),
+            "t3": T3_JIT_VARIANT,
+        },
+        {"t1": 14, "t2": 16, "t3": 16},
+    ),
+    Case(
+        "correct_benchmark_relayout_layer_written_differently",
+        {
+            "t4": T4_MEAN_OF_BLOCKED_LOOP,
+            "t5": (
+                "all_to_all = jax.jit(jax.shard_map(\n"
+                "    lambda b: jax.lax.all_to_all(b, 'data', 1, 0, tiled=True),\n"
+                "    mesh=mesh1d, in_specs=P('data'), out_specs=P(None, 'data')))\n"
+                "X_t = all_to_all(X)\n"
+                "X_roundtrip = jax.device_put(X_t, NamedSharding(mesh1d, P('data')))"
+            ),
+            "t6": [TP_LAYER_VARIANT, T6_APPLY_VARIANT],
+        },
+        {"t4": 18, "t5": 10, "t6": 26},
+    ),
+    Case(
+        "tp_psum_then_slice",
+        {
+            "t2": (
+                "def block(x_block, W1_block, W2_block):\n"
+                "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
+                "    y = jax.lax.psum(x_full @ W1_block @ W2_block, 'model')  # every device gets all of y\n"
+                "    width = y.shape[1] // 4\n"
+                "    return jax.lax.dynamic_slice_in_dim(y, jax.lax.axis_index('model') * width, width, axis=1)\n"
+                f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))"
+            )
+        },
+        {"t2": 11},
+        messages={"t2": "reduce-scatter"},
+    ),
+    Case(
+        "tp_forgets_the_reduction",
+        {
+            "t2": (
+                "def block(x_block, W1_block, W2_block):\n"
+                "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
+                "    y = x_full @ W1_block @ W2_block  # one term of the sum: the reduction over 'model' is missing\n"
+                "    width = y.shape[1] // 4\n"
+                "    return jax.lax.dynamic_slice_in_dim(y, jax.lax.axis_index('model') * width, width, axis=1)\n"
+                f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))"
+            )
+        },
+        {"t2": 5},
+        messages={"t2": "values differ"},
+    ),
+    Case(
+        "tp_psum_replicated_result",
+        {
+            "t2": (
+                "def block(x_block, W1_block, W2_block):\n"
+                "    x_full = jax.lax.all_gather(x_block, 'model', axis=1, tiled=True)\n"
+                "    return jax.lax.psum(x_full @ W1_block @ W2_block, 'model')\n"
+                f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P()))"
+            )
+        },
+        {"t2": 6},
+        messages={"t2": "replicated"},
+    ),
+    Case(
+        "wrong_output_layouts",
+        {
+            "t1": (
+                "def block(x_block, A_block):\n"
+                "    A_full = jax.lax.all_gather(A_block, 'data', axis=0, tiled=True)\n"
+                "    return jax.lax.all_gather(x_block @ A_full, 'data', axis=0, tiled=True, to='invarying')\n"
+                "fsdp_matmul = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P('data', None), P('data', None)),\n"
+                "                                    out_specs=P()))"
+            ),
+            "t3": T3_JIT_VARIANT.replace(
+                'out_shardings=NamedSharding(mesh, P("data", "model"))', 'out_shardings=NamedSharding(mesh, P("data"))'
+            ),
+        },
+        {"t1": 9, "t3": 11},
+        messages={"t1": "replicated", "t3": "D_jit"},
+    ),
     Case("seed_benchmark", {"t4": T4_SEED_BENCHMARK}, {"t4": 2}, messages={"t4": "jitted"}),
     Case("unjitted_benchmark", {"t4": T4_UNJITTED_BLOCKED}, {"t4": 2}, messages={"t4": "jitted"}),
-    Case("times_in_milliseconds", {"t4": T4_MILLISECONDS}, {"t4": 2}, messages={"t4": "milliseconds where seconds were asked"}),
-    Case("x_t_claimed_transpose", {"t5": (
-        "all_to_all = jax.jit(jax.shard_map(\n"
-        "    lambda b: jax.lax.all_to_all(b, 'data', split_axis=1, concat_axis=0, tiled=True),\n"
-        "    mesh=mesh1d, in_specs=P('data', None), out_specs=P(None, 'data')))\n"
-        "X_t = X.T  # 'all_to_all transposes'\n"
-        "X_roundtrip = X_t.T")},
-         {"t5": 8}, messages={"t5": "transpose"}),
-    Case("attention_scaled_by_hidden", {"t6": [tp_layer_source(scale="jnp.sqrt(D)"), T6_APPLY_SOLUTION]},
-         {"t6": 14}, messages={"t6": "1/sqrt(hidden_dim)"}),
-    Case("replicated_weights", {"t6": [tp_layer_source(linear="nnx.Linear(n_in, n_out, use_bias=False, rngs=rngs)"),
-                                       T6_APPLY_SOLUTION]},
-         {"t6": 13}, messages={"t6": "all-reduce"}),
-    Case("crashing_cell", {"t1": ("fsdp_matmul = jax.jit(jax.shard_map(fsdp_block, mesh=mesh,\n"
-                                  "    in_specs=(P('data', None), P('data', None)), out_specs=P('data', None)))"),
-                           **solved("t2")},
-         {"t2": 16}, messages={"t1": "`B` is not defined"}),
+    Case(
+        "times_in_milliseconds",
+        {"t4": T4_MILLISECONDS},
+        {"t4": 2},
+        messages={"t4": "milliseconds where seconds were asked"},
+    ),
+    Case(
+        "x_t_claimed_transpose",
+        {
+            "t5": (
+                "all_to_all = jax.jit(jax.shard_map(\n"
+                "    lambda b: jax.lax.all_to_all(b, 'data', split_axis=1, concat_axis=0, tiled=True),\n"
+                "    mesh=mesh1d, in_specs=P('data', None), out_specs=P(None, 'data')))\n"
+                "X_t = X.T  # 'all_to_all transposes'\n"
+                "X_roundtrip = X_t.T"
+            )
+        },
+        {"t5": 8},
+        messages={"t5": "transpose"},
+    ),
+    Case(
+        "attention_scaled_by_hidden",
+        {"t6": [tp_layer_source(scale="jnp.sqrt(D)"), T6_APPLY_SOLUTION]},
+        {"t6": 14},
+        messages={"t6": "1/sqrt(hidden_dim)"},
+    ),
+    Case(
+        "replicated_weights",
+        {"t6": [tp_layer_source(linear="nnx.Linear(n_in, n_out, use_bias=False, rngs=rngs)"), T6_APPLY_SOLUTION]},
+        {"t6": 13},
+        messages={"t6": "all-reduce"},
+    ),
+    Case(
+        "crashing_cell",
+        {
+            "t1": (
+                "fsdp_matmul = jax.jit(jax.shard_map(fsdp_block, mesh=mesh,\n"
+                "    in_specs=(P('data', None), P('data', None)), out_specs=P('data', None)))"
+            ),
+            **solved("t2"),
+        },
+        {"t2": 16},
+        messages={"t1": "`B` is not defined"},
+    ),
 ]

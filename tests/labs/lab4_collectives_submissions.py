@@ -12,7 +12,8 @@ MEASURED_VERDICTS = {"test_t5_verdict"}
 
 T1_TAIL = "gathered = ring_gather(v)"
 # Also correct: the ring turns the other way, in a fori_loop, each step writing the block it received.
-T1_BACKWARDS_LOOP = """
+T1_BACKWARDS_LOOP = (
+    """
 BACK = [(i, (i - 1) % 8) for i in range(8)]
 
 def body(block):
@@ -26,12 +27,18 @@ def body(block):
     return jax.lax.fori_loop(1, 8, step, (out, block))[0]
 
 ring_gather = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False))
-""" + T1_TAIL
+"""
+    + T1_TAIL
+)
 # Right values, but all_gather does the work the ring was to do.
-T1_ALL_GATHER = ("ring_gather = jax.jit(jax.shard_map(lambda b: jax.lax.all_gather(b, 'x', tiled=True), mesh=mesh,"
-                 " in_specs=P('x'), out_specs=P(), check_vma=False))\n" + T1_TAIL)
-T2_SCATTERED = ("summed_scattered = jax.jit(jax.shard_map(lambda b: jax.lax.psum_scatter(b[0], 'x', tiled=True),"
-                " mesh=mesh, in_specs=P('x', None), out_specs=P('x')))\n")
+T1_ALL_GATHER = (
+    "ring_gather = jax.jit(jax.shard_map(lambda b: jax.lax.all_gather(b, 'x', tiled=True), mesh=mesh,"
+    " in_specs=P('x'), out_specs=P(), check_vma=False))\n" + T1_TAIL
+)
+T2_SCATTERED = (
+    "summed_scattered = jax.jit(jax.shard_map(lambda b: jax.lax.psum_scatter(b[0], 'x', tiled=True),"
+    " mesh=mesh, in_specs=P('x', None), out_specs=P('x')))\n"
+)
 # Right values everywhere, but XLA adds the rows (no shard_map), and the scattered sum is a whole psum sliced.
 T2_PLAIN_SUM_AND_SLICED_PSUM = """
 summed_everywhere = jax.jit(lambda r: jnp.sum(r, axis=0))
@@ -45,7 +52,8 @@ summed_scattered = jax.jit(jax.shard_map(slice_of_sum, mesh=mesh, in_specs=P("x"
 """
 T4_TAIL = "product = collective_matmul(lhs, rhs)"
 # Also correct: a fori_loop that permutes before each later step, the lhs columns picked by reshaping.
-T4_LOOP = """
+T4_LOOP = (
+    """
 def body(lhs_block, rhs_block):
     me = jax.lax.axis_index("x")
     rows, chunk = lhs_block.shape[0], rhs_block.shape[0]
@@ -58,10 +66,14 @@ def body(lhs_block, rhs_block):
 
 collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
                                           out_specs=P("x", None)))
-""" + T4_TAIL
+"""
+    + T4_TAIL
+)
 # Right product, but rhs is gathered whole on every device.
-T4_ALL_GATHER = ("collective_matmul = jax.jit(jax.shard_map(lambda a, b: a @ jax.lax.all_gather(b, 'x', tiled=True),"
-                 " mesh=mesh, in_specs=(P('x', None), P('x', None)), out_specs=P('x', None)))\n" + T4_TAIL)
+T4_ALL_GATHER = (
+    "collective_matmul = jax.jit(jax.shard_map(lambda a, b: a @ jax.lax.all_gather(b, 'x', tiled=True),"
+    " mesh=mesh, in_specs=(P('x', None), P('x', None)), out_specs=P('x', None)))\n" + T4_TAIL
+)
 # Also correct: the median of timeit's repeats, the verdict from comparing the times.
 T5_TIMEIT = """
 import statistics
@@ -105,7 +117,8 @@ scatter_block_shape = summed_scattered(rows).addressable_shards[3].data.shape
 T3_ONE_LIST = "psum_block_shape = [16]\nscatter_block_shape = (2,)"
 
 # Also correct: the ring turns RING's way in a lax.scan, the blocks put in order by rolling.
-T1_SCAN = """
+T1_SCAN = (
+    """
 def body(block):
     me = jax.lax.axis_index("x")
     def step(current, _):
@@ -116,7 +129,9 @@ def body(block):
     return jnp.roll(ordered, me + 1, axis=0).reshape(-1)
 
 ring_gather = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False))
-""" + T1_TAIL
+"""
+    + T1_TAIL
+)
 # The solution's ring, each part of the text broken alone:
 T1_SOLUTION_BODY = """
 def ring_body(block):
@@ -129,20 +144,26 @@ def ring_body(block):
     return jnp.zeros((8,) + block.shape, block.dtype).at[origin].set(jnp.stack(received)).reshape(-1)
 """
 # not jitted
-T1_EAGER = (T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "me")
-            + "ring_gather = jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(), check_vma=False)\n"
-            + T1_TAIL)
+T1_EAGER = (
+    T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "me")
+    + "ring_gather = jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(), check_vma=False)\n"
+    + T1_TAIL
+)
 # right values everywhere, but step k sends straight to the device k + 1 along: not a ring
-T1_JUMPS = (T1_SOLUTION_BODY.replace("PAIRS", "[(i, (i + k + 1) % 8) for i in range(8)]")
-            .replace("current = jax.lax.ppermute(current", "current = jax.lax.ppermute(block")
-            .replace("ORIGIN", "me")
-            + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(),"
-              " check_vma=False))\n" + T1_TAIL)
+T1_JUMPS = (
+    T1_SOLUTION_BODY.replace("PAIRS", "[(i, (i + k + 1) % 8) for i in range(8)]")
+    .replace("current = jax.lax.ppermute(current", "current = jax.lax.ppermute(block")
+    .replace("ORIGIN", "me")
+    + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(),"
+    " check_vma=False))\n" + T1_TAIL
+)
 # every block placed as device 0 must place them: device 0 (whose copy the array shows) is right, no other;
 # so the lab's own `gathered` is wrong on seven devices too
-T1_DEVICE_0_ONLY = (T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "0")
-                    + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(),"
-                      " check_vma=False))\n" + T1_TAIL)
+T1_DEVICE_0_ONLY = (
+    T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "0")
+    + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P(),"
+    " check_vma=False))\n" + T1_TAIL
+)
 
 # not jitted
 T2_EAGER = """
@@ -151,11 +172,14 @@ summed_scattered = jax.shard_map(lambda b: jax.lax.psum_scatter(b[0], "x", tiled
                                  in_specs=P("x", None), out_specs=P("x"))
 """
 # the sum of the (1, 16) blocks, (1, 16) where the text asks for (16,)
-T2_ROW_KEPT = ("summed_everywhere = jax.jit(jax.shard_map(lambda b: jax.lax.psum(b, 'x'), mesh=mesh,"
-               " in_specs=P('x', None), out_specs=P()))\n" + T2_SCATTERED)
+T2_ROW_KEPT = (
+    "summed_everywhere = jax.jit(jax.shard_map(lambda b: jax.lax.psum(b, 'x'), mesh=mesh,"
+    " in_specs=P('x', None), out_specs=P()))\n" + T2_SCATTERED
+)
 
 # Also correct: the ring turned RING's way, each step's lhs columns those of the block that came from me - k.
-T4_FORWARD = """
+T4_FORWARD = (
+    """
 def body(lhs_block, rhs_block):
     me = jax.lax.axis_index("x")
     chunk = rhs_block.shape[0]
@@ -169,9 +193,12 @@ def body(lhs_block, rhs_block):
 
 collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
                                           out_specs=P("x", None)))
-""" + T4_TAIL
+"""
+    + T4_TAIL
+)
 # Also correct: blocks travel both ways round at once, 4 steps instead of 7.
-T4_BOTH_WAYS = """
+T4_BOTH_WAYS = (
+    """
 BACK = [(i, (i - 1) % 8) for i in range(8)]
 
 def body(lhs_block, rhs_block):
@@ -191,7 +218,9 @@ def body(lhs_block, rhs_block):
 
 collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
                                           out_specs=P("x", None)))
-""" + T4_TAIL
+"""
+    + T4_TAIL
+)
 T4_SOLUTION_BODY = """
 def matmul_body(lhs_block, rhs_block):
     me = jax.lax.axis_index("x")
@@ -205,17 +234,24 @@ def matmul_body(lhs_block, rhs_block):
             current = jax.lax.ppermute(CURRENT, "x", PAIRS)
     return out
 """
-T4_JITTED = ("collective_matmul = jax.jit(jax.shard_map(matmul_body, mesh=mesh, in_specs=(P('x', None), P('x', None)),"
-             " out_specs=P('x', None)))\n" + T4_TAIL)
+T4_JITTED = (
+    "collective_matmul = jax.jit(jax.shard_map(matmul_body, mesh=mesh, in_specs=(P('x', None), P('x', None)),"
+    " out_specs=P('x', None)))\n" + T4_TAIL
+)
 # not jitted
-T4_EAGER = (T4_SOLUTION_BODY.replace("CURRENT", "current").replace("PAIRS", "[(i, (i - 1) % 8) for i in range(8)]")
-            + "collective_matmul = jax.shard_map(matmul_body, mesh=mesh, in_specs=(P('x', None), P('x', None)),"
-              " out_specs=P('x', None))\n" + T4_TAIL)
+T4_EAGER = (
+    T4_SOLUTION_BODY.replace("CURRENT", "current").replace("PAIRS", "[(i, (i - 1) % 8) for i in range(8)]")
+    + "collective_matmul = jax.shard_map(matmul_body, mesh=mesh, in_specs=(P('x', None), P('x', None)),"
+    " out_specs=P('x', None))\n" + T4_TAIL
+)
 # right product, but each step fetches the block of device me + k + 1 straight from it: not one device along
-T4_JUMPS = (T4_SOLUTION_BODY.replace("CURRENT", "rhs_block").replace("PAIRS", "[(i, (i - k - 1) % 8) for i in range(8)]")
-            + T4_JITTED)
+T4_JUMPS = (
+    T4_SOLUTION_BODY.replace("CURRENT", "rhs_block").replace("PAIRS", "[(i, (i - k - 1) % 8) for i in range(8)]")
+    + T4_JITTED
+)
 # right product and ppermute steps along the ring, but the blocks are stacked into the whole rhs first
-T4_STACKED = """
+T4_STACKED = (
+    """
 def matmul_body(lhs_block, rhs_block):
     me = jax.lax.axis_index("x")
     blocks, current = [rhs_block], rhs_block
@@ -225,33 +261,69 @@ def matmul_body(lhs_block, rhs_block):
     stacked = jnp.stack(blocks)  # in the order of devices me, me + 1, ...
     whole = jnp.roll(stacked, me, axis=0).reshape(-1, rhs_block.shape[1])
     return lhs_block @ whole
-""" + T4_JITTED
+"""
+    + T4_JITTED
+)
 
 CASES = [
-    Case("also_correct", {"t1": T1_BACKWARDS_LOOP, "t2": "summed_everywhere = jax.jit(jax.shard_map("
-                          "lambda b: jax.lax.psum(b, 'x')[0], mesh=mesh, in_specs=P('x', None), out_specs=P()))\n"
-                          + T2_SCATTERED, "t3": T3_READ_OFF, "t4": T4_LOOP, "t5": T5_TIMEIT},
-         {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 11}),
-    Case("also_correct_other_ways_round", {"t1": T1_SCAN, **solved("t2"), "t4": T4_BOTH_WAYS},
-         {"t1": 25, "t2": 30, "t4": 20}),
+    Case(
+        "also_correct",
+        {
+            "t1": T1_BACKWARDS_LOOP,
+            "t2": "summed_everywhere = jax.jit(jax.shard_map("
+            "lambda b: jax.lax.psum(b, 'x')[0], mesh=mesh, in_specs=P('x', None), out_specs=P()))\n" + T2_SCATTERED,
+            "t3": T3_READ_OFF,
+            "t4": T4_LOOP,
+            "t5": T5_TIMEIT,
+        },
+        {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 11},
+    ),
+    Case(
+        "also_correct_other_ways_round",
+        {"t1": T1_SCAN, **solved("t2"), "t4": T4_BOTH_WAYS},
+        {"t1": 25, "t2": 30, "t4": 20},
+    ),
     Case("also_correct_forward", {**solved("t1", "t2"), "t4": T4_FORWARD}, {"t1": 25, "t2": 30, "t4": 20}),
-    Case("collectives_of_xla_or_the_wrong_kind", {"t1": T1_ALL_GATHER, "t2": T2_PLAIN_SUM_AND_SLICED_PSUM,
-                                                   "t3": T3_SWAPPED, "t4": T4_ALL_GATHER},
-         {"t1": 16, "t2": 22, "t3": 0, "t4": 10},
-         messages={"t1": "found only all_gather", "t2": "found no shard_map", "t4": "found only all_gather"}),
+    Case(
+        "collectives_of_xla_or_the_wrong_kind",
+        {"t1": T1_ALL_GATHER, "t2": T2_PLAIN_SUM_AND_SLICED_PSUM, "t3": T3_SWAPPED, "t4": T4_ALL_GATHER},
+        {"t1": 16, "t2": 22, "t3": 0, "t4": 10},
+        messages={"t1": "found only all_gather", "t2": "found no shard_map", "t4": "found only all_gather"},
+    ),
     # Each case below breaks one requirement of each task's text and loses exactly that check's points.
-    Case("not_jitted", {"t1": T1_EAGER, "t2": T2_EAGER, "t3": T3_ONE_LIST, "t4": T4_EAGER},
-         {"t1": 22, "t2": 24, "t3": 5, "t4": 18},
-         messages={"t1": "expected a jitted function", "t2": "expected a jitted function",
-                   "t3": "a list is not a tuple", "t4": "expected a jitted function"}),
-    Case("not_a_ring", {"t1": T1_JUMPS, "t2": T2_ROW_KEPT, "t4": T4_JUMPS}, {"t1": 21, "t2": 22, "t4": 17},
-         messages={"t1": "one device along the ring", "t2": "expected shape (32,), found shape (1, 32)",
-                   "t4": "one device along the ring"}),
-    Case("device_0_right_or_rhs_held_whole", {"t1": T1_DEVICE_0_ONLY, **solved("t2"), "t4": T4_STACKED},
-         {"t1": 12, "t2": 30, "t4": 17},
-         messages={"t1": "holds other values in its block", "t4": "never to hold rhs whole"}),
+    Case(
+        "not_jitted",
+        {"t1": T1_EAGER, "t2": T2_EAGER, "t3": T3_ONE_LIST, "t4": T4_EAGER},
+        {"t1": 22, "t2": 24, "t3": 5, "t4": 18},
+        messages={
+            "t1": "expected a jitted function",
+            "t2": "expected a jitted function",
+            "t3": "a list is not a tuple",
+            "t4": "expected a jitted function",
+        },
+    ),
+    Case(
+        "not_a_ring",
+        {"t1": T1_JUMPS, "t2": T2_ROW_KEPT, "t4": T4_JUMPS},
+        {"t1": 21, "t2": 22, "t4": 17},
+        messages={
+            "t1": "one device along the ring",
+            "t2": "expected shape (32,), found shape (1, 32)",
+            "t4": "one device along the ring",
+        },
+    ),
+    Case(
+        "device_0_right_or_rhs_held_whole",
+        {"t1": T1_DEVICE_0_ONLY, **solved("t2"), "t4": T4_STACKED},
+        {"t1": 12, "t2": 30, "t4": 17},
+        messages={"t1": "holds other values in its block", "t4": "never to hold rhs whole"},
+    ),
     Case("first_two_solved", solved("t1", "t2"), {"t1": 25, "t2": 30}),
-    Case("speedup_in_percent", {**solved("t4"), "t5": T5_PERCENT}, {"t4": 20, "t5": 6},
-         messages={"t5": "the speedup must be computed from your two times"}),
+    Case(
+        "speedup_in_percent",
+        {**solved("t4"), "t5": T5_PERCENT},
+        {"t4": 20, "t5": 6},
+        messages={"t5": "the speedup must be computed from your two times"},
+    ),
     Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 3}),
 ]

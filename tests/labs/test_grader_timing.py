@@ -7,12 +7,12 @@ import time
 import pytest
 
 from autograder.checks import TimingStats
+from autograder.facts import probe
+from autograder.facts.taken_facts import TakenFacts
 from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
 from autograder.run.live_execution import LiveExecution
-from autograder.facts import probe
-from autograder.facts.taken_facts import TakenFacts
 
 LAB2 = "lab2_three_ways"
 HONEST_T8 = {"t_unsharded": 0.02, "t_sharded": 0.025, "speedup": 0.8, "cpu_faster": False}
@@ -31,8 +31,10 @@ def _with_t8_facts(tmp_path, names=HONEST_T8) -> LiveExecution:
 
 
 STEADY = {"single": TimingStats(0.02, (0.02,) * 5), "sharded": TimingStats(0.025, (0.025,) * 5)}
-SCATTERED = {"single": TimingStats(0.02, (0.02, 0.03, 0.015, 0.02, 0.035)),  # single ÷ sharded 0.6–1.4
-             "sharded": TimingStats(0.025, (0.025, 0.025, 0.025, 0.025, 0.025))}
+SCATTERED = {
+    "single": TimingStats(0.02, (0.02, 0.03, 0.015, 0.02, 0.035)),  # single ÷ sharded 0.6–1.4
+    "sharded": TimingStats(0.025, (0.025, 0.025, 0.025, 0.025, 0.025)),
+}
 
 
 class Measurements(list):
@@ -119,11 +121,14 @@ def test_what_a_task_times_is_set_up_before_any_fact_arrives(tmp_path, monkeypat
     assert busy == [True]  # once, while the grader held its checks: a timed cell would have waited
 
 
-@pytest.mark.parametrize("tasks, public_only, set_up", [
-    (["t1"], False, False),  # t8's checks are not run: nothing to set up
-    (None, False, True),
-    (None, True, True),  # t8's verdict is a public check of lab 2
-])
+@pytest.mark.parametrize(
+    "tasks, public_only, set_up",
+    [
+        (["t1"], False, False),  # t8's checks are not run: nothing to set up
+        (None, False, True),
+        (None, True, True),  # t8's verdict is a public check of lab 2
+    ],
+)
 def test_only_a_task_whose_checks_run_is_set_up(tmp_path, monkeypatch, measurements, tasks, public_only, set_up):
     live = LiveExecution()
     live.started(TakenFacts(tmp_path / "taken"), [])

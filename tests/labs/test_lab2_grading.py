@@ -31,5 +31,6 @@ def test_grades_are_gradescope_results(lab_grades):
     assert statuses == {"passed", "failed"}
     assert all({"name", "score", "max_score", "status", "output", "visibility"} <= set(t) for t in data["tests"])
     hidden = [t for t in data["tests"] if t["visibility"] == "after_published" and t["status"] == "failed"]
-    assert hidden and all(t["output"].startswith("A hidden check of task ") and "points)" in t["output"]
-                          for t in hidden)
+    assert hidden and all(
+        t["output"].startswith("A hidden check of task ") and "points)" in t["output"] for t in hidden
+    )

@@ -6,7 +6,8 @@ import jax
 from flax import nnx
 from jax.sharding import PartitionSpec as P
 
-from autograder.labs.lab3_fsdp_tp import kernel_probe, reference as ref
+from autograder.labs.lab3_fsdp_tp import kernel_probe
+from autograder.labs.lab3_fsdp_tp import reference as ref
 
 
 def test_the_warm_up_shapes_are_those_of_the_graders_own_layer():

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from lab_submissions import CASES_BY_LAB, LABS_WITHOUT_KNOWN_GRADES, MEASURED_VERDICTS, fixed_checks
 
 
 def _failed(result, lab_id):
-    return {t.task: [f"{c.name}: {c.message}" for c in fixed_checks(lab_id, t.checks) if not c.passed]
-            for t in result.tasks}
+    return {
+        t.task: [f"{c.name}: {c.message}" for c in fixed_checks(lab_id, t.checks) if not c.passed] for t in result.tasks
+    }
 
 
 def _fixed_scores(result, lab_id):
@@ -40,8 +40,11 @@ def _assert_measured_verdicts_follow_the_grader(result, lab_id):
 
 def test_every_lab_has_submissions_with_known_grades():
     """A lab is graded end to end here only through its own tests/labs/<lab id>_submissions.py."""
-    assert not LABS_WITHOUT_KNOWN_GRADES, "write " + ", ".join(
-        f"tests/{lab_id}_submissions.py" for lab_id in LABS_WITHOUT_KNOWN_GRADES) + " (docs/writing-a-lab.md)"
+    assert not LABS_WITHOUT_KNOWN_GRADES, (
+        "write "
+        + ", ".join(f"tests/{lab_id}_submissions.py" for lab_id in LABS_WITHOUT_KNOWN_GRADES)
+        + " (docs/writing-a-lab.md)"
+    )
     assert all(CASES_BY_LAB.values()), "a lab's CASES is empty"
 
 
@@ -66,8 +69,11 @@ def test_untouched_student_notebook_scores_zero(lab_grades, lab_id):
     assert all(c.message and not c.grader_error for t in result.tasks for c in t.checks)
 
 
-@pytest.mark.parametrize("lab_id, case", [(lab, case) for lab, cases in CASES_BY_LAB.items() for case in cases],
-                         ids=[f"{lab}-{case.name}" for lab, cases in CASES_BY_LAB.items() for case in cases])
+@pytest.mark.parametrize(
+    "lab_id, case",
+    [(lab, case) for lab, cases in CASES_BY_LAB.items() for case in cases],
+    ids=[f"{lab}-{case.name}" for lab, cases in CASES_BY_LAB.items() for case in cases],
+)
 def test_submission_loses_exactly_its_points(lab_grades, lab_id, case):
     lab, grades = lab_grades(lab_id)
     result = grades[case.name]

@@ -9,9 +9,9 @@ import libcst
 import nbformat
 import pytest
 
+from autograder.lab import load_lab
 from autograder.mutation.mutants import lab_mutants, mutant_id, submission
 from autograder.mutation.operators import answer_lines, mutate
-from autograder.lab import load_lab
 
 
 def _mutants(source: str, operator: str) -> list[str]:
@@ -22,8 +22,10 @@ def _mutants(source: str, operator: str) -> list[str]:
 def _changed_lines(source: str, operator: str) -> list[str]:
     """Each mutant's lines that differ from the source, joined."""
     source = textwrap.dedent(source)
-    return [" | ".join(line for line in m.splitlines() if line not in source.splitlines())
-            for m in _mutants(source, operator)]
+    return [
+        " | ".join(line for line in m.splitlines() if line not in source.splitlines())
+        for m in _mutants(source, operator)
+    ]
 
 
 def test_a_jit_call_or_decorator_is_dropped():
@@ -34,41 +36,66 @@ def test_a_jit_call_or_decorator_is_dropped():
 
 def test_a_partition_spec_entry_is_swapped_dropped_or_replaced():
     changed = _changed_lines("s = NamedSharding(mesh, P('a', None))\nt = P(None, 'b')\n", "spec")
-    assert changed == ["s = NamedSharding(mesh, P(None, 'a'))", "s = NamedSharding(mesh, P(None))",
-                       "s = NamedSharding(mesh, P(None, None))", "s = NamedSharding(mesh, P('a', 'b'))",
-                       "t = P('b', None)", "t = P('a', 'b')", "t = P(None)", "t = P(None, None)"]
+    assert changed == [
+        "s = NamedSharding(mesh, P(None, 'a'))",
+        "s = NamedSharding(mesh, P(None))",
+        "s = NamedSharding(mesh, P(None, None))",
+        "s = NamedSharding(mesh, P('a', 'b'))",
+        "t = P('b', None)",
+        "t = P('a', 'b')",
+        "t = P(None)",
+        "t = P(None, None)",
+    ]
     assert _changed_lines("in_specs=(P(('a', 'b'), None),)\n", "spec") == [
-        "in_specs=(P(None, ('a', 'b')),)", "in_specs=(P(None),)", "in_specs=(P(('b', 'a'), None),)"]
+        "in_specs=(P(None, ('a', 'b')),)",
+        "in_specs=(P(None),)",
+        "in_specs=(P(('b', 'a'), None),)",
+    ]
 
 
 def test_check_vma_is_flipped():
     assert _changed_lines("f = jax.shard_map(g, mesh=m, check_vma=False)\n", "check_vma") == [
-        "f = jax.shard_map(g, mesh=m, check_vma=True)"]
+        "f = jax.shard_map(g, mesh=m, check_vma=True)"
+    ]
 
 
 def test_a_collective_becomes_a_cousin():
     assert _changed_lines("y = jax.lax.psum_scatter(x, 'x', scatter_dimension=1, tiled=True)\n", "collective") == [
-        "y = jax.lax.psum(x, 'x')", "y = jax.lax.pmean(x, 'x')"]
+        "y = jax.lax.psum(x, 'x')",
+        "y = jax.lax.pmean(x, 'x')",
+    ]
     assert _changed_lines("y = jax.lax.psum(x, 'x')\n", "collective") == [
-        "y = jax.lax.psum_scatter(x, 'x')", "y = jax.lax.pmean(x, 'x')"]
-    assert _changed_lines("y = jax.lax.all_gather(x, 'x', tiled=True)\nz = jax.lax.all_gather(x, 'x')\n",
-                          "collective") == ["y = jax.lax.all_gather(x, 'x', tiled=False)",
-                                            "z = jax.lax.all_gather(x, 'x', tiled=True)"]
+        "y = jax.lax.psum_scatter(x, 'x')",
+        "y = jax.lax.pmean(x, 'x')",
+    ]
+    assert _changed_lines(
+        "y = jax.lax.all_gather(x, 'x', tiled=True)\nz = jax.lax.all_gather(x, 'x')\n", "collective"
+    ) == ["y = jax.lax.all_gather(x, 'x', tiled=False)", "z = jax.lax.all_gather(x, 'x', tiled=True)"]
     assert _changed_lines("y = jax.lax.ppermute(x, 'x', RING)\n", "collective") == [
         "y = jax.lax.ppermute(x, 'x', [(j, i) for i, j in RING])",
-        "y = jax.lax.ppermute(x, 'x', [(i, (j + 1) % len(RING)) for i, j in RING])"]
+        "y = jax.lax.ppermute(x, 'x', [(i, (j + 1) % len(RING)) for i, j in RING])",
+    ]
 
 
 def test_a_range_end_or_an_index_is_off_by_one():
     assert _changed_lines("for k in range(n + 1):\n    d = devices[0]\n", "off_by_one") == [
-        "for k in range((n + 1) - 1):", "for k in range((n + 1) + 1):", "    d = devices[1]"]
+        "for k in range((n + 1) - 1):",
+        "for k in range((n + 1) + 1):",
+        "    d = devices[1]",
+    ]
     assert _changed_lines("for k in range(1, 8):\n    pass\n", "off_by_one") == [
-        "for k in range(1, 8 - 1):", "for k in range(1, 8 + 1):"]
+        "for k in range(1, 8 - 1):",
+        "for k in range(1, 8 + 1):",
+    ]
 
 
 def test_names_arguments_and_a_ratios_operands_are_swapped():
     assert _changed_lines("t_a = f(x)\nt_b = g(y, z)\na, b = b, a\nspeedup = t_a / t_b\n", "swap") == [
-        "t_b = f(x) | t_a = g(y, z)", "t_b = g(z, y)", "b, a = b, a", "speedup = t_b / t_a"]
+        "t_b = f(x) | t_a = g(y, z)",
+        "t_b = g(z, y)",
+        "b, a = b, a",
+        "speedup = t_b / t_a",
+    ]
 
 
 def test_a_timing_loses_its_warm_up_or_its_wait():
@@ -89,16 +116,22 @@ def test_a_timing_loses_its_warm_up_or_its_wait():
 
 def test_a_boolean_is_negated_and_a_mesh_swapped():
     assert _changed_lines("faster = bool(s > 1.0)\nok = not done\nuse = True\n", "negate") == [
-        "faster = bool(s <= 1.0)", "ok = done", "use = False"]
+        "faster = bool(s <= 1.0)",
+        "ok = done",
+        "use = False",
+    ]
     assert _changed_lines("mesh = jax.make_mesh((4, 2), ('batch', 'model'))\n", "mesh") == [
-        "mesh = jax.make_mesh((2, 4), ('batch', 'model'))", "mesh = jax.make_mesh((4, 2), ('model', 'batch'))"]
+        "mesh = jax.make_mesh((2, 4), ('batch', 'model'))",
+        "mesh = jax.make_mesh((4, 2), ('model', 'batch'))",
+    ]
 
 
 def test_only_answer_lines_change_and_formatting_is_kept():
     source = "# BEGIN SOLUTION\ny = jax.jit(f)   # spaced\n# END SOLUTION\nz = jax.jit(g)\n"
     assert answer_lines(source) == {2}
     assert [m.source for m in mutate(source, answer_lines(source))] == [
-        "# BEGIN SOLUTION\ny = f   # spaced\n# END SOLUTION\nz = jax.jit(g)\n"]
+        "# BEGIN SOLUTION\ny = f   # spaced\n# END SOLUTION\nz = jax.jit(g)\n"
+    ]
     assert answer_lines("x = 1  # SOLUTION\ny = 2\n") == {1}
 
 

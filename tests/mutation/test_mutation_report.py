@@ -18,13 +18,24 @@ from autograder.mutation.report import MutationReport, print_report
 
 
 def _mutant(task: str, name: str) -> Mutant:
-    return Mutant(f"{task}-swap-{name}", task, "cell-1", "swap", f"change {name}", 2, "y = 2\n",
-                  "--- solution\n+++ mutant\n@@ -1 +1 @@\n-y = 1\n+y = 2\n", True)
+    return Mutant(
+        f"{task}-swap-{name}",
+        task,
+        "cell-1",
+        "swap",
+        f"change {name}",
+        2,
+        "y = 2\n",
+        "--- solution\n+++ mutant\n@@ -1 +1 @@\n-y = 1\n+y = 2\n",
+        True,
+    )
 
 
 def _grade(failed: set[str], status: str = "graded") -> GradeResult:
-    checks = tuple(CheckResult("t1", name, name, 5, name not in failed, f"{name} failed" if name in failed else "",
-                               False) for name in ("values", "timing"))
+    checks = tuple(
+        CheckResult("t1", name, name, 5, name not in failed, f"{name} failed" if name in failed else "", False)
+        for name in ("values", "timing")
+    )
     return GradeResult("labX", "n.ipynb", status, None, 10, (TaskResult("t1", 10, checks),))
 
 
@@ -33,24 +44,32 @@ def test_a_mutant_is_killed_only_by_a_check_the_solution_passed():
     assert judge(_mutant("t1", "a"), _grade({"timing"}), solution).verdict == "survived"
     killed = judge(_mutant("t1", "b"), _grade({"values", "timing"}), solution)
     assert (killed.verdict, killed.detail, killed.status) == ("killed", "values: values failed", "graded")
-    assert judge(_mutant("t1", "c"), GradeResult("labX", "n", "grader error", "boom", 10), solution).verdict == \
-        "not graded"
+    assert (
+        judge(_mutant("t1", "c"), GradeResult("labX", "n", "grader error", "boom", 10), solution).verdict
+        == "not graded"
+    )
 
 
 def test_the_report_counts_per_task_lists_equivalents_apart_and_names_stale_records():
-    outcomes = (Outcome(_mutant("t1", "a"), "killed", 5, 10, "values: wrong"),
-                Outcome(_mutant("t1", "b"), "survived", 10, 10), Outcome(_mutant("t1", "c"), "survived", 10, 10),
-                Outcome(_mutant("t2", "d"), "does not parse"), Outcome(_mutant("t2", "e"), "killed", 0, 10),
-                Outcome(_mutant("t2", "f"), "killed", 0, 10, "timeout: the notebook ran over 600 s", "timeout"))
+    outcomes = (
+        Outcome(_mutant("t1", "a"), "killed", 5, 10, "values: wrong"),
+        Outcome(_mutant("t1", "b"), "survived", 10, 10),
+        Outcome(_mutant("t1", "c"), "survived", 10, 10),
+        Outcome(_mutant("t2", "d"), "does not parse"),
+        Outcome(_mutant("t2", "e"), "killed", 0, 10),
+        Outcome(_mutant("t2", "f"), "killed", 0, 10, "timeout: the notebook ran over 600 s", "timeout"),
+    )
     equivalents = {"t1-swap-c": "the same layout", "t2-swap-e": "thought equivalent", "t1-swap-gone": "old"}
     report = MutationReport("labX", _grade(set()), outcomes, equivalents)
     assert [vars(c) for c in report.per_task()] == [
         {"task": "t1", "made": 3, "killed": 1, "survived": 1, "equivalent": 1, "not_graded": 0},
-        {"task": "t2", "made": 3, "killed": 2, "survived": 0, "equivalent": 0, "not_graded": 1}]
+        {"task": "t2", "made": 3, "killed": 2, "survived": 0, "equivalent": 0, "not_graded": 1},
+    ]
     assert report.score == 3 / 4 and [o.mutant.id for o in report.survivors] == ["t1-swap-b"]
     assert report.stale_records() == [
         "t2-swap-e is recorded as equivalent but the graders kill it: remove its record",
-        "t1-swap-gone is recorded as equivalent but no longer made (its cell changed): remove its record"]
+        "t1-swap-gone is recorded as equivalent but no longer made (its cell changed): remove its record",
+    ]
     console = Console(record=True, width=200)
     print_report(report, console)
     text = console.export_text()
@@ -82,8 +101,7 @@ def test_one_tasks_mutants_are_graded_on_a_local_cluster(tmp_path, capsys):
     out = tmp_path / "report.json"
     code = main(["mutants", "lab2_three_ways", "--task", "t1", "--workers", "1", "--json", str(out)])
     report = json.loads(out.read_text())
-    assert report["tasks"] == [{"task": "t1", "made": 1, "killed": 1, "survived": 0, "equivalent": 0,
-                                "not_graded": 0}]
+    assert report["tasks"] == [{"task": "t1", "made": 1, "killed": 1, "survived": 0, "equivalent": 0, "not_graded": 0}]
     (mutant,) = report["mutants"]
     assert mutant["description"] == "`jax.device_put`'s arguments `A` and `sharding` swapped"
     assert code == 0 and report["score"] == 1.0

@@ -5,11 +5,11 @@ import resource
 import socket
 
 import pytest
+from grading_session import grade_all
+from hostile_submissions import CASES, network_case
 
 from autograder.lab import load_lab
 from autograder.run.sandbox import sandbox_problem
-from grading_session import grade_all
-from hostile_submissions import CASES, network_case
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 LAB = load_lab("lab2_three_ways")

@@ -19,8 +19,7 @@ LIMITS = Limits(cell_timeout=30, total_timeout=120)
 
 
 def _plan(*sources: str) -> Plan:
-    return Plan(tuple(RunCell(source, "student", None, i + 1, f"cell {i + 1}") for i, source in enumerate(sources)),
-                ())
+    return Plan(tuple(RunCell(source, "student", None, i + 1, f"cell {i + 1}") for i, source in enumerate(sources)), ())
 
 
 LEAVE_TRACES = _plan(
@@ -132,8 +131,9 @@ def test_after_close_no_kernel_process_or_directory_remains(pool):
     launcher = spare.km.provisioner.process.pid
     pool.close()
     assert _gone(launcher) and not spare.root.exists()
-    leftovers = [p for p in psutil.process_iter(["cmdline"])
-                 if any(str(spare.root) in arg for arg in p.info["cmdline"] or [])]
+    leftovers = [
+        p for p in psutil.process_iter(["cmdline"]) if any(str(spare.root) in arg for arg in p.info["cmdline"] or [])
+    ]
     assert leftovers == []
     with pytest.raises(RuntimeError, match="closed"):
         pool.execute(_plan("pass"), {}, LIMITS, 2)

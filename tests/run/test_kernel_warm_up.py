@@ -7,8 +7,7 @@ import pytest
 
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
-from autograder.run.kernel import Limits
-from autograder.run.kernel import LAB_PROBE_MODULE
+from autograder.run.kernel import LAB_PROBE_MODULE, Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem
 
@@ -38,11 +37,17 @@ probe.gate.set()
 def test_a_cell_that_measures_time_waits_for_the_warm_up_to_end(tmp_path):
     lab_probe = tmp_path / "kernel_probe.py"
     lab_probe.write_text(LAB_PROBE)
-    plan = Plan((RunCell(OPEN_THE_GATE, "student", "t1", 1, "cell 1"), CaptureTask("t1"),
-                 RunCell("warmed = bool(probe.ended)", "student", "t2", 2, "cell 2"), CaptureTask("t2")), ())
+    plan = Plan(
+        (
+            RunCell(OPEN_THE_GATE, "student", "t1", 1, "cell 1"),
+            CaptureTask("t1"),
+            RunCell("warmed = bool(probe.ended)", "student", "t2", 2, "cell 2"),
+            CaptureTask("t2"),
+        ),
+        (),
+    )
     captures = {"t1": TaskCapture("t1"), "t2": TaskCapture("t2", names=("warmed",), times_code=True)}
-    execution = execute_plan(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1,
-                             lab_probe=lab_probe)
+    execution = execute_plan(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1, lab_probe=lab_probe)
     assert execution.status == "completed", execution.reason
     assert [c.error for c in execution.cells] == [None, None]
     assert execution.facts["t2"].get("warmed").value is True

@@ -57,8 +57,14 @@ def _run(steps, names):
 
 
 def test_a_fork_bomb_cannot_keep_the_kernel_from_starting_threads():
-    execution = _run([RunCell(FORK_BOMB, "student", "t1", 1, "cell 1"),
-                      RunCell(NEEDS_A_THREAD, "student", "t1", 2, "cell 2"), CaptureTask("t1")], ("ok", "children"))
+    execution = _run(
+        [
+            RunCell(FORK_BOMB, "student", "t1", 1, "cell 1"),
+            RunCell(NEEDS_A_THREAD, "student", "t1", 2, "cell 2"),
+            CaptureTask("t1"),
+        ],
+        ("ok", "children"),
+    )
     assert execution.status == "completed", execution.reason
     bomb, thread = execution.cells
     assert thread.error is None

@@ -122,8 +122,7 @@ def test_a_uid_of_its_own_finds_orphans_outside_any_namespace(tmp_path):
     lease = lease_uid()
     uid = lease.uid
     try:
-        command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
-                   sys.executable, "-c", KERNEL]
+        command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", sys.executable, "-c", KERNEL]
         process, launcher, harness = _start(command, cwd=tmp_path)
         process.stdin.write("go\n")
         process.stdin.flush()

@@ -40,8 +40,10 @@ def _run(steps, names, limits=Limits(cell_timeout=60, total_timeout=300, output_
 
 
 def test_the_kernels_own_cap_holds_after_ipython_wraps_the_streams():
-    execution = _run([RunCell(MANY_SMALL_WRITES, "student", "t1", 1, "cell 1"),
-                      RunCell(KERNEL_CAP, "student", "t1", 2, "cell 2")], ("cap_cut", "cap_chars"))
+    execution = _run(
+        [RunCell(MANY_SMALL_WRITES, "student", "t1", 1, "cell 1"), RunCell(KERNEL_CAP, "student", "t1", 2, "cell 2")],
+        ("cap_cut", "cap_chars"),
+    )
     assert execution.status == "completed", execution.reason
     facts = execution.facts["t1"].names
     assert facts["cap_cut"].value is True and facts["cap_chars"].value == 10_000_000
@@ -49,8 +51,9 @@ def test_the_kernels_own_cap_holds_after_ipython_wraps_the_streams():
 
 
 def test_a_message_over_the_transports_cap_is_said_and_later_output_still_arrives():
-    execution = _run([RunCell(HUGE_DISPLAY, "student", "t1", 1, "cell 1"),
-                      RunCell(LATER_ERROR, "student", "t1", 2, "cell 2")], ())
+    execution = _run(
+        [RunCell(HUGE_DISPLAY, "student", "t1", 1, "cell 1"), RunCell(LATER_ERROR, "student", "t1", 2, "cell 2")], ()
+    )
     assert execution.status == "completed", execution.reason
     flood, later = execution.cells
     assert flood.output_truncated

@@ -4,11 +4,11 @@ import copy
 
 import nbformat
 import pytest
-
-from autograder.run.check_cells import is_check_cell, is_check_code, new_check_cell
-from autograder.lab import lab_ids, load_lab
-from autograder.run.plan import CaptureTask, RunCell, build_plan
 from submission_notebooks import answer_cells, solution_answers
+
+from autograder.lab import lab_ids, load_lab
+from autograder.run.check_cells import is_check_cell, is_check_code, new_check_cell
+from autograder.run.plan import CaptureTask, RunCell, build_plan
 
 
 def _template():
@@ -46,8 +46,13 @@ def test_locked_cells_run_in_the_labs_version_and_captures_follow_each_task():
     template = _template()
     plan = build_plan(template, _answered(template, answer1="y = A", answer2="z = B"))
     assert _steps(plan) == [
-        ("lab", "import jax\nA = 1"), ("student", "y = A"), ("lab", "print(y)"), ("capture", "t1"),
-        ("lab", "B = 2"), ("student", "z = B"), ("capture", "t2"),
+        ("lab", "import jax\nA = 1"),
+        ("student", "y = A"),
+        ("lab", "print(y)"),
+        ("capture", "t1"),
+        ("lab", "B = 2"),
+        ("student", "z = B"),
+        ("capture", "t2"),
     ]
     assert plan.changes == ()
 
@@ -102,7 +107,7 @@ def _with_check_cells(nb):
     for index, cell in enumerate(nb.cells):
         cells.append(cell)
         task = cell.metadata["autograder"]["task"]
-        later = [c.metadata["autograder"]["task"] for c in nb.cells[index + 1:]]
+        later = [c.metadata["autograder"]["task"] for c in nb.cells[index + 1 :]]
         if task is not None and task not in later:
             cells.append(new_check_cell(task, "x"))
     nb.cells = cells
@@ -149,8 +154,10 @@ def test_code_put_in_a_check_cell_is_reported_as_not_run():
     plan = build_plan(template, nb)
     assert not any("w = 3" in s.source for s in plan.steps if isinstance(s, RunCell))
     position = nb.cells.index(check) + 1
-    assert plan.changes == (f"cell {position} is a check cell holding other code: check cells are not run when "
-                            "grading, so that code was not run",)
+    assert plan.changes == (
+        f"cell {position} is a check cell holding other code: check cells are not run when "
+        "grading, so that code was not run",
+    )
 
 
 def test_a_cell_is_check_code_only_when_it_does_nothing_but_check():

@@ -11,14 +11,25 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
+from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
 
 import autograder
 import autograder.run.sandbox
-from autograder.run.sandbox import (ResourceLimits, SandboxUnavailable, UidLease, bwrap_command, lease_uid, make_private,
-                                readable_by_others, sandbox_environment, sandbox_level, sandbox_problem, uid_command)
 from autograder.run.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
-from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
-from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
+from autograder.run.sandbox import (
+    ResourceLimits,
+    SandboxUnavailable,
+    UidLease,
+    bwrap_command,
+    lease_uid,
+    make_private,
+    readable_by_others,
+    sandbox_environment,
+    sandbox_level,
+    sandbox_problem,
+    uid_command,
+)
 
 needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")
@@ -35,8 +46,9 @@ def run_inside(tmp_path, code, limits=ResourceLimits(), env=None):
         os.chmod(tmp_path, 0o755)
         make_private(workdir, lease.uid)
     try:
-        command = bwrap_command([sys.executable, "-c", textwrap.dedent(code)], workdir, [], env or {}, limits,
-                                lease and lease.uid)
+        command = bwrap_command(
+            [sys.executable, "-c", textwrap.dedent(code)], workdir, [], env or {}, limits, lease and lease.uid
+        )
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     finally:
         if lease is not None:
@@ -46,17 +58,22 @@ def run_inside(tmp_path, code, limits=ResourceLimits(), env=None):
 
 @needs_bwrap
 def test_the_project_and_the_installed_graders_are_invisible(tmp_path):
-    out, err, _ = run_inside(tmp_path, f"""
+    out, err, _ = run_inside(
+        tmp_path,
+        f"""
         import os, importlib.util
-        print(os.path.exists({str(PROJECT)!r}), os.path.exists({str(PROJECT / 'solutions')!r}),
+        print(os.path.exists({str(PROJECT)!r}), os.path.exists({str(PROJECT / "solutions")!r}),
               importlib.util.find_spec('autograder') is not None)
-    """)
+    """,
+    )
     assert out == "False False False", err
 
 
 @needs_bwrap
 def test_only_the_working_directory_is_writable(tmp_path):
-    out, err, _ = run_inside(tmp_path, """
+    out, err, _ = run_inside(
+        tmp_path,
+        """
         import os
         ok = []
         for path in ['result.json', '/usr/x', '/etc/x', '/x', os.path.expanduser('~/x'), '/tmp/x']:
@@ -65,7 +82,8 @@ def test_only_the_working_directory_is_writable(tmp_path):
             except OSError:
                 pass
         print(ok)
-    """)
+    """,
+    )
     assert out == "['result.json', '/tmp/x']", err  # /tmp is the sandbox's own, empty and private
     assert (tmp_path / "work" / "result.json").exists()
 
@@ -74,24 +92,31 @@ def test_only_the_working_directory_is_writable(tmp_path):
 def test_no_network_not_even_the_hosts_loopback(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
-        out, err, _ = run_inside(tmp_path, f"""
+        out, err, _ = run_inside(
+            tmp_path,
+            f"""
             import socket
             try:
                 socket.create_connection(('127.0.0.1', {port}), timeout=3); print('connected')
             except OSError as exc:
                 print('refused')
-        """)
+        """,
+        )
     assert out == "refused", err
 
 
 @needs_bwrap
 def test_runs_unprivileged_in_its_own_process_tree_without_the_hosts_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_SECRET", "hunter2")
-    out, err, _ = run_inside(tmp_path, """
+    out, err, _ = run_inside(
+        tmp_path,
+        """
         import os
         pids = [p for p in os.listdir('/proc') if p.isdigit()]
         print(os.getuid() != 0, len(pids) < 5 and os.getpid() < 10, 'GRADER_SECRET' in os.environ)
-    """, env={"A": "1"})
+    """,
+        env={"A": "1"},
+    )
     assert out == "True True False", err
 
 
@@ -111,7 +136,10 @@ except OSError as exc:
 
 @needs_bwrap
 def test_resource_limits_hold(tmp_path):
-    out, err, _ = run_inside(tmp_path, MEMORY_AND_FILE + """
+    out, err, _ = run_inside(
+        tmp_path,
+        MEMORY_AND_FILE
+        + """
 import os
 children = 0
 for _ in range(200):
@@ -122,11 +150,14 @@ for _ in range(200):
     except OSError:
         break
 print(children < 64)
-""", LIMITS)
+""",
+        LIMITS,
+    )
     assert out.split() == ["MemoryError", "EFBIG", "True"], err
 
 
 # The uid level: what bubblewrap cannot give in Gradescope's container (root, no user namespaces).
+
 
 @pytest.fixture(scope="module")
 def uid_scratch():
@@ -140,8 +171,10 @@ def uid_scratch():
     if out != "ok":
         restore_modes(restore)
         subprocess.run(["rm", "-rf", str(scratch)], check=False)
-        pytest.skip(f"an unprivileged uid cannot run {sys.executable} here (its files must be readable "
-                    f"by every user): {err.strip()[-300:]}")
+        pytest.skip(
+            f"an unprivileged uid cannot run {sys.executable} here (its files must be readable "
+            f"by every user): {err.strip()[-300:]}"
+        )
     yield scratch
     restore_modes(restore)
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
@@ -163,27 +196,32 @@ def run_as_uid(scratch, code, limits=ResourceLimits(), network_filter=False):
 
 @needs_root
 def test_uid_level_reads_and_writes_only_its_own_directory(uid_scratch):
-    out, err = run_as_uid(uid_scratch, f"""
+    out, err = run_as_uid(
+        uid_scratch,
+        f"""
         import os
         ok = []
-        for path in [{str(uid_scratch / 'harness' / 'test_lab.py')!r}, '/etc/shadow']:
+        for path in [{str(uid_scratch / "harness" / "test_lab.py")!r}, '/etc/shadow']:
             try:
                 open(path).read(); ok.append('read ' + path)
             except OSError:
                 pass
-        for path in ['mine', {str(uid_scratch / 'harness' / 'x')!r}, {str(uid_scratch / 'x')!r}, '/usr/x', '/etc/x']:
+        for path in ['mine', {str(uid_scratch / "harness" / "x")!r}, {str(uid_scratch / "x")!r}, '/usr/x', '/etc/x']:
             try:
                 open(path, 'w').write('forged'); ok.append('write ' + os.path.basename(path))
             except OSError:
                 pass
         print(ok, os.getcwd() == os.environ['HOME'], oct(os.stat('.').st_mode & 0o777))
-    """)
+    """,
+    )
     assert out == "['write mine'] True 0o700", err
 
 
 @needs_root
 def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader(uid_scratch):
-    out, err = run_as_uid(uid_scratch, """
+    out, err = run_as_uid(
+        uid_scratch,
+        """
         import ctypes, os
         status = dict(line.split(':', 1) for line in open('/proc/self/status'))
         try:
@@ -194,10 +232,14 @@ def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader
         ctypes.CDLL(None).prctl(2, ctypes.byref(death_signal))  # PR_GET_PDEATHSIG: killed with the grader
         print(os.getuid() >= 60000, os.getgroups(), int(status['CapEff'], 16), status['NoNewPrivs'].strip(),
               sorted(os.environ), signalled, death_signal.value)
-    """)
-    assert out == ("True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', 'MPLCONFIGDIR', 'PATH', "
-                   "'TMPDIR', 'XLA_FLAGS'] "
-                   "False 9"), err
+    """,
+    )
+    assert out == (
+        "True [] 0 1 ['HOME', 'IPYTHONDIR', 'LANG', 'MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_', "
+        "'MPLCONFIGDIR', 'PATH', "
+        "'TMPDIR', 'XLA_FLAGS'] "
+        "False 9"
+    ), err
 
 
 @needs_root
@@ -211,20 +253,27 @@ def test_uid_level_resource_limits_hold(uid_scratch):
 def test_uid_level_behind_the_filter_opens_no_network_and_cannot_lift_the_filter(uid_scratch):
     setuid_id = setuid_root_copy_of_id(uid_scratch)
     with Listeners() as listeners:
-        out, err = run_as_uid(uid_scratch, attempts_code(listeners.tcp_port, listeners.udp_port, setuid_id),
-                              network_filter=True)
+        out, err = run_as_uid(
+            uid_scratch, attempts_code(listeners.tcp_port, listeners.udp_port, setuid_id), network_filter=True
+        )
         reached = listeners.reached()
         assert out, err
         attempts = json.loads(out)
         assert {name for name, outcome in attempts.items() if outcome == "succeeded"} == ONLY_SUCCESS, attempts
-        assert attempts["connect to the loopback"] == "EAFNOSUPPORT" and attempts["netlink socket"] == errno.errorcode[errno.EOPNOTSUPP], attempts
+        assert (
+            attempts["connect to the loopback"] == "EAFNOSUPPORT"
+            and attempts["netlink socket"] == errno.errorcode[errno.EOPNOTSUPP]
+        ), attempts
         assert reached == []
         # the same uid without the filter reaches the listener: what the filter closes was open
-        out, err = run_as_uid(uid_scratch, f"""
+        out, err = run_as_uid(
+            uid_scratch,
+            f"""
             import socket
             socket.create_connection(('127.0.0.1', {listeners.tcp_port}), timeout=3).close()
             print('connected')
-        """)
+        """,
+        )
         assert out == "connected", err
         assert len(listeners.reached()) == 1
 
@@ -253,8 +302,9 @@ def test_readable_by_others_follows_the_directories_above(tmp_path):
     (tmp_path / "open" / "f").write_text("x")
     (tmp_path / "closed").mkdir(mode=0o700)
     (tmp_path / "closed" / "f").write_text("x")
-    assert readable_by_others(tmp_path / "open" / "f") is (os.stat(tmp_path.parent).st_mode & 0o001 != 0
-                                                           and all(os.stat(p).st_mode & 0o001 for p in tmp_path.parents))
+    assert readable_by_others(tmp_path / "open" / "f") is (
+        os.stat(tmp_path.parent).st_mode & 0o001 != 0 and all(os.stat(p).st_mode & 0o001 for p in tmp_path.parents)
+    )
     assert not readable_by_others(tmp_path / "closed" / "f")
     assert not readable_by_others(tmp_path / "missing")
 
@@ -269,8 +319,10 @@ def test_the_level_is_bubblewrap_then_uid_with_or_without_the_filter_then_a_refu
     monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: "prctl(PR_SET_SECCOMP): Invalid argument")
     assert sandbox_level() == "uid"
     monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
-    with pytest.raises(SandboxUnavailable, match="`bwrap` is not installed; and the uid sandbox cannot either: "
-                                                 "it needs root.*--no-sandbox"):
+    with pytest.raises(
+        SandboxUnavailable,
+        match="`bwrap` is not installed; and the uid sandbox cannot either: it needs root.*--no-sandbox",
+    ):
         sandbox_level()
 
 
@@ -288,10 +340,14 @@ def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypat
 
     monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", autograder.run.sandbox.uid_sandbox_problem.__wrapped__)
+    monkeypatch.setattr(
+        autograder.run.sandbox, "uid_sandbox_problem", autograder.run.sandbox.uid_sandbox_problem.__wrapped__
+    )
     assert main(["grade", str(PROJECT / "assignments" / "lab2_three_ways" / "lab2_three_ways.ipynb")]) == 2
     err = capsys.readouterr().err
-    assert "cannot sandbox the kernel: `bwrap` is not installed; and the uid sandbox cannot either: it needs root" in err
+    assert (
+        "cannot sandbox the kernel: `bwrap` is not installed; and the uid sandbox cannot either: it needs root" in err
+    )
 
 
 @needs_bwrap

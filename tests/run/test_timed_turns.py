@@ -22,9 +22,11 @@ def own_turns(monkeypatch, tmp_path):
 
 def cell_of(owner, events, name):
     """A kernel's code: waits for its turn, notes when it ran."""
+
     async def run():
         async with CellTurn(owner):
             events.append(name)
+
     return run
 
 
@@ -79,6 +81,7 @@ def test_a_kernel_waiting_at_the_gate_goes_on_once_its_process_takes_the_turn_or
     # the gate already taken by this process, the turn not yet complete when the kernel arrived
     gate = timed_turns._open("gate")
     import fcntl
+
     fcntl.flock(gate, fcntl.LOCK_EX)
     arrived = in_thread(cell_of(3, events, "kernel that arrived during the taking"))
     arrived.join(0.5)

@@ -7,8 +7,10 @@ from autograder.self_check.cell_output import SELECTOR, STYLE, NotebookCheck, ch
 
 
 def _rules(css: str) -> list[tuple[list[str], str]]:
-    return [([s.strip() for s in re.split(r",(?![^()]*\))", selectors)], body)
-            for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css)]
+    return [
+        ([s.strip() for s in re.split(r",(?![^()]*\))", selectors)], body)
+        for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css)
+    ]
 
 
 def test_every_rule_is_scoped_to_the_checks_wrapper():

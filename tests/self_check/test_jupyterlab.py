@@ -10,19 +10,25 @@ import importlib.util
 import re
 
 import pytest
-
 from headless_chromium import chromium, chromium_page
 from lab_frontend import (
-    JUPYTERLAB, assert_every_task_passed, assert_not_attempted, assert_wrong_layout_shown, jupyter_server,
-    lab_notebooks, run_all, shown_verdicts,
+    JUPYTERLAB,
+    assert_every_task_passed,
+    assert_not_attempted,
+    assert_wrong_layout_shown,
+    jupyter_server,
+    lab_notebooks,
+    run_all,
+    shown_verdicts,
 )
 from student_install import plain_environment
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(chromium() is None, reason="chromium is not installed: the browser test needs it"),
-    pytest.mark.skipif(importlib.util.find_spec("jupyterlab") is None,
-                       reason="jupyterlab is not installed (pip install '.[test]')"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("jupyterlab") is None, reason="jupyterlab is not installed (pip install '.[test]')"
+    ),
 ]
 
 # (text colour, background behind it) of every element with text of its own in the check results.
@@ -54,14 +60,17 @@ def lab_pages(tmp_path_factory, students_wheel_python):
     root = folder / "notebooks"
     notebooks = lab_notebooks(root)
     shown = {}
-    with jupyter_server(JUPYTERLAB, root, folder / "user", plain_environment(), students_wheel_python) \
-            as (url, token), chromium_page(chromium()) as page:
+    with (
+        jupyter_server(JUPYTERLAB, root, folder / "user", plain_environment(), students_wheel_python) as (url, token),
+        chromium_page(chromium()) as page,
+    ):
         for name, notebook in notebooks.items():
             run_all(JUPYTERLAB, page, url, token, notebook)
             verdicts = shown_verdicts(page)
             pictures = [p.is_visible() for p in page.query_selector_all(".autograder-check .pictures pre")]
-            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
-                          "{theme: 'JupyterLab Dark'})")
+            page.evaluate(
+                "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+            )
             page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=60_000)
             colours = page.evaluate(COLOURS)
             last = page.query_selector_all(".autograder-check")[-1]
@@ -69,8 +78,9 @@ def lab_pages(tmp_path_factory, students_wheel_python):
             page.screenshot(path=folder / f"{name}.png")
             last.screenshot(path=folder / f"{name}-check.png")
             print(f"JupyterLab screenshots of {name}: {folder / name}.png, {folder / name}-check.png")
-            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', "
-                          "{theme: 'JupyterLab Light'})")
+            page.evaluate(
+                "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+            )
             page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
             shown[name] = (verdicts, colours, pictures)
     return folder, shown

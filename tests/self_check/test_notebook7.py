@@ -11,13 +11,18 @@ import importlib.metadata
 import importlib.util
 
 import pytest
-from packaging.version import Version
-
 from headless_chromium import chromium, chromium_page
 from lab_frontend import (
-    NOTEBOOK_7, assert_every_task_passed, assert_not_attempted, assert_wrong_layout_shown, jupyter_server,
-    lab_notebooks, run_all, shown_verdicts,
+    NOTEBOOK_7,
+    assert_every_task_passed,
+    assert_not_attempted,
+    assert_wrong_layout_shown,
+    jupyter_server,
+    lab_notebooks,
+    run_all,
+    shown_verdicts,
 )
+from packaging.version import Version
 from student_install import plain_environment
 
 
@@ -30,10 +35,13 @@ def _notebook_version() -> Version | None:
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(chromium() is None, reason="chromium is not installed: the browser test needs it"),
-    pytest.mark.skipif(_notebook_version() is None,
-                       reason="the notebook package (Notebook 7) is not installed (pip install '.[test]')"),
-    pytest.mark.skipif((_notebook_version() or Version("7")) < Version("7"),
-                       reason=f"notebook {_notebook_version()} is the old classic Notebook, not Notebook 7"),
+    pytest.mark.skipif(
+        _notebook_version() is None, reason="the notebook package (Notebook 7) is not installed (pip install '.[test]')"
+    ),
+    pytest.mark.skipif(
+        (_notebook_version() or Version("7")) < Version("7"),
+        reason=f"notebook {_notebook_version()} is the old classic Notebook, not Notebook 7",
+    ),
 ]
 
 
@@ -45,8 +53,10 @@ def notebook_pages(tmp_path_factory, students_wheel_python):
     root = folder / "notebooks"
     notebooks = lab_notebooks(root)
     shown = {}
-    with jupyter_server(NOTEBOOK_7, root, folder / "user", plain_environment(), students_wheel_python) \
-            as (url, token), chromium_page(chromium()) as page:
+    with (
+        jupyter_server(NOTEBOOK_7, root, folder / "user", plain_environment(), students_wheel_python) as (url, token),
+        chromium_page(chromium()) as page,
+    ):
         for name, notebook in notebooks.items():
             run_all(NOTEBOOK_7, page, url, token, notebook)
             verdicts = shown_verdicts(page)

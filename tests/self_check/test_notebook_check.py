@@ -15,19 +15,19 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client import AsyncKernelManager
-from nbclient import NotebookClient
-
-import autograder.self_check as ag
-from autograder.self_check.checker_process import CheckerProcess, checker_environment
-from autograder.checks import Layout, MeshSpec, render_layout
-from autograder.grading.pytest_plugin import CheckResult
-from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
-from autograder.lab import load_lab
 from headless_chromium import chromium, render
+from jupyter_client import AsyncKernelManager
 from known_grade_case import solved
 from lab_submissions import CASES_BY_LAB, fixed_checks
+from nbclient import NotebookClient
 from submission_notebooks import make_submission
+
+import autograder.self_check as ag
+from autograder.checks import Layout, MeshSpec, render_layout
+from autograder.grading.pytest_plugin import CheckResult
+from autograder.lab import load_lab
+from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
+from autograder.self_check.checker_process import CheckerProcess, checker_environment
 
 LAB = load_lab("lab2_three_ways")
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
@@ -44,8 +44,13 @@ def test_inline_verdicts_equal_the_public_verdicts_of_grading(lab_grades, lab_in
     failures = 0
     for name, checks in inline.items():  # a verdict on timing is measured anew by each: not compared
         tasks = {c.task for c in checks}
-        graded = {c.name: c.passed for t in grades[name].tasks if t.task in tasks
-                  for c in fixed_checks(lab_id, t.checks) if not c.hidden}
+        graded = {
+            c.name: c.passed
+            for t in grades[name].tasks
+            if t.task in tasks
+            for c in fixed_checks(lab_id, t.checks)
+            if not c.hidden
+        }
         assert {c.name: c.passed for c in fixed_checks(lab_id, checks)} == graded, name
         assert not any(c.hidden for c in checks)
         failures += sum(not c.passed for c in fixed_checks(lab_id, checks))
@@ -72,8 +77,13 @@ def _run(nb, directory: Path):
     """Run ``nb`` from its own file, as Jupyter does (which names the file in ``JPY_SESSION_NAME``)."""
     directory.mkdir()
     nbformat.write(nb, directory / "lab.ipynb")
-    client = NotebookClient(nb, km=AsyncKernelManager(kernel_name="python3"), timeout=300, allow_errors=True,
-                            resources={"metadata": {"path": str(directory)}})
+    client = NotebookClient(
+        nb,
+        km=AsyncKernelManager(kernel_name="python3"),
+        timeout=300,
+        allow_errors=True,
+        resources={"metadata": {"path": str(directory)}},
+    )
     client.execute(env={**checker_environment(), "JPY_SESSION_NAME": "lab.ipynb"})
     return nb
 
@@ -87,9 +97,13 @@ def checked_notebooks(tmp_path_factory):
     solution = nbformat.read(make_submission(LAB, solved(*(t.id for t in LAB.tasks)), directory / "s.ipynb"), 4)
     untouched = copy.deepcopy(LAB.template)
     untouched.cells.append(nbformat.v4.new_code_cell("import autograder.self_check as ag\nag.check()"))
-    wrong = nbformat.read(make_submission(LAB, {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"},
-                                          directory / "w.ipynb"), 4)
-    wrong.cells = wrong.cells[:[c.id for c in wrong.cells].index("check-t1") + 1]
+    wrong = nbformat.read(
+        make_submission(
+            LAB, {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"}, directory / "w.ipynb"
+        ),
+        4,
+    )
+    wrong.cells = wrong.cells[: [c.id for c in wrong.cells].index("check-t1") + 1]
     notebooks = {"solution": solution, "untouched": untouched, "wrong_layout": wrong}
     with ThreadPoolExecutor(2) as pool:
         runs = {name: pool.submit(_run, nb, directory / name) for name, nb in notebooks.items()}
@@ -155,8 +169,10 @@ def test_the_lab_is_read_from_the_notebook_file_or_asked_for(tmp_path, monkeypat
 def test_a_kernel_without_8_cpu_devices_is_told_how_to_set_them():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
     env["JAX_PLATFORMS"] = "cpu"
-    code = ("import autograder.self_check as ag\nfrom autograder.self_check.cell_output import check_html\n"
-            f"print(check_html(ag.check_namespace({{'A_sharded': 1}}, 't1', {LAB.id!r})))")
+    code = (
+        "import autograder.self_check as ag\nfrom autograder.self_check.cell_output import check_html\n"
+        f"print(check_html(ag.check_namespace({{'A_sharded': 1}}, 't1', {LAB.id!r})))"
+    )
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "data-verdict='problem'" in shown.stdout and "JAX in this kernel has 1 cpu device." in shown.stdout
@@ -189,10 +205,20 @@ def _report() -> NotebookCheck:
     mesh = MeshSpec((2, 4), ("x", "y"))
     expected = render_layout(Layout.of_spec(mesh, ("x", "y"), (4, 16)))
     found = render_layout(Layout.of_spec(mesh, ("y", "x"), (4, 16)))
-    t1 = (CheckResult("t1", "test_t1_values", "`A_sharded` holds the values of A", 3, True, "", False),
-          CheckResult("t1", "test_t1_layout", "`A_sharded` is laid out as P('x', 'y')", 5, False,
-                      "`A_sharded`: expected rows over `x`, found rows over `y` <b>", False,
-                      expected_picture=expected, found_picture=found))
+    t1 = (
+        CheckResult("t1", "test_t1_values", "`A_sharded` holds the values of A", 3, True, "", False),
+        CheckResult(
+            "t1",
+            "test_t1_layout",
+            "`A_sharded` is laid out as P('x', 'y')",
+            5,
+            False,
+            "`A_sharded`: expected rows over `x`, found rows over `y` <b>",
+            False,
+            expected_picture=expected,
+            found_picture=found,
+        ),
+    )
     return NotebookCheck(LAB.id, (TaskCheck("t1", t1), TaskCheck("t2", undefined=("A_xN", "A_Ny")), TaskCheck("t3")))
 
 
@@ -208,8 +234,10 @@ def test_the_inline_result_shows_points_messages_and_pictures_escaped():
 @pytest.mark.skipif(chromium() is None, reason="chromium is not installed")
 def test_the_inline_result_renders_in_a_headless_browser(tmp_path):
     page = tmp_path / "cell.html"
-    page.write_text("<!doctype html><html><head><meta charset='utf-8'></head><body><div class='output'>"
-                    f"{check_html(_report())}</div></body></html>")
+    page.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'></head><body><div class='output'>"
+        f"{check_html(_report())}</div></body></html>"
+    )
     shot = tmp_path / "cell.png"
     dom = render(page, shot)
     assert 'data-task="t1" data-verdict="partial"' in dom and 'data-verdict="not attempted"' in dom

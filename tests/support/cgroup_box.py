@@ -103,8 +103,14 @@ def _oom_kills(memory: Path, version: str) -> int:
     return 0
 
 
-def run_in_box(command: list[str], memory_bytes: int, cpus: float, env: dict[str, str] | None = None,
-               cwd: Path | None = None, timeout: float = 1800) -> BoxRun:
+def run_in_box(
+    command: list[str],
+    memory_bytes: int,
+    cpus: float,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 1800,
+) -> BoxRun:
     """Run ``command`` in a new cgroup of ``memory_bytes`` (no swap) and ``cpus`` CPUs; its peak memory,
     its out-of-memory kills, and its output. The cgroup is removed after."""
     problem = box_problem()
@@ -118,11 +124,13 @@ def run_in_box(command: list[str], memory_bytes: int, cpus: float, env: dict[str
 
     started = time.monotonic()
     try:
-        done = subprocess.run(command, env=env, cwd=cwd, preexec_fn=join, capture_output=True, text=True,
-                              timeout=timeout)
+        done = subprocess.run(
+            command, env=env, cwd=cwd, preexec_fn=join, capture_output=True, text=True, timeout=timeout
+        )
         seconds = time.monotonic() - started
-        return BoxRun(done.returncode, done.stdout + done.stderr, _peak(memory, version),
-                      _oom_kills(memory, version), seconds)
+        return BoxRun(
+            done.returncode, done.stdout + done.stderr, _peak(memory, version), _oom_kills(memory, version), seconds
+        )
     finally:
         for folder in folders:
             _empty_and_remove(folder)

@@ -34,9 +34,14 @@ class Installation:
         self.bin = scratch / "bin"
         self.cache = scratch / "image-cache"  # the reference cache setup.sh warms, as in the image
         source = self.unpack(scratch / "setup")
-        env = {**_clean_environment(), "AUTOGRADER_GRADESCOPE_OFFLINE": "1", "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable,
-               "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"), "AUTOGRADER_GRADESCOPE_BIN": str(self.bin),
-               "AUTOGRADER_GRADESCOPE_CACHE": str(self.cache)}
+        env = {
+            **_clean_environment(),
+            "AUTOGRADER_GRADESCOPE_OFFLINE": "1",
+            "AUTOGRADER_GRADESCOPE_PYTHON": sys.executable,
+            "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
+            "AUTOGRADER_GRADESCOPE_BIN": str(self.bin),
+            "AUTOGRADER_GRADESCOPE_CACHE": str(self.cache),
+        }
         done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"setup.sh failed: {done.stderr}"
         self.setup_output = done.stdout + done.stderr
@@ -57,14 +62,20 @@ class Installation:
         for filename, data in files.items():
             (root / "submission" / filename).write_bytes(data)
         path = f"{self.bin}:{os.environ['PATH'] if bwrap else self.without_bwrap}"
-        env = {**_clean_environment(), "PATH": path, "AUTOGRADER_GRADESCOPE_ROOT": str(root), "HOME": str(root / "home")}
+        env = {
+            **_clean_environment(),
+            "PATH": path,
+            "AUTOGRADER_GRADESCOPE_ROOT": str(root),
+            "HOME": str(root / "home"),
+        }
         return root, source, env
 
     def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
         """results.json, run_autograder's output and the root, for a submission of ``files``."""
         root, source, env = self.prepare(name, files, bwrap)
-        done = subprocess.run([str(source / "run_autograder")], env=env, cwd=root, capture_output=True, text=True,
-                              timeout=900)
+        done = subprocess.run(
+            [str(source / "run_autograder")], env=env, cwd=root, capture_output=True, text=True, timeout=900
+        )
         results = json.loads((root / "results" / "results.json").read_text())
         return results, done.stdout + done.stderr, root
 
@@ -90,8 +101,11 @@ def unpack_zip(archive_path: Path, root: Path) -> Path:
 def _clean_environment() -> dict[str, str]:
     """This environment without what points Python at the checkout (the zip's harness must be used) or
     at the suite's reference cache (the image's own is)."""
-    return {k: v for k, v in os.environ.items()
-            if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "AUTOGRADER_ROOT", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")
+    }
 
 
 def _path_without(directory: Path, tool: str) -> str:

@@ -5,17 +5,18 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from autograder.run.kernel import Limits
-from autograder.grading.pipeline import grade_with_execution
-from autograder.self_check.task_checker import public_checks
 from submission_notebooks import make_submission
+
+from autograder.grading.pipeline import grade_with_execution
+from autograder.run.kernel import Limits
+from autograder.self_check.task_checker import public_checks
 
 SEED = 20261121
 
 
-
-def grade_all(lab, cases, directory: Path, workers: int = 2, include_reference: bool = True,
-              inline: dict | None = None) -> dict:
+def grade_all(
+    lab, cases, directory: Path, workers: int = 2, include_reference: bool = True, inline: dict | None = None
+) -> dict:
     """name -> GradeResult for every case, and the solution and the untouched student notebook.
 
     With ``inline``, also name -> the public checks the notebook's checker finds on the facts of that
@@ -28,8 +29,9 @@ def grade_all(lab, cases, directory: Path, workers: int = 2, include_reference: 
         jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))
     # Two at a time in threads of this process: they share its timed turn (run/timed_turns.py)
     with ThreadPoolExecutor(workers) as pool:
-        futures = {name: pool.submit(_graded, lab, path, limits, inline is not None)
-                   for name, (path, limits) in jobs.items()}
+        futures = {
+            name: pool.submit(_graded, lab, path, limits, inline is not None) for name, (path, limits) in jobs.items()
+        }
         graded = {name: future.result() for name, future in futures.items()}
     if inline is not None:
         inline.update({name: checks for name, (_, checks) in graded.items()})

@@ -8,7 +8,8 @@ from known_grade_case import Case, solved
 
 WRONG_T1 = "A_sharded = jnp.zeros((4, 16))"
 
-PATCH_CHECKS = """
+PATCH_CHECKS = (
+    """
 import numpy, jax
 numpy.allclose = lambda *a, **k: True
 numpy.array_equal = lambda *a, **k: True
@@ -16,7 +17,9 @@ numpy.testing.assert_allclose = lambda *a, **k: None
 jax.numpy.allclose = lambda *a, **k: True
 jax.typeof = lambda x: 'float32[4@x,16@y]'
 jax.Array.__eq__ = lambda self, other: True
-""" + WRONG_T1
+"""
+    + WRONG_T1
+)
 
 BLANK_LATER_CELLS = "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])"
 
@@ -33,7 +36,8 @@ for path in found:
                 exec(''.join(cell['source']))
 """
 
-FAKE_RESULTS = """
+FAKE_RESULTS = (
+    """
 import json, os
 fake = {"score": 100, "tests": [], "task": "t1", "names": {"A_sharded": {"kind": "value", "value": 1}}}
 written = 0
@@ -47,7 +51,9 @@ for root in ['.', '/tmp', os.path.expanduser('~'), '..', '/work', '/root']:
 for task in ['t1', 't2', 't3']:
     os.makedirs(f'.facts/{task}', exist_ok=True)
     open(f'.facts/{task}/facts.json', 'w').write(json.dumps(dict(fake, task=task)))
-""" + WRONG_T1
+"""
+    + WRONG_T1
+)
 
 C_SLEEP = """
 import ctypes, signal
@@ -105,20 +111,25 @@ A_sharded = jax.device_put(A, sharding)
 
 
 def network_case(port: int) -> Case:
-    code = ("import socket\n"
-            f"socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
-            "A_sharded = jax.device_put(A, sharding)  # only reached with a network\n")
+    code = (
+        "import socket\n"
+        f"socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+        "A_sharded = jax.device_put(A, sharding)  # only reached with a network\n"
+    )
     return Case("network", {"t1": code, **solved("t2")}, {"t2": 8})
 
 
 CASES = [
     Case("patch_checks", {"t1": PATCH_CHECKS, **solved("t2")}, {"t2": 8}),
-    Case("blank_later_cells", {**solved("t1"), "t2": BLANK_LATER_CELLS, **solved("t3")}, {"t1": 8},
-         messages={"t3": "nothing could be read"}),
+    Case(
+        "blank_later_cells",
+        {**solved("t1"), "t2": BLANK_LATER_CELLS, **solved("t3")},
+        {"t1": 8},
+        messages={"t3": "nothing could be read"},
+    ),
     Case("search_solutions", {"t1": SEARCH_SOLUTIONS, **solved("t2")}, {"t2": 8}),
     Case("fake_results", {"t1": FAKE_RESULTS, **solved("t2")}, {"t2": 8}),
-    Case("sleep_in_c", {**solved("t1"), "t2": C_SLEEP, **solved("t3")}, {"t1": 8}, status="timeout",
-         cell_timeout=10.0),
+    Case("sleep_in_c", {**solved("t1"), "t2": C_SLEEP, **solved("t3")}, {"t1": 8}, status="timeout", cell_timeout=10.0),
     Case("fork_bomb", {"t1": FORK_BOMB, **solved("t2")}, {"t1": 8, "t2": 8}),
     Case("memory_bomb", {"t1": MEMORY_BOMB, **solved("t2")}, {"t1": 8, "t2": 8}),
     Case("output_flood", {"t1": OUTPUT_FLOOD, **solved("t2")}, {"t1": 8, "t2": 8}),

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from student_install import filled_notebook
+from submission_notebooks import make_submission
 
 from autograder.lab import load_lab
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
-from submission_notebooks import make_submission
-from student_install import filled_notebook
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,7 @@ WRONG_T1 = "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))"
 # Settings of the fresh user: every cell stays in the page (no windowing), and no news pop-up.
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                        "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 # The notebook in the main area, with its kernel idle.
 KERNEL_IDLE = """() => {
@@ -72,13 +71,19 @@ def _kernel_spec(data: Path, python: Path | str) -> None:
     """The ``python3`` kernel of ``python`` (a venv with the students' wheel, or this interpreter)."""
     spec = data / "kernels" / "python3"
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3",
+                "language": "python",
+            }
+        )
+    )
 
 
 def _up_to_check_of_t1(nb):
-    nb.cells = nb.cells[:[c.get("id") for c in nb.cells].index("check-t1") + 1]
+    nb.cells = nb.cells[: [c.get("id") for c in nb.cells].index("check-t1") + 1]
     return nb
 
 
@@ -94,8 +99,9 @@ def lab_notebooks(root: Path) -> dict[str, str]:
 
 
 @contextmanager
-def jupyter_server(front_end: FrontEnd, root: Path, home: Path, env: dict[str, str],
-                   kernel_python: Path | str = sys.executable):
+def jupyter_server(
+    front_end: FrontEnd, root: Path, home: Path, env: dict[str, str], kernel_python: Path | str = sys.executable
+):
     """A running ``front_end`` serving ``root``, its user directories under ``home``, its kernels
     started by ``kernel_python``, its app reachable from the page as ``window.jupyterapp``; yields its
     base URL and token."""
@@ -106,17 +112,36 @@ def jupyter_server(front_end: FrontEnd, root: Path, home: Path, env: dict[str, s
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**env, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_DATA_DIR": str(data),
-           "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"), "HOME": str(home)}
+    env = {
+        **env,
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_DATA_DIR": str(data),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "HOME": str(home),
+    }
     log_path = home / f"{front_end.module}.log"
     log = log_path.open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", front_end.module, "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={token}",
-         "--ServerApp.open_browser=False", "--ServerApp.allow_root=True",
-         f"--{front_end.app_config}.expose_app_in_browser=True"],
-        env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            front_end.module,
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={root}",
+            f"--IdentityProvider.token={token}",
+            "--ServerApp.open_browser=False",
+            "--ServerApp.allow_root=True",
+            f"--{front_end.app_config}.expose_app_in_browser=True",
+        ],
+        env=env,
+        cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_up(front_end, url, token, server, log_path)
@@ -131,8 +156,9 @@ def jupyter_server(front_end: FrontEnd, root: Path, home: Path, env: dict[str, s
         log.close()
 
 
-def _wait_until_up(front_end: FrontEnd, url: str, token: str, server: subprocess.Popen, log: Path,
-                   timeout: float = 120) -> None:
+def _wait_until_up(
+    front_end: FrontEnd, url: str, token: str, server: subprocess.Popen, log: Path, timeout: float = 120
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -162,9 +188,12 @@ def run_all(front_end: FrontEnd, page, url: str, token: str, notebook: str, time
 
 def shown_verdicts(page) -> list[tuple[str, str]]:
     """(task, verdict) of every check result rendered on the page."""
-    return [tuple(v) for v in page.eval_on_selector_all(
-        ".autograder-check [data-task]", "els => els.map(e => [e.dataset.task, e.dataset.verdict])")]
-
+    return [
+        tuple(v)
+        for v in page.eval_on_selector_all(
+            ".autograder-check [data-task]", "els => els.map(e => [e.dataset.task, e.dataset.verdict])"
+        )
+    ]
 
 
 def assert_every_task_passed(verdicts: list[tuple[str, str]], screenshot: Path) -> None:

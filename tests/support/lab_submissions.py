@@ -27,8 +27,11 @@ _MODULES = {lab_id: _submissions_module(lab_id) for lab_id in lab_ids()}
 
 LABS_WITHOUT_KNOWN_GRADES = sorted(lab_id for lab_id, module in _MODULES.items() if module is None)
 CASES_BY_LAB = {lab_id: module.CASES for lab_id, module in _MODULES.items() if module is not None}
-MEASURED_VERDICTS = {lab_id: frozenset(getattr(module, "MEASURED_VERDICTS", ()))
-                     for lab_id, module in _MODULES.items() if module is not None}
+MEASURED_VERDICTS = {
+    lab_id: frozenset(getattr(module, "MEASURED_VERDICTS", ()))
+    for lab_id, module in _MODULES.items()
+    if module is not None
+}
 
 
 def fixed_checks(lab_id, checks):

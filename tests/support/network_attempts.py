@@ -50,7 +50,8 @@ def second_filter_by_prctl():
 
 def second_filter_by_seccomp():
     number = {'x86_64': 317, 'aarch64': 277}[platform.machine()]
-    checked(libc.syscall(ctypes.c_long(number), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_char_p(ALLOW_ALL_PROGRAM)))
+    checked(libc.syscall(ctypes.c_long(number), ctypes.c_ulong(1), ctypes.c_ulong(0),
+                         ctypes.c_char_p(ALLOW_ALL_PROGRAM)))
     connect_tcp()
 
 def ptrace_itself():
@@ -110,8 +111,10 @@ ONLY_SUCCESS = {"unix socketpair"}  # the control: the attempts run, and Unix so
 
 def attempts_code(tcp_port: int, udp_port: int, setuid_id: Path, report: Path | None = None) -> str:
     """The attempts; their report is written to ``report``, or printed."""
-    return (f"TCP_PORT, UDP_PORT = {tcp_port}, {udp_port}\nSETUID_ID = {str(setuid_id)!r}\n"
-            f"REPORT = {str(report) if report else None!r}\n" + ATTEMPTS)
+    return (
+        f"TCP_PORT, UDP_PORT = {tcp_port}, {udp_port}\nSETUID_ID = {str(setuid_id)!r}\n"
+        f"REPORT = {str(report) if report else None!r}\n" + ATTEMPTS
+    )
 
 
 def setuid_root_copy_of_id(directory: Path) -> Path:

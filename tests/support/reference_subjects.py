@@ -16,8 +16,14 @@ def _log(name: str) -> None:
 @cached_reference
 def table(rows: int, label: str = "t"):
     _log(f"table({rows})")
-    return {"values": np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) / 7, "label": label,
-            "ratio": 1 / 3, "ok": True, "none": None, "parts": (rows, [np.int16(rows)])}
+    return {
+        "values": np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) / 7,
+        "label": label,
+        "ratio": 1 / 3,
+        "ok": True,
+        "none": None,
+        "parts": (rows, [np.int16(rows)]),
+    }
 
 
 @cached_reference

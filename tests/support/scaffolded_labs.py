@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import autograder.authoring.new_lab
 import autograder.lab
 import autograder.labs
-import autograder.authoring.new_lab
 
 
 def use_tmp_labs(monkeypatch, tmp_path: Path) -> Path:

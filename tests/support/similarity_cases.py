@@ -43,8 +43,7 @@ def random_answer(rng: random.Random) -> str:
         elif kind == 1:
             lines.append(f"for i in range({rng.randrange(2, 6)}):\n    {target} = {_expr(rng, names + ['i'])}")
         elif kind == 2:
-            lines.append(f"def {rng.choice(WORDS)}_fn({names[1]}, {names[2]}):\n"
-                         f"    return {_expr(rng, names[1:3])}")
+            lines.append(f"def {rng.choice(WORDS)}_fn({names[1]}, {names[2]}):\n    return {_expr(rng, names[1:3])}")
         else:
             lines.append(f"{target} = {_expr(rng, names)}")
     return "\n".join(lines)

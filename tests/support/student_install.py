@@ -11,12 +11,12 @@ import sysconfig
 from pathlib import Path
 
 import nbformat
-
-from autograder.run.devices import INHERITED_PREFIXES_DROPPED
-from autograder.course import build_student_wheel
-from autograder.lab import Lab
 from known_grade_case import solved
 from submission_notebooks import make_submission
+
+from autograder.course import build_student_wheel
+from autograder.lab import Lab
+from autograder.run.devices import INHERITED_PREFIXES_DROPPED
 
 
 def plain_environment() -> dict[str, str]:
@@ -34,12 +34,32 @@ def installed_venv(directory: Path) -> Path:
     venv = directory / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
     ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
     (Path(purelib) / "test_interpreter_packages.pth").write_text("".join(f"{p}\n" for p in ours))
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                    "--no-index", "--disable-pip-version-check", str(wheel)], check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        check=True,
+        timeout=300,
+    )
     return python
 
 
@@ -48,7 +68,9 @@ def kernel_spec(kernels: Path, python: Path, name: str = "student") -> str:
     spec = kernels / name
     spec.mkdir(parents=True, exist_ok=True)
     argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": f"Python 3 ({name})", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": f"Python 3 ({name})", "language": "python"})
+    )
     return name
 
 

@@ -26,8 +26,9 @@ def solution_answers(lab: Lab) -> dict[str, list[str]]:
     """The solution's answer cells per task, found by cell id in the solution notebook."""
     solution = nbformat.read(lab.solution_path, as_version=4)
     by_id = {cell.get("id"): cell.source for cell in solution.cells}
-    return {task: [by_id[lab.template.cells[i].id] for i in indices]
-            for task, indices in answer_cells(lab.template).items()}
+    return {
+        task: [by_id[lab.template.cells[i].id] for i in indices] for task, indices in answer_cells(lab.template).items()
+    }
 
 
 def make_submission(lab: Lab, answers: dict[str, str | list[str]], path: Path) -> Path:
