@@ -51,13 +51,15 @@ HOUSEKEEPING_MODULE = "_autograder_housekeeping"  # as probe.HOUSEKEEPING_MODULE
 HOUSEKEEPING_SOURCE = Path(__file__).resolve().parent / "kernel_housekeeping.py"
 PROBE_MODULE = "_autograder_probe"
 PROBE_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "probe.py"
+WARM_UP_ENDED = "warm-up-ended"  # the file the warm-up creates in the facts folder once it has ended
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
 TIMEOUT_ENAME = "CellTimeoutError"
 
 
-def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str:
+def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int, warm_up_ended: str | None = None) -> str:
     """Run before any student cell: load the housekeeping and the probes, cap the output, fix the device
-    count for the kernel's life and start the lab probe's warm-up (see run/kernel_housekeeping.py).
+    count for the kernel's life and start the lab probe's warm-up, which creates ``warm_up_ended`` once it
+    has ended (see run/kernel_housekeeping.py).
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
@@ -71,7 +73,7 @@ def startup_code(probe_dir: str, with_lab_probe: bool, output_limit: int) -> str
         f"{HOUSEKEEPING_MODULE}.cap_output({output_limit})\n"
         "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
-        f"{HOUSEKEEPING_MODULE}.start_warm_up()\n"
+        f"{HOUSEKEEPING_MODULE}.start_warm_up({warm_up_ended!r})\n"
         f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"
     )
 
@@ -301,6 +303,7 @@ class StartedKernel:
         self.failure: str | None = None  # why the startup code failed, if it did
         self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
         self.turn = CellTurn()  # its code waits while another grading's timed task holds the machine
+        self.warm_up_hold: asyncio.Task | None = None  # the lab probe's warm-up, held like a cell until it ends
         self.start_ended = asyncio.Event()  # started, failed to, or closed
         self.nb = nbformat.v4.new_notebook()
         self.client = _CappedClient(
@@ -332,13 +335,18 @@ class StartedKernel:
             await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
             await self.client.async_start_new_kernel_client()
             self.client.watch_output_channel()
-            startup = startup_code(str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total)
-            cell = await self.run_code(startup, self.limits.startup_timeout)
+            ended = self.facts_dir / WARM_UP_ENDED if self.with_lab_probe else None
+            startup = startup_code(
+                str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total, str(ended) if ended else None
+            )
+            cell = await self.run_code(startup, self.limits.startup_timeout, warm_up_ended=ended)
             self.failure = cell_error(cell)
             if self.failure is None:
                 self.km.note_harness_processes()
             self.state = "started"
         finally:
+            if self.failure is not None or self.state != "started":  # no warm-up runs
+                self._let_warm_up_go()
             self.start_ended.set()
 
     async def ready(self, timeout: float = 15) -> bool:
@@ -350,17 +358,29 @@ class StartedKernel:
         except Exception:  # it died, or does not answer
             return False
 
-    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
-        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped."""
+    async def run_code(self, source: str, timeout: float, warm_up_ended: Path | None = None) -> nbformat.NotebookNode:
+        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped. With
+        ``warm_up_ended``, the warm-up the code starts is held like this cell until that file appears."""
         cell = nbformat.v4.new_code_cell(source)
         async with self.turn:  # the wait, if any, is before the timeout starts
+            if warm_up_ended is not None:
+                hold = self.turn.hold_beyond()  # taken inside the cell's hold: no timed task slips between
+                if hold.held:
+                    self.warm_up_hold = asyncio.get_running_loop().create_task(
+                        hold.release_when(warm_up_ended.exists, WARM_UP_WAIT)
+                    )
             self.nb.cells.append(cell)
             self.client.start_cell()
             await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
         return cell
 
+    def _let_warm_up_go(self) -> None:
+        if self.warm_up_hold is not None:
+            self.warm_up_hold.cancel()  # release_when lets go of the hold as it ends
+
     async def close(self) -> None:
         """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
+        self._let_warm_up_go()
         self.start_ended.set()
         try:
             await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)

@@ -23,6 +23,7 @@ callable, getattr, len, type = builtins.callable, builtins.getattr, builtins.len
 _waitpid = os.waitpid
 _WNOHANG = os.WNOHANG
 _Thread = threading.Thread
+_os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (kernel.py reads it here)
 WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel.WARM_UP_WAIT)
@@ -84,22 +85,34 @@ def _capped_class(base, limit):
 _warm_up = {"thread": None}
 
 
-def start_warm_up():
+def start_warm_up(ended=None):
     """Start the lab probe's ``warm_up()``, if it has one, on a thread of its own, and return.
 
     A warm-up compiles ahead what a later lab probe will need, while the first cells run; it records
-    nothing and its errors are ignored (a probe then compiles what it needs itself)."""
+    nothing and its errors are ignored (a probe then compiles what it needs itself). Once it has ended (at
+    once without one) it creates the empty file ``ended``: the harness holds other gradings' timed tasks
+    off while a warm-up compiles, and lets go when the file appears."""
     function = getattr(sys.modules.get(LAB_PROBE_MODULE), "warm_up", None)
     if not callable(function):
+        _mark(ended)
         return
-    thread = _Thread(target=_quietly, args=(function,), name="autograder-warm-up", daemon=True)
+    thread = _Thread(target=_quietly, args=(function, ended), name="autograder-warm-up", daemon=True)
     _warm_up["thread"] = thread
     thread.start()
 
 
-def _quietly(function):
-    with contextlib.suppress(BaseException):
-        function()
+def _quietly(function, ended=None):
+    try:
+        with contextlib.suppress(BaseException):
+            function()
+    finally:
+        _mark(ended)
+
+
+def _mark(path):
+    if path is not None:
+        with contextlib.suppress(OSError):
+            _os_close(_os_open(path, _CREATE, 0o644))
 
 
 def wait_for_warm_up(timeout=WARM_UP_WAIT):

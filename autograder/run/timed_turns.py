@@ -9,6 +9,9 @@ machine, the other submissions' kernels would load it differently for each. So, 
 - every other kernel of the harness waits at its next cell boundary (``wait_for_turn``): the cell it is
   running ends, the next one starts only once the turn is released. Its cell and notebook timeouts do
   not count the wait.
+- what a kernel runs between its cells for the harness, a lab probe's warm-up (compiling on a thread of
+  its own), is held like a running cell until it ends (``CellTurn.hold_beyond``): a timed task waits for
+  it, and a kernel starting while the turn is held starts its warm-up only after.
 
 Two lock files under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
 holder keeps it exclusive, so no new cell starts) and ``cells`` (each running kernel's code holds it
@@ -264,6 +267,44 @@ class CellTurn:
         return True
 
     async def __aexit__(self, *exc) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def hold_beyond(self) -> BackgroundHold:
+        """Taken inside this turn (between enter and exit): a hold of the same kind that outlasts it, for
+        what the kernel goes on running between its cells (the lab probe's warm-up, which a cell starts).
+        A timed task waits for it as for a cell in flight, until it is released."""
+        fd = None
+        if self._fd is not None:
+            fd = _open("cells")
+            if not _try_lock(fd, fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
+                os.close(fd)
+                fd = None
+        return BackgroundHold(fd)
+
+
+class BackgroundHold:
+    """A kernel's work between its cells, held like a running cell (``CellTurn.hold_beyond``); nothing is
+    held where the cell itself held nothing (turns off, or its process's own turn)."""
+
+    def __init__(self, fd: int | None):
+        self._fd = fd
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    async def release_when(self, ended: Callable[[], bool], at_most: float) -> None:
+        """Keep the hold until ``ended()`` (polled) or ``at_most`` seconds; released also if cancelled."""
+        deadline = time.monotonic() + at_most
+        try:
+            while self._fd is not None and not ended() and time.monotonic() < deadline:
+                await asyncio.sleep(POLL)
+        finally:
+            self.release()
+
+    def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

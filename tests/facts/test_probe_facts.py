@@ -5,6 +5,8 @@ import importlib.util
 import json
 import shutil
 import sys
+import threading
+import time
 import types
 
 import jax
@@ -281,6 +283,30 @@ def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
     kernel_housekeeping.start_warm_up()
     assert kernel_housekeeping._warm_up["thread"] is None
     kernel_housekeeping.wait_for_warm_up(0)
+
+
+def test_the_warm_up_marks_its_end_for_the_harness_and_no_warm_up_marks_it_at_once(tmp_path, monkeypatch):
+    """The harness holds other gradings' timed tasks off until the file appears (run/kernel.py)."""
+    release = threading.Event()
+    _lab_probe_with(monkeypatch, warm_up=lambda: release.wait(10))
+    ended = tmp_path / "warm-up-ended"
+    kernel_housekeeping.start_warm_up(str(ended))
+    time.sleep(0.2)
+    assert not ended.exists()
+    release.set()
+    kernel_housekeeping.wait_for_warm_up(10)
+    assert ended.exists()
+
+    _lab_probe_with(monkeypatch, warm_up=lambda: 1 / 0)  # a failing warm-up has ended too
+    failed = tmp_path / "failed-ended"
+    kernel_housekeeping.start_warm_up(str(failed))
+    kernel_housekeeping.wait_for_warm_up(10)
+    assert failed.exists()
+
+    _lab_probe_with(monkeypatch)  # a lab probe without warm_up
+    none = tmp_path / "none-ended"
+    kernel_housekeeping.start_warm_up(str(none))
+    assert none.exists()
 
 
 def test_equal_values_are_written_once_per_task_and_read_back_for_each_name(tmp_path):

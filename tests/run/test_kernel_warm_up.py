@@ -1,13 +1,15 @@
 """A lab probe's warm-up runs in the kernel beside the first cells, never beside a cell that measures time:
 a small plan in the real sandboxed kernel with a lab probe of the test's own."""
 
+import asyncio
 import textwrap
 
 import pytest
 
 from autograder.facts.capture import TaskCapture
+from autograder.run import timed_turns
 from autograder.run.execute import execute_plan
-from autograder.run.kernel import LAB_PROBE_MODULE, Limits
+from autograder.run.kernel import LAB_PROBE_MODULE, WARM_UP_ENDED, Limits, StartedKernel
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem
 
@@ -51,3 +53,35 @@ def test_a_cell_that_measures_time_waits_for_the_warm_up_to_end(tmp_path):
     assert execution.status == "completed", execution.reason
     assert [c.error for c in execution.cells] == [None, None]
     assert execution.facts["t2"].get("warmed").value is True
+
+
+SLOW_WARM_UP = textwrap.dedent("""
+    import time
+
+
+    def warm_up():
+        time.sleep(3)
+""")
+
+
+def test_another_grading_s_timed_task_waits_for_a_starting_kernel_s_warm_up(tmp_path, monkeypatch):
+    """A kernel started while another grading times a task (a batch's next submission, a spare) compiles
+    its warm-up on a thread after its start-up cell: the timed task waits until the warm-up has ended."""
+    monkeypatch.setenv(timed_turns.DIRECTORY_VARIABLE, str(tmp_path / "turns"))
+    lab_probe = tmp_path / "kernel_probe.py"
+    lab_probe.write_text(SLOW_WARM_UP)
+
+    async def start_then_time():
+        kernel = StartedKernel(Limits(cell_timeout=60, total_timeout=300), lab_probe)
+        try:
+            await kernel.start()
+            assert kernel.failure is None and not (kernel.facts_dir / WARM_UP_ENDED).exists()
+            turn = timed_turns.TimedTurn(owner=1)
+            await turn.acquire("t4")
+            ended_first = (kernel.facts_dir / WARM_UP_ENDED).exists()
+            turn.release()
+            return ended_first
+        finally:
+            await kernel.close()
+
+    assert asyncio.run(start_then_time())

@@ -111,6 +111,42 @@ def test_a_timed_task_waits_for_the_cells_in_flight():
     cell.join(10)
 
 
+def test_a_timed_task_waits_for_what_a_kernel_runs_between_its_cells_until_it_ends():
+    """A lab probe's warm-up, started by a kernel's start-up cell, compiles on after the cell: held from
+    inside the cell, it keeps a timed task waiting until it ends, as a cell in flight would."""
+    ended, holds = threading.Event(), []
+
+    async def start_up():
+        async with CellTurn(None) as cell:
+            hold = cell.hold_beyond()
+        assert hold.held
+        await hold.release_when(ended.is_set, 30)
+        holds.append("warm-up ended")
+
+    warm_up = in_thread(start_up)
+    time.sleep(0.3)
+    turn = TimedTurn(owner=1)
+    taking = in_thread(lambda: turn.acquire("t4"))
+    taking.join(0.5)
+    assert taking.is_alive() and not turn.held  # the start-up cell is over, its warm-up is not
+    ended.set()
+    taking.join(10)
+    holds.append("turn")
+    assert holds == ["warm-up ended", "turn"] and turn.held
+    turn.release()
+    warm_up.join(10)
+
+    second = TimedTurn(owner=2)
+    asyncio.run(second.acquire("t8"))
+
+    async def own_process_start_up():
+        async with CellTurn(2) as cell:  # a kernel of the grading that holds the turn: part of it
+            return cell.hold_beyond()
+
+    assert not asyncio.run(own_process_start_up()).held
+    second.release()
+
+
 def _hold_and_wait(directory, ready):
     import os
 
