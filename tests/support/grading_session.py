@@ -1,17 +1,34 @@
-"""Grading a lab's test notebooks once per session, two at a time (one kernel per core)."""
+"""Grading a lab's test notebooks once per session, two at a time (one kernel per core), each in a grading
+process of its own, as a batch's workers do."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import atexit
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from submission_notebooks import make_submission
 
 from autograder.grading.pipeline import grade_with_execution
+from autograder.lab import load_lab
 from autograder.run.kernel import Limits
 from autograder.self_check.task_checker import public_checks
 
 SEED = 20261121
+_pools: dict[int, ProcessPoolExecutor] = {}
+
+
+def _grading_processes(workers: int) -> ProcessPoolExecutor:
+    """The session's grading processes, started once (spawned: JAX's threads do not survive a fork).
+
+    Processes, not threads of the test process: the machine's timed turn keeps other processes' kernels
+    waiting while a grading times a task, but lets the kernels of its own process's gradings run on (they
+    share its one pytest session, run_graders), so two gradings in threads would time each other's load."""
+    if workers not in _pools:
+        _pools[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        atexit.register(_pools[workers].shutdown, cancel_futures=True)
+    return _pools[workers]
 
 
 def grade_all(
@@ -27,19 +44,20 @@ def grade_all(
     for case in cases:
         path = make_submission(lab, case.answers, directory / f"{case.name}.ipynb")
         jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))
-    # Two at a time in threads of this process: they share its timed turn (run/timed_turns.py)
-    with ThreadPoolExecutor(workers) as pool:
-        futures = {
-            name: pool.submit(_graded, lab, path, limits, inline is not None) for name, (path, limits) in jobs.items()
-        }
-        graded = {name: future.result() for name, future in futures.items()}
+    pool = _grading_processes(workers)
+    futures = {
+        name: pool.submit(_graded, lab.id, path, limits, inline is not None) for name, (path, limits) in jobs.items()
+    }
+    graded = {name: future.result() for name, future in futures.items()}
     if inline is not None:
         inline.update({name: checks for name, (_, checks) in graded.items()})
     return {name: result for name, (result, _) in graded.items()}
 
 
-def _graded(lab, path: Path, limits: Limits, inline: bool):
-    result, execution = grade_with_execution(path, lab.id, False, limits, SEED)
+def _graded(lab_id: str, path: Path, limits: Limits, inline: bool):
+    """In a grading process: the grade, and the public checks of its facts with ``inline``."""
+    lab = load_lab(lab_id)
+    result, execution = grade_with_execution(path, lab_id, False, limits, SEED)
     if not inline or execution is None:
         return result, None
     return result, public_checks(lab, execution.facts, SEED, execution.fact_errors)
