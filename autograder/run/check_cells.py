@@ -13,6 +13,7 @@ import nbformat
 
 MODULE = "autograder.self_check"
 EARLIER_MODULE = "autograder.notebook"  # the same module, as notebooks assigned before the rename import it
+CHECK_MODULES = (MODULE, EARLIER_MODULE)
 
 
 def intro_markdown(lab_id: str) -> str:
@@ -76,19 +77,19 @@ def is_check_code(source: str) -> bool:
         statements = ast.parse(source).body
     except (SyntaxError, ValueError):
         return False
-    modules, functions, names = {"ag"}, set(), {MODULE, EARLIER_MODULE}
+    modules, functions = {"ag"}, set()
     for statement in statements:
-        if isinstance(statement, ast.Import) and all(a.name in names and a.asname for a in statement.names):
+        if isinstance(statement, ast.Import) and all(a.name in CHECK_MODULES and a.asname for a in statement.names):
             modules |= {a.asname for a in statement.names if a.asname}
         elif (
             isinstance(statement, ast.ImportFrom)
             and statement.module == "autograder"
-            and all(f"autograder.{a.name}" in names for a in statement.names)
+            and all(f"autograder.{a.name}" in CHECK_MODULES for a in statement.names)
         ):
             modules |= {a.asname or a.name for a in statement.names}
         elif (
             isinstance(statement, ast.ImportFrom)
-            and statement.module in names
+            and statement.module in CHECK_MODULES
             and all(a.name == "check" for a in statement.names)
         ):
             functions |= {a.asname or a.name for a in statement.names}
