@@ -36,8 +36,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
 from grading_overhead import bare_once  # noqa: E402
-from submission_notebooks import make_submission  # noqa: E402
 
+from autograder.authoring.known_grades import make_submission  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
 
 LAB = load_lab("lab2_three_ways")

@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
 from similarity_cases import disguise, random_answer  # noqa: E402
-from submission_notebooks import make_submission  # noqa: E402
 
+from autograder.authoring.known_grades import make_submission  # noqa: E402
 from autograder.course.similarity import find_similar, similarity_html  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
 

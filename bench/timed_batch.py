@@ -24,8 +24,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
-from submission_notebooks import make_submission  # noqa: E402
-
+from autograder.authoring.known_grades import make_submission  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
 
 LABS = ("lab2_three_ways", "lab4_collectives")

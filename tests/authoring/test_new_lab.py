@@ -52,7 +52,7 @@ def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_cas
     spec = importlib.util.spec_from_file_location("lab8_submissions", root / "tests" / "labs" / "lab8_submissions.py")
     cases = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cases)
-    from submission_notebooks import make_submission
+    from autograder.authoring.known_grades import make_submission
 
     (case,) = [c for c in cases.CASES if c.name == "t2_plain_sum"]
     result = grade_notebook(make_submission(lab, case.answers, root / "plain_sum.ipynb"), "lab8", limits=TRUSTED)

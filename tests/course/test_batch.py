@@ -18,9 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 from hostile_submissions import FAKE_RESULTS
-from known_grade_case import solved
-from submission_notebooks import make_submission
 
+from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.grading.pipeline import grade_notebook
 from autograder.lab import load_lab

@@ -19,8 +19,8 @@ from gradescope_session import (
     traversable_scratch,
 )
 from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
-from submission_notebooks import SOLUTION, make_submission
 
+from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.course.gradescope_run import find_notebook
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import load_lab

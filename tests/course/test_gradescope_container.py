@@ -18,8 +18,8 @@ from gradescope_session import (
     restore_modes,
     traversable_scratch,
 )
-from submission_notebooks import SOLUTION, make_submission
 
+from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.lab import load_lab
 from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem

@@ -168,8 +168,7 @@ def _rows_of(out: Path) -> dict[str, dict]:
 
 
 def test_a_policy_given_to_a_rerun_applies_to_saved_results_and_stays(tmp_path):
-    from submission_notebooks import make_submission
-
+    from autograder.authoring.known_grades import make_submission
     from autograder.course.batch import BatchOptions, run_batch
     from autograder.lab import load_lab
 

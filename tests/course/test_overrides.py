@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from submission_notebooks import make_submission
 from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
 
+from autograder.authoring.known_grades import make_submission
 from autograder.cli import main
 from autograder.course.adjustments import Adjustments, record_override
 from autograder.course.batch import BatchOptions, run_batch

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from headless_chromium import chromium, render
 from similarity_cases import disguise, random_answer
-from submission_notebooks import SOLUTION, make_submission
 
+from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.course.similarity import (
     JACCARD_THRESHOLD,
     compare_task,

@@ -4,7 +4,7 @@ Each case fills some tasks' answer cells (the rest stay blank and score 0) and s
 every task. A wrong task loses exactly the points of the checks it gets wrong, and no others.
 """
 
-from known_grade_case import Case, solved
+from autograder.authoring.known_grades import Case, solved
 
 T2_SPECS = 'in_specs=(P(None, "model"), P(None, "model"), P("model", None))'
 

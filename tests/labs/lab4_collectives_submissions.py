@@ -4,7 +4,7 @@ Each case fills some tasks' answer cells (the rest stay blank and score 0) and s
 every task. A wrong task loses exactly the points of the checks it gets wrong, and no others.
 """
 
-from known_grade_case import Case, solved
+from autograder.authoring.known_grades import Case, solved
 
 # Whether the collective matmul beat gathering first is judged against the grader's own timing of this
 # grading on this machine: no case below states its outcome (tests/support/lab_submissions.py).

@@ -4,8 +4,8 @@ import copy
 
 import nbformat
 import pytest
-from submission_notebooks import answer_cells, solution_answers
 
+from autograder.authoring.known_grades import answer_cells, solution_answers
 from autograder.lab import lab_ids, load_lab
 from autograder.run.check_cells import is_check_cell, is_check_code, new_check_cell
 from autograder.run.plan import CaptureTask, RunCell, build_plan

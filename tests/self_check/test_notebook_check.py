@@ -17,12 +17,11 @@ import nbformat
 import pytest
 from headless_chromium import chromium, render
 from jupyter_client import AsyncKernelManager
-from known_grade_case import solved
 from lab_submissions import CASES_BY_LAB, fixed_checks
 from nbclient import NotebookClient
-from submission_notebooks import make_submission
 
 import autograder.self_check as ag
+from autograder.authoring.known_grades import make_submission, solved
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.grading.pytest_plugin import CheckResult
 from autograder.lab import load_lab

@@ -8,8 +8,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from submission_notebooks import make_submission
-
+from autograder.authoring.known_grades import make_submission
 from autograder.grading.pipeline import grade_with_execution
 from autograder.lab import load_lab
 from autograder.run.kernel import Limits

@@ -4,7 +4,7 @@ Each must score exactly what its honest parts earn, end with a clear status, and
 and the next submission unharmed. ``network_case(port)`` needs a port the test listens on.
 """
 
-from known_grade_case import Case, solved
+from autograder.authoring.known_grades import Case, solved
 
 WRONG_T1 = "A_sharded = jnp.zeros((4, 16))"
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import nbformat
 from student_install import filled_notebook
-from submission_notebooks import make_submission
 
+from autograder.authoring.known_grades import make_submission
 from autograder.lab import load_lab
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 

@@ -11,9 +11,8 @@ import sysconfig
 from pathlib import Path
 
 import nbformat
-from known_grade_case import solved
-from submission_notebooks import make_submission
 
+from autograder.authoring.known_grades import make_submission, solved
 from autograder.course import build_student_wheel
 from autograder.lab import Lab
 from autograder.run.devices import INHERITED_PREFIXES_DROPPED

@@ -1,15 +1,36 @@
-"""Building submissions for tests: the lab's student notebook with some answer cells filled in."""
+"""Submissions with known grades, the way a lab's tests state them (``tests/labs/<lab>_submissions.py``):
+which answer cells a submission fills, what each task must score, and the notebook made of them from the
+lab's student notebook. Part of the graders' API (docs/writing-a-lab.md): a course's known-grade files
+import ``Case`` and ``solved`` from here."""
 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from autograder.lab import Lab
+from autograder.run import Limits
 
-SOLUTION = "SOLUTION"
+SOLUTION = "SOLUTION"  # an answer that is the solution's own cells
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    answers: dict  # task -> answer source(s), or SOLUTION; unanswered tasks stay blank
+    # task -> expected points, leaving out the lab's MEASURED_VERDICTS; tasks not named score 0
+    scores: dict
+    status: str = "graded"
+    cell_timeout: float = Limits().cell_timeout
+    messages: dict = field(default_factory=dict)  # task -> text that a failing message must contain
+
+
+def solved(*tasks):
+    """Answers: the solution's, for these tasks."""
+    return {t: SOLUTION for t in tasks}
 
 
 def answer_cells(nb) -> dict[str, list[int]]:
