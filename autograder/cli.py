@@ -103,9 +103,30 @@ def cmd_new_lab(args) -> int:
         print(f"wrote {path}")
     print(
         f"next: autograder assign {args.lab}  (grades the solution and the student notebook); then edit the "
-        f"lab with docs/writing-a-lab.md, and its known grades in tests/labs/{args.lab}_submissions.py (the suite "
-        f"grades them)"
+        f"lab with docs/writing-a-lab.md, its known grades in tests/labs/{args.lab}_submissions.py, and run "
+        f"autograder test {args.lab}"
     )
+    return 0
+
+
+def cmd_labs(args) -> int:
+    from autograder.lab import LabError, bundled_lab_ids, course_in_view, lab_ids, load_lab
+    from autograder.paths import BUNDLED_LABS
+
+    try:
+        course, ids = course_in_view(), lab_ids()
+    except LabError as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    bundled = set(bundled_lab_ids())
+    print(f"course: {course.root}" if course and not course.is_bundled else "course: none (only the bundled labs)")
+    for lab_id in ids:
+        lab = load_lab(lab_id)
+        state = "assigned" if lab.assignment_path.is_file() else "not assigned yet: autograder assign " + lab_id
+        where = "bundled" if lab.package_dir.parent == BUNDLED_LABS else "course"
+        if where == "course" and lab_id in bundled:
+            where = "course (in place of the bundled lab of that name)"
+        print(f"  {lab_id:28} {where}  {state}")
     return 0
 
 
@@ -381,7 +402,16 @@ def cmd_gradescope_run(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="autograder", description="Grade JAX parallelism lab notebooks.")
+    parser.add_argument(
+        "--course",
+        metavar="DIR",
+        help="the course folder (default: $AUTOGRADER_COURSE, else the folder holding autograder-course.toml "
+        "nearest above the current one; the bundled labs are always there)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    labs = sub.add_parser("labs", help="list the labs this folder's course and the harness have")
+    labs.set_defaults(run=cmd_labs)
 
     assign = sub.add_parser("assign", help="write assignments/ from solutions/")
     assign.add_argument("labs", nargs="*", help="lab ids (default: every lab)")
@@ -402,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     scaffold.set_defaults(run=cmd_new_lab)
 
     lab_test = sub.add_parser(
-        "test", help="run every test of one lab (its grades, notebooks, setup cell, plan) from the checkout's tests/"
+        "test", help="run every test of one lab: its student notebook up to date, its grades, its known-grade cases"
     )
     lab_test.add_argument("lab", help="the lab id")
     lab_test.add_argument(
@@ -526,7 +556,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parse(argv: list[str] | None):
     configure_grader_process()
-    return build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
+    if args.course:  # every process this one starts finds the same course
+        from autograder.paths import COURSE_ENVIRONMENT
+
+        os.environ[COURSE_ENVIRONMENT] = str(Path(args.course).resolve())
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,10 @@
-"""A lab: its solution and student notebooks, its tasks and points, what to capture, and its graders."""
+"""A lab: its solution and student notebooks, its tasks and points, what to capture, and its graders.
+
+The labs are the bundled ones (``autograder/labs/``) and those of the course folder a command runs in
+(``autograder.paths.current_course``). Both are imported as ``autograder.labs.<lab>``: the course's labs
+folder joins that package's search path, ahead of the bundled labs, so that a lab's files are the same
+whether it is bundled or a course's own. A course lab named like a bundled one takes its place: a course
+that copied a bundled lab to change it grades with its copy (``autograder labs`` says so)."""
 
 from __future__ import annotations
 
@@ -11,12 +17,10 @@ from typing import TYPE_CHECKING
 
 import nbformat
 
-from autograder.paths import PACKAGE_DIR, project_root
+from autograder.paths import BUNDLED_LABS, Course, CourseFileError, bundled_root, current_course
 
 if TYPE_CHECKING:
     from autograder.facts import TaskCapture
-
-LABS_PACKAGE = PACKAGE_DIR / "labs"
 
 
 class LabError(LookupError):
@@ -27,8 +31,35 @@ class NotAssigned(LabError):
     """The lab exists but its student notebook does not: ``autograder assign`` has not written it yet."""
 
 
+def _lab_folders(labs_dir: Path) -> list[str]:
+    if not labs_dir.is_dir():
+        return []
+    return sorted(p.name for p in labs_dir.iterdir() if (p / "__init__.py").is_file())
+
+
+def bundled_lab_ids() -> list[str]:
+    return _lab_folders(BUNDLED_LABS)
+
+
+def course_in_view() -> Course | None:
+    """The course folder commands work on, or None; LabError where its marker cannot be read."""
+    try:
+        return current_course()
+    except CourseFileError as exc:
+        raise LabError(str(exc)) from exc
+
+
+def _course_lab_ids(course: Course | None) -> list[str]:
+    """The course's own labs (none for the harness's checkout, whose labs are the bundled ones)."""
+    if course is None or course.is_bundled:
+        return []
+    return _lab_folders(course.labs_dir)
+
+
 def lab_ids() -> list[str]:
-    return sorted(p.name for p in LABS_PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    """Every lab a command can work on here: the bundled ones, then the course's own."""
+    bundled = bundled_lab_ids()
+    return bundled + [lab_id for lab_id in _course_lab_ids(course_in_view()) if lab_id not in bundled]
 
 
 @dataclass(frozen=True)
@@ -40,7 +71,8 @@ class Task:
 @dataclass(frozen=True)
 class Lab:
     id: str
-    root: Path
+    root: Path  # where its solutions/ and assignments/ are
+    package_dir: Path  # its captures, reference and graders
 
     @property
     def solution_path(self) -> Path:
@@ -51,13 +83,18 @@ class Lab:
         return self.root / "assignments" / self.id / f"{self.id}.ipynb"
 
     @property
+    def known_grades_path(self) -> Path:
+        """Its submissions with known grades (``autograder test``)."""
+        return self.root / "tests" / "labs" / f"{self.id}_submissions.py"
+
+    @property
     def grader_path(self) -> Path:
-        return LABS_PACKAGE / self.id / f"test_{self.id}.py"
+        return self.package_dir / f"test_{self.id}.py"
 
     @property
     def kernel_probe_path(self) -> Path | None:
         """The lab's own probe functions, run inside the kernel (optional)."""
-        path = LABS_PACKAGE / self.id / "kernel_probe.py"
+        path = self.package_dir / "kernel_probe.py"
         return path if path.is_file() else None
 
     @cached_property
@@ -83,6 +120,9 @@ class Lab:
     def package(self) -> ModuleType:
         """The lab's package (``autograder.labs.<lab>``), imported by Python's import system, whose locks
         make a thread that asks for it while another imports it wait for the whole module."""
+        labs = importlib.import_module("autograder.labs")
+        if str(self.package_dir.parent) not in labs.__path__:  # a course's lab: its folder comes first
+            labs.__path__.insert(0, str(self.package_dir.parent))
         return importlib.import_module(f"autograder.labs.{self.id}")
 
     @cached_property
@@ -102,9 +142,13 @@ class Lab:
 
 
 def load_lab(lab_id: str) -> Lab:
-    if lab_id not in lab_ids():
-        raise LabError(f"unknown lab {lab_id!r}; labs: {', '.join(lab_ids())}")
-    return Lab(lab_id, project_root())
+    course = course_in_view()
+    if course is not None and lab_id in _course_lab_ids(course):
+        return Lab(lab_id, course.root, course.labs_dir / lab_id)
+    if lab_id in bundled_lab_ids():
+        return Lab(lab_id, bundled_root(), BUNDLED_LABS / lab_id)
+    where = f" (and the course at {course.root})" if course and not course.is_bundled else " (no course folder here)"
+    raise LabError(f"unknown lab {lab_id!r}; labs{where}: {', '.join(lab_ids())}")
 
 
 def lab_of_notebook(nb: nbformat.NotebookNode) -> str | None:

@@ -1,51 +1,62 @@
 """``autograder test LAB``: every test of one lab, as a TA runs them after each edit of the lab.
 
-The tests are the checkout's own (``tests/`` beside ``solutions/``): those parametrized by the lab, which
-``--lab`` selects (tests/conftest.py) — the solution's full marks and the untouched notebook's zero, each
-known-grade case, the setup cell, the student notebook as ``assign`` wrote it and its check cells, the
-plan, and the notebooks run as a student runs them (from the wheel, in a venv of their own). They need
-a checkout installed with its test extra (``pip install -e '.[test]'``, ``.ci/setup``).
+A bundled lab in the harness's own checkout runs the checkout's tests (``tests/`` beside ``solutions/``):
+those parametrized by the lab, which ``--lab`` selects (tests/conftest.py) — the solution's full marks and
+the untouched notebook's zero, each known-grade case, the setup cell, the student notebook as ``assign``
+wrote it and its check cells, the plan, and the notebooks run as a student runs them. Any other lab — a
+course's own, or a bundled one of an installed harness — runs ``lab_suite``, the tests a lab's own files
+can answer: its student notebook up to date, its grades, its known-grade submissions.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.lab import LabError, load_lab, project_root
+from autograder.authoring import lab_suite
+from autograder.lab import Lab, LabError, load_lab
+from autograder.paths import BUNDLED_LABS, PACKAGE_DIR
 
 
-def tests_folder() -> Path:
-    """The checkout's ``tests/``; LabError where there is none (an installed wheel has no tests)."""
-    folder = project_root() / "tests"
-    if not (folder / "conftest.py").is_file():
-        raise LabError(
-            f"no tests at {folder}: `autograder test` runs a checkout's tests; run it in the lab's "
-            "checkout (installed with `pip install -e '.[test]'`), or set AUTOGRADER_ROOT to it"
-        )
-    return folder
+def checkout_tests(lab: Lab) -> Path | None:
+    """The harness checkout's ``tests/`` for a bundled lab run from that checkout, else None."""
+    folder = PACKAGE_DIR.parent / "tests"
+    bundled_here = lab.package_dir.parent == BUNDLED_LABS and lab.root == PACKAGE_DIR.parent
+    return folder if bundled_here and (folder / "conftest.py").is_file() else None
 
 
 def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
     """The pytest command that runs every test of ``lab_id`` (and ``pytest_args``, e.g. ``-x``)."""
-    load_lab(lab_id)
+    lab = load_lab(lab_id)
+    if not lab.solution_path.is_file():
+        raise LabError(f"{lab_id} has no solution notebook at {lab.solution_path}")
+    if not lab.assignment_path.is_file():
+        raise LabError(
+            f"{lab_id} has no student notebook yet ({lab.assignment_path}): run `autograder assign {lab_id}` first"
+        )
+    tests = checkout_tests(lab)
+    if tests is not None:
+        return [sys.executable, "-m", "pytest", str(tests), "--lab", lab_id, "-p", "no:cacheprovider", *pytest_args]
     return [
         sys.executable,
         "-m",
         "pytest",
-        str(tests_folder()),
-        "--lab",
-        lab_id,
+        str(Path(lab_suite.__file__)),
         "-p",
         "no:cacheprovider",
+        "--rootdir",
+        str(lab.root),
         *pytest_args,
     ]
 
 
 def run_lab_tests(lab_id: str, pytest_args: Sequence[str] = ()) -> int:
-    """Run them in the checkout; pytest's exit status."""
+    """Run them in the lab's folder; pytest's exit status."""
     command = lab_test_command(lab_id, list(pytest_args))
     print(" ".join(command), flush=True)
-    return subprocess.run(command, cwd=project_root()).returncode
+    lab = load_lab(lab_id)
+    environment = {**os.environ, lab_suite.LAB_VARIABLE: lab_id}
+    return subprocess.run(command, cwd=lab.root, env=environment).returncode

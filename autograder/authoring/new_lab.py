@@ -1,10 +1,12 @@
 """``autograder new-lab LAB``: a lab that runs, to be edited into a real one.
 
-It writes the solution notebook (the devices' setup cell, task and answer markers), the lab's package
-(captures, reference, graders with one worked example of each kind of check: values on the grader's own
-inputs, layout, ``jax.typeof``, the collective a ``shard_map`` body writes, a timed claim) and
-``tests/labs/LAB_submissions.py``, which the suite finds by its name. Then ``autograder assign LAB`` gives
-the solution full marks and the student notebook zero.
+It writes into the course folder it runs in (``autograder.paths``), making the current folder a course
+(``autograder-course.toml``) when it is in none: the solution notebook (the devices' setup cell, task and
+answer markers), the lab's folder of graders (captures, reference, graders with one worked example of each
+kind of check: values on the grader's own inputs, layout, ``jax.typeof``, the collective a ``shard_map``
+body writes, a timed claim) and ``tests/labs/LAB_submissions.py``, its known-grade submissions. Then
+``autograder assign LAB`` gives the solution full marks and the student notebook zero. It never writes
+into the installed harness.
 
 The text of every file is in ``templates/new_lab/``: one template per written file, one per kind of
 notebook cell, and a folder per example task (``tasks/<example>/``: its statement, solution, capture,
@@ -28,7 +30,8 @@ import nbformat
 
 from autograder.authoring.setup_cell import CELL_ID as SETUP_CELL_ID
 from autograder.authoring.setup_cell import new_setup_cell
-from autograder.lab import LABS_PACKAGE, lab_ids, project_root
+from autograder.lab import course_in_view, lab_ids
+from autograder.paths import COURSE_FILE, Course
 
 
 class NewLabError(ValueError):
@@ -96,11 +99,45 @@ def _cell(template: str, **fields) -> str:
     return _render(template, **fields).removesuffix("\n")
 
 
-def _check_name(lab: str) -> None:
+def _check_name(lab: str, course: Course | None) -> None:
     if not lab.isidentifier() or keyword.iskeyword(lab):
         raise NewLabError(f"{lab!r} is not a Python identifier: a lab is a package, e.g. lab4_collectives")
-    if lab in lab_ids() or (LABS_PACKAGE / lab).exists():
-        raise NewLabError(f"lab {lab!r} exists already ({LABS_PACKAGE / lab})")
+    if lab in lab_ids():
+        raise NewLabError(f"lab {lab!r} exists already (`autograder labs` lists the labs)")
+    if course is not None and (course.labs_dir / lab).exists():
+        raise NewLabError(f"lab {lab!r} exists already ({course.labs_dir / lab})")
+
+
+def harness_range() -> str:
+    """The harness versions a new course's graders are written for: this minor release's."""
+    from importlib import metadata
+
+    from autograder.grading import DISTRIBUTION
+
+    try:
+        major, minor = metadata.version(DISTRIBUTION).split(".")[:2]
+    except metadata.PackageNotFoundError:
+        return ""
+    return f">={major}.{minor},<{major}.{int(minor) + 1}"
+
+
+COURSE_TEXT = """\
+# A course of the JAX labs' autograder: every `autograder` command run in this folder, or below it, works
+# on its labs. Their notebooks are in solutions/ and assignments/, their captures, references and graders
+# in a folder each under `labs`, their known-grade submissions in tests/labs/ (docs/writing-a-lab.md).
+[course]
+labs = "labs"
+# The harness versions the labs' graders are written for (`autograder test` says when the installed one
+# is outside them).
+harness = "{harness}"
+"""
+
+
+def write_course_marker(root: Path) -> Path:
+    """Make ``root`` a course: its ``autograder-course.toml``, whose path is returned."""
+    marker = root / COURSE_FILE
+    marker.write_text(COURSE_TEXT.format(harness=harness_range()), encoding="utf-8")
+    return marker
 
 
 def lab_tasks(n_tasks: int) -> list[Task]:
@@ -150,21 +187,26 @@ def solution_notebook(lab: str, tasks: list[Task]) -> nbformat.NotebookNode:
 
 
 def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
-    """Write the lab's files; the paths written. Refuses a taken or non-identifier name."""
-    _check_name(lab)
+    """Write the lab's files into the course folder; the paths written (the course's marker first when
+    this made the folder a course). Refuses a taken or non-identifier name."""
+    _check_name(lab, course_in_view())
     tasks = lab_tasks(n_tasks)
-    root = project_root()
     files = {
-        root / "solutions" / lab / f"{lab}.ipynb": nbformat.writes(solution_notebook(lab, tasks)) + "\n",
-        LABS_PACKAGE / lab / "__init__.py": _render("__init__.py.j2", lab=lab, tasks=tasks),
-        LABS_PACKAGE / lab / "reference.py": _render("reference.py.j2", lab=lab, tasks=tasks),
-        LABS_PACKAGE / lab / f"test_{lab}.py": _render("test_lab.py.j2", lab=lab, tasks=tasks),
-        root / "tests" / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", lab=lab, tasks=tasks),
+        Path("solutions") / lab / f"{lab}.ipynb": nbformat.writes(solution_notebook(lab, tasks)) + "\n",
+        Path(lab) / "__init__.py": _render("__init__.py.j2", lab=lab, tasks=tasks),
+        Path(lab) / "reference.py": _render("reference.py.j2", lab=lab, tasks=tasks),
+        Path(lab) / f"test_{lab}.py": _render("test_lab.py.j2", lab=lab, tasks=tasks),
+        Path("tests") / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", lab=lab, tasks=tasks),
     }
+    course = course_in_view()
+    root = course.root if course else Path.cwd()
+    labs_dir = course.labs_dir if course else root / "labs"  # a new course's labs folder (COURSE_TEXT)
+    files = {(labs_dir if path.parts[0] == lab else root) / path: text for path, text in files.items()}
     taken = [path for path in files if path.exists()]
     if taken:
         raise NewLabError(f"would overwrite {', '.join(map(str, taken))}")
+    marker = None if course else write_course_marker(root)
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return list(files)
+    return ([marker] if marker else []) + list(files)

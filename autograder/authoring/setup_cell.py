@@ -13,12 +13,12 @@ from importlib import metadata
 
 import nbformat
 
-from autograder.grading import tested_range
+from autograder.grading import DISTRIBUTION, STUDENT_DISTRIBUTION, tested_range
 from autograder.run import DEVICE_COUNT, HARNESS_ENV
 
 CELL_ID = "setup-devices"
-STUDENT_DISTRIBUTION = "autograder-student"  # the students' package (``autograder student-wheel``)
-WHEEL = f"{STUDENT_DISTRIBUTION.replace('-', '_')}-{metadata.version('autograder')}-py3-none-any.whl"
+# the students' package (``autograder student-wheel``), whose wheel is named as Python names wheels
+WHEEL = f"{STUDENT_DISTRIBUTION.replace('-', '_')}-{metadata.version(DISTRIBUTION)}-py3-none-any.whl"
 INSTALL_COMMAND = f"%pip install {WHEEL}"
 RESTART_MESSAGE = "restart the kernel and run this cell first"
 

@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 
 from autograder.course.gradescope_config import LAB_DIR, GradescopeConfig, read_config
-from autograder.paths import PACKAGE_DIR
+from autograder.paths import COURSE_ENVIRONMENT, PACKAGE_DIR
 from autograder.run import OUT_OF_MEMORY, SandboxUnavailable, megabytes, memory_limit_bytes
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
@@ -130,7 +130,8 @@ def run_gradescope(root: Path):
         config = read_config(root / "source")
         hidden_visibility, lab = config.hidden_visibility, config.lab
         protect_harness(root)
-        os.environ["AUTOGRADER_ROOT"] = str(root / "source" / LAB_DIR)
+        # The zip's course folder: the lab's student notebook, and a course's own lab's graders.
+        os.environ["AUTOGRADER_ROOT"] = os.environ[COURSE_ENVIRONMENT] = str(root / "source" / LAB_DIR)
 
         def keep(checks: list) -> None:  # points earned are kept should the grader be killed later
             kept = checked_so_far(config.lab, str(root / "submission"), checks)

@@ -10,7 +10,6 @@ submission is aligned with it) and the wheel. Building twice gives the same byte
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 import zipfile
@@ -19,8 +18,9 @@ from importlib import metadata
 from pathlib import Path
 
 from autograder.course.gradescope_config import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
+from autograder.course.harness_source import HarnessSourceError, stage_harness
 from autograder.course.wheel_build import WheelBuildError, build_wheel_of
-from autograder.paths import PACKAGE_DIR
+from autograder.paths import COURSE_FILE
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 
@@ -100,7 +100,7 @@ chmod 755 "$BIN/autograder.partial"
 mv -f "$BIN/autograder.partial" "$BIN/autograder"
 echo "setup.sh: the harness is installed in $VENV on Python $VERSION ($PYTHON)"
 LAB="$("$VENV/bin/python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["lab"])' "$HERE/config.json")"
-if AUTOGRADER_CACHE_DIR="$CACHE" AUTOGRADER_ROOT="$HERE/lab" "$BIN/autograder" warm "$LAB" >>"$LOG" 2>&1; then
+if AUTOGRADER_CACHE_DIR="$CACHE" AUTOGRADER_ROOT="$HERE/lab" AUTOGRADER_COURSE="$HERE/lab" "$BIN/autograder" warm "$LAB" >>"$LOG" 2>&1; then
   # Compiled programs are not kept: the machines that grade may have other CPUs than the one that built.
   rm -rf "$CACHE/xla"
   echo "setup.sh: the reference cache in $CACHE is warm for $LAB"
@@ -141,26 +141,11 @@ exit 0
 """
 
 
-def project_checkout() -> Path:
-    """The checkout this package runs from: the wheel is built from it."""
-    root = PACKAGE_DIR.parent
-    if not (root / "pyproject.toml").is_file():
-        raise GradescopeError(f"{root} is not a checkout of the harness (no pyproject.toml): build the zip from one")
-    return root
-
-
-def build_wheel(checkout: Path, directory: Path) -> Path:
-    """A wheel of the harness built from a clean copy of ``checkout`` (no build files, no caches)."""
-    source = directory / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(checkout / name, source / name)
-    shutil.copytree(
-        checkout / "autograder", source / "autograder", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
+def build_wheel(directory: Path) -> Path:
+    """A wheel of the harness as it runs here (a checkout or an installed wheel alike)."""
     try:
-        return build_wheel_of(source, directory / "dist")
-    except WheelBuildError as failure:
+        return build_wheel_of(stage_harness(directory), directory / "dist")
+    except (WheelBuildError, HarnessSourceError) as failure:
         raise GradescopeError(f"building the harness's wheel failed: {failure}") from failure
 
 
@@ -198,6 +183,31 @@ def _write_zip(out: Path, files: dict[str, tuple[bytes, int]]) -> None:
     partial.replace(out)
 
 
+COURSE_MARKER = """\
+# The lab's course, as the zip carries it: the student notebook every submission is aligned with and, for
+# a course's own lab, its graders (for a bundled lab, the harness's wheel carries them).
+[course]
+labs = "labs"
+"""
+
+
+def course_files(lab) -> dict[str, tuple[bytes, int]]:
+    """The zip's course folder (``lab/``): its marker, the lab's student notebook and, for a course's own
+    lab, the lab's folder of graders, captures and reference (the wheel carries the bundled ones')."""
+    from autograder.paths import BUNDLED_LABS
+
+    files = {
+        f"{LAB_DIR}/{COURSE_FILE}": (COURSE_MARKER.encode(), 0o644),
+        f"{LAB_DIR}/assignments/{lab.id}/{lab.id}.ipynb": (lab.assignment_path.read_bytes(), 0o644),
+    }
+    if lab.package_dir.parent.resolve() != BUNDLED_LABS:
+        for path in sorted(lab.package_dir.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                name = f"{LAB_DIR}/labs/{lab.id}/{path.relative_to(lab.package_dir).as_posix()}"
+                files[name] = (path.read_bytes(), 0o644)
+    return files
+
+
 def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None = None) -> Path:
     """Write Gradescope's autograder zip for ``lab_id`` to ``out``."""
     from autograder.lab import load_lab
@@ -206,16 +216,15 @@ def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None
     lab = load_lab(lab_id)
     if not lab.assignment_path.is_file():
         raise GradescopeError(f"{lab.assignment_path} is missing: run `autograder assign` first")
-    checkout = project_checkout()
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = build_wheel(checkout, Path(tmp))
+        wheel = build_wheel(Path(tmp))
         files = {
+            **course_files(lab),
             "setup.sh": (SETUP_SH.format(python=python).encode(), 0o755),
             "run_autograder": (RUN_AUTOGRADER.encode(), 0o755),
             CONFIG_FILE: ((json.dumps(asdict(config), indent=2, sort_keys=True) + "\n").encode(), 0o644),
             "requirements.txt": (pinned_requirements().encode(), 0o644),
-            f"{LAB_DIR}/assignments/{lab_id}/{lab_id}.ipynb": (lab.assignment_path.read_bytes(), 0o644),
             f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
         }
         _write_zip(out, files)

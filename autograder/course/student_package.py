@@ -3,7 +3,7 @@ check, built from the same checkout as the grader's wheel.
 
 The grader's wheel carries every lab's ``reference.py`` (for several tasks, the answer) and its graders
 (every ``@hidden`` check, with its inputs and tolerances). A course hands students this package instead,
-staged from the checkout and built as the distribution ``autograder-student``: the same ``autograder``
+staged from the checkout and built as the distribution ``jax-labs-autograder-student``: the same ``autograder``
 import name, so ``import autograder.self_check as ag`` works unchanged, and another distribution name, so
 that ``pip show`` says which of the two a venv holds. Staged, for each lab:
 
@@ -21,15 +21,20 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 from autograder.authoring import STUDENT_DISTRIBUTION
+from autograder.course.harness_source import (
+    HarnessSourceError,
+    installed_project,
+    pyproject_text,
+    requirement_name,
+    stage_package,
+)
 from autograder.course.wheel_build import WheelBuildError, build_wheel_of
 
 LEFT_OUT = ("course", "authoring", "mutation", "cli.py", "__main__.py")  # a course's and an author's tools
@@ -219,28 +224,30 @@ def _compute_results(requests: dict[str, list[str]], out: Path) -> None:
         write_results(out / lab_id, {name: getattr(reference, name)() for name in names})
 
 
-def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
-    """The students' package's source tree for ``lab_ids``, in ``staging``."""
-    from autograder.lab import LABS_PACKAGE, load_lab
+def stage(lab_ids: list[str], staging: Path) -> Path:
+    """The students' package's source tree for ``lab_ids``, in ``staging``: the harness as it runs here
+    (a checkout or an installed wheel), with each lab's folder, bundled or the course's own."""
+    from autograder.lab import load_lab
     from autograder.run import kernel_environment
 
     source = staging / "source"
-    package = source / "autograder"
-    shutil.copytree(checkout / "autograder", package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for name in LEFT_OUT:
-        target = package / name
-        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+    package = stage_package(source, LEFT_OUT)
     for lab_dir in (package / "labs").iterdir():
         if lab_dir.is_dir() and lab_dir.name not in lab_ids:
             shutil.rmtree(lab_dir)
+    labs = {lab_id: load_lab(lab_id) for lab_id in lab_ids}
+    for lab in labs.values():  # a course's lab joins the bundled ones in the package's labs folder
+        if not (package / "labs" / lab.id).is_dir():
+            shutil.copytree(lab.package_dir, package / "labs" / lab.id, ignore=shutil.ignore_patterns("__pycache__"))
     requests = {}
     for lab_id in lab_ids:
         reference = load_lab(lab_id).reference
         shared, stored = reference_parts(reference)
-        init_uses = _reference_uses(ast.parse((LABS_PACKAGE / lab_id / "__init__.py").read_text()))
-        constants = _constant_names((LABS_PACKAGE / lab_id / "reference.py").read_text())
+        lab_dir = labs[lab_id].package_dir
+        init_uses = _reference_uses(ast.parse((lab_dir / "__init__.py").read_text()))
+        constants = _constant_names((lab_dir / "reference.py").read_text())
         graders, uses = public_graders(
-            (LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text(),
+            (lab_dir / f"test_{lab_id}.py").read_text(),
             shared | stored | constants,
             f"The public checks of {lab_id}, as the students' package carries them.",
         )
@@ -248,7 +255,7 @@ def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
         (package / "labs" / lab_id / f"test_{lab_id}.py").write_text(graders)
         (package / "labs" / lab_id / "reference.py").write_text(
             students_reference(
-                (LABS_PACKAGE / lab_id / "reference.py").read_text(),
+                (lab_dir / "reference.py").read_text(),
                 shared,
                 needed,
                 f"What {lab_id}'s public checks need of its reference: shareable code and stored results.",
@@ -257,21 +264,30 @@ def stage(lab_ids: list[str], staging: Path, checkout: Path) -> Path:
         )
         requests[lab_id] = sorted(needed)
     code = (
-        f"import json, sys; from pathlib import Path; sys.path.insert(0, {str(checkout)!r}); "
-        f"from autograder.course.student_package import _compute_results; "
-        f"_compute_results(json.loads(sys.argv[1]), Path(sys.argv[2]))"
+        "import json, sys; from pathlib import Path; "
+        "from autograder.course.student_package import _compute_results; "
+        "_compute_results(json.loads(sys.argv[1]), Path(sys.argv[2]))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, json.dumps(requests), str(package / "labs")],
         capture_output=True,
         text=True,
-        env=kernel_environment(),
+        env=_with_course(kernel_environment()),
         cwd=staging,
     )
     if done.returncode != 0:
         raise StudentPackageError(f"computing the references' results failed: {done.stderr.strip()[-2000:]}")
-    _write_pyproject(checkout / "pyproject.toml", source / "pyproject.toml")
+    _write_pyproject(source / "pyproject.toml")
     return source
+
+
+def _with_course(environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` naming the course in view, whose labs a process started elsewhere must find too."""
+    from autograder.lab import course_in_view
+    from autograder.paths import COURSE_ENVIRONMENT
+
+    course = course_in_view()
+    return {**environment, COURSE_ENVIRONMENT: str(course.root)} if course else environment
 
 
 def _constant_names(source: str) -> set[str]:
@@ -285,38 +301,18 @@ def _constant_names(source: str) -> set[str]:
     )
 
 
-def _write_pyproject(grader: Path, out: Path) -> None:
-    """The grader's project, renamed, without its scripts, readme and the dependencies only the grader
-    uses, carrying the stored results."""
-    project = tomllib.loads(grader.read_text())["project"]
-    kept = [
-        d for d in project["dependencies"] if re.split(r"[\[<>=!~; ]", d, maxsplit=1)[0] not in GRADER_ONLY_DEPENDENCIES
-    ]
-    dependencies = ",\n".join(f"    {json.dumps(d)}" for d in kept)
-    out.write_text(f"""[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "{STUDENT_DISTRIBUTION}"
-version = "{project["version"]}"
-description = "The students' side of the lab harness: ag.check and each lab's public checks."
-requires-python = "{project["requires-python"]}"
-dependencies = [
-{dependencies},
-]
-
-[tool.setuptools.packages.find]
-include = ["autograder*"]
-
-[tool.setuptools.package-data]
-"*" = ["reference_results.npz"]
-""")
+def _write_pyproject(out: Path) -> None:
+    """The grader's project, renamed, without its command and the dependencies only the grader uses,
+    carrying the stored results."""
+    project = installed_project()
+    kept = [d for d in project["dependencies"] if requirement_name(d) not in GRADER_ONLY_DEPENDENCIES]
+    description = "The students' side of the lab harness: ag.check and each lab's public checks."
+    students = {**project, "name": STUDENT_DISTRIBUTION, "dependencies": kept, "description": description}
+    out.write_text(pyproject_text(students, {}, {"*": ["reference_results.npz"]}))
 
 
 def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:
     """The students' wheel for ``lab_ids`` (every lab when None), written into ``out``."""
-    from autograder.course.gradescope_zip import project_checkout
     from autograder.lab import lab_ids as all_labs
 
     labs = list(lab_ids or all_labs())
@@ -325,10 +321,9 @@ def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:
         raise StudentPackageError(f"unknown lab {', '.join(unknown)}; labs: {', '.join(all_labs())}")
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        source = stage(labs, Path(tmp), project_checkout())
         try:
-            wheel = build_wheel_of(source, Path(tmp) / "dist")
-        except WheelBuildError as failure:
+            wheel = build_wheel_of(stage(labs, Path(tmp)), Path(tmp) / "dist")
+        except (WheelBuildError, HarnessSourceError) as failure:
             raise StudentPackageError(f"building the students' wheel failed: {failure}") from failure
         target = out / wheel.name
         shutil.copy2(wheel, target)

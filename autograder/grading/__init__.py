@@ -19,6 +19,13 @@ if TYPE_CHECKING:
     from autograder.grading.pytest_plugin import GraderError, run_graders
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
     from autograder.grading.terminal_table import print_grade
-    from autograder.grading.versions import grader_versions, tested_range, version_problem, versions_line
+    from autograder.grading.versions import (
+        DISTRIBUTION,
+        STUDENT_DISTRIBUTION,
+        grader_versions,
+        tested_range,
+        version_problem,
+        versions_line,
+    )
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

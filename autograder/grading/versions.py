@@ -18,17 +18,26 @@ from importlib import metadata
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-PACKAGES = ("autograder", "jax", "jaxlib", "numpy")
-HARNESS_DISTRIBUTIONS = ("autograder", "autograder-student")  # the grader's package, the students'
+# The harness's distributions: the grader's and the students' (the import package of both is `autograder`;
+# the name `autograder` on the package index is another project's).
+DISTRIBUTION = "jax-labs-autograder"
+STUDENT_DISTRIBUTION = "jax-labs-autograder-student"
+HARNESS_DISTRIBUTIONS = (DISTRIBUTION, STUDENT_DISTRIBUTION)
+PACKAGES = {
+    "autograder": DISTRIBUTION,
+    "jax": "jax",
+    "jaxlib": "jaxlib",
+    "numpy": "numpy",
+}  # name shown -> distribution
 
 
 @functools.cache
 def grader_versions() -> dict[str, str]:
     """``{"autograder": "0.1.0", "jax": ..., "jaxlib": ..., "numpy": ..., "python": "3.11.2"}``."""
     found = {}
-    for name in PACKAGES:
+    for name, distribution in PACKAGES.items():
         try:
-            found[name] = metadata.version(name)
+            found[name] = metadata.version(distribution)
         except metadata.PackageNotFoundError:
             found[name] = "not installed"
     return {**found, "python": platform.python_version()}

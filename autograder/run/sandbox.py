@@ -28,7 +28,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from autograder.paths import PACKAGE_DIR, project_root
+from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_problem
 
@@ -275,10 +275,17 @@ def _run_probe(command: list[str], cwd: Path | None = None) -> subprocess.Comple
 
 
 def harness_paths() -> list[Path]:
-    """What a kernel must not read: this package (graders, references) and the project's notebooks
-    (``$AUTOGRADER_ROOT``, else the checkout holding this package)."""
-    project = project_root()
-    return [PACKAGE_DIR, project / "solutions", project / "assignments"]
+    """What a kernel must not read: this package (graders, references), the bundled labs' notebooks and
+    the course folder's (its notebooks, its labs' graders and its known-grade submissions)."""
+    bundled = bundled_root()
+    paths = [PACKAGE_DIR, bundled / "solutions", bundled / "assignments"]
+    try:
+        course = current_course()
+    except CourseFileError:
+        course = None
+    if course is not None:
+        paths += [course.root / "solutions", course.root / "assignments", course.labs_dir, course.root / "tests"]
+    return list(dict.fromkeys(paths))
 
 
 def readable_by_others(path: Path) -> bool:

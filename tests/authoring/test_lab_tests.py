@@ -1,5 +1,6 @@
-"""`autograder test LAB`: the checkout's tests of one lab, selected by ``--lab`` — every test parametrized
-by that lab and none other; a checkout without tests/ gets a clear error."""
+"""`autograder test LAB`: for a bundled lab in this checkout, the checkout's tests of that lab, selected by
+``--lab`` — every test parametrized by that lab and none other; for any other lab, the packaged lab suite;
+a lab not assigned yet gets a clear error, not failures."""
 
 from __future__ import annotations
 
@@ -8,18 +9,20 @@ import sys
 
 from autograder.authoring.lab_tests import lab_test_command
 from autograder.cli import main
-from autograder.lab import project_root
+from autograder.paths import PACKAGE_DIR
+
+CHECKOUT = PACKAGE_DIR.parent
 
 LAB = "lab2_three_ways"
 
 
 def _collected(*options: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", str(project_root() / "tests"), *options],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", str(CHECKOUT / "tests"), *options],
         capture_output=True,
         text=True,
         timeout=600,
-        cwd=project_root(),
+        cwd=CHECKOUT,
     )
 
 
@@ -50,17 +53,32 @@ def test_an_unknown_lab_is_refused_by_name():
     assert done.returncode != 0 and "--lab: unknown lab lab0_nothing" in done.stdout + done.stderr
 
 
-def test_the_command_runs_the_checkouts_tests_and_needs_a_checkout(monkeypatch, tmp_path, capsys):
+def test_the_command_runs_the_checkouts_tests_for_a_bundled_lab_here(monkeypatch, tmp_path, capsys):
     assert lab_test_command(LAB, ["-x"])[1:] == [
         "-m",
         "pytest",
-        str(project_root() / "tests"),
+        str(CHECKOUT / "tests"),
         "--lab",
         LAB,
         "-p",
         "no:cacheprovider",
         "-x",
     ]
+    solution = tmp_path / "solutions" / LAB / f"{LAB}.ipynb"  # the bundled labs' notebooks elsewhere, not assigned
+    solution.parent.mkdir(parents=True)
+    solution.write_bytes((CHECKOUT / "solutions" / LAB / f"{LAB}.ipynb").read_bytes())
     monkeypatch.setenv("AUTOGRADER_ROOT", str(tmp_path))
     assert main(["test", LAB]) == 2
-    assert f"no tests at {tmp_path / 'tests'}: `autograder test` runs a checkout's tests" in capsys.readouterr().err
+    assert "run `autograder assign lab2_three_ways` first" in capsys.readouterr().err
+
+
+def test_a_course_lab_runs_the_packaged_lab_suite(monkeypatch, tmp_path):
+    from scaffolded_labs import use_tmp_labs
+
+    from autograder.authoring import lab_suite
+
+    use_tmp_labs(monkeypatch, tmp_path)
+    assert main(["new-lab", "lab7_course"]) == 0
+    assert main(["assign", "--no-verify", "lab7_course"]) == 0
+    command = lab_test_command("lab7_course")
+    assert command[3] == lab_suite.__file__ and "--lab" not in command

@@ -87,7 +87,7 @@ def _check_cells(nb) -> list[tuple[str, str, list]]:
 def test_the_venv_imports_the_installed_students_wheel_not_the_checkout(student_python):
     code = (
         "import autograder, importlib.metadata as m, importlib.util as u; print(autograder.__file__); "
-        "print(m.version('autograder-student')); print(u.find_spec('autograder.course'))"
+        "print(m.version('jax-labs-autograder-student')); print(u.find_spec('autograder.course'))"
     )
     found = subprocess.run(
         [str(student_python), "-c", code], capture_output=True, text=True, timeout=120, env=plain_environment(), cwd="/"

@@ -20,7 +20,8 @@ from autograder.caches import is_shareable
 from autograder.cli import main
 from autograder.course import StudentPackageError, build_student_wheel
 from autograder.course.student_package import students_reference
-from autograder.lab import LABS_PACKAGE, lab_ids, load_lab
+from autograder.lab import lab_ids, load_lab
+from autograder.paths import BUNDLED_LABS as LABS_PACKAGE
 
 SHORTEST_ANSWER = 16  # characters: a shorter answer line (`return out`, `)`) says nothing of the answer
 # Answer lines that are any Python's idioms, which the harness's own code writes too: they give nothing away.
@@ -86,7 +87,7 @@ def _answer_lines(lab_id: str) -> set[str]:
 
 def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_wheel, unpacked):
     assert student_wheel.name == WHEEL
-    assert any(name.startswith("autograder_student-") and name.endswith("/METADATA") for name in unpacked)
+    assert any(name.startswith("jax_labs_autograder_student-") and name.endswith("/METADATA") for name in unpacked)
     for lab_id in lab_ids():
         assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked
     assert not any(name.startswith(("autograder/course/", "autograder/authoring/")) for name in unpacked)

@@ -12,7 +12,7 @@ from autograder.grading.versions import grader_versions, versions_line
 def test_the_versions_are_those_installed_and_named_in_results_and_feedback():
     versions = grader_versions()
     assert versions == {
-        "autograder": metadata.version("autograder"),
+        "autograder": metadata.version("jax-labs-autograder"),
         "jax": metadata.version("jax"),
         "jaxlib": metadata.version("jaxlib"),
         "numpy": metadata.version("numpy"),

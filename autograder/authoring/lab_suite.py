@@ -1,0 +1,143 @@
+"""The tests of one lab, as ``autograder test LAB`` runs them wherever the lab is: in a course's folder, or
+a bundled lab from an installed harness (a checkout's bundled labs run the checkout's own, wider suite).
+
+A pytest module, run by ``lab_tests.run_lab_tests`` with the lab named in ``$AUTOGRADER_TEST_LAB``. It
+checks that the student notebook is what ``assign`` writes from the solution, that the solution scores
+full marks with each task's checks adding up to the task's points, that the untouched student notebook
+scores zero, and that each known-grade submission of ``tests/labs/<lab>_submissions.py`` loses exactly
+the points its ``Case`` states. Each notebook is graded once, two at a time, each in a grading process of
+its own (as a batch's workers grade).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import multiprocessing
+import os
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from autograder.authoring.assign import assign_lab
+from autograder.authoring.known_grades import Case, make_submission
+from autograder.lab import Lab, load_lab
+from autograder.run import Limits
+
+LAB_VARIABLE = "AUTOGRADER_TEST_LAB"
+SEED = 20261121
+WORKERS = 2
+
+
+@functools.cache
+def _lab() -> Lab:
+    return load_lab(os.environ[LAB_VARIABLE])
+
+
+@functools.cache
+def _known_grades() -> ModuleType | None:
+    """The lab's ``tests/labs/<lab>_submissions.py``, or None where it has none."""
+    lab = _lab()
+    if not lab.known_grades_path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"{lab.id}_submissions", lab.known_grades_path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cases() -> list[Case]:
+    module = _known_grades()
+    return list(module.CASES) if module else []
+
+
+def _measured_verdicts() -> frozenset[str]:
+    """Checks whose outcome follows from the grader's own timing this grading: no known grade holds them."""
+    return frozenset(getattr(_known_grades(), "MEASURED_VERDICTS", ()))
+
+
+def _graded(lab_id: str, path: Path, limits: Limits):
+    """In a grading process: the notebook's grade."""
+    from autograder.grading import grade_notebook
+    from autograder.run import configure_grader_process
+
+    configure_grader_process()
+    return grade_notebook(path, lab_id, False, limits, SEED)
+
+
+@functools.cache
+def _grades() -> dict:
+    """name -> GradeResult: the solution, the untouched student notebook and every known-grade case."""
+    lab = _lab()
+    folder = Path(tempfile.mkdtemp(prefix=f"autograder-test-{lab.id}-"))
+    jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
+    for case in _cases():
+        path = make_submission(lab, case.answers, folder / f"{case.name}.ipynb")
+        jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))
+    with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {name: pool.submit(_graded, lab.id, path, limits) for name, (path, limits) in jobs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def _fixed(checks):
+    return [c for c in checks if c.name not in _measured_verdicts()]
+
+
+def _failed(result) -> dict[str, list[str]]:
+    return {t.task: [f"{c.name}: {c.message}" for c in _fixed(t.checks) if not c.passed] for t in result.tasks}
+
+
+def test_the_student_notebook_is_what_assign_writes():
+    lab = _lab()
+    assert not assign_lab(lab.solution_path, lab.assignment_path, lab.id, check=True).changed, (
+        f"{lab.assignment_path} does not match {lab.solution_path}: run `autograder assign {lab.id}`"
+    )
+
+
+def test_solution_scores_full_marks():
+    result = _grades()["solution"]
+    assert result.status == "graded", result.summary()
+    assert not any(_failed(result).values()), _failed(result)
+    for task in result.tasks:  # the graders' points of a task add up to the task's points
+        assert sum(c.points for c in task.checks) == task.max_score, (
+            f"{task.task}: its checks are worth {sum(c.points for c in task.checks):g} points, "
+            f"the notebook gives the task {task.max_score:g}"
+        )
+
+
+def test_untouched_student_notebook_scores_zero():
+    result = _grades()["untouched"]
+    assert result.status == "graded", result.summary()
+    assert result.score == 0, {t.task: t.score for t in result.tasks if t.score}
+    assert all(c.message and not c.grader_error for t in result.tasks for c in t.checks)
+
+
+def test_the_lab_has_known_grade_submissions():
+    lab = _lab()
+    assert _known_grades() is not None, f"write {lab.known_grades_path} (docs/writing-a-lab.md)"
+    assert _cases(), f"{lab.known_grades_path}: CASES is empty"
+
+
+def pytest_generate_tests(metafunc):
+    if "case" in metafunc.fixturenames:
+        cases = _cases()
+        metafunc.parametrize("case", cases, ids=[c.name for c in cases])
+
+
+def test_submission_loses_exactly_its_points(case):
+    lab = _lab()
+    result = _grades()[case.name]
+    assert result.status == case.status, result.summary()
+    scores = {t.task: sum(c.score for c in _fixed(t.checks)) for t in result.tasks}
+    assert scores == {t.id: case.scores.get(t.id, 0) for t in lab.tasks}, _failed(result)
+    assert not [c.message for t in result.tasks for c in t.checks if c.grader_error]
+    for task, text in case.messages.items():
+        assert text in " ".join(c.message for t in result.tasks if t.task == task for c in t.checks)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(pytest.main([__file__]))
