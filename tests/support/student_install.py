@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import nbformat
+from wheel_venv import venv_with
 
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course import build_student_wheel
@@ -26,40 +24,8 @@ def plain_environment() -> dict[str, str]:
 
 
 def installed_venv(directory: Path) -> Path:
-    """A fresh venv holding the students' wheel of this checkout, installed (not editable); its
-    other packages (JAX, Jupyter's kernel) are this interpreter's, reached through a ``.pth`` file, so
-    nothing is downloaded. Returns the venv's python."""
-    wheel = build_student_wheel(None, directory / "build")
-    venv = directory / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout.strip()
-    ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
-    (Path(purelib) / "test_interpreter_packages.pth").write_text("".join(f"{p}\n" for p in ours))
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-index",
-            "--disable-pip-version-check",
-            str(wheel),
-        ],
-        check=True,
-        timeout=300,
-    )
-    return python
+    """A fresh venv holding the students' wheel of this checkout, installed (not editable); its python."""
+    return venv_with(build_student_wheel(None, directory / "build"), directory / "venv")
 
 
 def kernel_spec(kernels: Path, python: Path, name: str = "student") -> str:
