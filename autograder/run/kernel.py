@@ -22,7 +22,9 @@ from nbclient import NotebookClient
 
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import DEVICE_COUNT, kernel_environment
+from autograder.run.file_allowlist import kernel_allowlist
 from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE, TRUNCATION_MARK
+from autograder.run.landlock import landlock_command
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.limits import Limits, ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
@@ -37,6 +39,7 @@ from autograder.run.sandbox import (
     sandbox_level,
     uid_command,
 )
+from autograder.run.sandbox_levels import LANDLOCK_LEVELS
 from autograder.run.timed_turns import CellTurn
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
@@ -94,9 +97,10 @@ class HarnessKernelManager(AsyncKernelManager):
     """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
 
     With ``sandbox`` limits it runs at the strongest level that works here (see sandbox.py; ``level``),
-    as root under a uid of its own (``uid``), behind the network filter where it works (network_filter.py),
-    and talks over ZeroMQ's ipc transport through socket files in its working directory: the host cannot
-    reach ports inside the kernel's network namespace, and the filter leaves the kernel Unix sockets alone.
+    as root under a uid of its own (``uid``), behind the network filter where it works (network_filter.py)
+    and, at the uid level, Landlock's allow-list where it works (landlock.py), and talks over ZeroMQ's ipc
+    transport through socket files in its working directory: the host cannot reach ports inside the
+    kernel's network namespace, and the filter leaves the kernel Unix sockets alone.
     """
 
     def __init__(
@@ -119,6 +123,8 @@ class HarnessKernelManager(AsyncKernelManager):
             "--HistoryManager.hist_file=:memory:",
         ]
         if sandbox is not None:
+            if self.level in LANDLOCK_LEVELS:  # the uid level's files: an allow-list (file_allowlist.py)
+                argv = landlock_command(argv, *kernel_allowlist(workdir, readonly), directory=workdir)
             if filter_problem() is None:  # one code path: under bubblewrap too, where it closes nothing more
                 argv = filter_command(argv, workdir)
             self.transport = "ipc"

@@ -5,7 +5,9 @@ container: no user namespaces), ``uid``: the kernel runs as an unprivileged uid 
 resource limits, in a private directory, seeing whatever file permissions let any user see (so the
 harness's files must be private: ``uid_sandbox_problem`` says when they are not). Where a seccomp filter
 can be installed (network_filter.py), the kernel and all it starts open no IP or netlink socket
-(``uid+seccomp``); where it cannot, the uid level leaves the network open and says so.
+(``uid+seccomp``); where it cannot, the uid level leaves the network open and says so. Where the OS
+kernel has Landlock (landlock.py), the kernel's files are limited to an allow-list (file_allowlist.py:
+Python, the system, its own directory), not to what file permissions leave open (``uid+seccomp+landlock``).
 
 Under bubblewrap, the kernel sees a read-only system (``/usr``, ``/etc`` and the Python installation), its own
 empty ``/tmp`` and home, no network, its own process tree, and exactly one writable directory: the run's
@@ -29,13 +31,22 @@ import threading
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
+from autograder.run.landlock import landlock_problem
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_problem
 
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
-from autograder.run.sandbox_levels import BUBBLEWRAP, LEVEL_DESCRIPTIONS, NO_SANDBOX, UID, UID_SECCOMP  # noqa: E402, F401
+from autograder.run.sandbox_levels import (  # noqa: E402, F401
+    BUBBLEWRAP,
+    LEVEL_DESCRIPTIONS,
+    NO_SANDBOX,
+    UID,
+    UID_LANDLOCK,
+    UID_SECCOMP,
+    UID_SECCOMP_LANDLOCK,
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -332,7 +343,7 @@ def uid_sandbox_problem() -> str | None:
 
 def sandbox_level() -> str:
     """The strongest sandbox that works here: bubblewrap, else the uid level (as root), with the network
-    closed where the seccomp filter works.
+    closed where the seccomp filter works and the files limited where Landlock does.
 
     Raises ``SandboxUnavailable``, saying why neither works, when there is none."""
     bwrap = sandbox_problem()
@@ -340,7 +351,8 @@ def sandbox_level() -> str:
         return BUBBLEWRAP
     uid = uid_sandbox_problem()
     if uid is None:
-        return UID_SECCOMP if filter_problem() is None else UID
+        levels = {(True, True): UID_SECCOMP_LANDLOCK, (True, False): UID_SECCOMP, (False, True): UID_LANDLOCK}
+        return levels.get((filter_problem() is None, landlock_problem() is None), UID)
     raise SandboxUnavailable(
         f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}. "
         "Grade with --no-sandbox only notebooks you trust"

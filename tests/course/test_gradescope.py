@@ -3,6 +3,7 @@ by its setup.sh into a fresh venv, and run_autograder grades each submission int
 
 import json
 import os
+import shutil
 import subprocess
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +13,9 @@ import nbformat
 import pytest
 from gradescope_session import (
     GRADESCOPE_LAB,
+    UID_LEVEL,
     Installation,
+    kept_kernel_roots,
     python_searchable_by_all,
     remove_scratch,
     restore_modes,
@@ -24,6 +27,7 @@ from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.course.gradescope_run import find_notebook
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import load_lab
+from autograder.run.landlock import landlock_problem
 from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
 
@@ -56,8 +60,9 @@ open(REPORT, 'w').write(json.dumps(attempts))
 """
 
 
-def hostile_code(root: Path, package: Path, other_results: Path, report: Path) -> str:
+def hostile_code(root: Path, package: Path, other_results: Path, clone: Path, report: Path) -> str:
     reads = {
+        "a clone's solution": clone,
         "graders": package / "labs" / GRADESCOPE_LAB / f"test_{GRADESCOPE_LAB}.py",
         "reference solutions": package / "labs" / GRADESCOPE_LAB / "reference.py",
         "the lab's notebook": root / "source" / "lab" / "assignments" / GRADESCOPE_LAB / f"{GRADESCOPE_LAB}.ipynb",
@@ -88,6 +93,7 @@ def gradescope(tmp_path_factory):
     scratch = traversable_scratch()
     restore = python_searchable_by_all() if AS_ROOT else []
     listeners = Listeners()
+    kept: list[Path] = []  # the hostile run's kernel roots, holding its reports
     try:
         install = Installation(scratch)
         jobs = {
@@ -111,32 +117,38 @@ def gradescope(tmp_path_factory):
             other.mkdir(parents=True)
             (other / "results.json").write_text('{"score": 42}')
             os.chmod(other, 0o700)
-            (scratch / "reports").mkdir(mode=0o1777)
-            os.chmod(scratch / "reports", 0o1777)
-            report = scratch / "reports" / "hostile.json"
-            network_report = scratch / "reports" / "network.json"
-            code = hostile_code(scratch / "hostile", package, other / "results.json", report) + attempts_code(
-                listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch), network_report
-            )
+            clone = scratch / "ta-clone" / "solutions"  # a TA's copy of the course, readable by any user
+            clone.mkdir(parents=True)
+            shutil.copyfile(LAB.solution_path, clone / "lab.ipynb")
+            for path, mode in ((clone.parent, 0o755), (clone, 0o755), (clone / "lab.ipynb", 0o644)):
+                os.chmod(path, mode)
+            # the reports go in the kernel's own directory, kept for the test (AUTOGRADER_KEEP_RUNS)
+            report, network_report = Path("hostile.json"), Path("network.json")
+            code = hostile_code(
+                scratch / "hostile", package, other / "results.json", clone / "lab.ipynb", report
+            ) + attempts_code(listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch), network_report)
             jobs["hostile"] = ({"lab.ipynb": notebook_bytes({"t1": SOLUTION, "t2": code}, scratch, "hostile")}, False)
             jobs["solution at the uid level"] = ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, False)
             (scratch / "hostile").mkdir()
             (scratch / "hostile" / "submission_metadata.json").write_text('{"users": [{"email": "a@b.c"}]}')
         with ThreadPoolExecutor(2) as pool:
             futures = {
-                name: pool.submit(install.run_autograder, name, files, bwrap) for name, (files, bwrap) in jobs.items()
+                name: pool.submit(install.run_autograder, name, files, bwrap, name == "hostile")
+                for name, (files, bwrap) in jobs.items()
             }
             graded = {name: future.result() for name, future in futures.items()}
-        graded["hostile report"] = json.loads(report.read_text()) if report and report.exists() else None
-        graded["network report"] = (
-            json.loads(network_report.read_text()) if network_report and network_report.exists() else None
-        )
+        kept = kept_kernel_roots(graded["hostile"][1]) if "hostile" in graded else []
+        reports = {path.name: path for root in kept for path in (root / "work").glob("*.json")}
+        for key, name in (("hostile report", "hostile.json"), ("network report", "network.json")):
+            graded[key] = json.loads(reports[name].read_text()) if name in reports else None
         graded["reached the listeners"] = listeners.reached()
         yield graded
     finally:
         listeners.close()
         restore_modes(restore)
         remove_scratch(scratch)
+        for root in kept:
+            remove_scratch(root)
 
 
 def _task_scores(results: dict) -> dict:
@@ -174,7 +186,7 @@ def test_the_solution_gets_full_marks(gradescope):
     assert {t["status"] for t in results["tests"] if t is not verdict} == {"passed"}, output
     assert results["score"] == LAB.max_score - verdict["max_score"] + verdict["score"], output
     assert verdict["status"] == "passed" or " interval " in verdict["output"], output
-    assert "Sandbox:" in results["output"] and results["extra_data"]["sandbox"] in ("bubblewrap", "uid+seccomp", "uid")
+    assert "Sandbox:" in results["output"] and results["extra_data"]["sandbox"] in ("bubblewrap", UID_LEVEL)
 
 
 def test_the_untouched_notebook_gets_zero_and_hidden_checks_wait_for_publishing(gradescope):
@@ -215,9 +227,6 @@ def test_run_autograder_makes_the_harness_private(gradescope):
         assert os.stat(root / folder).st_mode & 0o077 == 0, folder
 
 
-UID_LEVEL = "uid+seccomp" if filter_problem() is None else "uid"
-
-
 @pytest.mark.skipif(not AS_ROOT, reason="the uid sandbox needs root (CI runs as root)")
 def test_without_bubblewrap_a_hostile_notebook_at_the_uid_level_gets_nothing(gradescope):
     results, output, root = gradescope["hostile"]
@@ -227,7 +236,9 @@ def test_without_bubblewrap_a_hostile_notebook_at_the_uid_level_gets_nothing(gra
     report = gradescope["hostile report"]
     assert report is not None, "the hostile cell did not run to its end"
     assert "read graders" in report and "kill the grader" in report
-    assert not [name for name, outcome in report.items() if outcome == "succeeded"], report
+    # without Landlock, a copy of the course that file permissions leave open is open to the kernel
+    open_to_all = [] if landlock_problem() is None else ["read a clone's solution"]
+    assert [name for name, outcome in report.items() if outcome == "succeeded"] == open_to_all, report
     assert (root.parent / "other-run" / "results" / "results.json").read_text() == '{"score": 42}'
 
 
@@ -235,7 +246,7 @@ def test_without_bubblewrap_a_hostile_notebook_at_the_uid_level_gets_nothing(gra
 @pytest.mark.skipif(filter_problem() is not None, reason=f"no network filter here: {filter_problem()}")
 def test_without_bubblewrap_the_network_is_closed_and_the_solution_gets_full_marks(gradescope):
     results, output, _ = gradescope["solution at the uid level"]
-    assert results["extra_data"]["sandbox"] == "uid+seccomp", output
+    assert results["extra_data"]["sandbox"] == UID_LEVEL, output
     assert "Sandbox: uid, network closed by seccomp" in results["output"]
     assert results["score"] == LAB.max_score, output
     report = gradescope["network report"]

@@ -12,6 +12,7 @@ import pytest
 from cgroup_box import box_problem
 from gradescope_session import (
     GRADESCOPE_LAB,
+    UID_LEVEL,
     Installation,
     python_searchable_by_all,
     remove_scratch,
@@ -21,7 +22,6 @@ from gradescope_session import (
 
 from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.lab import load_lab
-from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
 
 LAB = load_lab(GRADESCOPE_LAB)
@@ -56,7 +56,7 @@ def test_a_notebook_that_outgrows_the_container_is_told_and_keeps_its_points(ins
     )
     assert run.oom_kills >= 1, run.output  # the container's killer struck...
     assert results["extra_data"]["status"] == "kernel died", results["output"]  # ...the kernel, not the grader
-    assert results["extra_data"]["sandbox"] == ("uid+seccomp" if filter_problem() is None else "uid")
+    assert results["extra_data"]["sandbox"] == UID_LEVEL
     assert "the notebook ran out of memory at cell " in results["output"]
     assert "(this container allows 1,536 MB)" in results["output"]
     scores = {}

@@ -16,6 +16,8 @@ from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root
 
 import autograder
 import autograder.run.sandbox
+from autograder.run.file_allowlist import kernel_allowlist
+from autograder.run.landlock import abi_version, landlock_command, landlock_problem
 from autograder.run.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
 from autograder.run.sandbox import (
     ResourceLimits,
@@ -34,6 +36,9 @@ from autograder.run.sandbox import (
 needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")
 needs_filter = pytest.mark.skipif(filter_problem() is not None, reason=f"no network filter here: {filter_problem()}")
+needs_landlock = pytest.mark.skipif(
+    landlock_problem() is not None, reason=f"no Landlock in this OS kernel: {landlock_problem()}"
+)
 
 PROJECT = Path(autograder.__file__).resolve().parents[1]
 
@@ -180,13 +185,15 @@ def uid_scratch():
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
-def run_as_uid(scratch, code, limits=ResourceLimits(), network_filter=False):
+def run_as_uid(scratch, code, limits=ResourceLimits(), network_filter=False, landlock=False, env=None):
     lease = UidLease()
     home = Path(tempfile.mkdtemp(dir=scratch, prefix="home-"))
     make_private(home, lease.uid)
     try:
-        env = sandbox_environment({"XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}, str(home))
+        env = sandbox_environment(env or {"XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}, str(home))
         argv = [sys.executable, "-c", textwrap.dedent(code)]
+        if landlock:
+            argv = landlock_command(argv, *kernel_allowlist(home, []), directory=home)
         command = uid_command(filter_command(argv, home) if network_filter else argv, env, limits, lease.uid)
         done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=home)
     finally:
@@ -278,6 +285,82 @@ def test_uid_level_behind_the_filter_opens_no_network_and_cannot_lift_the_filter
         assert len(listeners.reached()) == 1
 
 
+HOSTILE_READS = """
+import json, os
+attempts = {}
+def attempt(name, action):
+    try:
+        action()
+        attempts[name] = 'succeeded'
+    except OSError as exc:
+        attempts[name] = type(exc).__name__
+for name, path in READS.items():
+    attempt('read ' + name, lambda p=path: open(p).read())
+    attempt('list the folder of ' + name, lambda p=path: os.listdir(os.path.dirname(p)))
+attempt('write a folder open to all', lambda: open(WRITABLE, 'w').write('forged'))
+attempt('write its own directory', lambda: open('mine', 'w').write('mine'))
+print(json.dumps(attempts))
+"""
+
+
+@pytest.fixture
+def readable_by_all(uid_scratch):
+    """What file permissions leave open to any user: a TA's clone of the course beside the grader's
+    folder, a file in a folder of the shared /tmp, and a folder anyone may write; the code that tries them."""
+    clone = uid_scratch / "ta-clone" / "solutions" / "lab2_three_ways"
+    clone.mkdir(parents=True)
+    (clone / "lab2_three_ways.ipynb").write_text('{"cells": ["the answer"]}')
+    shared = Path(tempfile.mkdtemp(prefix="autograder-shared-"))
+    (shared / "notes.txt").write_text("another user's notes")
+    writable = uid_scratch / "drop"
+    writable.mkdir()
+    for path in [*clone.parents[: len(clone.parents) - len(uid_scratch.parents) - 1], clone, shared, writable]:
+        os.chmod(path, 0o1777 if path == writable else 0o755)
+    for path in (clone / "lab2_three_ways.ipynb", shared / "notes.txt"):
+        os.chmod(path, 0o644)
+    reads = {"a solution notebook": str(clone / "lab2_three_ways.ipynb"), "a file in /tmp": str(shared / "notes.txt")}
+    yield f"READS = {reads!r}\nWRITABLE = {str(writable / 'forged')!r}\n" + HOSTILE_READS
+    subprocess.run(["rm", "-rf", str(shared)], check=False)
+
+
+@needs_root
+@needs_landlock
+def test_uid_level_behind_landlock_reads_nothing_outside_its_allow_list(uid_scratch, readable_by_all):
+    out, err = run_as_uid(uid_scratch, readable_by_all, network_filter=filter_problem() is None, landlock=True)
+    assert out, err
+    assert json.loads(out) == {
+        "read a solution notebook": "PermissionError",
+        "list the folder of a solution notebook": "PermissionError",
+        "read a file in /tmp": "PermissionError",
+        "list the folder of a file in /tmp": "PermissionError",
+        "write a folder open to all": "PermissionError",
+        "write its own directory": "succeeded",
+    }
+    # the same uid without Landlock reads and writes them all: what Landlock closes was open
+    out, err = run_as_uid(uid_scratch, readable_by_all)
+    assert out, err
+    assert set(json.loads(out).values()) == {"succeeded"}, out
+
+
+@needs_root
+@needs_landlock
+def test_uid_level_behind_landlock_alone_connects_to_no_tcp_port(uid_scratch):
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        out, err = run_as_uid(
+            uid_scratch,
+            f"""
+            import socket
+            try:
+                socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=3).close()
+                print('connected')
+            except OSError as exc:
+                print(type(exc).__name__)
+        """,
+            landlock=True,
+        )
+    assert out == ("PermissionError" if abi_version() >= 4 else "connected"), err  # TCP rights came in ABI 4
+
+
 def test_the_filter_refuses_a_machine_it_has_no_table_for():
     assert len(filter_program("x86_64")) % 8 == 0 and len(filter_program("aarch64")) % 8 == 0
     with pytest.raises(FilterUnavailable, match="riscv64"):
@@ -309,15 +392,20 @@ def test_readable_by_others_follows_the_directories_above(tmp_path):
     assert not readable_by_others(tmp_path / "missing")
 
 
-def test_the_level_is_bubblewrap_then_uid_with_or_without_the_filter_then_a_refusal(monkeypatch):
+def test_the_level_is_bubblewrap_then_uid_with_or_without_the_filter_and_landlock_then_a_refusal(monkeypatch):
     monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: None)
     assert sandbox_level() == "bubblewrap"
     monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
     monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
     monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: None)
+    monkeypatch.setattr(autograder.run.sandbox, "landlock_problem", lambda: None)
+    assert sandbox_level() == "uid+seccomp+landlock"
+    monkeypatch.setattr(autograder.run.sandbox, "landlock_problem", lambda: "landlock_create_ruleset: Not supported")
     assert sandbox_level() == "uid+seccomp"
     monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: "prctl(PR_SET_SECCOMP): Invalid argument")
     assert sandbox_level() == "uid"
+    monkeypatch.setattr(autograder.run.sandbox, "landlock_problem", lambda: None)
+    assert sandbox_level() == "uid+landlock"
     monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
     with pytest.raises(
         SandboxUnavailable,

@@ -14,8 +14,14 @@ import zipfile
 from pathlib import Path
 
 from autograder.course.gradescope_zip import build_autograder_zip
+from autograder.run.landlock import landlock_problem
+from autograder.run.network_filter import filter_problem
 
 GRADESCOPE_LAB = "lab2_three_ways"
+# The level run_autograder grades at without bubblewrap on this machine.
+UID_LEVEL = (
+    "uid" + ("+seccomp" if filter_problem() is None else "") + ("+landlock" if landlock_problem() is None else "")
+)
 
 
 def traversable_scratch() -> Path:
@@ -70,9 +76,14 @@ class Installation:
         }
         return root, source, env
 
-    def run_autograder(self, name: str, files: dict[str, bytes], bwrap: bool = True) -> tuple[dict, str, Path]:
-        """results.json, run_autograder's output and the root, for a submission of ``files``."""
+    def run_autograder(
+        self, name: str, files: dict[str, bytes], bwrap: bool = True, keep_runs: bool = False
+    ) -> tuple[dict, str, Path]:
+        """results.json, run_autograder's output and the root, for a submission of ``files``; with
+        ``keep_runs``, each kernel's root is kept and named in the output (``kept_kernel_roots``)."""
         root, source, env = self.prepare(name, files, bwrap)
+        if keep_runs:
+            env["AUTOGRADER_KEEP_RUNS"] = "1"
         done = subprocess.run(
             [str(source / "run_autograder")], env=env, cwd=root, capture_output=True, text=True, timeout=900
         )
@@ -87,6 +98,11 @@ class Installation:
         root, source, env = self.prepare(name, files, bwrap=False)
         run = run_in_box([str(source / "run_autograder")], memory_bytes, cpus, env=env, cwd=root, timeout=900)
         return json.loads((root / "results" / "results.json").read_text()), run
+
+
+def kept_kernel_roots(output: str) -> list[Path]:
+    """The kernels' roots a run with ``AUTOGRADER_KEEP_RUNS`` kept (their working directory is ``work``)."""
+    return [Path(line.split(" ", 1)[1]) for line in output.splitlines() if line.startswith("kept /")]
 
 
 def unpack_zip(archive_path: Path, root: Path) -> Path:

@@ -1,0 +1,228 @@
+"""Limiting the kernel's files without namespaces: a Landlock ruleset it puts on itself.
+
+``landlock_command(argv, read, write, listed)`` runs ``argv`` through this file, run as a script (it needs
+Python's standard library only, as network_filter.py: the kernel's user cannot read the installed package, so the
+kernel runs a copy made in its directory before it starts), which sets ``no_new_privs``, restricts itself
+to the allow-list, then execs ``argv``. Landlock holds for it and everything it starts, and can only be
+narrowed: files under ``read`` may be read and executed, files under ``write`` also written, created and
+removed, folders under ``listed`` only listed; any other open, listing, execution or change is refused
+with ``EACCES``, root's or not.
+
+Three system calls through ctypes rather than the package index's binding (``landlock``, an alpha
+pre-release that knows file rights up to ABI 5 and neither TCP nor scopes): this file must run alone,
+by ``python -I -S``, from its copy in the kernel's directory, with no site-packages.
+
+The ruleset handles every right this file knows that the OS kernel offers (its ABI version, asked once):
+file rights (ABI 1; ``REFER`` 2, ``TRUNCATE`` 3, ``IOCTL_DEV`` 5), TCP bind and connect with no port
+allowed (4), and the scopes that keep signals and abstract Unix sockets inside the sandbox (6); from
+ABI 7 the launcher's own denials are not logged (the kernel's after it are not either, by default).
+``landlock_problem()`` says why Landlock cannot be used here (tried once per process, in a child).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+# The same numbers on every architecture (the generic system call table).
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+RESTRICT_SELF_LOG_SAME_EXEC_OFF = 1  # ABI 7
+LAUNCHER_NAME = ".landlock.py"
+KNOWN_ABI = 7
+
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+FS_RIGHTS_ABI_1 = (1 << 13) - 1  # EXECUTE ... MAKE_SYM
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # all a rule on a non-directory may hold
+READ_RIGHTS = EXECUTE | READ_FILE | READ_DIR
+LIST_RIGHTS = READ_DIR
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+
+
+class LandlockUnavailable(OSError):
+    """Landlock cannot restrict this process; the message says why."""
+
+
+def handled_rights(abi: int) -> tuple[int, int, int]:
+    """What a ruleset for ABI version ``abi`` handles: (file rights, network rights, scopes), every one
+    this file knows that the version offers (a newer version gets those of ``KNOWN_ABI``)."""
+    fs = FS_RIGHTS_ABI_1
+    if abi >= 2:
+        fs |= REFER
+    if abi >= 3:
+        fs |= TRUNCATE
+    if abi >= 5:
+        fs |= IOCTL_DEV
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    return fs, net, scoped
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1  # the kernel's struct is packed: 8 + 4 bytes
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _libc() -> ctypes.CDLL:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def _failure(call: str) -> LandlockUnavailable:
+    return LandlockUnavailable(f"{call}: {os.strerror(ctypes.get_errno())}")
+
+
+def abi_version() -> int:
+    """The Landlock ABI version this OS kernel offers. Raises ``LandlockUnavailable`` where it has none
+    (``ENOSYS``: built without it; ``EOPNOTSUPP``: not enabled at boot)."""
+    version = _libc().syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    if version < 0:
+        raise _failure("landlock_create_ruleset (Landlock is not enabled in this OS kernel)")
+    return int(version)
+
+
+def _create_ruleset(libc: ctypes.CDLL, abi: int) -> tuple[int, int]:
+    """A ruleset fd and the file rights it handles; a kernel that claims a version but refuses part of
+    it (RHEL 9's ABI 6 has no signal scope) gets the ruleset without scopes, then without TCP."""
+    fs, net, scoped = handled_rights(abi)
+    for net_rights, scopes in ((net, scoped), (net, 0), (0, 0)):
+        attr = _RulesetAttr(fs, net_rights, scopes)
+        size = 24 if scopes else 16 if net_rights else 8  # the struct as the version that added the field
+        fd = libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        if fd >= 0:
+            return int(fd), fs
+    raise _failure("landlock_create_ruleset")
+
+
+def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return  # nothing there to allow (a system without /lib64)
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            rights &= FILE_RIGHTS
+        rule = _PathBeneathAttr(rights, fd)
+        if libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+            raise _failure(f"landlock_add_rule({path})")
+    finally:
+        os.close(fd)
+
+
+def restrict(read: list[str], write: list[str], listed: list[str]) -> int:
+    """Restrict this process (and all it will start) to reading ``read``, reading and writing ``write``
+    and listing ``listed``; returns the ABI version used. Raises ``LandlockUnavailable`` when the kernel
+    refuses."""
+    abi = abi_version()
+    libc = _libc()
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise _failure("prctl(PR_SET_NO_NEW_PRIVS)")
+    ruleset, fs = _create_ruleset(libc, abi)
+    try:
+        for path in read:
+            _allow(libc, ruleset, path, READ_RIGHTS & fs)
+        for path in write:
+            _allow(libc, ruleset, path, fs)
+        for path in listed:
+            _allow(libc, ruleset, path, LIST_RIGHTS & fs)
+        flags = RESTRICT_SELF_LOG_SAME_EXEC_OFF if abi >= 7 else 0
+        if libc.syscall(SYS_RESTRICT_SELF, ruleset, ctypes.c_uint32(flags)) != 0:
+            raise _failure("landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def parse(args: list[str]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """``--read PATH``, ``--write PATH`` and ``--list PATH`` options, then ``--`` and the command:
+    (read, write, listed, argv)."""
+    paths: dict[str, list[str]] = {"--read": [], "--write": [], "--list": []}
+    while args and args[0] != "--":
+        option, path, args = args[0], args[1], args[2:]
+        paths[option].append(path)
+    return paths["--read"], paths["--write"], paths["--list"], args[1:]
+
+
+def main(args: list[str]) -> None:
+    """Restrict this process, then become the command; exit 1 (saying why) without starting it when
+    Landlock cannot restrict it."""
+    read, write, listed, argv = parse(args)
+    try:
+        restrict(read, write, listed)
+    except OSError as exc:
+        sys.exit(f"Landlock could not limit the kernel's files: {exc}")
+    os.execv(argv[0], argv)
+
+
+def landlock_command(
+    argv: list[str], read: list[Path], write: list[Path], listed: list[Path], directory: Path | None = None
+) -> list[str]:
+    """The command that runs ``argv`` behind the allow-list: this file, run by this Python alone (``-I -S``),
+    from a copy in ``directory`` (the kernel's own, since its user cannot read the installed package)."""
+    script = Path(__file__)
+    if directory is not None:
+        script = Path(shutil.copyfile(script, directory / LAUNCHER_NAME))
+        os.chmod(script, 0o644)
+    kinds = (("--read", read), ("--write", write), ("--list", listed))
+    options = [(kind, str(path)) for kind, paths in kinds for path in paths]
+    return [sys.executable, "-I", "-S", str(script), *(part for option in options for part in option), "--", *argv]
+
+
+PROBE = """
+import sys
+try:
+    open(sys.argv[1]).read(); print('open')
+except PermissionError:
+    open(sys.argv[2], 'w').write('x'); print('limited')
+"""
+
+
+@functools.cache
+def landlock_problem() -> str | None:
+    """Why Landlock cannot limit a kernel's files here, or None when a process behind it is refused a
+    file outside its allow-list and still writes one inside (tried once per process)."""
+    import subprocess
+    import tempfile
+
+    try:
+        abi_version()
+    except OSError as exc:
+        return str(exc)
+    with tempfile.TemporaryDirectory(prefix="autograder-landlock-probe-") as scratch:
+        outside, inside = Path(scratch, "outside"), Path(scratch, "inside")
+        outside.write_text("x")
+        inside.mkdir()
+        python = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        system = [Path(p) for p in ("/usr", "/lib", "/lib64", "/etc")]
+        argv = [sys.executable, "-I", "-S", "-c", PROBE, str(outside), str(inside / "written")]
+        command = landlock_command(argv, [*sorted(python), *system], [inside], [])
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"Landlock could not be tried: {exc}"
+    if done.stdout.strip() != "limited":
+        return f"Landlock did not limit a process's files: {(done.stderr.strip() or done.stdout.strip())[:500]}"
+    return None
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
