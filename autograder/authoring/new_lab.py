@@ -11,7 +11,7 @@ into the installed harness.
 The text of every file is in ``templates/new_lab/``: one template per written file, one per kind of
 notebook cell, and a folder per example task (``tasks/<example>/``: its statement, solution, capture,
 graders and, for some, known-grade wrong cases). They are Jinja2 templates rendered with named fields
-(``lab``, ``tasks``, ``task``: a ``Task`` below); a field a template names and is not given is an error.
+(``lab_fields``, and ``task``: a ``Task`` below); a field a template names and is not given is an error.
 
 The lab is worth 100 points whatever its number of tasks: each task gets an equal share (the first ones
 a point more when 100 does not divide), split among the task's checks in the proportions its example
@@ -59,15 +59,28 @@ class Example:
 
     name: str
     checks: Mapping[str, int]
+    uses: tuple[str, ...]  # what its graders import from autograder.checks
     timed: bool = False  # the reference sets its timed call up ahead (SET_UP_AHEAD)
+    numpy: bool = False  # its graders use numpy
+    calls: bool = False  # its capture calls a student's function on the reference's inputs
 
 
 EXAMPLES = (
-    Example("placement", {"values": 4, "layout": 3, "type": 3}),
-    Example("shard_map", {"fresh_values": 5, "reduces_with_psum": 5, "jitted": 2}),
-    Example("timing", {"time": 10}, timed=True),
+    Example(
+        "placement",
+        {"values": 4, "layout": 3, "type": 3},
+        ("Layout", "assert_allclose", "assert_layout", "assert_type"),
+    ),
+    Example(
+        "shard_map",
+        {"fresh_values": 5, "reduces_with_psum": 5, "jitted": 2},
+        ("assert_allclose", "assert_jitted", "assert_shard_map_collectives"),
+        numpy=True,
+        calls=True,
+    ),
+    Example("timing", {"time": 10}, ("assert_time_consistent",), timed=True),
 )
-FILLER = Example("filler", {"answer": 10})  # every task after the examples
+FILLER = Example("filler", {"answer": 10}, ("assert_allclose",))  # every task after the examples
 
 
 @dataclass(frozen=True)
@@ -186,17 +199,33 @@ def solution_notebook(lab: str, tasks: list[Task]) -> nbformat.NotebookNode:
     return nb
 
 
+def lab_fields(lab: str, tasks: list[Task]) -> dict:
+    """The fields the lab's files are rendered from: ``lab``, ``tasks``, whether one is ``timed``, and what
+    the graders import — the ``checks`` their examples use (classes first, as isort orders them) and
+    ``modules`` — nothing else, so that the lab passes the project's linter as written."""
+    names = {name for task in tasks for name in task.example.uses}
+    return {
+        "lab": lab,
+        "tasks": tasks,
+        "timed": any(task.example.timed for task in tasks),
+        "calls": any(task.example.calls for task in tasks),
+        "checks": sorted(names, key=lambda name: (not name[:1].isupper(), name)),
+        "modules": ["numpy"] if any(task.example.numpy for task in tasks) else [],
+    }
+
+
 def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     """Write the lab's files into the course folder; the paths written (the course's marker first when
     this made the folder a course). Refuses a taken or non-identifier name."""
     _check_name(lab, course_in_view())
     tasks = lab_tasks(n_tasks)
+    fields = lab_fields(lab, tasks)
     files = {
         Path("solutions") / lab / f"{lab}.ipynb": nbformat.writes(solution_notebook(lab, tasks)) + "\n",
-        Path(lab) / "__init__.py": _render("__init__.py.j2", lab=lab, tasks=tasks),
-        Path(lab) / "reference.py": _render("reference.py.j2", lab=lab, tasks=tasks),
-        Path(lab) / f"test_{lab}.py": _render("test_lab.py.j2", lab=lab, tasks=tasks),
-        Path("tests") / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", lab=lab, tasks=tasks),
+        Path(lab) / "__init__.py": _render("__init__.py.j2", **fields),
+        Path(lab) / "reference.py": _render("reference.py.j2", **fields),
+        Path(lab) / f"test_{lab}.py": _render("test_lab.py.j2", **fields),
+        Path("tests") / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", **fields),
     }
     course = course_in_view()
     root = course.root if course else Path.cwd()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.facts.capture import Call, Input, Probe, TaskCapture, task_seed
+    from autograder.facts.capture import Argument, Call, Input, Probe, TaskCapture, build_argument, task_seed
     from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
     from autograder.facts.schema import (
         CallFact,

@@ -68,13 +68,33 @@ class Input:
         return probe.make_input(self.to_json(), seed)
 
 
+Argument = Input | tuple["Argument", ...]  # a tuple of inputs is one argument: a model's ``params``
+
+
+def argument_json(argument: Argument) -> dict[str, Any]:
+    if isinstance(argument, tuple):
+        return {"tuple": [argument_json(item) for item in argument]}
+    return argument.to_json()
+
+
+def build_argument(argument: Argument, seed: int):
+    """The argument as the kernel built it: an input, or a tuple of them, in the same structure."""
+    if isinstance(argument, tuple):
+        return tuple(build_argument(item, seed) for item in argument)
+    return argument.build(seed)
+
+
 @dataclass(frozen=True)
 class Call:
-    """Call the student's ``function`` on fresh inputs; keep its output, stdout and compiled HLO."""
+    """Call the student's ``function`` on fresh inputs; keep its output, stdout and compiled HLO.
+
+    Each of ``args`` is an ``Input`` or a tuple of them (``(Input(...), Input(...))`` for ``params = (W,
+    b)``). A task's calls run right after the task's own cells, before the next task's: a helper the
+    function uses must be defined by then."""
 
     id: str
     function: str
-    args: tuple[Input, ...]
+    args: tuple[Argument, ...]
     mesh: MeshShape | None = None
     hlo: bool = False
 
@@ -82,7 +102,7 @@ class Call:
         return {
             "id": self.id,
             "function": self.function,
-            "args": [a.to_json() for a in self.args],
+            "args": [argument_json(a) for a in self.args],
             "mesh": None if self.mesh is None else mesh_json(self.mesh),
             "hlo": self.hlo,
         }

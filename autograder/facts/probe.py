@@ -108,6 +108,13 @@ def make_input(spec, seed):
     return _device_put(values, _NamedSharding(mesh, _PartitionSpec(*spec_entries)))
 
 
+def make_argument(spec, seed):
+    """A call's argument: an input, or a tuple of arguments (``{"tuple": [...]}``: a model's parameters)."""
+    if "tuple" in spec:
+        return tuple(make_argument(item, seed) for item in spec["tuple"])
+    return make_input(spec, seed)
+
+
 def capture(manifest_json, namespace):
     """Record the facts a task's manifest asks for into ``<out>/facts.json``."""
     manifest = json.loads(manifest_json)
@@ -248,7 +255,7 @@ class _Recorder:
         if not callable(function):
             error = f"TypeError: {call['function']} is a {type(function).__name__}, not a function"
             return {"output": {"kind": "missing", "error": error}, "stdout": "", "error": error}
-        args = [make_input(spec, seed) for spec in call["args"]]
+        args = [make_argument(spec, seed) for spec in call["args"]]
         context = _set_mesh(make_mesh(call["mesh"])) if call.get("mesh") else contextlib.nullcontext()
         stdout = io.StringIO()
         record = {

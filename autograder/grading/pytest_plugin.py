@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection
 import pytest
 
 from autograder.checks import CheckFailure
-from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, task_seed
+from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, build_argument, task_seed
 from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
 from autograder.run import CellStatus, Execution, LiveExecution
@@ -99,7 +99,7 @@ class SubmissionFacts:
     def inputs(self, task: str, call_id: str) -> list:
         """The exact inputs the probe built for a call, rebuilt here from the same seed."""
         call: Call = next(c for c in self.lab.captures[task].calls if c.id == call_id)
-        return [arg.build(self.seed(task)) for arg in call.args]
+        return [build_argument(arg, self.seed(task)) for arg in call.args]
 
 
 class _GraderPlugin:

@@ -4,6 +4,7 @@ Each test works on a labs folder and project root of its own (scaffolded_labs.py
 its own: pytest keeps a grader module by its file's name for the process."""
 
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -120,7 +121,7 @@ def test_a_scaffolded_lab_is_worth_100_points_whatever_its_number_of_tasks(root,
     for task, points in re.findall(r'@task\("(t\d+)"\)\n@points\((\d+)\)', lab.grader_path.read_text()):
         graders[task] = graders.get(task, 0) + int(points)
     known = (root / "tests" / "labs" / f"{lab_id}_submissions.py").read_text()
-    all_solved = eval(re.search(r'Case\("all_solved", solved\([^)]*\), (\{[^}]*\})\)', known).group(1))
+    all_solved = eval(re.search(r"ALL_POINTS = (\{[^}]*\})", known).group(1))
     assert len(headers) == n_tasks and sum(headers.values()) == 100
     assert headers == graders == all_solved
     assert max(headers.values()) - min(headers.values()) <= 1
@@ -134,14 +135,15 @@ def test_new_lab_refuses_a_number_of_tasks_it_cannot_give_points_to(root, capsys
 
 
 def test_every_template_renders_from_its_named_fields_and_fails_without_them():
-    """The templates of `new-lab` name only the fields it gives (``lab``, ``tasks``, ``task``); each renders
+    """The templates of `new-lab` name only the fields it gives (``lab_fields`` and ``task``); each renders
     from them for every example task, and a missing field is an error, not an empty string."""
     import jinja2
     import jinja2.meta
 
-    from autograder.authoring.new_lab import EXAMPLES, FILLER, TEMPLATES, lab_tasks
+    from autograder.authoring.new_lab import EXAMPLES, FILLER, TEMPLATES, lab_fields, lab_tasks
 
     tasks = lab_tasks(len(EXAMPLES) + 1)
+    given = lab_fields("lab9", tasks)
     assert [task.example.name for task in tasks] == [example.name for example in (*EXAMPLES, FILLER)]
     names = TEMPLATES.list_templates()
     for example in (*EXAMPLES, FILLER):
@@ -150,11 +152,11 @@ def test_every_template_renders_from_its_named_fields_and_fails_without_them():
     for name in names:
         source = TEMPLATES.loader.get_source(TEMPLATES, name)[0]
         fields = jinja2.meta.find_undeclared_variables(TEMPLATES.parse(source))
-        assert fields <= {"lab", "tasks", "task"}, (name, fields)
+        assert fields <= {*given, "task"}, (name, fields)
         users = [t for t in tasks if name.startswith(t.templates + "/")] if name.startswith("tasks/") else tasks
         assert users, name
         for task in users:
-            assert TEMPLATES.get_template(name).render(lab="lab9", tasks=tasks, task=task)
+            assert TEMPLATES.get_template(name).render(**given, task=task)
         if fields:
             with pytest.raises(jinja2.UndefinedError):
                 TEMPLATES.get_template(name).render()
@@ -170,3 +172,23 @@ def test_each_check_of_an_example_is_its_grader_worth_the_checks_points():
         found = re.findall(r'@task\("(t\d+)"\)\n@points\((\d+)\)\n(?:@hidden\n)?def test_(t\d+)_(\w+)\(', graders)
         assert [(check, points) for _, points, _, check in found] == [(c, str(p)) for c, p in task.points.items()]
         assert {t for t, _, u, _ in found for t in (t, u)} == {task.id}
+
+
+@pytest.mark.parametrize("n_tasks", [1, 2, 3, 5, 25])
+def test_a_scaffolded_lab_passes_the_projects_lint_and_format_as_written(root, n_tasks):
+    """The files new-lab writes pass `ruff check` and `ruff format --check` under the project's settings,
+    whatever examples the lab has: a TA's first commit does not fail the course's CI."""
+    import shutil
+    import subprocess
+
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (the test extra has it)")
+    assert main(["new-lab", "lab9", "--tasks", str(n_tasks)]) == 0
+    settings = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    written = [str(p) for p in root.rglob("*.py")]
+    for command in (["check"], ["format", "--check", "--diff"]):
+        done = subprocess.run(
+            [ruff, *command, "--config", str(settings), *written], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stdout + done.stderr

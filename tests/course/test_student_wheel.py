@@ -108,8 +108,11 @@ def test_no_hidden_check_nor_its_name(unpacked, lab_id):
         assert hidden == [], f"{name} holds the hidden checks {hidden}"
     names = [n.name for n in _hidden_checks(lab_id)]
     assert names, f"{lab_id} has no hidden check: this test would prove nothing"
+    # A check's name is its lab's: another lab may name a public check of its own alike.
+    others = tuple(f"autograder/labs/{other}/" for other in lab_ids() if other != lab_id)
     for name, text in unpacked.items():
-        assert not [n for n in names if n in text], f"{name} names a hidden check of {lab_id}"
+        if not name.startswith(others):
+            assert not [n for n in names if n in text], f"{name} names a hidden check of {lab_id}"
     public = [n.name for n in graders.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
     assert public, f"the students' {lab_id} has no public check left"
     bound = {

@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec
 from autograder.facts import probe
-from autograder.facts.capture import Call, Input, TaskCapture
+from autograder.facts.capture import Call, Input, TaskCapture, build_argument
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
 from autograder.run import kernel_housekeeping
@@ -97,6 +97,23 @@ def test_calls_run_on_the_graders_inputs_with_stdout_and_hlo(tmp_path):
     # the grader rebuilds the very input the kernel built, from the same seed
     np.testing.assert_allclose(result.output.values, 2 * np.asarray(call.args[0].build(7)))
     assert not np.allclose(np.asarray(call.args[0].build(8)), np.asarray(call.args[0].build(7)))
+
+
+def test_a_call_can_pass_a_tuple_of_inputs_as_one_argument(tmp_path):
+    """A model's ``params = (W, b)`` is one argument: the kernel builds the tuple, and the grader rebuilds
+    the very same tuple from the same seed."""
+    params = (Input((4, 3), key=1), Input((3,), key=2))
+    call = Call("layer", "layer", args=(params, Input((5, 4), key=3)))
+
+    def layer(params, x):
+        weights, bias = params
+        return x @ weights + bias
+
+    facts = _capture(tmp_path, {"layer": layer}, TaskCapture("t3", calls=(call,)))
+    result = facts.calls["layer"]
+    assert result.error is None and result.output.shape == (5, 3)
+    (weights, bias), x = (build_argument(a, 7) for a in call.args)
+    np.testing.assert_allclose(result.output.values, x @ weights + bias, rtol=1e-5)
 
 
 def test_a_call_of_a_missing_or_raising_function_is_recorded(tmp_path):

@@ -55,7 +55,7 @@ def test_solution_scores_full_marks(lab_grades, lab_id):
     assert result.status == "graded", result.summary()
     assert not any(_failed(result, lab_id).values()), _failed(result, lab_id)
     _assert_measured_verdicts_follow_the_grader(result, lab_id)
-    assert result.max_score == sum(t.points for t in lab.tasks) == 100
+    assert result.max_score == sum(t.points for t in lab.tasks)  # a lab may be worth any total
     for task in result.tasks:  # the graders' points of a task add up to the task's points
         assert sum(c.points for c in task.checks) == task.max_score, task.task
 
