@@ -557,10 +557,17 @@ def build_parser() -> argparse.ArgumentParser:
 def _parse(argv: list[str] | None):
     configure_grader_process()
     args = build_parser().parse_args(argv)
-    if args.course:  # every process this one starts finds the same course
-        from autograder.paths import COURSE_ENVIRONMENT
+    from autograder.paths import COURSE_ENVIRONMENT, CourseFileError, find_course
 
+    if args.course:
         os.environ[COURSE_ENVIRONMENT] = str(Path(args.course).resolve())
+    elif not os.environ.get(COURSE_ENVIRONMENT):
+        try:
+            found = find_course(Path.cwd())
+        except CourseFileError:
+            found = None
+        if found is not None:  # every process this one starts (a batch's workers, graders) finds the same course
+            os.environ[COURSE_ENVIRONMENT] = str(found)
     return args
 
 

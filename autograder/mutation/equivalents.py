@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 
+from autograder.lab import load_lab
+
 MODULE = "equivalent_mutants"
 
 
@@ -19,7 +21,7 @@ class EquivalentsError(ValueError):
 
 def recorded_equivalents(lab_id: str) -> dict[str, str]:
     """The lab's recorded equivalent mutants (id -> reason); {} when the lab records none."""
-    name = f"autograder.labs.{lab_id}.{MODULE}"
+    name = f"{load_lab(lab_id).package.__name__}.{MODULE}"  # the lab's package first: a course's joins the path
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:

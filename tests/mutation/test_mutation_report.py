@@ -81,18 +81,15 @@ def test_the_report_counts_per_task_lists_equivalents_apart_and_names_stale_reco
 
 
 def test_a_malformed_record_of_equivalents_is_refused(monkeypatch, tmp_path):
-    import sys
-    import types
+    from scaffolded_labs import use_tmp_labs
 
-    module = types.ModuleType("autograder.labs.labX.equivalent_mutants")
-    module.__file__ = str(tmp_path / "equivalent_mutants.py")
-    module.EQUIVALENT_MUTANTS = {"t1-swap-a": " "}
-    monkeypatch.setitem(sys.modules, module.__name__, module)
+    labs = use_tmp_labs(monkeypatch, tmp_path) / "labs"
+    for lab_id in ("labX", "labY"):
+        (labs / lab_id).mkdir()
+        (labs / lab_id / "__init__.py").write_text("CAPTURES = ()\n")
+    (labs / "labX" / "equivalent_mutants.py").write_text('EQUIVALENT_MUTANTS = {"t1-swap-a": " "}\n')
     with pytest.raises(EquivalentsError, match="no reason given for t1-swap-a"):
         recorded_equivalents("labX")
-    bare = types.ModuleType("autograder.labs.labY")  # a lab package without equivalent_mutants.py
-    bare.__path__ = [str(tmp_path)]
-    monkeypatch.setitem(sys.modules, bare.__name__, bare)
     assert recorded_equivalents("labY") == {}  # a lab that records none
 
 

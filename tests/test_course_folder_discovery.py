@@ -1,0 +1,76 @@
+"""How a command finds its course (autograder/paths.py, autograder/lab.py): as git finds its repository,
+walking up from the current folder to `autograder-course.toml`, unless $AUTOGRADER_COURSE names one; the
+bundled labs are always there, and a course's lab named like a bundled one takes its place."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import autograder.labs
+from autograder.lab import LabError, bundled_lab_ids, lab_ids, load_lab
+from autograder.paths import BUNDLED_LABS, COURSE_ENVIRONMENT, COURSE_FILE, find_course
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    """An empty course at tmp_path/course, no course named by the environment, no course lab imported."""
+    monkeypatch.delenv(COURSE_ENVIRONMENT, raising=False)
+    monkeypatch.setattr(autograder.labs, "__path__", list(autograder.labs.__path__))
+    for name in [m for m in sys.modules if m.startswith("autograder.labs.")]:
+        monkeypatch.delitem(sys.modules, name)
+    root = tmp_path / "course"
+    (root / "labs").mkdir(parents=True)
+    (root / COURSE_FILE).write_text('[course]\nlabs = "labs"\nharness = ">=0.2,<0.3"\n')
+    yield root
+    for name in [m for m in sys.modules if m.startswith("autograder.labs.")]:  # the course's, imported here
+        del sys.modules[name]  # (monkeypatch then puts back those imported before)
+
+
+def _lab(course, lab_id: str, text: str = "CAPTURES = ()\n"):
+    (course / "labs" / lab_id).mkdir()
+    (course / "labs" / lab_id / "__init__.py").write_text(text)
+
+
+def test_the_course_is_found_from_any_folder_below_it_and_not_from_beside_it(course, tmp_path, monkeypatch):
+    below = course / "solutions" / "deep"
+    below.mkdir(parents=True)
+    assert find_course(below) == course.resolve()
+    assert find_course(tmp_path) is None
+    _lab(course, "lab8_own")
+    monkeypatch.chdir(below)
+    assert lab_ids() == [*bundled_lab_ids(), "lab8_own"]
+    assert load_lab("lab8_own").root == course.resolve()
+    monkeypatch.chdir(tmp_path)
+    assert "lab8_own" not in lab_ids()
+    with pytest.raises(LabError, match="unknown lab 'lab8_own'"):
+        load_lab("lab8_own")
+
+
+def test_the_environment_names_a_course_and_must_name_one(course, tmp_path, monkeypatch):
+    _lab(course, "lab8_own")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(COURSE_ENVIRONMENT, str(course))
+    assert "lab8_own" in lab_ids()
+    monkeypatch.setenv(COURSE_ENVIRONMENT, str(tmp_path))
+    with pytest.raises(LabError, match=f"has no {COURSE_FILE}"):
+        lab_ids()
+
+
+def test_a_course_lab_named_like_a_bundled_one_takes_its_place(course, monkeypatch):
+    _lab(course, "lab4_collectives", "CAPTURES = ()\nMINE = True\n")
+    monkeypatch.chdir(course)
+    assert lab_ids().count("lab4_collectives") == 1
+    lab = load_lab("lab4_collectives")
+    assert lab.package_dir.parent == (course / "labs").resolve() and lab.root == course.resolve()
+    assert lab.package.MINE is True and lab.captures == {}
+    monkeypatch.chdir(course.parent)
+    assert load_lab("lab4_collectives").package_dir.parent == BUNDLED_LABS
+
+
+def test_an_unreadable_marker_is_a_clear_error(course, monkeypatch):
+    (course / COURSE_FILE).write_text("[course\nlabs = ")
+    monkeypatch.chdir(course)
+    with pytest.raises(LabError, match=f"{COURSE_FILE} cannot be read"):
+        lab_ids()
