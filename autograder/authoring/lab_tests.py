@@ -53,9 +53,37 @@ def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
     ]
 
 
+def harness_outside_course_range() -> str | None:
+    """What to say when the installed harness is outside the versions the course declares, or None."""
+    from importlib import metadata
+
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from autograder.grading import DISTRIBUTION
+    from autograder.lab import course_in_view
+
+    course = course_in_view()
+    if course is None or not course.harness:
+        return None
+    try:
+        installed, wanted = metadata.version(DISTRIBUTION), SpecifierSet(course.harness)
+    except (metadata.PackageNotFoundError, InvalidSpecifier):
+        return None
+    if wanted.contains(installed, prereleases=True):
+        return None
+    return (
+        f"note: the course's labs are written for the harness {course.harness} (autograder-course.toml), "
+        f"and {installed} is installed: a check may behave otherwise; install a version in that range, or "
+        "test the labs on this one and update the range"
+    )
+
+
 def run_lab_tests(lab_id: str, pytest_args: Sequence[str] = ()) -> int:
     """Run them in the lab's folder; pytest's exit status."""
     command = lab_test_command(lab_id, list(pytest_args))
+    note = harness_outside_course_range()
+    if note:
+        print(note, file=sys.stderr)
     print(" ".join(command), flush=True)
     lab = load_lab(lab_id)
     environment = {**os.environ, lab_suite.LAB_VARIABLE: lab_id}

@@ -82,3 +82,17 @@ def test_a_course_lab_runs_the_packaged_lab_suite(monkeypatch, tmp_path):
     assert main(["assign", "--no-verify", "lab7_course"]) == 0
     command = lab_test_command("lab7_course")
     assert command[3] == lab_suite.__file__ and "--lab" not in command
+
+
+def test_a_course_for_other_harness_versions_is_told_so(monkeypatch, tmp_path):
+    from scaffolded_labs import use_tmp_labs
+
+    from autograder.authoring.lab_tests import harness_outside_course_range
+    from autograder.paths import COURSE_FILE
+
+    use_tmp_labs(monkeypatch, tmp_path)
+    assert harness_outside_course_range() is None  # a course that declares no range
+    (tmp_path / COURSE_FILE).write_text('[course]\nlabs = "labs"\nharness = ">=0.1,<0.2"\n')
+    assert "written for the harness >=0.1,<0.2" in harness_outside_course_range()
+    (tmp_path / COURSE_FILE).write_text('[course]\nlabs = "labs"\nharness = ">=0.2,<1"\n')
+    assert harness_outside_course_range() is None
