@@ -2,7 +2,8 @@
 a bundled lab from an installed harness (a checkout's bundled labs run the checkout's own, wider suite).
 
 A pytest module, run by ``lab_tests.run_lab_tests`` with the lab named in ``$AUTOGRADER_TEST_LAB``. It
-checks that the student notebook is what ``assign`` writes from the solution, that the solution scores
+checks that the lab's requirement table holds (``requirement_table``), that the student notebook is what
+``assign`` writes from the solution, that the solution scores
 full marks with each task's checks adding up to the task's points, that the untouched student notebook
 scores zero, and that each known-grade submission of ``tests/labs/<lab>_submissions.py`` loses exactly
 the points its ``Case`` states. Each notebook is graded once, two at a time, each in a grading process of
@@ -24,6 +25,7 @@ import pytest
 
 from autograder.authoring.assign import assign_lab
 from autograder.authoring.known_grades import Case, make_submission
+from autograder.authoring.requirement_table import table_problems
 from autograder.lab import Lab, load_lab
 from autograder.run import Limits
 
@@ -114,6 +116,12 @@ def test_untouched_student_notebook_scores_zero():
     assert result.status == "graded", result.summary()
     assert result.score == 0, {t.task: t.score for t in result.tasks if t.score}
     assert all(c.message and not c.grader_error for t in result.tasks for c in t.checks)
+
+
+def test_every_requirement_has_a_check_and_a_wrong_case_that_loses_exactly_its_points():
+    """The lab's requirement table (labs/LAB/requirements.toml) holds: requirement_table.table_problems."""
+    problems = table_problems(_lab(), _cases(), _measured_verdicts())
+    assert not problems, "\n".join(problems)
 
 
 def test_the_lab_has_known_grade_submissions():

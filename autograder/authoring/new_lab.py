@@ -225,6 +225,7 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
         Path(lab) / "__init__.py": _render("__init__.py.j2", **fields),
         Path(lab) / "reference.py": _render("reference.py.j2", **fields),
         Path(lab) / f"test_{lab}.py": _render("test_lab.py.j2", **fields),
+        Path(lab) / "requirements.toml": _render("requirements.toml.j2", **fields),
         Path("tests") / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", **fields),
     }
     course = course_in_view()

@@ -1,0 +1,166 @@
+"""A lab's requirement table (``labs/LAB/requirements.toml``): each requirement sentence of a task's text,
+quoted, with the checks that enforce it and the known-grade wrong submissions that break it alone.
+
+A grader is judged on answers nobody has seen: for every sentence of a task's text, there must be a check,
+and a wrong answer that breaks that sentence alone must lose exactly that check's points. The table
+states it, and ``autograder test`` holds the lab to it (``table_problems``): a quote the task's text no
+longer has, a requirement without a check or without a wrong case, a check no requirement names, and a
+wrong case whose score for the task is not the task's points less the requirement's checks'.
+
+    [[requirement]]
+    task = "t2"
+    text = "a jitted `jax.shard_map`"      # quoted from t2's text (white space may differ)
+    checks = ["test_t2_jitted"]            # the graders that enforce it
+    wrong = ["t2_not_jitted"]              # known-grade cases that break it alone
+
+A requirement whose checks are all measured verdicts (MEASURED_VERDICTS: their outcome follows from the
+grader's own timing) says instead why no known grade can break it: ``no_wrong_case = "..."``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from autograder.authoring.known_grades import Case
+from autograder.authoring.markers import parse_questions
+from autograder.lab import Lab
+
+TABLE_FILE = "requirements.toml"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    task: str
+    text: str
+    checks: tuple[str, ...]
+    wrong: tuple[str, ...]
+    no_wrong_case: str = ""
+
+
+@dataclass(frozen=True)
+class Grader:
+    """One check of the lab's graders, as its decorators declare it."""
+
+    name: str
+    task: str
+    points: float
+
+
+def table_path(lab: Lab) -> Path:
+    return lab.package_dir / TABLE_FILE
+
+
+def read_table(path: Path) -> list[Requirement]:
+    """The requirements of a table file; ValueError naming what is malformed."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    rows = data.get("requirement", [])
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: [[requirement]] tables expected")
+    requirements = []
+    for index, row in enumerate(rows, start=1):
+        unknown = set(row) - {"task", "text", "checks", "wrong", "no_wrong_case"}
+        if unknown or not isinstance(row.get("task"), str) or not isinstance(row.get("text"), str):
+            raise ValueError(f"{path}, requirement {index}: task and text are strings; unknown keys {sorted(unknown)}")
+        requirements.append(
+            Requirement(
+                row["task"],
+                row["text"],
+                tuple(row.get("checks", ())),
+                tuple(row.get("wrong", ())),
+                row.get("no_wrong_case", ""),
+            )
+        )
+    return requirements
+
+
+def grader_checks(source: str) -> dict[str, Grader]:
+    """The lab's checks by name, read from its graders' decorators ``@task("tN")`` and ``@points(P)``."""
+    found = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+            continue
+        marks = {
+            d.func.id: d.args[0].value
+            for d in node.decorator_list
+            if isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Name)
+            and d.args
+            and isinstance(d.args[0], ast.Constant)
+        }
+        if "task" in marks and "points" in marks:
+            found[node.name] = Grader(node.name, str(marks["task"]), float(marks["points"]))
+    return found
+
+
+def _words(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def task_texts(solution: Path) -> dict[str, str]:
+    """Each task's text: the markdown cells of its question region in the solution notebook."""
+    nb = nbformat.read(solution, as_version=4)
+    return {
+        q.task: _words(
+            " ".join(c.source for c in nb.cells[q.first_cell : q.last_cell + 1] if c.cell_type == "markdown")
+        )
+        for q in parse_questions(nb)
+    }
+
+
+def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = frozenset()) -> list[str]:
+    """Why the lab's requirement table does not hold, or []."""
+    path = table_path(lab)
+    if not path.is_file():
+        return [f"{lab.id} has no requirement table: write {path} (docs/writing-a-lab.md, 'The requirement table')"]
+    try:
+        requirements = read_table(path)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        return [str(exc)]
+    graders = grader_checks(lab.grader_path.read_text(encoding="utf-8"))
+    texts = task_texts(lab.solution_path)
+    by_name = {case.name: case for case in cases}
+    fixed_total: dict[str, float] = {}
+    for grader in graders.values():
+        if grader.name not in measured:
+            fixed_total[grader.task] = fixed_total.get(grader.task, 0.0) + grader.points
+    problems = []
+    for number, req in enumerate(requirements, start=1):
+        where = f"requirement {number} ({req.task}: {req.text[:60]!r})"
+        if req.task not in texts:
+            problems.append(f"{where}: the notebook has no task {req.task}")
+            continue
+        if _words(req.text) not in texts[req.task]:
+            problems.append(f"{where}: {req.task}'s text no longer says this")
+        if not req.checks:
+            problems.append(f"{where}: no check enforces it")
+        wrong_checks = [c for c in req.checks if c not in graders or graders[c].task != req.task]
+        if wrong_checks:
+            problems.append(f"{where}: {', '.join(wrong_checks)} is not a check of {req.task}")
+            continue
+        lost = sum(graders[c].points for c in req.checks if c not in measured)
+        if not req.wrong and not req.no_wrong_case:
+            problems.append(f"{where}: no known-grade case breaks it alone (`wrong`)")
+        if req.wrong and lost == 0:
+            problems.append(f"{where}: its checks are measured verdicts: say why in `no_wrong_case` instead")
+        for name in req.wrong:
+            case = by_name.get(name)
+            if case is None:
+                problems.append(f"{where}: no known-grade case {name!r}")
+                continue
+            expected = fixed_total.get(req.task, 0.0) - lost
+            if abs(case.scores.get(req.task, 0) - expected) > 1e-9:
+                problems.append(
+                    f"{where}: case {name!r} should score {expected:g} on {req.task} (its points less "
+                    f"{lost:g} of {', '.join(req.checks)}), it states {case.scores.get(req.task, 0):g}"
+                )
+    named = {c for req in requirements for c in req.checks}
+    problems += [
+        f"{name} ({graders[name].task}) enforces no requirement of the table" for name in graders if name not in named
+    ]
+    return problems

@@ -1,0 +1,46 @@
+"""Every lab's requirement table holds (autograder/authoring/requirement_table.py): each requirement sentence
+of a task's text is quoted, has a check, and a known-grade wrong case that breaks it alone and loses
+exactly that check's points; every check enforces a requirement. Read from the files: no notebook runs."""
+
+from __future__ import annotations
+
+import pytest
+from lab_submissions import CASES_BY_LAB, MEASURED_VERDICTS
+
+from autograder.authoring.requirement_table import Requirement, read_table, table_path, table_problems
+from autograder.lab import lab_ids, load_lab
+
+
+@pytest.mark.parametrize("lab_id", lab_ids())
+def test_the_labs_requirement_table_holds(lab_id):
+    lab = load_lab(lab_id)
+    problems = table_problems(lab, CASES_BY_LAB.get(lab_id, []), MEASURED_VERDICTS.get(lab_id, frozenset()))
+    assert not problems, "\n".join(problems)
+
+
+def test_a_table_fails_on_a_stale_quote_a_missing_check_or_case_and_a_wrong_score(tmp_path, monkeypatch):
+    """Each rule of the table can fail: checked on lab 4's own table, broken one way at a time."""
+    import autograder.authoring.requirement_table as table_module
+
+    lab = load_lab("lab4_collectives")
+    cases = CASES_BY_LAB["lab4_collectives"]
+    measured = MEASURED_VERDICTS["lab4_collectives"]
+    rows = read_table(table_path(lab))
+    first = next(r for r in rows if r.wrong)
+
+    def problems_with(changed: list[Requirement]) -> list[str]:
+        monkeypatch.setattr(table_module, "read_table", lambda path: changed)
+        return table_problems(lab, cases, measured)
+
+    assert problems_with(rows) == []
+    others = [r for r in rows if r is not first]
+    stale = Requirement(first.task, first.text + " and also in reverse", first.checks, first.wrong)
+    assert any("text no longer says this" in p for p in problems_with([stale, *others]))
+    unchecked = Requirement(first.task, first.text, (), first.wrong)
+    assert any("no check enforces it" in p for p in problems_with([unchecked, *others]))
+    assert any("enforces no requirement" in p for p in problems_with(others))
+    unbroken = Requirement(first.task, first.text, first.checks, ())
+    assert any("no known-grade case breaks it" in p for p in problems_with([unbroken, *others]))
+    wider = [c for c in rows if c.task == first.task and c is not first][0]
+    mismatched = Requirement(first.task, first.text, (*first.checks, *wider.checks), first.wrong)
+    assert any("should score" in p for p in problems_with([mismatched, *others]))
