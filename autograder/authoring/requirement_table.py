@@ -94,7 +94,7 @@ def grader_checks(source: str) -> dict[str, Grader]:
             and isinstance(d.args[0], ast.Constant)
         }
         if "task" in marks and "points" in marks:
-            found[node.name] = Grader(node.name, str(marks["task"]), float(marks["points"]))
+            found[node.name] = Grader(node.name, str(marks["task"]), float(str(marks["points"])))
     return found
 
 
