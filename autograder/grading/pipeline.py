@@ -180,8 +180,15 @@ class _RunInBackground:
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:
-    """What the harness had to do to the run: output it cut, processes a cell left running."""
+    """What the harness had to do to the run: kernels it started again, output it cut, processes a cell
+    left running."""
     notes = []
+    failed = execution.start_failures
+    if failed and execution.status != RunStatus.KERNEL_FAILED_TO_START:
+        notes.append(
+            f"the kernel failed to start {len(failed)} time{'s' if len(failed) != 1 else ''} and was started "
+            f"again ({'; '.join(dict.fromkeys(failed))})"
+        )
     truncated = [c.label for c in execution.cells if c.output_truncated]
     if truncated or execution.output_cut_by_task:
         where = f"from {truncated[0]} on" if truncated else f"by the end of task {execution.output_cut_by_task}"
