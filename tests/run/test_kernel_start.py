@@ -1,6 +1,6 @@
 """A kernel that fails to start is the harness's fault: it is started again, and the run goes on as if
 nothing happened, saying so; one that never starts ends the run as ``kernel failed to start`` (a harness
-error). A kernel that dies once cells ran is not started again: that is the run's outcome.
+error, not a score). A kernel that dies once cells ran is not started again: that is the run's outcome.
 
 The failures are real ones (tests/support/failing_kernel_launch.py): the kernel's launch exits before
 the kernel runs, on the first launch only or on every one."""
@@ -11,6 +11,7 @@ import pytest
 from failing_kernel_launch import DIED_AT_START, fail_kernel_launches
 
 from autograder.facts.capture import TaskCapture
+from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import execute_plan
 from autograder.run.kernel import Limits
@@ -56,6 +57,7 @@ def test_a_kernel_that_never_starts_ends_the_run_as_the_harnesss_error(failing_l
     assert launches() == START_ATTEMPTS
     assert execution.reason == f"the kernel failed to start {START_ATTEMPTS} times (RuntimeError: {DIED_AT_START})"
     assert execution.cells == () and execution.facts == {}
+    assert GradeStatus.of_run(execution.status) is GradeStatus.HARNESS_ERROR
     assert execution_notes(execution, LIMITS) == []  # the reason says it all
 
 
