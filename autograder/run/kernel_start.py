@@ -5,7 +5,9 @@ A start fails when the kernel's process exits before its first reply (jupyter_cl
 before replying to kernel_info"), does not answer in time, is gone once started, or when the start-up
 code (the housekeeping, the probes, JAX's devices) fails. No student code has run then, so nothing is
 lost by starting again: the failed kernel is shut down and a fresh one (process, directory, uid) is
-started, up to ``START_ATTEMPTS`` times, each failure logged with the tail of that kernel's log. When
+started, up to ``START_ATTEMPTS`` times, each failure logged with the tail of that kernel's log (and
+whether the out-of-memory killer struck meanwhile: a kernel runs with ``oom_score_adj`` 1000, so on a
+machine short of memory a kernel just starting is the process it picks when no larger kernel runs). When
 every attempt fails, the run ends as ``KERNEL_FAILED_TO_START``, which a grade reports as the harness's
 error (grading/grade_status.py), not as a score.
 """
@@ -17,6 +19,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.run.container_memory import oom_kills
 from autograder.run.kernel import Limits, StartedKernel
 
 START_ATTEMPTS = 3
@@ -47,11 +50,14 @@ async def start_kernel(
     for attempt in range(1, attempts + 1):
         kernel = kernel or StartedKernel(limits, lab_probe)
         kernel.turn.owner = owner
+        kills_before = oom_kills()
         try:
             why = await _start_once(kernel, limits)
         except BaseException:
             await kernel.close()
             raise
+        if why is not None and kills_before is not None and (oom_kills() or 0) > kills_before:
+            why += " (the out-of-memory killer struck meanwhile: kernels are its first choice)"
         if why is None:
             return KernelStart(kernel, tuple(failures))
         failures.append(why)

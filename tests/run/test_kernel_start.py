@@ -5,11 +5,13 @@ error, not a score). A kernel that dies once cells ran is not started again: tha
 The failures are real ones (tests/support/failing_kernel_launch.py): the kernel's launch exits before
 the kernel runs, on the first launch only or on every one."""
 
+import asyncio
 import logging
 
 import pytest
 from failing_kernel_launch import DIED_AT_START, fail_kernel_launches
 
+import autograder.run.kernel_start as kernel_start
 from autograder.facts.capture import TaskCapture
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
@@ -66,3 +68,13 @@ def test_a_kernel_the_students_code_kills_is_not_started_again(failing_launch):
     execution = _run("import os\nos._exit(3)")
     assert execution.status == RunStatus.KERNEL_DIED and execution.ended_at == "cell 1"
     assert launches() == 1 and execution.start_failures == ()
+
+
+def test_a_failed_start_says_when_the_out_of_memory_killer_struck_meanwhile(failing_launch, monkeypatch):
+    failing_launch("always")
+    kills = iter(range(100))
+    monkeypatch.setattr(kernel_start, "oom_kills", lambda: next(kills))  # one more each time it is read
+    start = asyncio.run(kernel_start.start_kernel(LIMITS, None, attempts=1))
+    assert start.kernel is None
+    (why,) = start.failures
+    assert DIED_AT_START in why and "the out-of-memory killer struck meanwhile" in why
