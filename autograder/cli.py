@@ -192,7 +192,7 @@ def _grade(args, public_only: bool) -> int:
     print_grade(result)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
-    failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR)
+    failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR, GradeStatus.HARNESS_ERROR)
     return 0 if result.status not in failed else 2
 
 

@@ -1,5 +1,6 @@
-"""Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses, and a
-reference cache of the session's own."""
+"""Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses, a
+reference cache of the session's own, and kernels that end with the test module that started them
+(tests/support/kernel_leaks.py)."""
 
 import os
 
@@ -9,6 +10,9 @@ os.environ.setdefault("PJRT_NPROC", "16")
 
 
 import pytest  # noqa: E402
+from kernel_leaks import kernels_end_with_their_module  # noqa: E402, F401  (autouse)
+
+pytest_plugins = ("pytester",)  # tests/test_kernel_leaks.py runs a module of its own
 
 
 def pytest_addoption(parser):

@@ -1,6 +1,9 @@
 """The instructor's view of a class — one self-contained HTML page: score histogram and quantiles,
 pass rate and commonest failure per task and per check, statuses, overrides and late penalties, the
-slowest submissions, and a link to the similarity report."""
+slowest submissions, and a link to the similarity report.
+
+A submission the harness failed to run (``harness error``) has no score: it is counted apart, named with
+its reason, and left out of the scores and pass rates, which it would pull down with points never lost."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import statistics
 from collections import Counter
 from html import escape
 
-from autograder.grading import GradeResult
+from autograder.grading import HARNESS_ERRORS, GradeResult
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -148,11 +151,23 @@ def _late_section(results: dict[str, GradeResult]) -> str:
     )
 
 
+def _harness_error_section(failed: dict[str, GradeResult]) -> str:
+    if not failed:
+        return "<h2>Harness errors</h2><p id='harness-errors'>0 submissions the harness failed to run.</p>"
+    body = "".join(f"<tr><td>{escape(s)}</td><td>{escape(r.reason or '')}</td></tr>" for s, r in sorted(failed.items()))
+    return (
+        f"<h2>Harness errors</h2><p id='harness-errors'>{len(failed)} submissions the harness failed to run: "
+        "not the students' fault and not scored (left out of the scores above); the next run of the batch "
+        f"grades them again.</p><table><tr><th>student</th><th>why</th></tr>{body}</table>"
+    )
+
+
 def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list[str]) -> str:
-    graded = list(results.values())
+    failed = {s: r for s, r in results.items() if r.status in HARNESS_ERRORS}
+    graded = [r for s, r in results.items() if s not in failed]
     scores = [r.score for r in graded]
     max_score = max((r.max_score for r in graded), default=100.0) or 100.0
-    statuses = Counter(r.status for r in graded)
+    statuses = Counter(r.status for r in results.values())
     mean = sum(scores) / len(scores) if scores else 0.0
     times = sorted(((r.seconds, s) for s, r in results.items()), reverse=True)
     time_rows = "".join(
@@ -165,14 +180,15 @@ def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — class report</title>"
         f"<style>{STYLE}</style></head><body><h1>{escape(lab)} — class report</h1>"
-        f"<p>{len(graded)} submissions; mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
+        f"<p>{len(graded)} submissions scored{f' (and {len(failed)} harness errors)' if failed else ''}; "
+        f"mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
         f"<a id='similarity' href='similarity.html'>Similar answers</a></p>"
         f"<h2>Scores</h2>{_histogram_svg(scores, max_score)}{_quantiles(scores)}"
         f"<h2>Tasks</h2><table><tr><th>task</th><th>passed</th><th>pass rate</th>"
         f"<th>most common failure</th></tr>{_task_rows(graded, task_ids)}</table>"
         f"<h2>Checks</h2><table id='checks'><tr><th>task</th><th>check</th><th>points</th><th>passed</th>"
         f"<th>pass rate</th><th>most common message</th></tr>{_check_rows(graded, task_ids)}</table>"
-        f"<h2>Statuses</h2><table>{status_rows}</table>"
+        f"<h2>Statuses</h2><table>{status_rows}</table>{_harness_error_section(failed)}"
         f"{_override_section(results)}{_late_section(results)}"
         f"<h2>Slowest submissions</h2><p class='note'>Median grading time {median_time:.1f} s; "
         f"the {min(SLOWEST, len(times))} slowest:</p><table>{time_rows}</table></body></html>\n"

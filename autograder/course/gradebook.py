@@ -10,13 +10,13 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.grading import GradeResult, GradeStatus
+from autograder.grading import GRADING_FAULTS, GradeResult
 
 GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
 RESULTS_FILE = "results.json"  # Gradescope's format
 FEEDBACK_FILE = "feedback.html"
 LOG_FILE = "graded.log"  # one line per grading, in the order they finished
-RETRIED_STATUSES = (GradeStatus.GRADER_ERROR,)  # a rerun grades these again
+RETRIED_STATUSES = GRADING_FAULTS  # the grader's or the harness's errors: a rerun grades these again
 
 
 def write_atomically(path: Path, text: str) -> None:

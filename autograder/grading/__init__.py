@@ -13,7 +13,12 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.grading.check_result import CheckResult
     from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
-    from autograder.grading.grade_status import GradeStatus
+    from autograder.grading.grade_status import (
+        GRADING_FAULTS,
+        HARNESS_ERROR_ADVICE,
+        HARNESS_ERRORS,
+        GradeStatus,
+    )
     from autograder.grading.notebook_file import read_submission
     from autograder.grading.pipeline import grade_notebook
     from autograder.grading.pytest_plugin import GraderError, run_graders

@@ -1,5 +1,9 @@
 """Every status a submission's grade can end with: how its run ended, or why it was not run.
 
+Two are faults of the grading, not of the submission, and a batch grades them again: ``grader error``
+(the lab's graders failed) and ``harness error`` (the harness could not run the notebook: its kernel
+failed to start, every time it was tried, before any student code ran). Neither is a score.
+
 ``StrEnum`` members are their text, so results.json, the gradebook's CSV and grade.json keep the same
 words, and a status read back from a file compares equal to its member.
 """
@@ -13,12 +17,31 @@ class GradeStatus(StrEnum):
     GRADED = "graded"  # the notebook ran to its end
     TIMEOUT = RunStatus.TIMEOUT.value
     KERNEL_DIED = RunStatus.KERNEL_DIED.value
+    # what grades saved before ``harness error`` existed say for it; read back, it is one
     KERNEL_FAILED_TO_START = RunStatus.KERNEL_FAILED_TO_START.value
     NOT_A_NOTEBOOK = "not a notebook"
     UNKNOWN_LAB = "unknown lab"
     GRADER_ERROR = "grader error"
+    HARNESS_ERROR = "harness error"
 
     @classmethod
     def of_run(cls, status: str) -> "GradeStatus":
-        """The grade's status for a run that ended with ``status``: a completed run is graded."""
-        return cls.GRADED if status == RunStatus.COMPLETED else cls(status)
+        """The grade's status for a run that ended with ``status``: a completed run is graded, one whose
+        kernel never started is the harness's error."""
+        if status == RunStatus.COMPLETED:
+            return cls.GRADED
+        if status == RunStatus.KERNEL_FAILED_TO_START:
+            return cls.HARNESS_ERROR
+        return cls(status)
+
+
+# What a student reads when the harness failed them: it is no grade, and what to do.
+HARNESS_ERROR_ADVICE = (
+    "This is not your fault, and not a grade: the grading machine could not run your notebook. "
+    "Resubmit it, or ask your instructor if this happens again."
+)
+
+# The harness's error, under its name and the one grades saved before it had.
+HARNESS_ERRORS = (GradeStatus.HARNESS_ERROR, GradeStatus.KERNEL_FAILED_TO_START)
+# The statuses that are the grading's own fault: a batch grades them again.
+GRADING_FAULTS = (GradeStatus.GRADER_ERROR, *HARNESS_ERRORS)

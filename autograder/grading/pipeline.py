@@ -125,13 +125,18 @@ def _grade(
         execution = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, None)
         from autograder.grading.pytest_plugin import GraderError, run_graders
 
-        try:
-            checks = run_graders(lab, execution, seed, public_only, on_check=on_check)
+        try:  # a run whose kernel never started has nothing to check
+            started = execution.status != RunStatus.KERNEL_FAILED_TO_START
+            checks = run_graders(lab, execution, seed, public_only, on_check=on_check) if started else []
         except GraderError as exc:
             failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
             return failed, execution
     notes += execution_notes(execution, limits)
     status = GradeStatus.of_run(execution.status)
+    if status == GradeStatus.HARNESS_ERROR:  # no check saw a run: no check result is shown as if earned
+        return GradeResult(
+            lab_id, str(path), status, execution.reason, lab.max_score, seed=seed, notes=tuple(notes), sandbox=level
+        ), execution
     tasks = _by_task(lab.tasks, checks, public_only)
     result = GradeResult(
         lab=lab_id,
@@ -180,8 +185,15 @@ class _RunInBackground:
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:
-    """What the harness had to do to the run: output it cut, processes a cell left running."""
+    """What the harness had to do to the run: kernels it started again, output it cut, processes a cell
+    left running."""
     notes = []
+    failed = execution.start_failures
+    if failed and execution.status != RunStatus.KERNEL_FAILED_TO_START:
+        notes.append(
+            f"the kernel failed to start {len(failed)} time{'s' if len(failed) != 1 else ''} and was started "
+            f"again ({'; '.join(dict.fromkeys(failed))})"
+        )
     truncated = [c.label for c in execution.cells if c.output_truncated]
     if truncated or execution.output_cut_by_task:
         where = f"from {truncated[0]} on" if truncated else f"by the end of task {execution.output_cut_by_task}"

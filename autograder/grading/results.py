@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 
 from autograder.grading.check_result import CheckResult
-from autograder.grading.grade_status import GradeStatus
+from autograder.grading.grade_status import HARNESS_ERROR_ADVICE, HARNESS_ERRORS, GradeStatus
 from autograder.run import LEVEL_DESCRIPTIONS
 
 
@@ -111,6 +111,8 @@ class GradeResult:
     def summary(self) -> str:
         """What happened to the run, in a few lines (the top of every report)."""
         lines = [f"Status: {self.status}" + (f" — {self.reason}" if self.reason else "")]
+        if self.status in HARNESS_ERRORS:
+            lines.insert(0, HARNESS_ERROR_ADVICE)
         if self.ended_at:
             lines.append(f"The run ended at {self.ended_at}; tasks after it could not be graded.")
         lines += list(self.changes) + list(self.notes)

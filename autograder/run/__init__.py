@@ -2,7 +2,8 @@
 
 ``plan`` splits the notebook into tasks (leaving out the cells ``check_cells`` marks as the student's
 own checks, which ``assign`` adds); ``sandbox``, ``kernel`` and ``devices`` start a kernel the
-student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle;
+student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle, and
+``kernel_start`` starts a fresh kernel when one fails to start, a fault of the harness's;
 ``kernel_housekeeping``, copied into the kernel alone, caps its output, runs the lab probe's warm-up and
 reaps the children a cell left), within the ``limits`` declared once for every command and context;
 ``execute`` runs the cells and has the probe write each task's facts (``live_execution`` hands each

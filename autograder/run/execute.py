@@ -4,7 +4,8 @@ The kernel runs the plan's cells with nbclient (errors allowed, so later tasks a
 with a timeout per cell, a deadline for the whole notebook and caps on output. After each task the
 probe writes that task's facts, which this process takes out of the kernel's reach at once, before
 any later student cell could touch them, and validates when they are read (see taken_facts.py). A
-kernel that dies or hangs ends the run; facts taken so far are kept. With a ``LiveExecution`` the
+kernel that dies or hangs ends the run; facts taken so far are kept. A kernel that fails to start is
+started again (kernel_start.py): no student code has run yet. With a ``LiveExecution`` the
 grader, in another thread, reads each task's facts while the kernel goes on.
 
 This module imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts.
@@ -38,6 +39,7 @@ from autograder.run.kernel import (
     reap_children_code,
     wait_for_warm_up_code,
 )
+from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_status import CellStatus, RunStatus
@@ -74,6 +76,7 @@ class Execution:
     seconds: float
     changes: tuple[str, ...] = field(default_factory=tuple)
     output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
+    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (kernel_start.py)
 
     def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
         """(facts, error) of a task: (None, None) when the run did not reach it."""
@@ -92,40 +95,42 @@ class _Hung(Exception):
 
 
 class _Run:
-    """One execution: a started kernel, the submission's plan, and what has been learnt so far."""
+    """One execution: the submission's plan, the kernel it runs in once started, and what has been
+    learnt so far."""
 
     def __init__(
         self,
         plan: Plan,
         captures: Captures,
         seed: int,
-        kernel: StartedKernel,
+        limits: Limits,
         submission: Path | None,
         live: LiveExecution | None,
     ):
-        self.plan, self._captures, self.limits, self.seed = plan, captures, kernel.limits, seed
-        self.live = live
-        self.kernel, self.km, self.client, self.facts_dir = kernel, kernel.km, kernel.client, kernel.facts_dir
-        kernel.turn.owner = id(self)
+        self.plan, self._captures, self.limits, self.seed = plan, captures, limits, seed
+        self.submission, self.live = submission, live
         self.timed_turn = TimedTurn(id(self))  # taken before the first timed cell (timed_turns.py)
         if live is not None:
             live.timed_turn = self.timed_turn  # released by the grader once it has measured
-        if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
-            shutil.copyfile(submission, kernel.workdir / submission.name)
         self.interrupted: str | None = None  # the last cell that had to be interrupted
         self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
         self.cells: list[CellOutcome] = []
         if live is not None:
             live.started(self.taken, self.cells)
 
+    def attach(self, kernel: StartedKernel) -> None:
+        """Run in ``kernel``, started: a copy of the submission goes into its working directory."""
+        self.kernel: StartedKernel = kernel
+        self.km, self.client, self.facts_dir = kernel.km, kernel.client, kernel.facts_dir
+        kernel.turn.owner = id(self)
+        submission = self.submission
+        if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
+            shutil.copyfile(submission, kernel.workdir / submission.name)
+
     async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
         return await self.kernel.run_code(source, timeout)
 
     async def execute(self) -> tuple[str, str | None, str | None]:
-        if self.kernel.state == "new":
-            await self.kernel.start()
-        if self.kernel.failure:
-            return RunStatus.KERNEL_FAILED_TO_START, f"the device setup failed: {self.kernel.failure}", None
         async with self.client.async_setup_kernel():
             with quiet.student_code_running():
                 self.kernel.turn.running = True
@@ -148,7 +153,8 @@ class _Run:
     @property
     def waited(self) -> float:
         """Seconds this run waited for other gradings' timed tasks: no timeout counts them."""
-        return self.kernel.turn.waited + self.timed_turn.waited
+        kernel = getattr(self, "kernel", None)  # none before ``attach``
+        return (kernel.turn.waited if kernel is not None else 0.0) + self.timed_turn.waited
 
     async def until_idle(self, label: str) -> None:
         """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
@@ -277,16 +283,22 @@ async def execute_plan_async(
     if kernel is not None and not kernel.fits(limits, lab_probe):
         await kernel.close()
         raise ValueError("the kernel given was started for other limits or another lab probe")
-    kernel = kernel or StartedKernel(limits, lab_probe)
     try:
-        run = _Run(plan, captures, seed, kernel, submission, live)
+        run = _Run(plan, captures, seed, limits, submission, live)
     except BaseException:
-        await kernel.close()
+        if kernel is not None:
+            await kernel.close()
         raise
     status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, "the run stopped unexpectedly", None
+    start = None
     kills_before = oom_kills()
     try:
-        status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
+        start = await start_kernel(limits, lab_probe, kernel, owner=id(run))  # a failed start is tried again
+        if start.kernel is None:
+            reason = not_started_reason(start.failures)
+        else:
+            run.attach(start.kernel)
+            status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
     except _Hung as hung:
         status, ended_at = RunStatus.TIMEOUT, str(hung)
         reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
@@ -301,19 +313,23 @@ async def execute_plan_async(
             status, reason, ended_at = RunStatus.KERNEL_DIED, run.died_reason(), _current_label(run)
             if kills_before is not None and (oom_kills() or 0) > kills_before:  # the container's limit
                 reason = out_of_memory_words(ended_at, memory_limit_bytes())
-    except RuntimeError as exc:  # the kernel did not start or its client lost it
-        status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, str(exc), None
+    except RuntimeError as exc:  # the client lost a started kernel: the run ends where it was, points kept
+        status, reason, ended_at = RunStatus.KERNEL_DIED, f"the grader lost the kernel: {exc}", _current_label(run)
     finally:
         if live is None:
             run.timed_turn.release()  # no grader follows the run to measure under it
         if live is not None:
             live.ended(status, reason, ended_at)
-        await kernel.close()
+        if start is not None and start.kernel is not None:
+            await start.kernel.close()
         seconds = time.monotonic() - started
         facts, fact_errors = run.taken.read_all()
         shutil.rmtree(run.taken.directory, ignore_errors=True)
     cut_by = next((task for task in run.taken.order if task in facts and facts[task].output_cut), None)
-    return Execution(status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by)
+    failures = start.failures if start is not None else ()
+    return Execution(
+        status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by, failures
+    )
 
 
 async def _within_deadline(run: _Run, total_timeout: float):

@@ -40,7 +40,8 @@ def _run(path: Path, kernels: Path, kernel_name: str) -> nbformat.NotebookNode:
     client = NotebookClient(
         nb, km=manager, timeout=300, allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
     )
-    client.execute(env={**plain_environment(), "JPY_SESSION_NAME": str(path)})
+    # cleanup_kc: nbclient shuts down only a kernel whose manager it made, unless told to
+    client.execute(cleanup_kc=True, env={**plain_environment(), "JPY_SESSION_NAME": str(path)})
     return nb
 
 

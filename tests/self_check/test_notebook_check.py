@@ -83,7 +83,8 @@ def _run(nb, directory: Path):
         allow_errors=True,
         resources={"metadata": {"path": str(directory)}},
     )
-    client.execute(env={**checker_environment(), "JPY_SESSION_NAME": "lab.ipynb"})
+    # cleanup_kc: nbclient shuts down only a kernel whose manager it made, unless told to
+    client.execute(cleanup_kc=True, env={**checker_environment(), "JPY_SESSION_NAME": "lab.ipynb"})
     return nb
 
 

@@ -1,0 +1,96 @@
+"""Starting a submission's kernel, and starting a fresh one when that fails: a failed start is the
+harness's fault, never the student's.
+
+A start fails when the kernel's process exits before its first reply (jupyter_client's "Kernel died
+before replying to kernel_info"), does not answer in time, is gone once started, or when the start-up
+code (the housekeeping, the probes, JAX's devices) fails. No student code has run then, so nothing is
+lost by starting again: the failed kernel is shut down and a fresh one (process, directory, uid) is
+started, up to ``START_ATTEMPTS`` times, each failure logged with the tail of that kernel's log (and
+whether the out-of-memory killer struck meanwhile: a kernel runs with ``oom_score_adj`` 1000, so on a
+machine short of memory a kernel just starting is the process it picks when no larger kernel runs). When
+every attempt fails, the run ends as ``KERNEL_FAILED_TO_START``, which a grade reports as the harness's
+error (grading/grade_status.py), not as a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.run.container_memory import oom_kills
+from autograder.run.kernel import Limits, StartedKernel
+
+START_ATTEMPTS = 3
+LOG_TAIL = 2_000  # characters of a failed kernel's log kept in the warning
+
+log = logging.getLogger("autograder.kernel_start")
+
+
+@dataclass(frozen=True)
+class KernelStart:
+    """The kernel a submission runs in, and why each attempt before it failed."""
+
+    kernel: StartedKernel | None  # started and alive; None when every attempt failed
+    failures: tuple[str, ...] = ()  # why each failed attempt failed, in order
+
+
+async def start_kernel(
+    limits: Limits,
+    lab_probe: Path | None,
+    kernel: StartedKernel | None = None,
+    owner: int | None = None,
+    attempts: int = START_ATTEMPTS,
+) -> KernelStart:
+    """Start ``kernel`` (or a new one), and fresh ones while starting fails, ``attempts`` times at most;
+    a kernel a pool started already is only checked. ``owner`` is the run each kernel serves (its
+    ``CellTurn``'s owner). A cancelled start shuts its kernel down."""
+    failures: list[str] = []
+    for attempt in range(1, attempts + 1):
+        kernel = kernel or StartedKernel(limits, lab_probe)
+        kernel.turn.owner = owner
+        kills_before = oom_kills()
+        try:
+            why = await _start_once(kernel, limits)
+        except BaseException:
+            await kernel.close()
+            raise
+        if why is not None and kills_before is not None and (oom_kills() or 0) > kills_before:
+            why += " (the out-of-memory killer struck meanwhile: kernels are its first choice)"
+        if why is None:
+            return KernelStart(kernel, tuple(failures))
+        failures.append(why)
+        again = "; starting a fresh kernel" if attempt < attempts else "; giving up"
+        log.warning("the kernel failed to start (attempt %d of %d): %s%s", attempt, attempts, why, again)
+        tail = kernel.km.log_tail(LOG_TAIL).strip()
+        if tail:
+            log.warning("its log ended with:\n%s", tail)
+        await kernel.close()
+        kernel = None
+    return KernelStart(None, tuple(failures))
+
+
+async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
+    """Why ``kernel`` did not start, or None once it has started and is alive."""
+    try:
+        if kernel.state == "new":
+            # each step of a start has its own timeout; this bounds the whole of it
+            await asyncio.wait_for(kernel.start(), 3 * limits.startup_timeout)
+        if kernel.failure is not None:
+            return f"the device setup failed: {kernel.failure}"
+        if kernel.state != "started" or kernel.client.kc is None:
+            return "the kernel's client did not start"
+        if not await kernel.km.is_alive():
+            return "the kernel died after it had started, before the first cell"
+    except TimeoutError:
+        return f"the kernel did not start within {3 * limits.startup_timeout:g} s"
+    except Exception as exc:  # jupyter_client's RuntimeErrors, ZeroMQ's errors, a dead kernel's
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def not_started_reason(failures: tuple[str, ...]) -> str:
+    """A run's reason when no attempt started a kernel: how many, and each distinct failure."""
+    distinct = list(dict.fromkeys(failures))
+    return f"the kernel failed to start {len(failures)} times ({'; '.join(distinct)})"
