@@ -7,7 +7,7 @@ import re
 from html import escape as _escape
 
 from autograder.grading.grade_status import GradeStatus
-from autograder.grading.results import GradeResult, TaskResult, hidden_failure
+from autograder.grading.results import GradeResult, TaskResult, hidden_failure, shown_points
 from autograder.grading.versions import versions_line
 
 PAGE_STYLE = """
@@ -44,15 +44,11 @@ def escape(text: str) -> str:
     return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", _escape(text))
 
 
-def _points(value: float) -> str:
-    return f"{value:g}"
-
-
 def _check_item(check) -> str:
     mark = '<span class="pass">✔</span>' if check.passed else '<span class="fail">✘</span>'
     title = escape(check.title)
     if check.passed:
-        return f"<li>{mark} {title} <small>({_points(check.points)} pts)</small></li>"
+        return f"<li>{mark} {title} <small>({shown_points(check.points)} pts)</small></li>"
     if check.hidden:
         return f"<li>{mark} {escape(hidden_failure(check))}</li>"
     pictures = ""
@@ -62,17 +58,16 @@ def _check_item(check) -> str:
             f"<div>expected<pre>{_escape(check.expected_picture)}</pre></div>"
             f"<div>found<pre>{_escape(check.found_picture)}</pre></div></div>"
         )
-    return (
-        f"<li>{mark} {title} <small>(0/{_points(check.points)} pts)</small><br>{escape(check.message)}{pictures}</li>"
-    )
+    points = f"<small>(0/{shown_points(check.points)} pts)</small>"
+    return f"<li>{mark} {title} {points}<br>{escape(check.message)}{pictures}</li>"
 
 
 def _override_note(task) -> str:
     if task.override is None:
         return ""
     return (
-        f"<div class='override'>Points set by a grader: {_points(task.score)} "
-        f"(the checks gave {_points(task.auto_score)}). {escape(task.override.comment)}</div>"
+        f"<div class='override'>Points set by a grader: {shown_points(task.score)} "
+        f"(the checks gave {shown_points(task.auto_score)}). {escape(task.override.comment)}</div>"
     )
 
 
@@ -86,7 +81,7 @@ def task_section(task: TaskResult, note: str = "") -> str:
     items = "".join(_check_item(c) for c in task.checks)
     return (
         f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
-        f"<span class='{state}'>{_points(task.score)} / {_points(task.max_score)}</span></h2>"
+        f"<span class='{state}'>{shown_points(task.score)} / {shown_points(task.max_score)}</span></h2>"
         f"{_override_note(task)}<ul>{items}</ul>{note}</section>"
     )
 
@@ -96,11 +91,11 @@ def feedback_html(result: GradeResult, student: str) -> str:
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Feedback — {escape(student)}</title>"
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{escape(result.lab or 'Lab')} — feedback for {escape(student)}</h1>",
-        f"<p class='total'>Score: <span id='score'>{_points(result.score)}</span> / "
-        f"<span id='max-score'>{_points(result.max_score)}</span></p>",
+        f"<p class='total'>Score: <span id='score'>{shown_points(result.score)}</span> / "
+        f"<span id='max-score'>{shown_points(result.max_score)}</span></p>",
     ]
     if result.late is not None and result.late.is_late:
-        before = f" Score before the penalty: {_points(result.raw_score)}." if result.late.points else ""
+        before = f" Score before the penalty: {shown_points(result.raw_score)}." if result.late.points else ""
         parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")
     if result.status != GradeStatus.GRADED or result.changes or result.notes:
         parts.append(f"<div class='status'>{escape(result.summary())}</div>")

@@ -174,7 +174,10 @@ class GradeResult:
                         "max_score": 0,
                         "status": "passed",
                         "visibility": "visible",
-                        "output": f"{_points(task.auto_score)} → {_points(task.score)} points: {task.override.comment}",
+                        "output": (
+                            f"{shown_points(task.auto_score)} → {shown_points(task.score)} points: "
+                            f"{task.override.comment}"
+                        ),
                     }
                 )
         if self.late is not None and self.late.points:
@@ -218,5 +221,6 @@ def hidden_failure(check: CheckResult) -> str:
     return f"A hidden check of task {check.task} failed (0/{check.points:g} points)."
 
 
-def _points(value: float) -> str:
+def shown_points(value: float) -> str:
+    """Points as every report shows them: ``3``, ``2.5``."""
     return f"{value:g}"

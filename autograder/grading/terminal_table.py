@@ -7,11 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from autograder.grading.grade_status import GradeStatus
-from autograder.grading.results import GradeResult, hidden_failure
-
-
-def _points(value: float) -> str:
-    return f"{value:g}"
+from autograder.grading.results import GradeResult, hidden_failure, shown_points
 
 
 def grade_table(result: GradeResult, show_pictures: bool = True) -> Table:
@@ -35,7 +31,7 @@ def grade_table(result: GradeResult, show_pictures: bool = True) -> Table:
                 lines.append(escape(f"expected:\n{check.expected_picture}\nfound:\n{check.found_picture}"))
         table.add_row(
             task.task,
-            f"{_points(task.score)}/{_points(task.max_score)}",
+            f"{shown_points(task.score)}/{shown_points(task.max_score)}",
             verdict,
             "\n".join(lines) or "all checks passed",
         )
@@ -51,4 +47,4 @@ def print_grade(result: GradeResult, console: Console | None = None) -> None:
     for error in result.cell_errors[:10]:
         console.print(f"  [dim]{escape(error)}[/]", highlight=False)
     kind = "public checks" if result.public_only else "score"
-    console.print(f"[bold]Total ({kind}): {_points(result.score)} / {_points(result.max_score)}[/]")
+    console.print(f"[bold]Total ({kind}): {shown_points(result.score)} / {shown_points(result.max_score)}[/]")
