@@ -399,6 +399,9 @@ def test_t9_partitionable(submission):
 @points(2)
 def test_t9_flag_set_back(submission):
     """`jax_threefry_partitionable` is set back to True after the task, as the cells below assume"""
+    for name in ("communicating_stable", "communicating_partitionable"):  # the task was done: its flag was changed
+        if submission.name("t9", name).is_missing:
+            raise CheckFailure(f"`{name}` is not defined after this task: the task was not done")
     flag = submission.probe("t9", "flag").values["jax_threefry_partitionable"]
     if flag.kind != "value" or flag.value is not True:
         raise CheckFailure(
