@@ -11,7 +11,15 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.checks.failure import CheckFailure
-    from autograder.checks.found import found_bool, found_number, found_tuple, leaf_name
+    from autograder.checks.found import (
+        assert_value_type,
+        exact_type,
+        found_bool,
+        found_number,
+        found_tuple,
+        is_of_type,
+        leaf_name,
+    )
     from autograder.checks.hlo import (
         COLLECTIVES,
         assert_collectives,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,27 +39,107 @@ def require_array(found: Fact | None, name: str) -> Fact:
     return fact
 
 
-def found_number(found: Any, name: str) -> float:
-    """A finite positive number from a value fact, a 0-d array fact or a plain number."""
+# What a student's value is, in a message: the exact type names the probe records (``Fact.type``).
+TYPE_WORDS = {
+    "float": "a Python float",
+    "int": "an int",
+    "bool": "a Python bool (True or False)",
+    "str": "a str",
+    "tuple": "a tuple",
+    "list": "a list",
+    "dict": "a dict",
+    "PartitionSpec": "a PartitionSpec",
+    "NamedSharding": "a NamedSharding",
+    "jax.Array": "a jax.Array",
+    "numpy.ndarray": "a numpy array",
+}
+# A subclass is the type it extends: numpy.float64 is a Python float (isinstance says so), numpy.bool is not a bool.
+SUBCLASSES = {"float": ("numpy.float64",)}
+# How to turn what was found into what is asked, where one call does it.
+CONVERSIONS = {"float": "float(...)", "bool": "bool(...)", "int": "int(...)", "str": "str(e)", "tuple": "tuple(...)"}
+
+
+def exact_type(found: Any) -> str:
+    """The exact type of a fact or a plain value, as the probe names it: ``float``, ``numpy.bool``,
+    ``jax.Array``, ``PartitionSpec``, ``list``."""
+    if isinstance(found, Fact):
+        return found.type or found.kind
+    kind = type(found)
+    if kind.__module__ == "builtins":
+        return kind.__name__
+    if "jax" in kind.__module__ and hasattr(found, "sharding"):
+        return "jax.Array"
+    return f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+
+
+def is_of_type(found: Any, accept: Sequence[str]) -> bool:
+    """True when ``found``'s exact type is one of ``accept`` (or a subclass of one, as in SUBCLASSES)."""
+    found_type = exact_type(found)
+    return any(found_type == want or found_type in SUBCLASSES.get(want, ()) for want in accept)
+
+
+def assert_value_type(found: Any, accept: str | Sequence[str], name: str) -> None:
+    """Fail unless ``found`` (a fact or a plain value) is exactly of one of the types ``accept`` names
+    (``"float"``, ``"bool"``, ``"str"``, ``"tuple"``, ``"PartitionSpec"``, ``"jax.Array"``, ...): where a task's
+    text names a type, another type is another answer (a 0-d array is not a float, numpy's bool is not a bool,
+    a NamedSharding is not a PartitionSpec). A lab that takes several types lists them."""
+    accept = (accept,) if isinstance(accept, str) else tuple(accept)
+    if isinstance(found, Fact):
+        require_defined(found, name)
+    if is_of_type(found, accept):
+        return
+    wanted = " or ".join(TYPE_WORDS.get(want, f"a {want}") for want in accept)
+    found_type = exact_type(found)
+    shown = found.describe() if isinstance(found, Fact) else f"{found!r}"
+    if isinstance(found, Fact) and found.kind == "value":
+        shown = repr(found.value)
+    elif isinstance(found, Fact) and found.kind == "array":
+        shown = f"{found.dtype}[{','.join(map(str, found.shape or ()))}]"
+    elif isinstance(found, Fact) and found.kind == "spec":
+        shown = "of spec P(" + ", ".join(_entry(entry) for entry in found.spec or ()) + ")"
+    elif isinstance(found, Fact) and found.kind == "tree":
+        shown = f"of {len(found.leaves)} items"
+    conversion = CONVERSIONS.get(accept[0]) if len(accept) == 1 else None
+    hint = f" — write {conversion}" if conversion else ""
+    if found_type == "NamedSharding" and "PartitionSpec" in accept:
+        hint = " — a NamedSharding pairs a mesh with a spec: the spec alone is asked (its .spec)"
+    raise CheckFailure(f"{quote(name)}: expected {wanted}, found a {found_type} {shown}{hint}")
+
+
+def _entry(entry: tuple[str, ...] | None) -> str:
+    if entry is None:
+        return "None"
+    return repr(entry[0]) if len(entry) == 1 else repr(tuple(entry))
+
+
+def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> float:
+    """A finite positive number from a value fact, a 0-d array fact or a plain number, of one of the exact
+    types ``accept`` names (a Python float by default: a 0-d array or a numpy float32 is another type;
+    ``numpy.float64`` is a float)."""
     value = _plain_value(found, name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, Fact) or isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CheckFailure(f"{quote(name)}: expected a number of seconds or a ratio, found {_describe(found, value)}")
+    assert_value_type(found, accept, name)
     if not math.isfinite(value) or value <= 0:
         raise CheckFailure(f"{quote(name)}: expected a finite positive number, found {value!r}")
     return float(value)
 
 
-def found_bool(found: Any, name: str) -> bool:
-    """A bool from a value fact or a plain bool (numpy bools included)."""
+def found_bool(found: Any, name: str, accept: Sequence[str] = ("bool",)) -> bool:
+    """A bool from a value fact or a plain bool, of one of the exact types ``accept`` names (a Python bool
+    by default: numpy's bool, what ``np.float32(a) > b`` gives, is another type)."""
     value = _plain_value(found, name)
     if not isinstance(value, (bool, np.bool_)):
         raise CheckFailure(f"{quote(name)}: expected True or False, found {_describe(found, value)}")
+    assert_value_type(found, accept, name)
     return bool(value)
 
 
 def _plain_value(found: Any, name: str) -> Any:
     if not isinstance(found, Fact):
-        return found.item() if isinstance(found, np.generic) else found
+        if isinstance(found, np.generic) or (getattr(found, "shape", None) == () and hasattr(found, "item")):
+            return found.item()
+        return found
     fact = require_defined(found, name)
     if fact.kind == "value":
         if fact.type == "float" and isinstance(fact.value, str):

@@ -11,7 +11,7 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from autograder.checks.failure import CheckFailure
-from autograder.checks.found import leaf_name, quote, require_array, require_defined
+from autograder.checks.found import assert_value_type, leaf_name, quote, require_array, require_defined
 from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem
 from autograder.checks.picture import device_label, render_layout
 from autograder.facts import Fact
@@ -219,11 +219,14 @@ def assert_spec_equivalent(
     mesh: MeshSpec,
     shape: Sequence[int],
     name: str,
+    accept: Sequence[str] = ("PartitionSpec",),
 ) -> None:
-    """Fail unless the student's PartitionSpec lays out ``shape`` on ``mesh`` as ``expected_spec`` does."""
+    """Fail unless the student's PartitionSpec lays out ``shape`` on ``mesh`` as ``expected_spec`` does; a
+    NamedSharding is another type (``accept=("PartitionSpec", "NamedSharding")`` takes either)."""
     fact = require_defined(found_spec_fact, name)
     if fact.kind != "spec":
         raise CheckFailure(f"{quote(name)}: expected a PartitionSpec such as P('x', None), found {fact.describe()}")
+    assert_value_type(fact, accept, name)
     found_spec = fact.spec
     assert found_spec is not None  # the facts' reader gives every spec fact its entries
     problem = spec_problem(mesh.sizes, found_spec, shape)

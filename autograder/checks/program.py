@@ -27,10 +27,18 @@ def traced_program(call: CallFact, name: str) -> ProgramFact:
 
 
 def assert_jitted(call: CallFact, name: str) -> None:
-    """Fail unless the function is jitted: a ``jax.jit`` function, or one whose work is one jitted call."""
+    """Fail unless the function is jitted: a ``jax.jit`` function, or one whose whole work is one call of a
+    jitted function of the student's; a library function that is jitted itself (``jax.nn.log_softmax``,
+    ``jnp.linalg.norm``) does not make a plain function that calls it jitted."""
     program = traced_program(call, name)
     if program.is_jitted:
         return
+    if program.top_jit_library:
+        raise CheckFailure(
+            f"{quote(name)}: expected a jitted function, found a plain Python function whose one call is a"
+            " library function that is jitted itself — that jit covers the library's work, not your function:"
+            f" wrap it in jax.jit (`@jax.jit` above the def, or `{name} = jax.jit(...)`)"
+        )
     done = ", ".join(sorted(set(program.top))[:6]) or "nothing"
     raise CheckFailure(
         f"{quote(name)}: expected a jitted function, found a plain Python function that runs its operations"

@@ -23,9 +23,10 @@ __all__ = [
 ]
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
-# ``pmean`` traces as ``psum`` followed by a division.
+# ``pmean`` traces as ``psum`` followed by a division: the probe records it as written (``CollectiveUse.written``).
 SHARD_MAP_COLLECTIVES = {
     "psum": frozenset({"psum", "psum2", "psum_invariant"}),
+    "pmean": frozenset(),
     "pmax": frozenset({"pmax"}),
     "pmin": frozenset({"pmin"}),
     "all_gather": frozenset({"all_gather", "all_gather_invariant"}),
@@ -40,7 +41,7 @@ def shard_map_collectives(call: CallFact, name: str) -> list[tuple[str, tuple[st
     """The collectives written in the function's ``shard_map`` bodies, in trace order: ``(name, axes)``
     with the name as written (``psum``, ``psum_scatter``, ...)."""
     program = traced_program(call, name)
-    return [(_SPELLED.get(use.primitive, use.primitive), use.axes) for use in program.collectives]
+    return [(use.written or _SPELLED.get(use.primitive, use.primitive), use.axes) for use in program.collectives]
 
 
 def _describe(uses: Iterable[tuple[str, tuple[str, ...]]]) -> str:
@@ -55,8 +56,8 @@ def assert_shard_map_collectives(
     call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (), axis: str | None = None
 ) -> None:
     """Fail unless the function's ``shard_map`` bodies use every collective of ``uses`` (over mesh axis
-    ``axis`` when given) and none of ``avoids``; names as in ``jax.lax`` (``psum``, ``all_gather``,
-    ``psum_scatter``, ``ppermute``, ``all_to_all``, ``pmax``, ``pmin``)."""
+    ``axis`` when given) and none of ``avoids``; names as in ``jax.lax`` (``psum``, ``pmean``, ``all_gather``,
+    ``psum_scatter``, ``ppermute``, ``all_to_all``, ``pmax``, ``pmin``): a ``pmean`` is not a ``psum``."""
     uses, avoids = tuple(uses), tuple(avoids)
     unknown = [c for c in uses + avoids if c not in SHARD_MAP_COLLECTIVES]
     if unknown:
@@ -139,24 +140,38 @@ def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, s
 
 
 def assert_body_never_holds_whole(call: CallFact, name: str, operand: int, operand_name: str) -> None:
-    """Fail unless no ``shard_map`` body of the function makes a value with as many entries as the whole of
-    its ``operand``-th operand (0-based) though the body receives it split: a body that held it whole has
-    gathered it, with ``all_gather``, ``ppermute`` steps stacked, or any other way. Choose the grader's input
-    sizes so that no honest value of the body is that large."""
+    """Fail unless each device holds only its own part of the ``operand``-th operand (0-based) of every
+    ``shard_map`` of the function: what the body receives (its ``in_specs`` must split it, and it must not
+    have been laid out whole on every device right before — a ``with_sharding_constraint``, ``device_put``
+    or ``jit(in_shardings=...)`` to ``P()``), and what the body makes (no value with as many entries as the
+    whole operand: it gathered it, with ``all_gather``, ``ppermute`` steps stacked, or any other way).
+    Choose the grader's input sizes so that no honest value of the body is that large."""
     program = traced_program(call, name)
     bodies = [body for body in program.bodies if len(body.operands) > operand and len(body.blocks) > operand]
     if not bodies:
         raise CheckFailure(f"{quote(name)}: expected a jax.shard_map taking {operand_name}, found none in its trace")
     for body in bodies:
         whole, block = body.operands[operand], body.blocks[operand]
+        size = f"{'×'.join(map(str, whole))} = {math.prod(whole)} entries"
+        if operand < len(body.whole_before) and body.whole_before[operand]:
+            raise CheckFailure(
+                f"{quote(name)}: expected each device to hold only its own block of {operand_name}, found"
+                f" {operand_name} laid out whole on every device ({size}) right before the shard_map"
+                " (a with_sharding_constraint, device_put or in_shardings to a replicated layout): that"
+                f" gathers {operand_name} before the body runs"
+            )
         if math.prod(block) >= math.prod(whole):
-            continue  # not split: nothing to gather
+            raise CheckFailure(
+                f"{quote(name)}: expected its shard_map body to receive {operand_name} split, each device"
+                f" its own block, found each device receiving it whole ({size}) — its in_specs entry for"
+                f" {operand_name} does not split it over the mesh"
+            )
         held = [(shape, dtype) for shape, dtype in body.values if math.prod(shape) >= math.prod(whole)]
         if held:
             shape, dtype = held[0]
             raise CheckFailure(
                 f"{quote(name)}: expected its shard_map body never to hold {operand_name} whole"
-                f" ({'×'.join(map(str, whole))} = {math.prod(whole)} entries; each device receives a"
+                f" ({size}; each device receives a"
                 f" {'×'.join(map(str, block))} block), found a value of {dtype}[{','.join(map(str, shape))}] in it —"
                 f" the body gathered {operand_name}, by all_gather or by stacking what ppermute brought"
             )

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,8 +206,15 @@ def measured_ratio(
     return MeasuredRatio(median, ratios[rank - 1], ratios[n - rank], n)
 
 
-def assert_time_consistent(claimed: Any, measured: float | TimingStats, name: str, factor: float = 4.0) -> None:
-    """Fail unless the claimed seconds per call are within ``factor`` of the grader's measurement. Given
+def assert_time_consistent(
+    claimed: Any,
+    measured: float | TimingStats,
+    name: str,
+    factor: float = 4.0,
+    accept: Sequence[str] = ("float",),
+) -> None:
+    """Fail unless the claimed seconds per call, a Python float (or one of the exact types ``accept``
+    names), are within ``factor`` of the grader's measurement. Given
     the grader's samples (``TimingStats``), the band follows their spread: on a loaded machine or under a
     CPU quota, where the student's one measurement varies as much, it widens to ``SPREAD_ALLOWANCE`` times
     the spread when that is wider than ``factor``."""
@@ -215,7 +222,7 @@ def assert_time_consistent(claimed: Any, measured: float | TimingStats, name: st
         factor = max(factor, SPREAD_ALLOWANCE * measured.spread)
         measured = measured.median
     _require_positive(measured=measured)
-    seconds = found_number(claimed, name)
+    seconds = found_number(claimed, name, accept)
     if seconds < measured / factor:
         raise CheckFailure(
             f"{quote(name)}: you report {format_seconds(seconds)} per call, but the grader measures"
@@ -249,17 +256,19 @@ def assert_speedup_claim(
     b_name: str = "the second time",
     measured_a: float | TimingStats | None = None,
     measured_b: float | TimingStats | None = None,
+    accept: Sequence[str] = ("float",),
 ) -> None:
-    """Fail unless the claimed speedup equals claimed_a / claimed_b (within 5 %) and is within
+    """Fail unless the claimed speedup (three Python floats, or of the types ``accept`` names) equals
+    claimed_a / claimed_b (within 5 %) and is within
     ``factor`` of the grader's measured ratio. Given the grader's own ``measured_a`` and ``measured_b``,
     each claimed time must first agree with it (``assert_time_consistent``): a speedup from unsound times
     is not sound."""
     for claimed, measured, time_name in ((claimed_a, measured_a, a_name), (claimed_b, measured_b, b_name)):
         if measured is not None:
-            assert_time_consistent(claimed, measured, time_name)
+            assert_time_consistent(claimed, measured, time_name, accept=accept)
     _require_positive(measured_ratio=measured_ratio)
-    speedup = found_number(claimed_speedup, name)
-    a, b = found_number(claimed_a, a_name), found_number(claimed_b, b_name)
+    speedup = found_number(claimed_speedup, name, accept)
+    a, b = found_number(claimed_a, a_name, accept), found_number(claimed_b, b_name, accept)
     own_ratio = a / b
     if abs(speedup - own_ratio) > SPEEDUP_SELF_CONSISTENCY * own_ratio:
         raise CheckFailure(
@@ -281,13 +290,15 @@ def assert_faster_verdict(
     name: str,
     ratio: str = "single ÷ sharded",
     candidate: str = "the sharded code",
+    accept: Sequence[str] = ("bool",),
 ) -> None:
-    """Fail unless the claimed "``candidate`` is faster" agrees with the grader's measured ``ratio`` (the
-    other code's time ÷ the candidate's: above 1 when the candidate is faster).
+    """Fail unless the claimed "``candidate`` is faster", a Python bool (or of the types ``accept`` names),
+    agrees with the grader's measured ``ratio`` (the other code's time ÷ the candidate's: above 1 when the
+    candidate is faster).
 
     The grader's interval alone decides: either answer passes when it holds 1, only the answer on its
     side when it does not."""
-    verdict = found_bool(claimed, name)
+    verdict = found_bool(claimed, name, accept)
     if verdict in measured.verdicts():
         return
     slower = "slower" if measured.high < 1 else "faster"

@@ -8,6 +8,7 @@ import numpy as np
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
+from autograder.checks.mesh import MeshSpec
 from autograder.facts import Fact, TypeFact
 
 AxesEntry = str | Sequence[str] | None
@@ -45,11 +46,16 @@ def type_text(shape: Sequence[int], dtype: str, sharded_axes: Sequence[AxesEntry
 
 
 def is_type(
-    found: TypeFact | Fact | None, shape: Sequence[int], dtype, sharded_axes: Sequence[AxesEntry] | None
+    found: TypeFact | Fact | None,
+    shape: Sequence[int],
+    dtype,
+    sharded_axes: Sequence[AxesEntry] | None,
+    mesh: MeshSpec | None = None,
 ) -> bool:
-    """True when ``found`` has this shape, dtype and sharding of each dimension."""
+    """True when ``found`` has this shape, dtype and sharding of each dimension (and, given ``mesh``, lies
+    on a mesh of its axis names and types)."""
     type_fact = found.typeof if isinstance(found, Fact) else found
-    return type_fact is not None and not _differences(type_fact, tuple(shape), dtype, sharded_axes)
+    return type_fact is not None and not _differences(type_fact, tuple(shape), dtype, sharded_axes, mesh)
 
 
 def assert_type(
@@ -58,13 +64,16 @@ def assert_type(
     dtype,
     sharded_axes: Sequence[AxesEntry] | None,
     name: str,
+    mesh: MeshSpec | None = None,
 ) -> None:
     """Fail unless ``found`` (a TypeFact; an array Fact carrying one; or the Fact of a name bound to
-    ``jax.typeof(x)``) has the expected type.
+    ``jax.typeof(x)``) has the expected type: shape, dtype, the mesh axes sharding each dimension and,
+    given ``mesh``, the mesh's axis names and axis types (Explicit, Auto) — the type itself, not its
+    text: on an Auto mesh a replicated array prints as it does on an Explicit one.
 
     Passing the array Fact rather than its TypeFact gives better messages (the mesh's axis types)."""
-    type_fact = _type_fact(found, name)
-    differences = _differences(type_fact, tuple(shape), dtype, sharded_axes)
+    type_fact = _type_fact(found, name, type_text(shape, dtype, sharded_axes))
+    differences = _differences(type_fact, tuple(shape), dtype, sharded_axes, mesh)
     if not differences:
         return
     expected_text = type_text(shape, dtype, sharded_axes)
@@ -76,7 +85,7 @@ def assert_type(
     raise CheckFailure(message + (f" — {hint}" if hint else ""))
 
 
-def _type_fact(found: TypeFact | Fact | None, name: str) -> TypeFact:
+def _type_fact(found: TypeFact | Fact | None, name: str, expected: str) -> TypeFact:
     if isinstance(found, TypeFact):
         return found
     if found is None:
@@ -84,11 +93,35 @@ def _type_fact(found: TypeFact | Fact | None, name: str) -> TypeFact:
     if found.is_missing:
         raise CheckFailure(f"{quote(name)} is not defined after this task")
     if found.kind not in ("array", "type") or found.typeof is None:
-        raise CheckFailure(f"{quote(name)}: expected a jax.Array, found {found.describe()}")
+        raise CheckFailure(
+            f"{quote(name)}: expected a jax.Array of type {expected} (or that type, from jax.typeof),"
+            f" found {found.describe()}"
+        )
     return found.typeof
 
 
-def _differences(found: TypeFact, shape: tuple[int, ...], dtype, sharded_axes) -> list[str]:
+def _mesh_differences(found: TypeFact, mesh: MeshSpec) -> list[str]:
+    want_types = (mesh.axis_types.capitalize(),) * len(mesh.axis_names)
+    if not found.mesh_axis_names or found.axis_types is None:
+        return [f"no mesh instead of a mesh with {_axes_text(mesh.axis_names, want_types)}"]
+    differences = []
+    if tuple(found.mesh_axis_names) != mesh.axis_names:
+        differences.append(f"mesh axes {found.mesh_axis_names} instead of {mesh.axis_names}")
+    elif tuple(found.axis_types) != want_types:
+        differences.append(
+            f"a mesh with {_axes_text(found.mesh_axis_names, found.axis_types)} instead of"
+            f" {_axes_text(mesh.axis_names, want_types)}"
+        )
+    return differences
+
+
+def _axes_text(names: Sequence[str], types: Sequence[str]) -> str:
+    return ", ".join(f"{n!r} {t}" for n, t in zip(names, types)) + " axes"
+
+
+def _differences(
+    found: TypeFact, shape: tuple[int, ...], dtype, sharded_axes, mesh: MeshSpec | None = None
+) -> list[str]:
     differences = []
     if tuple(found.shape) != shape:
         differences.append(f"shape {tuple(found.shape)} instead of {shape}")
@@ -101,6 +134,8 @@ def _differences(found: TypeFact, shape: tuple[int, ...], dtype, sharded_axes) -
     for dim, (want, got) in enumerate(zip(expected_axes, found_axes)):
         if want != got:
             differences.append(f"dimension {dim} {_over(got)} instead of {_over(want)}")
+    if mesh is not None:
+        differences.extend(_mesh_differences(found, mesh))
     return differences
 
 

@@ -237,11 +237,25 @@ class _Reader:
     def type_fact(self, raw: Any) -> TypeFact:
         _require(isinstance(raw, dict), "a type must be a mapping")
         axes = raw.get("sharded_axes")
+        mesh = raw.get("mesh")
+        names = types = None
+        if mesh is not None:
+            _require(isinstance(mesh, dict), "a type's mesh must be a mapping")
+            names, types = mesh.get("axis_names"), mesh.get("axis_types")
+            _require(
+                isinstance(names, list)
+                and isinstance(types, list)
+                and len(names) == len(types)
+                and all(isinstance(n, str) for n in names + types),
+                "a type's mesh needs its axis names and types",
+            )
         return TypeFact(
             text=_text(raw.get("str", ""), 1000) or "",
             shape=self.shape(raw.get("shape")),
             dtype=_text(raw.get("dtype", "")) or "",
             sharded_axes=None if axes is None else self.spec(axes),
+            mesh_axis_names=None if names is None else tuple(n[:200] for n in names),
+            axis_types=None if types is None else tuple(t[:50] for t in types),
         )
 
     def probe(self, raw: Any) -> ProbeFact:
@@ -268,6 +282,8 @@ class _Reader:
         _require(isinstance(raw, dict), "a program record must be a mapping")
         jit_object = raw.get("jit_object")
         _require(isinstance(jit_object, bool), "jit_object must be a bool")
+        top_jit_library = raw.get("top_jit_library", False)
+        _require(isinstance(top_jit_library, bool), "top_jit_library must be a bool")
         names = {}
         for key in ("top", "primitives"):
             value = raw.get(key, [])
@@ -285,6 +301,7 @@ class _Reader:
             error=_text(raw.get("error"), 2000),
             collectives=self.collectives(raw.get("collectives", [])),
             bodies=self.bodies(raw.get("bodies", [])),
+            top_jit_library=top_jit_library,
         )
 
     def bodies(self, raw: Any) -> tuple[ShardMapBody, ...]:
@@ -300,13 +317,21 @@ class _Reader:
                 and len(values) <= 1000,
                 "a shard_map body needs lists of operands, blocks and values",
             )
+            whole_before = entry.get("whole_before", [])
+            _require(
+                isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before),
+                "whole_before must be a list of bools",
+            )
             found_values = []
             for value in values:
                 _require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
                 found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
             found.append(
                 ShardMapBody(
-                    tuple(self.shape(s) for s in operands), tuple(self.shape(s) for s in blocks), tuple(found_values)
+                    tuple(self.shape(s) for s in operands),
+                    tuple(self.shape(s) for s in blocks),
+                    tuple(found_values),
+                    tuple(whole_before),
                 )
             )
         return tuple(found)
@@ -322,7 +347,8 @@ class _Reader:
                 isinstance(axes, list) and all(isinstance(a, str) for a in axes),
                 "a collective's axes must be a list of strings",
             )
-            repeats, perm = entry.get("repeats", 1), entry.get("perm")
+            repeats, perm, written = entry.get("repeats", 1), entry.get("perm"), entry.get("written")
+            _require(written is None or isinstance(written, str), "a collective's written name must be a string")
             _require(
                 repeats is None or (isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 0),
                 "a collective's repeats must be a count or null",
@@ -346,6 +372,7 @@ class _Reader:
                     tuple(a[:200] for a in axes),
                     repeats,
                     None if perm is None else tuple((a, b) for a, b in perm),
+                    None if written is None else written[:50],
                 )
             )
         return tuple(found)

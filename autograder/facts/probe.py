@@ -159,11 +159,13 @@ class _Recorder:
             return {"kind": "other", "type": type(namespace[name]).__name__, "repr": _short_error(exc)}
 
     def fact(self, obj, depth=0):
-        if obj is None or isinstance(obj, (bool, int, float, str)):
-            value = obj if not isinstance(obj, str) else obj[:MAX_TEXT]
-            return {"kind": "value", "type": type(obj).__name__, "value": value}
         if isinstance(obj, np.generic) and obj.ndim == 0 and obj.dtype.kind in "biuf":
-            return self.fact(obj.item(), depth)
+            return {**self.fact(obj.item(), depth), "type": _type_name(obj)}
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            value = str(obj)[:MAX_TEXT] if isinstance(obj, str) else obj
+            if type(obj) not in (bool, int, float, str, type(None)):  # a subclass (numpy.float64): its plain value
+                value = (bool if isinstance(obj, bool) else int if isinstance(obj, int) else float)(obj)
+            return {"kind": "value", "type": _type_name(obj), "value": value}
         if isinstance(obj, _PartitionSpec):
             return {"kind": "spec", "type": "PartitionSpec", "spec": _spec_entries(obj)}
         if isinstance(obj, _NamedSharding):
@@ -306,6 +308,7 @@ def _program(function, args):
     record = {
         "jit_object": callable(getattr(function, "lower", None)),
         "top": [],
+        "top_jit_library": False,
         "primitives": [],
         "collectives": [],
         "bodies": [],
@@ -320,6 +323,7 @@ def _program(function, args):
         return record
     eqns = closed.jaxpr.eqns
     record["top"] = [eqn.primitive.name for eqn in eqns]
+    record["top_jit_library"] = len(eqns) == 1 and _is_library_jit(eqns[0])
     record["primitives"] = sorted(_primitives(closed.jaxpr, set()))
     record["collectives"] = _collectives(closed.jaxpr, [], inside=False)
     record["bodies"] = _bodies(closed.jaxpr, [])
@@ -332,6 +336,42 @@ def _program(function, args):
             _given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["out_shardings"], eqn.outvars)
         ]
     return record
+
+
+# Where installed libraries live: a ``jit`` whose function is defined there (``jax.nn.log_softmax``,
+# ``jnp.linalg.norm``) is the library's, not the student's.
+_LIBRARY_DIRS = tuple(
+    os.path.dirname(os.path.dirname(str(module.__file__))) + os.sep
+    for module in (jax, np)
+    if getattr(module, "__file__", None)
+)
+
+
+def _defined_in_library(path):
+    return path.startswith(_LIBRARY_DIRS) or f"{os.sep}site-packages{os.sep}" in path or "dist-packages" in path
+
+
+def _is_library_jit(eqn):
+    """Whether ``eqn`` is a ``jit`` of a function an installed library defines (read from its debug info)."""
+    if eqn.primitive.name not in ("jit", "pjit"):
+        return False
+    inner = eqn.params.get("jaxpr")
+    info = getattr(getattr(inner, "jaxpr", inner), "debug_info", None)
+    source = getattr(info, "func_src_info", None)
+    if not isinstance(source, str) or " at " not in source:
+        return False
+    return _defined_in_library(source.rsplit(" at ", 1)[1].rsplit(":", 1)[0])
+
+
+def _written_as(eqn):
+    """The ``jax.lax`` function the student called for a collective equation when it is not the primitive's
+    own (``pmean`` traces as ``psum`` then a division): the first library frame below the student's call."""
+    try:
+        frames = eqn.source_info.traceback.frames
+    except Exception:
+        return None
+    names = [frame.function_name for frame in frames if _defined_in_library(frame.file_name)]
+    return "pmean" if "pmean" in names else None
 
 
 def _primitives(jaxpr, found, depth=0):
@@ -384,6 +424,9 @@ def _collectives(jaxpr, found, inside, depth=0, repeats=1):
             use = {"primitive": name, "axes": _axis_names(eqn.params), "repeats": repeats}
             if "perm" in eqn.params:
                 use["perm"] = [[int(a), int(b)] for a, b in eqn.params["perm"]][:MAX_PERM_PAIRS]
+            written = _written_as(eqn)
+            if written:
+                use["written"] = written
             found.append(use)
         inner_repeats = _inner_repeats(eqn, repeats)
         for inner in _inner_jaxprs(eqn):
@@ -411,30 +454,87 @@ def _inner_jaxprs(eqn):
                 yield inner
 
 
-def _bodies(jaxpr, found, depth=0):
+def _bodies(jaxpr, found, depth=0, whole=None):
     """Per ``shard_map`` in ``jaxpr``: the global shapes of its operands, the block shapes its body
-    receives, and the largest values its body makes (shape and dtype, by size, at most MAX_BODY_VALUES),
-    so a check can tell that a body held an operand whole, whichever primitive gathered it."""
+    receives, the largest values its body makes (shape and dtype, by size, at most MAX_BODY_VALUES), and
+    which operands were laid out whole on every device right before it (``whole_before``: by
+    ``with_sharding_constraint``, ``device_put`` or a ``jit``'s ``in_shardings`` to a replicated layout), so
+    a check can tell that a body held an operand whole, whichever primitive gathered it."""
     if depth > 50:
         return found
+    whole = set() if whole is None else whole  # ids of the variables laid out whole on several devices
     for eqn in jaxpr.eqns:
-        if eqn.primitive.name == "shard_map" and len(found) < MAX_BODIES:
+        name = eqn.primitive.name
+        if name == "shard_map" and len(found) < MAX_BODIES:
             body = eqn.params.get("jaxpr")
             body = getattr(body, "jaxpr", body)
             shapes = {}
             if body is not None and hasattr(body, "eqns"):
                 _body_values(body, shapes)
             largest = sorted(shapes.items(), key=lambda item: (-math.prod(item[0][0]), item[0]))[:MAX_BODY_VALUES]
+            operands = [v for v in eqn.invars if hasattr(v.aval, "shape")]
             found.append(
                 {
-                    "operands": [list(v.aval.shape) for v in eqn.invars if hasattr(v.aval, "shape")],
+                    "operands": [list(v.aval.shape) for v in operands],
                     "blocks": [list(v.aval.shape) for v in getattr(body, "invars", ()) if hasattr(v.aval, "shape")],
                     "values": [{"shape": list(shape), "dtype": dtype} for (shape, dtype), _ in largest],
+                    "whole_before": [id(v) in whole for v in operands],
                 }
             )
+        _mark_whole(eqn, whole)
         for inner in _inner_jaxprs(eqn):
-            _bodies(inner, found, depth + 1)
+            inner_whole = set()
+            if name in ("jit", "pjit") and inner is _inner_jaxpr_of_jit(eqn):
+                given = eqn.params.get("in_shardings") or ()
+                for index, (outer, var) in enumerate(zip(eqn.invars, inner.invars)):
+                    sharding = given[index] if index < len(given) else None
+                    if id(outer) in whole or _replicated_everywhere(sharding):
+                        inner_whole.add(id(var))
+            _bodies(inner, found, depth + 1, inner_whole)
     return found
+
+
+def _inner_jaxpr_of_jit(eqn):
+    inner = eqn.params.get("jaxpr")
+    return getattr(inner, "jaxpr", inner)
+
+
+def _replicated_everywhere(sharding):
+    """Whether ``sharding`` puts a whole copy of its value on each of several devices."""
+    try:
+        if not getattr(sharding, "is_fully_replicated", False):
+            return False
+        return len(sharding.device_set) > 1
+    except Exception:
+        try:  # a sharding on an abstract mesh (under jax.set_mesh): a spec naming no axis, a mesh of several
+            return all(entry is None for entry in sharding.spec) and math.prod(sharding.mesh.axis_sizes) > 1
+        except Exception:
+            return False
+
+
+def _mark_whole(eqn, whole):
+    """Add to ``whole`` the outputs of ``eqn`` laid out whole on several devices: what a constraint, a
+    ``device_put`` or a reshard to a replicated layout makes, and what keeps a whole input's shape."""
+    params = eqn.params
+    placed = [params.get(key) for key in ("sharding", "dst_sharding") if key in params]
+    if eqn.primitive.name == "device_put":
+        placed = list(params.get("devices") or ())
+        for var, sharding in zip(eqn.outvars, placed):
+            if _replicated_everywhere(sharding):
+                whole.add(id(var))
+        return
+    if placed:
+        if any(_replicated_everywhere(s) for s in placed):
+            whole.update(id(var) for var in eqn.outvars)
+        return
+    if eqn.primitive.name in ("jit", "pjit"):
+        for var, sharding in zip(eqn.outvars, params.get("out_shardings") or ()):
+            if _replicated_everywhere(sharding):
+                whole.add(id(var))
+    shapes = {tuple(v.aval.shape) for v in eqn.invars if id(v) in whole and hasattr(v.aval, "shape")}
+    for var in eqn.outvars:
+        if tuple(getattr(var.aval, "shape", ())) in shapes and shapes:
+            whole.add(id(var))
 
 
 def _body_values(jaxpr, shapes, depth=0):
@@ -516,10 +616,30 @@ def _type(arr):
 
 def _abstract_record(abstract):
     """A ``jax.typeof`` result as shape, dtype and the mesh axes that shard each dimension."""
-    spec = getattr(getattr(abstract, "sharding", None), "spec", None)
-    return {
+    sharding = getattr(abstract, "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    record = {
         "str": str(abstract)[:1000],
         "shape": list(abstract.shape),
         "dtype": str(abstract.dtype),
         "sharded_axes": None if spec is None else _spec_entries(spec),
     }
+    mesh = getattr(sharding, "mesh", None)
+    try:
+        record["mesh"] = {
+            "axis_names": [str(name) for name in mesh.axis_names],
+            "axis_types": [str(getattr(t, "name", t)) for t in mesh.axis_types],
+        }
+    except Exception:  # no mesh (a type seen without one)
+        pass
+    return record
+
+
+def _type_name(obj):
+    """The exact type of a recorded value: ``float``, ``bool``, ``numpy.float32``, ``numpy.bool``; a
+    subclass of a builtin (``numpy.float64`` is a float) keeps its own name, so a check can tell them apart."""
+    kind = type(obj)
+    module = getattr(kind, "__module__", "")
+    if module == "builtins":
+        return kind.__name__
+    return f"{module.split('.')[0]}.{kind.__name__}"

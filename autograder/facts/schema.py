@@ -24,7 +24,9 @@ JSON shape of one captured object (a "fact"):
 A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...], "shape": [...],
 "axis_types": [...], "device_ids": nested list}, "spec": [...] , "device_indices": {"0":
 [[start, stop], ...], ...}}``. A type: ``{"str": "float32[4@x,16@y]", "shape": [...], "dtype":
-"float32", "sharded_axes": [[...] | null, ...]}``.
+"float32", "sharded_axes": [[...] | null, ...], "mesh": {"axis_names": [...], "axis_types": ["Explicit", ...]}}``
+(``mesh``: the mesh of the type's sharding, when it has one). A value's ``type`` is its exact type:
+``float``, ``bool``, ``numpy.float32``, ``numpy.bool`` (a numpy scalar is recorded with its plain value).
 
 The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
 probe}, "error": str | null, "output_cut": bool}`` (``output_cut``: the kernel's own output cap, set
@@ -36,13 +38,16 @@ A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: f
 A call (a student function run by the probe on inputs the grader chose):
 ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
 "program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
-``{"jit_object": bool, "top": [primitive, ...], "primitives": [primitive, ...], "collectives": [{"primitive":
-name, "axes": [axis, ...], "repeats": int | null, "perm": [[source, target], ...]}, ...], "bodies": [{"operands":
-[shape, ...], "blocks": [shape, ...], "values": [{"shape": shape, "dtype": str}, ...]}, ...], "in_shardings":
+``{"jit_object": bool, "top": [primitive, ...], "top_jit_library": bool, "primitives": [primitive, ...],
+"collectives": [{"primitive": name, "axes": [axis, ...], "repeats": int | null, "perm": [[source, target], ...],
+"written": "pmean" | absent}, ...], "bodies": [{"operands": [shape, ...], "blocks": [shape, ...],
+"values": [{"shape": shape, "dtype": str}, ...], "whole_before": [bool, ...]}, ...], "in_shardings":
 [sharding | null, ...] | null, "out_shardings": [...] | null, "error": str | null}`` (``collectives``: those
 written inside ``shard_map`` bodies, in trace order, each with how many times the program runs it — None
 inside a ``while`` loop — and a ``ppermute``'s pairs; ``bodies``: per ``shard_map``, its operands' global
-shapes, the blocks its body receives and the largest values its body makes); a sharding given to ``jit``
+shapes, the blocks its body receives, the largest values its body makes and which operands were laid out whole on
+every device right before it; ``top_jit_library``: the top level is one ``jit`` of a library's function,
+such as ``jax.nn.log_softmax``, not the student's); a sharding given to ``jit``
 also holds the ``"shape"`` of its value.
 """
 
@@ -91,6 +96,8 @@ class TypeFact:
     shape: tuple[int, ...]
     dtype: str
     sharded_axes: tuple[tuple[str, ...] | None, ...] | None
+    mesh_axis_names: tuple[str, ...] | None = None  # the mesh of the type's sharding, when it has one
+    axis_types: tuple[str, ...] | None = None  # its AxisType names: "Explicit", "Auto", "Manual"
 
 
 @dataclass(frozen=True)
@@ -142,16 +149,19 @@ class CollectiveUse:
     axes: tuple[str, ...]
     repeats: int | None = 1  # times the program runs it (scan lengths multiplied); None inside a while loop
     perm: tuple[tuple[int, int], ...] | None = None  # a ppermute's (source, target) pairs
+    written: str | None = None  # the jax.lax function called, where the primitive does not say (pmean)
 
 
 @dataclass(frozen=True)
 class ShardMapBody:
-    """One ``shard_map`` of a program: its operands' global shapes, the blocks its body receives, and the
-    largest values (shape, dtype) its body makes, by size."""
+    """One ``shard_map`` of a program: its operands' global shapes, the blocks its body receives, the
+    largest values (shape, dtype) its body makes, by size, and which operands were laid out whole on every
+    device right before it."""
 
     operands: tuple[tuple[int, ...], ...]
     blocks: tuple[tuple[int, ...], ...]
     values: tuple[tuple[tuple[int, ...], str], ...]
+    whole_before: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,11 +182,13 @@ class ProgramFact:
     error: str | None = None
     collectives: tuple[CollectiveUse, ...] = ()
     bodies: tuple[ShardMapBody, ...] = ()
+    top_jit_library: bool = False  # the one jit at the top is a library function's (jax.nn.log_softmax)
 
     @property
     def is_jitted(self) -> bool:
-        """A jitted function object, or a function whose whole work is one call of a jitted function."""
-        return self.jit_object or self.top in (("jit",), ("pjit",))
+        """A jitted function object, or a function whose whole work is one call of a jitted function of
+        its own: a library function that is jitted itself does not make its caller jitted."""
+        return self.jit_object or (self.top in (("jit",), ("pjit",)) and not self.top_jit_library)
 
 
 @dataclass(frozen=True)

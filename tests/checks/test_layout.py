@@ -249,7 +249,18 @@ def test_assert_fully_replicated():
 def test_a_predicted_spec_passes_when_equivalent():
     assert_spec_equivalent(fact_of(P("a")), P("a", None), MESH, SHAPE, "guess")
     assert_spec_equivalent(fact_of(P(None, None)), P(), MESH, SHAPE, "guess")
-    assert_spec_equivalent(fact_of(NamedSharding(MESH.build(), P(None, "b"))), P(None, "b"), MESH, SHAPE, "guess")
+    sharding = fact_of(NamedSharding(MESH.build(), P(None, "b")))
+    assert_spec_equivalent(sharding, P(None, "b"), MESH, SHAPE, "guess", accept=("PartitionSpec", "NamedSharding"))
+
+
+def test_a_named_sharding_where_a_partition_spec_is_asked_fails_naming_both():
+    error = failure(
+        assert_spec_equivalent, fact_of(NamedSharding(MESH.build(), P(None, "b"))), P(None, "b"), MESH, SHAPE, "guess"
+    )
+    assert str(error) == (
+        "`guess`: expected a PartitionSpec, found a NamedSharding of spec P(None, 'b') — a NamedSharding pairs"
+        " a mesh with a spec: the spec alone is asked (its .spec)"
+    )
 
 
 def test_a_wrong_prediction_names_both_specs_and_layouts():

@@ -56,6 +56,15 @@ def test_every_way_of_jitting_passes_and_a_plain_function_fails_saying_so(tmp_pa
     assert "expected a jitted function" in message and "jax.jit" in message and "add" in message
 
 
+def test_a_plain_function_whose_one_call_is_a_jitted_library_function_is_not_jitted(tmp_path):
+    for library_jitted in (jax.nn.log_softmax, jax.numpy.linalg.norm):
+        call = recorded(tmp_path, lambda v, f=library_jitted: f(v))
+        assert call.program.top in (("jit",), ("pjit",)) and call.program.top_jit_library
+        message = failure(assert_jitted, call, "f")
+        assert "a library function that is jitted itself" in message and "wrap it in jax.jit" in message
+        assert_jitted(recorded(tmp_path, jax.jit(lambda v, f=library_jitted: f(v))), "f")
+
+
 def test_shard_map_is_found_inside_jit_and_its_absence_named(tmp_path):
     mapped = jax.shard_map(lambda b: b * 2, mesh=MESH.build(), in_specs=P("x"), out_specs=P("x"))
     assert_uses(recorded(tmp_path, jax.jit(mapped)), "shard_map", "layer_man")

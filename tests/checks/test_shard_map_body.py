@@ -4,6 +4,7 @@ the messages a student reads — a psum told apart from the all-reduce XLA inser
 import jax
 import jax.numpy as jnp
 import pytest
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import (
@@ -81,12 +82,21 @@ def test_psum_scatter_ppermute_and_all_to_all_are_named_as_written_even_inside_a
         ("ppermute", ("x",)),
         ("psum_scatter", ("x",)),
         ("all_to_all", ("x",)),
-        ("psum", ("x",)),
+        ("pmean", ("x",)),
     ]
     assert_shard_map_collectives(call, "f", uses=["ppermute", "psum_scatter", "all_to_all"], avoids=["all_gather"])
     assert "over 'y'" in failure(call, "f", uses=["ppermute"], axis="y")
     with pytest.raises(ValueError, match="unknown collective"):
         assert_shard_map_collectives(call, "f", uses=["reduce_scatter"])
+
+
+def test_a_pmean_is_recorded_as_pmean_and_is_not_the_psum_a_task_asks_for(tmp_path):
+    mean = recorded(tmp_path, mapped(lambda b: jax.lax.pmean(b, "x"), P()))
+    total = recorded(tmp_path, mapped(lambda b: jax.lax.psum(b, "x"), P()))
+    assert shard_map_collectives(mean, "f") == [("pmean", ("x",))]
+    assert shard_map_collectives(total, "f") == [("psum", ("x",))]
+    assert_shard_map_collectives(mean, "f", uses=["pmean"], avoids=["psum"])
+    assert "found only pmean over 'x'" in failure(mean, "f", uses=["psum"])
 
 
 def test_no_requirement_passes_without_shard_map_and_a_forged_record_is_refused(tmp_path):
@@ -232,3 +242,52 @@ def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_i
             " a 8×16 block), found a value of float32["
         )  # the largest: [64,16], or what jnp.roll makes of it
         assert "in it — the body gathered rhs" in info.value.message
+
+
+AUTO = MeshSpec((8,), ("x",), "auto")  # where a shard_map reshards what it is given (on Explicit axes it refuses)
+
+
+def _matmul_call(tmp_path, function, placed=True):
+    """The probe's record of ``function(lhs, rhs)`` on a (32, 64) and a (64, 16) input, both rows over 'x'
+    (or, not ``placed``, uncommitted numpy arrays: jit refuses committed ones its in_shardings contradict)."""
+    mesh, spec = (AUTO, ("x", None)) if placed else (None, None)
+    args = (Input((32, 64), key=1, mesh=mesh, spec=spec), Input((64, 16), key=2, mesh=mesh, spec=spec))
+    probe.capture(
+        TaskCapture("t4", calls=(Call("mm", "mm", args=args),)).manifest(str(tmp_path / "t4"), 3), {"mm": function}
+    )
+    call = load_task_facts(tmp_path / "t4", "t4").calls["mm"]
+    assert call.error is None, call.error
+    return call
+
+
+def _local_product(a, b):  # a body that holds only its own blocks (its product is wrong; only its holdings matter)
+    return a[:, : b.shape[0]] @ b
+
+
+def test_an_operand_the_body_receives_whole_fails_however_small_what_it_makes(tmp_path):
+    whole_in = jax.jit(
+        jax.shard_map(_local_product, mesh=AUTO.build(), in_specs=(P("x", None), P()), out_specs=P("x", None))
+    )
+    with pytest.raises(CheckFailure) as info:
+        assert_body_never_holds_whole(_matmul_call(tmp_path, whole_in), "mm", 1, "rhs")
+    assert "found each device receiving it whole (64×16 = 1024 entries)" in info.value.message
+
+
+@pytest.mark.parametrize("how", ["constraint", "device_put", "in_shardings"])
+def test_an_operand_laid_out_whole_right_before_the_shard_map_fails(tmp_path, how):
+    mesh = AUTO.build()
+    replicated = NamedSharding(mesh, P())
+    mapped = jax.shard_map(_local_product, mesh=mesh, in_specs=(P("x", None), P("x", None)), out_specs=P("x", None))
+    if how == "constraint":
+        function = jax.jit(lambda a, b: mapped(a, jax.lax.with_sharding_constraint(b, replicated)))
+    elif how == "device_put":
+        jitted = jax.jit(mapped)
+        function = lambda a, b: jitted(a, jax.device_put(b, replicated))  # noqa: E731
+    else:
+        function = jax.jit(mapped, in_shardings=(NamedSharding(mesh, P("x", None)), replicated))
+    with pytest.raises(CheckFailure) as info:
+        assert_body_never_holds_whole(_matmul_call(tmp_path, function, placed=how != "in_shardings"), "mm", 1, "rhs")
+    assert "found rhs laid out whole on every device (64×16 = 1024 entries) right before the shard_map" in (
+        info.value.message
+    )
+    assert_body_never_holds_whole(_matmul_call(tmp_path, jax.jit(mapped)), "mm", 1, "rhs")

@@ -4,6 +4,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from recorded_facts import fact_of, missing_fact
 
@@ -122,7 +123,29 @@ def test_a_median_is_settled_when_its_order_statistic_interval_is_tight():
 def test_a_time_within_the_factor_passes():
     assert_time_consistent(fact_of(0.012), 0.010, "t_single")
     assert_time_consistent(0.0026, 0.010, "t_single")
-    assert_time_consistent(fact_of(jnp.float32(0.039)), 0.010, "t_single")
+    assert_time_consistent(fact_of(np.float64(0.039)), 0.010, "t_single")  # numpy's float64 is a float
+    assert_time_consistent(fact_of(jnp.float32(0.039)), 0.010, "t_single", accept=("float", "jax.Array"))
+
+
+@pytest.mark.parametrize(
+    "value, found",
+    [
+        (jnp.float32(0.012), "a jax.Array float32[] — write float(...)"),
+        (np.float32(0.012), "a numpy.float32 0.012"),
+        (np.asarray(0.012), "a numpy.ndarray float64[] — write float(...)"),
+    ],
+)
+def test_a_time_that_is_not_a_python_float_fails_where_a_float_is_asked(value, found):
+    text = message(assert_time_consistent, fact_of(value), 0.010, "t_single")
+    assert text.startswith(f"`t_single`: expected a Python float, found {found}"), text
+
+
+def test_a_verdict_that_is_a_numpy_bool_fails_where_a_bool_is_asked():
+    ratio = MeasuredRatio(2.0, 1.5, 2.5, 15)
+    text = message(assert_faster_verdict, fact_of(np.bool_(True)), ratio, "cpu_faster")
+    assert text == "`cpu_faster`: expected a Python bool (True or False), found a numpy.bool True — write bool(...)"
+    assert_faster_verdict(fact_of(True), ratio, "cpu_faster")
+    assert_faster_verdict(fact_of(np.bool_(True)), ratio, "cpu_faster", accept=("bool", "numpy.bool"))
 
 
 def test_a_time_far_below_the_grader_s_looks_like_dispatch():

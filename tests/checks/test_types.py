@@ -2,12 +2,13 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 from recorded_facts import fact_of, missing_fact, type_fact_of
 
-from autograder.checks import CheckFailure, MeshSpec, assert_type, is_type, normalise_axes, type_text
+from autograder.checks import CheckFailure, MeshSpec, assert_type, assert_value_type, is_type, normalise_axes, type_text
 from autograder.facts.schema import TypeFact
 
 EXPLICIT_1D = MeshSpec((8,), ("x",), "explicit")
@@ -56,6 +57,22 @@ def test_an_auto_mesh_array_fails_with_the_auto_not_explicit_hint():
     )
 
 
+def test_given_the_mesh_its_axis_types_are_part_of_the_type_not_its_text():
+    auto, explicit = fact_of(data(AUTO_1D, P())), fact_of(data(EXPLICIT_1D, P()))
+    assert auto.typeof.text == explicit.typeof.text == "float32[128,2]"
+    assert explicit.typeof.axis_types == ("Explicit",) and auto.typeof.axis_types == ("Auto",)
+    assert_type(explicit, (128, 2), "float32", (), "W_ex", mesh=EXPLICIT_1D)
+    assert message(auto, (128, 2), "float32", (), "W_ex", EXPLICIT_1D) == (
+        "`W_ex`: expected float32[128,2], found float32[128,2] (a mesh with 'x' Auto axes instead of 'x' Explicit axes)"
+    )
+    other_names = fact_of(data(MeshSpec((8,), ("y",), "explicit"), P()))
+    assert "mesh axes ('y',) instead of ('x',)" in message(other_names, (128, 2), "float32", (), "W", EXPLICIT_1D)
+    assert "no mesh instead of" in message(fact_of(jnp.ones((128, 2))), (128, 2), "float32", (), "W", EXPLICIT_1D)
+    assert is_type(explicit, (128, 2), "float32", (), EXPLICIT_1D) and not is_type(
+        auto, (128, 2), "float32", (), EXPLICIT_1D
+    )
+
+
 def test_an_array_fact_gives_the_precise_reason_it_is_unsharded():
     auto = message(fact_of(data(AUTO_1D, P("x"))), (128, 2), "float32", ("x",), "out")
     assert auto.endswith(
@@ -98,7 +115,9 @@ def test_weak_scalar_and_missing_values():
     weak = type_fact_of(jax.typeof(1.0))
     assert weak.text == "~float32[]" and is_type(weak, (), "float32", ())
     assert message(missing_fact("out"), (2,), "float32", (), "out") == "`out` is not defined after this task"
-    assert message(fact_of(2.5), (2,), "float32", (), "out") == "`out`: expected a jax.Array, found float 2.5"
+    assert message(fact_of(2.5), (2,), "float32", (), "out") == (
+        "`out`: expected a jax.Array of type float32[2] (or that type, from jax.typeof), found float 2.5"
+    )
     assert "no type was recorded" in message(None, (2,), "float32", (), "out")
     assert not is_type(None, (2,), "float32", ())
 
@@ -106,3 +125,26 @@ def test_weak_scalar_and_missing_values():
 def test_a_recorded_type_with_extra_trailing_entries_is_read_leniently():
     found = TypeFact(text="float32[4]", shape=(4,), dtype="float32", sharded_axes=(None, None))
     assert is_type(found, (4,), "float32", ())
+
+
+@pytest.mark.parametrize(
+    "value, accept, found",
+    [
+        (np.float32(0.5), "float", "a numpy.float32 0.5"),
+        (np.bool_(True), "bool", "a numpy.bool True — write bool(...)"),
+        ([1, 2], "tuple", "a list of 2 items — write tuple(...)"),
+        (jnp.float32(0.5), "float", "a jax.Array float32[] — write float(...)"),
+        (repr(ValueError("boom")), ("float", "int"), "a str \"ValueError('boom')\""),
+    ],
+)
+def test_a_value_of_another_type_than_the_one_asked_fails_naming_both(value, accept, found):
+    with pytest.raises(CheckFailure) as info:
+        assert_value_type(fact_of(value), accept, "v")
+    assert found in info.value.message and info.value.message.startswith("`v`: expected a")
+
+
+def test_a_value_of_the_asked_type_passes_and_numpys_float64_is_a_float():
+    assert_value_type(fact_of(np.float64(0.5)), "float", "v")
+    assert_value_type(fact_of((1, 2)), "tuple", "v")
+    assert_value_type(fact_of(np.bool_(True)), ("bool", "numpy.bool"), "v")
+    assert_value_type(0.5, "float", "v")

@@ -32,3 +32,13 @@ def test_other_kinds_round_trip():
     tree = fact_of([jnp.ones(2), {"w": jnp.ones(3)}])
     assert len(tree.leaves) == 2 and tree.paths == ("[0]", "[1]['w']")
     assert missing_fact("y").is_missing
+
+
+def test_a_value_is_recorded_with_its_exact_type():
+    cases = [(0.5, "float"), (np.float64(0.5), "numpy.float64"), (np.float32(0.5), "numpy.float32")]
+    cases += [(True, "bool"), (np.bool_(True), "numpy.bool"), (3, "int"), (np.int32(3), "numpy.int32")]
+    for value, type_name in cases:
+        fact = fact_of(value)
+        plain = value.item() if isinstance(value, np.generic) else value
+        assert (fact.kind, fact.type, fact.value) == ("value", type_name, plain)
+        assert type(fact.value) is type(plain)

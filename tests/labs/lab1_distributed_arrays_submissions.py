@@ -10,6 +10,14 @@ T3_OPERANDS = (
     "y_lhs = jax.device_put(x, mesh_sharding(P('a', None)))\ny_rhs = jax.device_put(x, mesh_sharding(P(None, 'b')))"
 )
 T3_PRODUCT = "w = jnp.dot(y_lhs, y_rhs)"
+SOLVED_T4 = """devices = jax.devices()
+on_device_0 = jax.device_put(x, devices[0])
+on_device_1 = jax.device_put(x, devices[1])
+try:
+    on_device_0 + on_device_1
+except ValueError as e:
+    err_msg = str(e)
+"""
 T5_F_REPLICATED = """
 @jax.jit
 def f_replicated(x):
@@ -169,7 +177,7 @@ CASES = [
             "t3": [
                 "y_lhs = jax.device_put(x, mesh_sharding(P('a')))\n"
                 "y_rhs = jax.device_put(x, NamedSharding(mesh, P(None, 'b')))",
-                "w_layout_guess = NamedSharding(mesh, P(('a',), 'b'))",
+                "w_layout_guess = P(('a',), 'b')",
                 "w = y_lhs @ y_rhs",
             ],
             "t4": (
@@ -354,7 +362,76 @@ CASES = [
                 "jax.config.update('jax_threefry_partitionable', True)"
             )
         },
-        {"t9": 0},
+        {"t9": 2},
         messages={"t9": "collective-permute"},
+    ),
+    # Wrong only in the type, text or state a task's text names.
+    Case(
+        "guess_as_named_sharding",
+        {"t3": [T3_OPERANDS, "w_layout_guess = NamedSharding(mesh, P('a', 'b'))", T3_PRODUCT]},
+        {"t3": 7},
+        messages={"t3": "a NamedSharding pairs a mesh with a spec"},
+    ),
+    Case(
+        "err_msg_repr",
+        {"t4": SOLVED_T4.replace("err_msg = str(e)", "err_msg = repr(e)")},
+        {"t4": 0},
+        messages={"t4": "that is repr(e)"},
+    ),
+    Case(
+        "err_msg_with_type_name",
+        {"t4": SOLVED_T4.replace("err_msg = str(e)", "err_msg = f'{type(e).__name__}: {e}'")},
+        {"t4": 0},
+        messages={"t4": "the exception's type name"},
+    ),
+    Case(
+        "copy_on_device_2",
+        {"t4": SOLVED_T4.replace("devices[1]", "devices[2]")},
+        {"t4": 0},
+        messages={"t4": "it names other devices"},
+    ),
+    Case(
+        "losses_as_arrays_batch_as_list",
+        {
+            "t6": T6_REPLICATED_PARAMS.replace("float(loss_jit(params_dp, batch_dp))", "loss_jit(params_dp, batch_dp)"),
+            "t7": T7_LAYOUTS.format(w2="P(None, 'model')", initial="params").replace(
+                "float(loss_jit(params_tp, batch_tp))", "loss_jit(params_tp, batch_tp)"
+            ),
+        },
+        {"t6": 13, "t7": 12},
+        messages={"t6": "expected a Python float, found a jax.Array", "t7": "expected a Python float"},
+    ),
+    Case(
+        "batch_dp_a_list",
+        {"t6": T6_REPLICATED_PARAMS.replace("jax.device_put(batch,", "jax.device_put(list(batch),")},
+        {"t6": 13},
+        messages={"t6": "expected a tuple, found a list"},
+    ),
+    Case(
+        "flag_left_off",
+        {
+            "t9": (
+                "communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()\n"
+                "jax.config.update('jax_threefry_partitionable', False)\n"
+                "communicating_stable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()"
+            )
+        },
+        {"t9": 6},
+        messages={"t9": "expected True after this task"},
+    ),
+    Case(
+        "readings_as_numpy_bools",
+        {
+            "t9": (
+                "jax.config.update('jax_threefry_partitionable', False)\n"
+                "try:\n"
+                "    communicating_stable = np.bool_('collective-permute' in f_rng.lower(key, x_rng).compile().as_text())\n"
+                "finally:\n"
+                "    jax.config.update('jax_threefry_partitionable', True)\n"
+                "communicating_partitionable = np.bool_('collective-permute' in f_rng.lower(key, x_rng).compile().as_text())"
+            )
+        },
+        {"t9": 2},
+        messages={"t9": "found a numpy.bool"},
     ),
 ]

@@ -68,7 +68,7 @@ ALT_STYLE_A = {
     "t3": [
         "B = jax.device_put(np.ones((4, 8), np.float32), jax.sharding.NamedSharding(mesh, P('x', None)))\n"
         "C = jax.device_put(jax.random.normal(jax.random.key(3), (4, 8)), NamedSharding(mesh, P(None, 'y')))",
-        "B_plus_C_spec = P(('x',), ('y',))\nBt_C_spec = NamedSharding(mesh, P(None, 'y'))",
+        "B_plus_C_spec = P(('x',), ('y',))\nBt_C_spec = jax.sharding.PartitionSpec(None, ('y',))",
         "B_plus_C = jax.jit(lambda b, c: b + c)(B, C)\nBt_C = jnp.einsum('ij,ik->jk', B, C)",
     ],
     "t4": T4_LAYER.format(mesh="jax.sharding.Mesh(np.array(jax.devices()), ('x',))"),
@@ -110,6 +110,12 @@ CASES = [
     Case("alt_style_a", ALT_STYLE_A, {"t1": 8, "t2": 8, "t3": 12, "t4": 12}),
     Case("alt_style_b", ALT_STYLE_B, {"t5": 14, "t6": 16}),
     Case("alt_style_c", ALT_STYLE_C, {"t7": 15, "t8": 11}),
+    Case(
+        "sum_prediction_a_named_sharding",
+        {"t3": [T3_ARRAYS, "B_plus_C_spec = NamedSharding(mesh, P('x', 'y'))\nBt_C_spec = P(None, 'y')", T3_RESULTS]},
+        {"t3": 9},
+        messages={"t3": "expected a PartitionSpec, found a NamedSharding"},
+    ),
     # Wrong in one detail each.
     Case(
         "layer_explicit_not_jitted",
@@ -330,7 +336,7 @@ CASES = [
             ),
             "t3": [
                 T3_ARRAYS,
-                "B_plus_C_spec = NamedSharding(mesh, P('x', 'y'))\nBt_C_spec = P(None, 'y', )",
+                "B_plus_C_spec = P('x', ('y',))\nBt_C_spec = P(None, 'y', )",
                 "B_plus_C = jnp.add(B, C)\nBt_C = jnp.matmul(B.T, C)",
             ],
             "t4": (

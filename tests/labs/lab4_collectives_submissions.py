@@ -249,6 +249,27 @@ T4_JUMPS = (
     T4_SOLUTION_BODY.replace("CURRENT", "rhs_block").replace("PAIRS", "[(i, (i - k - 1) % 8) for i in range(8)]")
     + T4_JITTED
 )
+# right product and one-step ppermutes from the device's own block, but rhs is laid out whole on every device first
+T4_RESHARDED_WHOLE = (
+    """
+def matmul_body(lhs_block, rhs_whole):
+    me = jax.lax.axis_index("x")
+    chunk = rhs_whole.shape[0] // 8
+    current = jax.lax.dynamic_slice_in_dim(rhs_whole, me * chunk, chunk, axis=0)
+    out = jnp.zeros((lhs_block.shape[0], rhs_whole.shape[1]), lhs_block.dtype)
+    for k in range(8):
+        columns = jax.lax.dynamic_slice_in_dim(lhs_block, ((me + k) % 8) * chunk, chunk, axis=1)
+        out = out + columns @ current
+        if k < 7:
+            current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
+    return out
+
+
+_mapped = jax.shard_map(matmul_body, mesh=mesh, in_specs=(P("x", None), P()), out_specs=P("x", None))
+collective_matmul = jax.jit(lambda lhs, rhs: _mapped(lhs, jax.reshard(rhs, NamedSharding(mesh, P()))))
+"""
+    + T4_TAIL
+)
 # right product and ppermute steps along the ring, but the blocks are stacked into the whole rhs first
 T4_STACKED = (
     """
@@ -317,6 +338,12 @@ CASES = [
         {"t1": T1_DEVICE_0_ONLY, **solved("t2"), "t4": T4_STACKED},
         {"t1": 12, "t2": 30, "t4": 17},
         messages={"t1": "holds other values in its block", "t4": "never to hold rhs whole"},
+    ),
+    Case(
+        "rhs_resharded_whole_first",
+        {"t4": T4_RESHARDED_WHOLE},
+        {"t4": 17},
+        messages={"t4": "rhs laid out whole on every device"},
     ),
     Case("first_two_solved", solved("t1", "t2"), {"t1": 25, "t2": 30}),
     Case(

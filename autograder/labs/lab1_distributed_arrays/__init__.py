@@ -1,6 +1,6 @@
 """Lab 1, "distributed arrays and automatic parallelization": what the harness reads from the kernel after each task."""
 
-from autograder.facts import Call, Input, TaskCapture
+from autograder.facts import Call, Input, Probe, TaskCapture
 from autograder.labs.lab1_distributed_arrays.reference import FRESH_SHAPE, MESH
 
 # The grader's input of task 5 is laid out as the lab's own input of f: rows over 'a', columns over 'b'.
@@ -21,5 +21,9 @@ CAPTURES = (
     TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp")),
     TaskCapture("t7", names=("batch_tp", "params_tp", "loss_tp")),
     TaskCapture("t8", names=("t_single", "t_sharded", "speedup"), times_code=True),
-    TaskCapture("t9", names=("communicating_stable", "communicating_partitionable")),
+    TaskCapture(
+        "t9",
+        names=("communicating_stable", "communicating_partitionable"),
+        probes=(Probe("flag", "threefry_flag"),),  # the flag the task sets back to True
+    ),
 )

@@ -56,14 +56,19 @@ def x_squared() -> np.ndarray:
 
 
 @cached_reference
-def incompatible_devices_error() -> str:
-    """The message of the error JAX raises here when two arrays committed to devices 0 and 1 are added."""
-    first, second = (jax.device_put(np.zeros(4, np.float32), device) for device in jax.devices()[:2])
-    try:
-        first + second
-    except ValueError as exc:
-        return str(exc)
-    raise RuntimeError("adding arrays committed to devices 0 and 1 no longer raises a ValueError")
+def incompatible_devices_errors() -> tuple[str, str]:
+    """str() of the error JAX raises here when x on device 0 and x on device 1 are added, in either order:
+    the text names the devices and the shape, so another device or another array gives another text."""
+    messages = []
+    for devices in ((0, 1), (1, 0)):
+        first, second = (jax.device_put(np.zeros((N, N), np.float32), jax.devices()[i]) for i in devices)
+        try:
+            first + second
+        except ValueError as exc:
+            messages.append(str(exc))
+        else:
+            raise RuntimeError(f"adding arrays committed to devices {devices} no longer raises a ValueError")
+    return messages[0], messages[1]
 
 
 # The lab's MLP, as its locked cells define it.
@@ -169,7 +174,7 @@ def rng_communicates(partitionable: bool) -> bool:
 CACHED_CALLS = (
     array_x,
     x_squared,
-    incompatible_devices_error,
+    incompatible_devices_errors,
     model_setup,
     trained,
     functools.partial(rng_communicates, False),

@@ -168,7 +168,14 @@ def test_t4_output_layout(submission):
 @points(4)
 def test_t5_output_type(submission):
     """`jax.typeof(out_explicit)` is float32[128@x,2]"""
-    assert_type(submission.name("t5", "out_explicit"), (ref.N_DATA, ref.N_OUT), "float32", ("x", None), "out_explicit")
+    assert_type(
+        submission.name("t5", "out_explicit"),
+        (ref.N_DATA, ref.N_OUT),
+        "float32",
+        ("x", None),
+        "out_explicit",
+        mesh=ref.MESH_1D_EXPLICIT,
+    )
 
 
 @task("t5")
@@ -199,7 +206,14 @@ def test_t5_fresh_values(submission):
 def test_t5_fresh_type(submission):
     """on data sharded over `x`, `layer_explicit` returns float32[n@x,2]"""
     call = submission.call("t5", "layer_explicit")
-    assert_type(call.output, (ref.FRESH_N_DATA, ref.N_OUT), "float32", ("x", None), "layer_explicit(x, W, b)")
+    assert_type(
+        call.output,
+        (ref.FRESH_N_DATA, ref.N_OUT),
+        "float32",
+        ("x", None),
+        "layer_explicit(x, W, b)",
+        mesh=ref.MESH_1D_EXPLICIT,
+    )
 
 
 @task("t5")

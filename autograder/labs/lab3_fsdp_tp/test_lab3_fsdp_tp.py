@@ -29,6 +29,8 @@ from autograder.facts import Input
 from autograder.labs.lab3_fsdp_tp import reference as ref
 
 task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
+# t4's text asks for "the median time in seconds", naming no type: a numpy or 0-d JAX median is one too.
+NUMBER_TYPES = ("float", "int", "numpy.float32", "numpy.float16", "jax.Array", "numpy.ndarray")
 OPS = ("all_gather", "psum", "psum_scatter", "all_to_all")
 MLP_TOLERANCE = {"rtol": 1e-4, "atol": 1e-3}
 LAYER_TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
@@ -253,7 +255,7 @@ def test_t4_every_op_timed(submission):
             f" found {', '.join(map(repr, entries)) or 'no keys'} ({'; '.join(problems)})"
         )
     for op, leaf in entries.items():
-        found_number(leaf, f"collective_times['{op}']")
+        found_number(leaf, f"collective_times['{op}']", accept=NUMBER_TYPES)
 
 
 @task("t4")
@@ -266,7 +268,11 @@ def test_t4_time_consistent(submission, per_grading, op):
     if op not in entries:
         raise CheckFailure(f"`collective_times` has no key {op!r}")
     assert_time_consistent(
-        entries[op], per_grading(ref.collective_times)[op], f"collective_times['{op}']", factor=ref.TIME_FACTOR
+        entries[op],
+        per_grading(ref.collective_times)[op],
+        f"collective_times['{op}']",
+        factor=ref.TIME_FACTOR,
+        accept=NUMBER_TYPES,
     )
 
 
