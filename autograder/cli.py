@@ -338,7 +338,7 @@ def cmd_mutants(args) -> int:
                 f"{args.lab} has no task {', '.join(unknown)}; its tasks: {', '.join(t.id for t in lab.tasks)}"
             )
         if args.list:
-            found = lab_mutants(lab, tuple(args.task or ()))
+            found = lab_mutants(lab, tuple(args.task or ()), tuple(args.operator or ()))
             for mutant in found.mutants:
                 print(
                     f"{mutant.id}  line {mutant.line}: {mutant.description}"
@@ -349,7 +349,7 @@ def cmd_mutants(args) -> int:
             print(f"{len(found.mutants)} mutants")
             return 0
         options = GradingOptions(args.workers, args.scheduler, limits_from_args(args, TRUSTED_LIMITS))
-        report = mutation_report(args.lab, tuple(args.task or ()), options)
+        report = mutation_report(args.lab, tuple(args.task or ()), options, tuple(args.operator or ()))
     except (LabError, EquivalentsError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
@@ -488,6 +488,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
+    from autograder.mutation.operators import OPERATORS
+
+    mutants.add_argument(
+        "--operator", nargs="+", choices=sorted(OPERATORS), help="only these operators' mutants (default: every one)"
+    )
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
     add_cluster_options(mutants)
     add_limit_options(mutants, TRUSTED_LIMITS, ("--timeout", "--cell-timeout"))

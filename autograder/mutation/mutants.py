@@ -21,7 +21,7 @@ import nbformat
 
 from autograder.authoring import markers
 from autograder.lab import Lab
-from autograder.mutation.operators import answer_lines, mutate
+from autograder.mutation.operators import OPERATORS, answer_lines, mutate
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,9 @@ def mutant_id(task: str, operator: str, cell_id: str, source: str) -> str:
     return f"{task}-{operator}-{digest}"
 
 
-def lab_mutants(lab: Lab, tasks: tuple[str, ...] = ()) -> LabMutants:
-    """Every mutant of the lab's solution (of ``tasks`` alone, if given), task by task, in cell order."""
+def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...] = ()) -> LabMutants:
+    """Every mutant of the lab's solution (of ``tasks`` alone, and by ``operators`` alone, if given), task by
+    task, in cell order."""
     solution = markers.read_solution(lab.solution_path)
     mutants, unparsed = [], []
     for question in markers.parse_questions(solution):
@@ -69,7 +70,7 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = ()) -> LabMutants:
             if cell.cell_type != "code" or not markers.has_solution(cell.source):
                 continue
             try:
-                changed = mutate(cell.source, answer_lines(cell.source))
+                changed = mutate(cell.source, answer_lines(cell.source), operators or tuple(OPERATORS))
             except libcst.ParserSyntaxError as exc:
                 unparsed.append(
                     f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "

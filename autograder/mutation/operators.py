@@ -340,6 +340,83 @@ def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
                     yield {value: value.with_changes(elements=elements)}, f"the mesh's {what} swapped"
 
 
+CONVERSIONS = {"float": "a Python float", "int": "a Python int", "bool": "a Python bool", "tuple": "a tuple"}
+
+
+def value_type(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """The type a text names, lost: ``float(x)``, ``int(x)``, ``tuple(x)`` become ``x``; ``bool(x)`` becomes
+    a NumPy bool; a tuple written out becomes a list; ``str(e)`` becomes ``repr(e)``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1:
+        arg, name = node.args[0], node.func.value
+        if arg.keyword is not None or arg.star:
+            return
+        if name in ("float", "int", "tuple") and not isinstance(arg.value, cst.GeneratorExp):
+            yield {node: arg.value}, f"`{site.code(node)}` left as it was: not {CONVERSIONS[name]}"
+        elif name == "bool":
+            numpy_bool = cst.parse_expression(f"np.bool_({site.code(arg.value)})")
+            yield {node: numpy_bool}, f"`{site.code(node)}` became a NumPy bool"
+        elif name == "str":
+            yield {node: node.with_changes(func=cst.Name("repr"))}, f"`{site.code(node)}` became `repr(...)`"
+    if (
+        isinstance(node, cst.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)  # a tuple bound to a name, not one unpacked
+        and isinstance(node.value, cst.Tuple)
+    ):
+        elements = [e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in node.value.elements]
+        listed = cst.List(elements=elements)
+        yield {node.value: listed}, f"`{site.code(node.value)}` written as a list, not a tuple"
+
+
+def axis_types(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """A mesh's ``AxisType.Explicit`` axes made ``Auto`` (and the other way round): the same shape and
+    names, another type."""
+    if isinstance(node, cst.Attribute) and node.attr.value in ("Explicit", "Auto") and "AxisType" in site.code(node):
+        other = "Auto" if node.attr.value == "Explicit" else "Explicit"
+        yield {node.attr: cst.Name(other)}, f"`{site.code(node)}` became `AxisType.{other}`"
+
+
+def restore(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """A setting the task changes and sets back: a later ``jax.config.update`` of a name an earlier one in
+    the cell set (the one that sets it back, in a ``finally:`` or after) made ``pass``."""
+    if not isinstance(node, cst.Module):
+        return
+    updates = _ConfigUpdates()
+    node.visit(updates)
+    seen: set[str] = set()
+    for statement, name in updates.found:
+        if name in seen:
+            kept = cst.SimpleStatementLine([cst.Pass()], leading_lines=statement.leading_lines)
+            yield {statement: kept}, f"`{name}` not set back: its later update left out"
+        seen.add(name)
+
+
+class _ConfigUpdates(cst.CSTVisitor):
+    """The ``jax.config.update("name", ...)`` statements of a module, in the source's order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[tuple[cst.SimpleStatementLine, str]] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        name = _config_update(node)
+        if name is not None:
+            self.found.append((node, name))
+        return False
+
+
+def _config_update(statement: cst.CSTNode) -> str | None:
+    """The setting a ``jax.config.update("name", value)`` statement changes, or None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    expression = statement.body[0]
+    call = expression.value if isinstance(expression, cst.Expr) else None
+    if not (isinstance(call, cst.Call) and (dotted(call.func) or "").endswith("config.update") and call.args):
+        return None
+    first = call.args[0].value
+    return first.evaluated_value if isinstance(first, cst.SimpleString) else None  # type: ignore[return-value]
+
+
 OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] = {
     "jit": drop_jit,
     "spec": partition_spec,
@@ -350,6 +427,9 @@ OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] 
     "timing": timing,
     "negate": negate,
     "mesh": mesh_axes,
+    "type": value_type,
+    "axis_type": axis_types,
+    "restore": restore,
 }
 
 

@@ -165,8 +165,11 @@ def print_report(report: MutationReport, console=None) -> None:
     )
 
 
-def mutation_report(lab_id: str, tasks: tuple[str, ...] = (), options=None) -> MutationReport:
-    """Make the lab's mutants (of ``tasks`` alone, if given), grade them, and judge each."""
+def mutation_report(
+    lab_id: str, tasks: tuple[str, ...] = (), options=None, operators: tuple[str, ...] = ()
+) -> MutationReport:
+    """Make the lab's mutants (of ``tasks`` alone, by ``operators`` alone, if given), grade them, and judge
+    each."""
     from autograder.lab import load_lab
     from autograder.mutation.equivalents import recorded_equivalents
     from autograder.mutation.grading import GradingOptions, grade_mutants
@@ -174,6 +177,6 @@ def mutation_report(lab_id: str, tasks: tuple[str, ...] = (), options=None) -> M
 
     lab = load_lab(lab_id)
     equivalents = recorded_equivalents(lab_id)
-    found = lab_mutants(lab, tasks)
+    found = lab_mutants(lab, tasks, operators)
     solution, outcomes = grade_mutants(lab, found, options or GradingOptions())
     return MutationReport(lab_id, solution, tuple(outcomes), equivalents, found.unparsed_cells)
