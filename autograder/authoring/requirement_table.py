@@ -13,6 +13,11 @@ wrong case whose score for the task is not the task's points less the requiremen
     checks = ["test_t2_jitted"]            # the graders that enforce it
     wrong = ["t2_not_jitted"]              # known-grade cases that break it alone
 
+A check parametrized by ``@pytest.mark.parametrize`` (with literal values, or a module-level literal's keys
+or items) is worth its points once per parameter set. ``checks`` names it whole (``"test_t2_layouts"``:
+every instance) or one instance by its pytest id (``"test_t2_layouts[y_ba]"``), for a sentence about one
+of the names it checks.
+
 A requirement whose checks are all measured verdicts (MEASURED_VERDICTS: their outcome follows from the
 grader's own timing) says instead why no known grade can break it: ``no_wrong_case = "..."``.
 """
@@ -45,11 +50,17 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Grader:
-    """One check of the lab's graders, as its decorators declare it."""
+    """One check of the lab's graders, as its decorators declare it: ``points`` per instance, one instance
+    per parameter set (``instances``, their pytest ids; empty when not parametrized)."""
 
     name: str
     task: str
     points: float
+    instances: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> float:
+        return self.points * max(1, len(self.instances))
 
 
 def table_path(lab: Lab) -> Path:
@@ -79,10 +90,48 @@ def read_table(path: Path) -> list[Requirement]:
     return requirements
 
 
+def _literal(node: ast.expr, module: dict[str, ast.expr]) -> object:
+    """The value of a parametrize argument: a literal, a module-level literal's name, or list()/tuple() of one."""
+    if isinstance(node, ast.Name) and node.id in module:
+        return _literal(module[node.id], module)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple"):
+        return list(_literal(node.args[0], module))  # type: ignore[call-overload]
+    return ast.literal_eval(node)
+
+
+def _param_id(argnames: list[str], values: object, index: int) -> str:
+    """pytest's default id of one parameter set."""
+    row = values if len(argnames) > 1 else (values,)
+    parts = [
+        str(v) if isinstance(v, (str, int, float, bool)) or v is None else f"{n}{index}"
+        for n, v in zip(argnames, row)  # type: ignore[call-overload]
+    ]
+    return "-".join(parts)
+
+
+def _instances(decorators: list[ast.expr], module: dict[str, ast.expr]) -> tuple[str, ...]:
+    ids: list[str] = []
+    for d in decorators:
+        if isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize":
+            names = _literal(d.args[0], module)
+            argnames = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)  # type: ignore[call-overload]
+            sets = list(_literal(d.args[1], module))  # type: ignore[call-overload]
+            own = [_param_id(argnames, v, i) for i, v in enumerate(sets)]
+            ids = [f"{o}-{i}" for i in ids for o in own] if ids else own
+    return tuple(ids)
+
+
 def grader_checks(source: str) -> dict[str, Grader]:
-    """The lab's checks by name, read from its graders' decorators ``@task("tN")`` and ``@points(P)``."""
+    """The lab's checks by name, read from its graders' decorators ``@task("tN")`` and ``@points(P)``; a
+    parametrized check also under each instance's name, ``name[id]``, worth P."""
+    tree = ast.parse(source)
+    module = {
+        node.targets[0].id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
     found = {}
-    for node in ast.parse(source).body:
+    for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
             continue
         marks = {
@@ -94,7 +143,12 @@ def grader_checks(source: str) -> dict[str, Grader]:
             and isinstance(d.args[0], ast.Constant)
         }
         if "task" in marks and "points" in marks:
-            found[node.name] = Grader(node.name, str(marks["task"]), float(str(marks["points"])))
+            grader = Grader(
+                node.name, str(marks["task"]), float(str(marks["points"])), _instances(node.decorator_list, module)
+            )
+            found[node.name] = grader
+            for instance in grader.instances:
+                found[f"{node.name}[{instance}]"] = Grader(f"{node.name}[{instance}]", grader.task, grader.points)
     return found
 
 
@@ -126,9 +180,10 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
     texts = task_texts(lab.solution_path)
     by_name = {case.name: case for case in cases}
     fixed_total: dict[str, float] = {}
-    for grader in graders.values():
+    checks = {name: grader for name, grader in graders.items() if "[" not in name}
+    for grader in checks.values():
         if grader.name not in measured:
-            fixed_total[grader.task] = fixed_total.get(grader.task, 0.0) + grader.points
+            fixed_total[grader.task] = fixed_total.get(grader.task, 0.0) + grader.total
     problems = []
     for number, req in enumerate(requirements, start=1):
         where = f"requirement {number} ({req.task}: {req.text[:60]!r})"
@@ -143,7 +198,7 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
         if wrong_checks:
             problems.append(f"{where}: {', '.join(wrong_checks)} is not a check of {req.task}")
             continue
-        lost = sum(graders[c].points for c in req.checks if c not in measured)
+        lost = sum(graders[c].total for c in req.checks if c.split("[")[0] not in measured)
         if not req.wrong and not req.no_wrong_case:
             problems.append(f"{where}: no known-grade case breaks it alone (`wrong`)")
         if req.wrong and lost == 0:
@@ -161,6 +216,8 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
                 )
     named = {c for req in requirements for c in req.checks}
     problems += [
-        f"{name} ({graders[name].task}) enforces no requirement of the table" for name in graders if name not in named
+        f"{name} ({grader.task}) enforces no requirement of the table"
+        for name, grader in checks.items()
+        if name not in named and not (grader.instances and all(f"{name}[{i}]" in named for i in grader.instances))
     ]
     return problems

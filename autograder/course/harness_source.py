@@ -83,7 +83,7 @@ def pyproject_text(project: dict, scripts: dict[str, str], package_data: dict[st
     return "\n".join(lines)
 
 
-GRADER_PACKAGE_DATA = {"autograder.authoring": ["templates/**/*.j2"]}
+GRADER_PACKAGE_DATA = {"autograder.authoring": ["templates/**/*.j2"], "autograder.labs": ["*/requirements.toml"]}
 
 
 def stage_harness(target: Path) -> Path:

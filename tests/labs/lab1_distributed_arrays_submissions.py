@@ -120,6 +120,74 @@ ALT_STYLE_C = {
     ),
 }
 
+# The solution's answers, each requirement of a task's text broken alone where no case above does it.
+T2_SOLUTION = (
+    "y_ba = jax.device_put(x, mesh_sharding(P('b', 'a')))\n"
+    "y_a_rep = jax.device_put(x, mesh_sharding(P('a', None)))\n"
+    "y_cols_b = jax.device_put(x, mesh_sharding(P(None, 'b')))\n"
+    "y_rows_ab = jax.device_put(x, mesh_sharding(P(('a', 'b'), None)))"
+)
+T3_LHS_RHS = (
+    "y_lhs = jax.device_put(x, mesh_sharding(P('a', None)))\ny_rhs = jax.device_put(x, mesh_sharding(P(None, 'b')))"
+)
+T5_SOLUTION = """
+@jax.jit
+def f(x):
+    x = x + 1
+    return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('b', 'a')))
+@jax.jit
+def f_replicated(x):
+    x = x + 1
+    return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P()))
+"""
+T6_SOLUTION = """
+mesh_dp = jax.make_mesh((8,), ('batch',), axis_types=(AxisType.Auto,))
+batch_dp = jax.device_put(batch, NamedSharding(mesh_dp, P('batch')))
+params_dp = jax.device_put(params, NamedSharding(mesh_dp, P()))
+params_dp = train(params_dp, batch_dp)
+loss_dp = float(loss_jit(params_dp, batch_dp))
+"""
+T7_SOLUTION = """
+mesh_tp = jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)
+batch_tp = jax.device_put(batch, NamedSharding(mesh_tp, P('batch', None)))
+replicated = NamedSharding(mesh_tp, P())
+(W1, b1), (W2, b2), (W3, b3), (W4, b4) = params
+params_tp = [
+    (jax.device_put(W1, replicated), jax.device_put(b1, replicated)),
+    (jax.device_put(W2, NamedSharding(mesh_tp, P(None, 'model'))),
+     jax.device_put(b2, NamedSharding(mesh_tp, P('model')))),
+    (jax.device_put(W3, NamedSharding(mesh_tp, P('model', None))), jax.device_put(b3, replicated)),
+    (jax.device_put(W4, replicated), jax.device_put(b4, replicated)),
+]
+params_tp = train(params_tp, batch_tp)
+loss_tp = float(loss_jit(params_tp, batch_tp))
+"""
+T8_SOLUTION = """
+params_single = jax.device_put(params_dp, jax.devices()[0])
+batch_single = jax.device_put(batch_dp, jax.devices()[0])
+def seconds_per_call(params, batch):
+    start = time.perf_counter()
+    jax.block_until_ready(gradfun(params, batch))
+    return time.perf_counter() - start
+seconds_per_call(params_single, batch_single)
+seconds_per_call(params_dp, batch_dp)
+single_times, sharded_times = [], []
+for _ in range(7):
+    single_times.append(seconds_per_call(params_single, batch_single))
+    sharded_times.append(seconds_per_call(params_dp, batch_dp))
+t_single = float(np.median(single_times))
+t_sharded = float(np.median(sharded_times))
+speedup = t_single / t_sharded
+"""
+T9_SOLUTION = """
+jax.config.update('jax_threefry_partitionable', False)
+try:
+    communicating_stable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()
+finally:
+    jax.config.update('jax_threefry_partitionable', True)
+communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()
+"""
+
 CASES = [
     Case("alt_style_a", ALT_STYLE_A, {"t1": 8, "t2": 16, "t3": 10}),
     Case("alt_style_b", ALT_STYLE_B, {"t4": 8, "t5": 10}),
@@ -433,5 +501,127 @@ CASES = [
         },
         {"t9": 2},
         messages={"t9": "found a numpy.bool"},
+    ),
+    Case("t1_other_values", {"t1": "y = jax.device_put(x + 1, mesh_sharding(P('a', 'b')))"}, {"t1": 5}),
+    Case(
+        "t2_y_ba_other_layout",
+        {"t2": T2_SOLUTION.replace("P('b', 'a')", "P('a', 'b')")},
+        {"t2": 12},
+        messages={"t2": "picture A"},
+    ),
+    Case(
+        "t2_y_a_rep_other_layout",
+        {"t2": T2_SOLUTION.replace("P('a', None)", "P('b', None)")},
+        {"t2": 12},
+        messages={"t2": "picture B"},
+    ),
+    Case(
+        "t3_w_plus_one",
+        {"t3": [T3_LHS_RHS, "w_layout_guess = P('a', 'b')", "w = jnp.dot(y_lhs, y_rhs) + 1"]},
+        {"t3": 9},
+    ),
+    Case("t5_adds_two", {"t5": T5_SOLUTION.replace("x = x + 1", "x = x + 2")}, {"t5": 8}),
+    Case(
+        "t5_f_replicated_unconstrained",
+        {
+            "t5": T5_SOLUTION.replace(
+                "    return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P()))", "    return x"
+            )
+        },
+        {"t5": 7},
+    ),
+    Case("t6_explicit_mesh", {"t6": T6_SOLUTION.replace(", axis_types=(AxisType.Auto,)", "")}, {"t6": 13}),
+    Case(
+        "t6_params_dp_untrained",
+        {
+            "t6": T6_SOLUTION.replace(
+                "params_dp = train(params_dp, batch_dp)\nloss_dp = float(loss_jit(params_dp, batch_dp))",
+                "trained = train(params_dp, batch_dp)\nloss_dp = float(loss_jit(trained, batch_dp))",
+            )
+        },
+        {"t6": 13},
+    ),
+    Case(
+        "t6_loss_of_initial_params",
+        {
+            "t6": T6_SOLUTION.replace(
+                "loss_jit(params_dp, batch_dp)",
+                "loss_jit(jax.device_put(params, NamedSharding(mesh_dp, P())), batch_dp)",
+            )
+        },
+        {"t6": 13},
+    ),
+    Case("t7_batch_replicated", {"t7": T7_SOLUTION.replace("P('batch', None)", "P()")}, {"t7": 13}),
+    Case(
+        "t7_params_tp_untrained",
+        {
+            "t7": T7_SOLUTION.replace(
+                "params_tp = train(params_tp, batch_tp)\nloss_tp = float(loss_jit(params_tp, batch_tp))",
+                "trained = train(params_tp, batch_tp)\nloss_tp = float(loss_jit(trained, batch_tp))",
+            )
+        },
+        {"t7": 12},
+    ),
+    Case(
+        "t7_loss_of_initial_params",
+        {
+            "t7": T7_SOLUTION.replace(
+                "params_tp = train(params_tp, batch_tp)\nloss_tp = float(loss_jit(params_tp, batch_tp))",
+                "loss_tp = float(loss_jit(params_tp, batch_tp))\nparams_tp = train(params_tp, batch_tp)",
+            )
+        },
+        {"t7": 12},
+    ),
+    Case(
+        "t8_single_in_milliseconds",
+        {
+            **solved("t6"),
+            "t8": T8_SOLUTION.replace(
+                "t_single = float(np.median(single_times))", "t_single = 1e3 * float(np.median(single_times))"
+            ),
+        },
+        {"t6": 16, "t8": 2},
+    ),
+    Case(
+        "t8_sharded_in_milliseconds",
+        {
+            **solved("t6"),
+            "t8": T8_SOLUTION.replace(
+                "t_sharded = float(np.median(sharded_times))", "t_sharded = 1e3 * float(np.median(sharded_times))"
+            ),
+        },
+        {"t6": 16, "t8": 2},
+    ),
+    Case(
+        "t8_speedup_in_percent",
+        {
+            **solved("t6"),
+            "t8": T8_SOLUTION.replace("speedup = t_single / t_sharded", "speedup = 100 * t_single / t_sharded"),
+        },
+        {"t6": 16, "t8": 4},
+    ),
+    Case(
+        "t9_stable_with_flag_on",
+        {
+            "t9": T9_SOLUTION.replace(
+                "jax.config.update('jax_threefry_partitionable', False)",
+                "jax.config.update('jax_threefry_partitionable', True)",
+            )
+        },
+        {"t9": 5},
+        messages={"t9": "communicating_stable"},
+    ),
+    Case(
+        "t9_partitionable_with_flag_off",
+        {
+            "t9": T9_SOLUTION.replace(
+                "communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()",
+                "jax.config.update('jax_threefry_partitionable', False)\n"
+                "communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).compile().as_text()\n"
+                "jax.config.update('jax_threefry_partitionable', True)",
+            )
+        },
+        {"t9": 5},
+        messages={"t9": "communicating_partitionable"},
     ),
 ]

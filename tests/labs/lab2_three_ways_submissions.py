@@ -106,6 +106,87 @@ ALT_STYLE_C = {
     ),
 }
 
+# The solution's answers, each requirement of a task's text broken alone where no case above does it.
+T2_SOLUTION = (
+    "A_xN = jax.device_put(A, NamedSharding(mesh, P('x', None)))\n"
+    "A_Ny = jax.device_put(A, NamedSharding(mesh, P(None, 'y')))\n"
+    "A_NN = jax.device_put(A, NamedSharding(mesh, P(None, None)))\n"
+    "A_Nx = jax.device_put(A, NamedSharding(mesh, P(None, 'x')))"
+)
+# one name of the table bound to A in another layout: P('y', None) for P('x', None), and so on
+T2_ONE_WRONG = {
+    "A_xN": ("P('x', None)))\nA_Ny", "P('y', None)))\nA_Ny"),
+    "A_Ny": ("P(None, 'y')))", "P('x', 'y')))"),
+    "A_NN": ("P(None, None)))", "P(None, 'y')))"),
+    "A_Nx": ("P(None, 'x')))", "P(None, ('x', 'y'))))"),
+}
+T3_SOLUTION_ARRAYS = (
+    "B = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P('x', None)))\n"
+    "C = jax.device_put(100.0 + jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P(None, 'y')))"
+)
+T4_SOLUTION = """
+mesh_1d = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))
+
+x_dp = jax.device_put(x, NamedSharding(mesh_1d, P('x')))
+W_dp = jax.device_put(W, NamedSharding(mesh_1d, P()))
+b_dp = jax.device_put(b, NamedSharding(mesh_1d, P()))
+
+out_dp = layer(x_dp, W_dp, b_dp)
+"""
+T5_SOLUTION = """
+mesh_1d_explicit = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Explicit,))
+
+@jax.jit
+def layer_explicit(x, W, b):
+    out = layer(x, W, b)
+    print(f"x: {jax.typeof(x)}")
+    print(f"W: {jax.typeof(W)}")
+    print(f"b: {jax.typeof(b)}")
+    print(f"out: {jax.typeof(out)}")
+    return out
+
+x_ex = jax.device_put(x, NamedSharding(mesh_1d_explicit, P('x')))
+W_ex = jax.device_put(W, NamedSharding(mesh_1d_explicit, P()))
+b_ex = jax.device_put(b, NamedSharding(mesh_1d_explicit, P()))
+
+out_explicit = layer_explicit(x_ex, W_ex, b_ex)
+"""
+T6_SOLUTION = """
+layer_man = jax.jit(jax.shard_map(
+    layer,
+    mesh=mesh_1d,
+    in_specs=(P('x'), P(), P()),
+    out_specs=P('x')))
+
+out_man = layer_man(x, W, b)
+"""
+T7_SOLUTION = """
+x_sh = jax.device_put(x, NamedSharding(mesh_1d, P('x')))
+y_sh = jax.device_put(y, NamedSharding(mesh_1d, P('x')))
+params_replicated = jax.device_put(params, NamedSharding(mesh_1d, P()))
+
+params_sharded = train(params_replicated, x_sh, y_sh)
+"""
+T8_SOLUTION = """
+def timed(fn, *args):
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start
+
+jax.block_until_ready(grad_loss(params, x, y))
+jax.block_until_ready(grad_loss(params_replicated, x_sh, y_sh))
+
+times_unsharded, times_sharded = [], []
+for _ in range(10):
+    times_unsharded.append(timed(grad_loss, params, x, y))
+    times_sharded.append(timed(grad_loss, params_replicated, x_sh, y_sh))
+
+t_unsharded = float(np.median(times_unsharded))
+t_sharded = float(np.median(times_sharded))
+speedup = t_unsharded / t_sharded
+cpu_faster = bool(speedup > 1.0)
+"""
+
 CASES = [
     Case("alt_style_a", ALT_STYLE_A, {"t1": 8, "t2": 8, "t3": 12, "t4": 12}),
     Case("alt_style_b", ALT_STYLE_B, {"t5": 14, "t6": 16}),
@@ -356,5 +437,84 @@ CASES = [
             ),
         },
         {"t1": 8, "t2": 8, "t3": 12, "t4": 12, "t6": 16},
+    ),
+    *(
+        Case(f"t2_{name}_other_layout", {"t2": T2_SOLUTION.replace(*T2_ONE_WRONG[name])}, {"t2": 6})
+        for name in T2_ONE_WRONG
+    ),
+    Case(
+        "t3_B_replicated",
+        {"t3": [T3_SOLUTION_ARRAYS.replace("P('x', None)", "P()"), T3_PREDICTIONS, T3_RESULTS]},
+        {"t3": 9},
+    ),
+    Case(
+        "t3_C_replicated",
+        {"t3": [T3_SOLUTION_ARRAYS.replace("P(None, 'y')", "P()"), T3_PREDICTIONS, T3_RESULTS]},
+        {"t3": 9},
+    ),
+    Case(
+        "t3_product_guess_wrong",
+        {"t3": [T3_SOLUTION_ARRAYS, "B_plus_C_spec = P('x', 'y')\nBt_C_spec = P('x', 'y')", T3_RESULTS]},
+        {"t3": 9},
+        messages={"t3": "Bt_C_spec"},
+    ),
+    Case("t3_difference", {"t3": [T3_SOLUTION_ARRAYS, T3_PREDICTIONS, "B_plus_C = B - C\nBt_C = B.T @ C"]}, {"t3": 11}),
+    Case(
+        "t4_parameters_on_one_device",
+        {"t4": T4_SOLUTION.replace("W_dp = jax.device_put(W, NamedSharding(mesh_1d, P()))", "W_dp = W")},
+        {"t4": 9},
+    ),
+    Case(
+        "t4_out_plus_one",
+        {"t4": T4_SOLUTION.replace("out_dp = layer(x_dp, W_dp, b_dp)", "out_dp = layer(x_dp, W_dp, b_dp) + 1")},
+        {"t4": 9},
+    ),
+    Case(
+        "t5_global_W",
+        {"t5": T5_SOLUTION.replace("out = layer(x, W, b)", "out = layer(x, globals()['W'], b)")},
+        {"t5": 11},
+    ),
+    Case(
+        "t5_output_replicated",
+        {
+            "t5": T5_SOLUTION.replace("    return out\n", "    return jax.sharding.reshard(out, P())\n").replace(
+                "out_explicit = layer_explicit(x_ex, W_ex, b_ex)",
+                "with jax.set_mesh(mesh_1d_explicit):\n    out_explicit = layer_explicit(x_ex, W_ex, b_ex)",
+            )
+        },
+        {"t5": 7},
+    ),
+    Case(
+        "t6_out_plus_one",
+        {"t6": T6_SOLUTION.replace("out_man = layer_man(x, W, b)", "out_man = layer_man(x, W, b) + 1")},
+        {"t6": 13},
+    ),
+    Case("t7_data_replicated", {"t7": T7_SOLUTION.replace("P('x')", "P()")}, {"t7": 11}),
+    Case(
+        "t7_hidden_weight_split",
+        {
+            "t7": T7_SOLUTION.replace(
+                "params_replicated = jax.device_put(params, NamedSharding(mesh_1d, P()))",
+                "params_replicated = jax.device_put(params, NamedSharding(mesh_1d, P()))\n"
+                "params_replicated[1] = (jax.device_put(params[1][0], NamedSharding(mesh_1d, P(None, 'x'))),\n"
+                "                        params_replicated[1][1])",
+            )
+        },
+        {"t7": 11},
+    ),
+    Case(
+        "t7_trained_on_other_data",
+        {"t7": T7_SOLUTION.replace("train(params_replicated, x_sh, y_sh)", "train(params_replicated, 2 * x_sh, y_sh)")},
+        {"t7": 8},
+    ),
+    Case(
+        "t8_sharded_in_milliseconds",
+        {
+            **solved("t7"),
+            "t8": T8_SOLUTION.replace(
+                "t_sharded = float(np.median(times_sharded))", "t_sharded = 1e3 * float(np.median(times_sharded))"
+            ),
+        },
+        {"t7": 15, "t8": 3},
     ),
 ]

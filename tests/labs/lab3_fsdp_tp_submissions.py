@@ -336,6 +336,128 @@ with jax.set_mesh(mesh):
     layer_out = tp_layer(X_layer)
 """
 
+# The solution's answers, each requirement of a task's text broken alone where no case above does it.
+T1_SOLUTION = """
+def _fsdp_matmul_block(x_block, A_block):
+    A_full = jax.lax.all_gather(A_block, "data", axis=0, tiled=True)
+    return x_block @ A_full
+
+
+fsdp_matmul = jax.jit(jax.shard_map(
+    _fsdp_matmul_block, mesh=mesh,
+    in_specs=(P("data", None), P("data", None)),
+    out_specs=P("data", None)))
+"""
+# not x @ A: one added to it
+T1_PLUS_ONE = T1_SOLUTION.replace("return x_block @ A_full", "return x_block @ A_full + 1")
+# A's blocks put in place and summed with psum: the whole of A, but no all-gather
+T1_WEIGHT_BY_PSUM = T1_SOLUTION.replace(
+    '    A_full = jax.lax.all_gather(A_block, "data", axis=0, tiled=True)\n',
+    "    n = A_block.shape[0]\n"
+    "    placed = jnp.zeros((mesh.shape['data'] * n, A_block.shape[1]), A_block.dtype)\n"
+    "    A_full = jax.lax.psum(jax.lax.dynamic_update_slice_in_dim(placed, A_block, jax.lax.axis_index('data') * n, 0),\n"
+    "                          'data')\n",
+)
+T2_SOLUTION = """
+def _tp_mlp_block(x_block, W1_block, W2_block):
+    x_full = jax.lax.all_gather(x_block, "model", axis=1, tiled=True)
+    h = x_full @ W1_block
+    y_partial = h @ W2_block
+    return jax.lax.psum_scatter(y_partial, "model", scatter_dimension=1, tiled=True)
+
+
+tp_mlp = jax.jit(jax.shard_map(
+    _tp_mlp_block, mesh=mesh,
+    in_specs=(P(None, "model"), P(None, "model"), P("model", None)),
+    out_specs=P(None, "model")))
+"""
+# not jitted
+T2_EAGER = T2_SOLUTION.replace("tp_mlp = jax.jit(jax.shard_map(", "tp_mlp = (jax.shard_map(")
+# not x @ W1 @ W2: a relu between the products
+T2_RELU = T2_SOLUTION.replace("y_partial = h @ W2_block", "y_partial = jax.nn.relu(h) @ W2_block")
+# the same values, scattered by rows: laid out P('model', None)
+T2_ROWS_OVER_MODEL = T2_SOLUTION.replace("scatter_dimension=1", "scatter_dimension=0").replace(
+    'out_specs=P(None, "model")', 'out_specs=P("model", None)'
+)
+# x's blocks put in place and summed with psum: the whole of x, but no all-gather
+T2_X_BY_PSUM = T2_SOLUTION.replace(
+    '    x_full = jax.lax.all_gather(x_block, "model", axis=1, tiled=True)\n',
+    "    n = x_block.shape[1]\n"
+    "    placed = jnp.zeros((x_block.shape[0], mesh.shape['model'] * n), x_block.dtype)\n"
+    "    x_full = jax.lax.psum(jax.lax.dynamic_update_slice_in_dim(placed, x_block, jax.lax.axis_index('model') * n, 1),\n"
+    "                          'model')\n",
+)
+T3_SOLUTION = """
+def _fsdp_tp_block(x_block, W1_block, W2_block):
+    x_full = jax.lax.all_gather(x_block, "model", axis=1, tiled=True)
+    W1_full = jax.lax.all_gather(W1_block, "data", axis=0, tiled=True)
+    W2_full = jax.lax.all_gather(W2_block, "data", axis=1, tiled=True)
+    y_partial = (x_full @ W1_full) @ W2_full
+    return jax.lax.psum_scatter(y_partial, "model", scatter_dimension=1, tiled=True)
+
+
+FSDP_TP_SPECS = (P("data", "model"), P("data", "model"), P("model", "data"))
+fsdp_tp_program = jax.shard_map(
+    _fsdp_tp_block, mesh=mesh, in_specs=FSDP_TP_SPECS, out_specs=P("data", "model"))
+
+fsdp_tp_mlp = jax.jit(fsdp_tp_program)
+fsdp_tp_jit = jax.jit(
+    fsdp_tp_program,
+    in_shardings=tuple(NamedSharding(mesh, spec) for spec in FSDP_TP_SPECS),
+    out_shardings=NamedSharding(mesh, P("data", "model")))
+"""
+# not x @ W1 @ W2: a relu between the products
+T3_RELU = T3_SOLUTION.replace(
+    "y_partial = (x_full @ W1_full) @ W2_full", "y_partial = jax.nn.relu(x_full @ W1_full) @ W2_full"
+)
+# fsdp_tp_mlp not jitted
+T3_MLP_EAGER = T3_SOLUTION.replace("fsdp_tp_mlp = jax.jit(fsdp_tp_program)", "fsdp_tp_mlp = fsdp_tp_program")
+# a whole psum, then each device's slice: no reduce-scatter
+T3_PSUM_THEN_SLICE = T3_SOLUTION.replace(
+    '    return jax.lax.psum_scatter(y_partial, "model", scatter_dimension=1, tiled=True)\n',
+    "    y = jax.lax.psum(y_partial, 'model')\n"
+    "    width = y.shape[1] // mesh.shape['model']\n"
+    "    return jax.lax.dynamic_slice_in_dim(y, jax.lax.axis_index('model') * width, width, axis=1)\n",
+)
+# fsdp_tp_mlp's result scattered by rows, over both axes; fsdp_tp_jit's out_shardings lay it out right
+T3_MLP_ROWS = T3_SOLUTION.replace("scatter_dimension=1", "scatter_dimension=0").replace(
+    'out_specs=P("data", "model"))', 'out_specs=P(("data", "model"), None))'
+)
+# an entry besides the four ops
+T4_EXTRA_KEY = ALT_T4 + "collective_times['total'] = sum(collective_times.values())\n"
+T5_SOLUTION = """
+all_to_all = jax.jit(jax.shard_map(
+    lambda b: jax.lax.all_to_all(b, "data", split_axis=1, concat_axis=0, tiled=True),
+    mesh=mesh1d, in_specs=P("data", None), out_specs=P(None, "data")))
+all_to_all_back = jax.jit(jax.shard_map(
+    lambda b: jax.lax.all_to_all(b, "data", split_axis=0, concat_axis=1, tiled=True),
+    mesh=mesh1d, in_specs=P(None, "data"), out_specs=P("data", None)))
+
+X_t = all_to_all(X)
+X_roundtrip = all_to_all_back(X_t)
+"""
+# all_to_all not jitted
+T5_EAGER = T5_SOLUTION.replace("all_to_all = jax.jit(jax.shard_map(", "all_to_all = (jax.shard_map(", 1)
+# the columns taken from a gathered X: the same values and layout, but no all-to-all
+T5_GATHER_THEN_SLICE = T5_SOLUTION.replace(
+    'lambda b: jax.lax.all_to_all(b, "data", split_axis=1, concat_axis=0, tiled=True),\n    mesh=mesh1d, in_specs=P("data", None)',
+    "lambda b: jax.lax.dynamic_slice_in_dim(jax.lax.all_gather(b, 'data', axis=0, tiled=True),\n"
+    "                                       jax.lax.axis_index('data') * b.shape[1] // 8, b.shape[1] // 8, axis=1),\n"
+    '    mesh=mesh1d, in_specs=P("data", None)',
+)
+# X_t replicated on every device
+T5_X_T_REPLICATED = T5_SOLUTION.replace(
+    "X_t = all_to_all(X)\nX_roundtrip = all_to_all_back(X_t)",
+    "X_roundtrip = all_to_all_back(all_to_all(X))\nX_t = jax.device_put(all_to_all(X), NamedSharding(mesh1d, P()))",
+)
+# X_roundtrip left by columns
+T5_NOT_BACK = T5_SOLUTION.replace("X_roundtrip = all_to_all_back(X_t)", "X_roundtrip = X_t")
+# a function of the notebook's X, whatever it is given
+T5_OF_THE_GLOBAL_X = T5_SOLUTION.replace(
+    "all_to_all = jax.jit(jax.shard_map(", "_relayout = jax.jit(jax.shard_map("
+).replace("X_t = all_to_all(X)", "all_to_all = jax.jit(lambda given: _relayout(X))\nX_t = all_to_all(X)")
+# layout_out the output for another input
+T6_APPLY_OTHER_INPUT = T6_APPLY_SOLUTION.replace("apply_layer(tp_layer, X_layer)", "apply_layer(tp_layer, 2 * X_layer)")
 CASES = [
     # Also correct, in styles the solution does not use; each notebook stops after its last answered task.
     Case(
@@ -550,4 +672,21 @@ CASES = [
         {"t2": 16},
         messages={"t1": "`B` is not defined"},
     ),
+    Case("t1_plus_one", {"t1": T1_PLUS_ONE}, {"t1": 8}, messages={"t1": "values differ"}),
+    Case("t1_weight_by_psum", {"t1": T1_WEIGHT_BY_PSUM}, {"t1": 11}, messages={"t1": "all-gather"}),
+    Case("t2_not_jitted", {"t2": T2_EAGER}, {"t2": 14}, messages={"t2": "expected a jitted function"}),
+    Case("t2_relu_between", {"t2": T2_RELU}, {"t2": 10}, messages={"t2": "values differ"}),
+    Case("t2_rows_over_model", {"t2": T2_ROWS_OVER_MODEL}, {"t2": 11}),
+    Case("t2_x_by_psum", {"t2": T2_X_BY_PSUM}, {"t2": 11}, messages={"t2": "all-gather"}),
+    Case("t3_relu_between", {"t3": T3_RELU}, {"t3": 8}, messages={"t3": "values differ"}),
+    Case("t3_mlp_not_jitted", {"t3": T3_MLP_EAGER}, {"t3": 15}, messages={"t3": "expected a jitted function"}),
+    Case("t3_psum_then_slice", {"t3": T3_PSUM_THEN_SLICE}, {"t3": 15}, messages={"t3": "reduce-scatter"}),
+    Case("t3_mlp_rows", {"t3": T3_MLP_ROWS}, {"t3": 13}),
+    Case("t4_extra_key", {"t4": T4_EXTRA_KEY}, {"t4": 16}, messages={"t4": "unexpected 'total'"}),
+    Case("t5_not_jitted", {"t5": T5_EAGER}, {"t5": 9}, messages={"t5": "expected a jitted function"}),
+    Case("t5_gather_then_slice", {"t5": T5_GATHER_THEN_SLICE}, {"t5": 9}, messages={"t5": "all-to-all"}),
+    Case("t5_x_t_replicated", {"t5": T5_X_T_REPLICATED}, {"t5": 8}),
+    Case("t5_roundtrip_not_back", {"t5": T5_NOT_BACK}, {"t5": 8}),
+    Case("t5_of_the_global_x", {"t5": T5_OF_THE_GLOBAL_X}, {"t5": 8}),
+    Case("t6_layer_out_of_another_input", {"t6": [tp_layer_source(), T6_APPLY_OTHER_INPUT]}, {"t6": 21}),
 ]

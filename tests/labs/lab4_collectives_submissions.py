@@ -286,6 +286,70 @@ def matmul_body(lhs_block, rhs_block):
     + T4_JITTED
 )
 
+# Each requirement of a task's text broken alone, where no case above does it:
+# the ring's values, but an all_gather as well (its result added times 0)
+T1_RING_AND_ALL_GATHER = (
+    T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "me")
+    + """
+def ring_and_gather(block):
+    return ring_body(block) + 0 * jax.lax.all_gather(block, "x", tiled=True)
+
+ring_gather = jax.jit(jax.shard_map(ring_and_gather, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False))
+"""
+    + T1_TAIL
+)
+# every device's block put in place and summed with psum: the whole array everywhere, no ppermute
+T1_PSUM_OF_PLACED_BLOCKS = (
+    """
+def placed_sum(block):
+    me = jax.lax.axis_index("x")
+    placed = jnp.zeros((8,) + block.shape, block.dtype).at[me].set(block).reshape(-1)
+    return jax.lax.psum(placed, "x")
+
+ring_gather = jax.jit(jax.shard_map(placed_sum, mesh=mesh, in_specs=P("x"), out_specs=P()))
+"""
+    + T1_TAIL
+)
+T2_TAIL = "print(summed_everywhere(rows), summed_scattered(rows))"
+T2_EVERYWHERE = (
+    "summed_everywhere = jax.jit(jax.shard_map(lambda b: jax.lax.psum(b[0], 'x'), mesh=mesh,"
+    " in_specs=P('x', None), out_specs=P()))\n"
+)
+# XLA adds the rows: no psum in a shard_map body
+T2_EVERYWHERE_PLAIN_SUM = "summed_everywhere = jax.jit(lambda r: jnp.sum(r, axis=0))\n" + T2_SCATTERED + T2_TAIL
+# the scattered sum a slice of a whole psum
+T2_SCATTERED_SLICED_PSUM = T2_EVERYWHERE + T2_PLAIN_SUM_AND_SLICED_PSUM.split("\n", 2)[2] + T2_TAIL
+# the whole sum on device 0 (whose copy the array shows), zeros on the other devices
+T2_EVERYWHERE_ON_DEVICE_0 = (
+    "summed_everywhere = jax.jit(jax.shard_map(\n"
+    "    lambda b: jnp.where(jax.lax.axis_index('x') == 0, jax.lax.psum(b[0], 'x'), 0.0),\n"
+    "    mesh=mesh, in_specs=P('x', None), out_specs=P(), check_vma=False))\n" + T2_SCATTERED + T2_TAIL
+)
+# psum_scatter, but out_specs=P(): device 0's slice is all the result shows
+T2_SCATTERED_NOT_SPLIT = (
+    T2_EVERYWHERE + "summed_scattered = jax.jit(jax.shard_map(lambda b: jax.lax.psum_scatter(b[0], 'x', tiled=True),"
+    " mesh=mesh, in_specs=P('x', None), out_specs=P(), check_vma=False))\n" + T2_TAIL
+)
+# ppermute one device along the ring, but the last step's block never multiplied: 7 steps of 8
+T4_ONE_STEP_SHORT = (
+    T4_SOLUTION_BODY.replace("CURRENT", "current")
+    .replace("PAIRS", "[(i, (i - 1) % 8) for i in range(8)]")
+    .replace("for k in range(8)", "for k in range(7)")
+    + T4_JITTED
+)
+# the solution's ring, but an all_gather of the device indices as well (their sum added times 0)
+T4_ALSO_ALL_GATHER = (
+    T4_SOLUTION_BODY.replace("CURRENT", "current")
+    .replace("PAIRS", "[(i, (i - 1) % 8) for i in range(8)]")
+    .replace("    return out\n", "    return out + 0 * jnp.sum(jax.lax.all_gather(me, 'x'))\n")
+    + T4_JITTED
+)
+# t_collective the total of the 200 calls, not the time per call
+T5_COLLECTIVE_TOTAL = T5_SWAPPED_ARGUMENTS.replace(
+    "t_collective = seconds_per_call(collective_matmul, big_lhs, big_rhs)",
+    "t_collective = 200 * seconds_per_call(collective_matmul, big_lhs, big_rhs)",
+).replace("gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs")
+
 CASES = [
     Case(
         "also_correct",
@@ -353,4 +417,13 @@ CASES = [
         messages={"t5": "the speedup must be computed from your two times"},
     ),
     Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 3}),
+    Case("t1_ring_and_all_gather", {"t1": T1_RING_AND_ALL_GATHER}, {"t1": 20}, messages={"t1": "all_gather"}),
+    Case("t1_psum_of_placed_blocks", {"t1": T1_PSUM_OF_PLACED_BLOCKS}, {"t1": 16}, messages={"t1": "ppermute"}),
+    Case("t2_everywhere_plain_sum", {"t2": T2_EVERYWHERE_PLAIN_SUM}, {"t2": 26}, messages={"t2": "psum"}),
+    Case("t2_scattered_sliced_psum", {"t2": T2_SCATTERED_SLICED_PSUM}, {"t2": 26}, messages={"t2": "psum"}),
+    Case("t2_everywhere_on_device_0", {"t2": T2_EVERYWHERE_ON_DEVICE_0}, {"t2": 22}),
+    Case("t2_scattered_not_split", {"t2": T2_SCATTERED_NOT_SPLIT}, {"t2": 22}),
+    Case("t4_one_step_short", {"t4": T4_ONE_STEP_SHORT}, {"t4": 12}),
+    Case("t4_also_all_gather", {"t4": T4_ALSO_ALL_GATHER}, {"t4": 16}, messages={"t4": "all_gather"}),
+    Case("t5_collective_total", {**solved("t4"), "t5": T5_COLLECTIVE_TOTAL}, {"t4": 20, "t5": 3}),
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from lab_submissions import CASES_BY_LAB, MEASURED_VERDICTS
 
-from autograder.authoring.requirement_table import Requirement, read_table, table_path, table_problems
+from autograder.authoring.requirement_table import Requirement, grader_checks, read_table, table_path, table_problems
 from autograder.lab import lab_ids, load_lab
 
 
@@ -44,3 +44,19 @@ def test_a_table_fails_on_a_stale_quote_a_missing_check_or_case_and_a_wrong_scor
     wider = [c for c in rows if c.task == first.task and c is not first][0]
     mismatched = Requirement(first.task, first.text, (*first.checks, *wider.checks), first.wrong)
     assert any("should score" in p for p in problems_with([mismatched, *others]))
+
+
+def test_a_parametrized_check_is_worth_its_points_once_per_instance_and_each_instance_can_be_named():
+    source = (
+        "NAMES = {'y_ba': 1, 'y_a_rep': 2}\n"
+        "@task('t2')\n@points(4)\n@pytest.mark.parametrize('name', list(NAMES))\ndef test_t2_layouts(name): ...\n"
+        "@task('t3')\n@points(5)\n@pytest.mark.parametrize('name, shape', [('a', (16,)), ('b', (2,))])\n"
+        "def test_t3_shapes(name, shape): ...\n"
+        "@task('t3')\n@points(1)\ndef test_t3_plain(): ...\n"
+    )
+    checks = grader_checks(source)
+    assert checks["test_t2_layouts"].total == 8
+    assert checks["test_t2_layouts[y_a_rep]"].total == 4
+    assert checks["test_t3_shapes"].instances == ("a-shape0", "b-shape1")
+    assert checks["test_t3_shapes[b-shape1]"].task == "t3"
+    assert checks["test_t3_plain"].total == 1
