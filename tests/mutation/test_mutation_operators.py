@@ -126,6 +126,36 @@ def test_a_boolean_is_negated_and_a_mesh_swapped():
     ]
 
 
+def test_a_type_the_text_names_is_lost():
+    assert _changed_lines("t = float(np.median(ts))\nn = int(k)\nb = tuple(xs)\n", "type") == [
+        "t = np.median(ts)",
+        "n = k",
+        "b = xs",
+    ]
+    assert _changed_lines("ok = bool(a > b)\nmsg = str(e)\n", "type") == ["ok = np.bool_(a > b)", "msg = repr(e)"]
+    assert _changed_lines("shape = (16, 4)\n", "type") == ["shape = [16, 4]"]
+    assert _mutants("a, b = (1, 2)\nxs = tuple(x for x in y)\n", "type") == []  # unpacked; a generator kept
+
+
+def test_an_axis_type_becomes_the_other():
+    source = "mesh = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Explicit,))\n"
+    assert _changed_lines(source, "axis_type") == ["mesh = jax.make_mesh((8,), ('x',), axis_types=(AxisType.Auto,))"]
+
+
+def test_a_settings_restore_is_left_out_and_the_code_still_compiles():
+    source = """\
+        jax.config.update('jax_threefry_partitionable', False)
+        try:
+            stable = f()
+        finally:
+            jax.config.update('jax_threefry_partitionable', True)
+        """
+    (mutant,) = _mutants(source, "restore")
+    assert "finally:\n    pass" in mutant and mutant.count("config.update") == 1
+    compile(mutant, "<mutant>", "exec")
+    assert _mutants("jax.config.update('a', 1)\njax.config.update('b', 2)\n", "restore") == []
+
+
 def test_only_answer_lines_change_and_formatting_is_kept():
     source = "# BEGIN SOLUTION\ny = jax.jit(f)   # spaced\n# END SOLUTION\nz = jax.jit(g)\n"
     assert answer_lines(source) == {2}
