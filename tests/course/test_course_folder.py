@@ -127,3 +127,25 @@ def test_a_course_in_an_empty_folder_is_written_assigned_graded_tested_zipped_an
     assert not any("bundled/" in n or n.endswith(".ipynb") for n in names)
 
     assert _snapshot(autograder.package) == before, "the course's commands wrote into the installed package"
+
+
+def test_the_zip_of_a_course_lab_grades_in_gradescopes_layout(autograder, tmp_path):
+    """The zip a course builds for its own lab installs (setup.sh) and grades a submission (run_autograder)
+    with the graders it carries: the solution full marks, the student notebook zero."""
+    from gradescope_session import Installation, traversable_scratch
+
+    course = tmp_path / "course"
+    course.mkdir()
+    _ok(autograder(course, "new-lab", LAB))
+    _ok(autograder(course, "assign", "--no-verify", LAB))
+    _ok(autograder(course, "gradescope", LAB, "--out", "autograder.zip"))
+    scratch = traversable_scratch()
+    try:
+        install = Installation(scratch, course / "autograder.zip")
+        for name, notebook, score in (("solution", "solutions", 100), ("untouched", "assignments", 0)):
+            files = {f"{LAB}.ipynb": (course / notebook / LAB / f"{LAB}.ipynb").read_bytes()}
+            results, output, _ = install.run_autograder(name, files)
+            assert results["score"] == score, output[-3000:]
+            assert len(results["tests"]) > 5, results
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

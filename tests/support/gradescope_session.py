@@ -32,11 +32,12 @@ def traversable_scratch() -> Path:
 
 
 class Installation:
-    """The zip built once, and setup.sh run once into a venv that reuses this machine's packages."""
+    """The zip built once (or the one given), and setup.sh run once into a venv that reuses this machine's
+    packages."""
 
-    def __init__(self, scratch: Path):
+    def __init__(self, scratch: Path, zip_path: Path | None = None):
         self.scratch = scratch
-        self.zip = build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
+        self.zip = zip_path or build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
         self.bin = scratch / "bin"
         self.cache = scratch / "image-cache"  # the reference cache setup.sh warms, as in the image
         source = self.unpack(scratch / "setup")
