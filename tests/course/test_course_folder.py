@@ -5,6 +5,7 @@ Gradescope and published to students, and nothing is written into the installed 
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -103,6 +104,15 @@ def test_a_course_in_an_empty_folder_is_written_assigned_graded_tested_zipped_an
     elsewhere.mkdir()
     named = _ok(autograder(elsewhere, "--course", str(course), "labs"))
     assert f"{LAB}" in named and "course  assigned" in named
+
+    submissions = tmp_path / "submissions"  # a class of two, graded on local Dask workers
+    submissions.mkdir()
+    shutil.copy(course / "solutions" / LAB / f"{LAB}.ipynb", submissions / "ada.ipynb")
+    shutil.copy(course / "assignments" / LAB / f"{LAB}.ipynb", submissions / "bob.ipynb")
+    _ok(autograder(course, "batch", str(submissions), "--lab", LAB, "--out", "grades", "--workers", "2"))
+    with open(course / "grades" / "grades.csv", newline="") as handle:
+        scores = {row["student"]: float(row["score"]) for row in csv.DictReader(handle)}
+    assert scores == {"ada": 100, "bob": 0}
 
     tested = autograder(course, "test", LAB)
     assert tested.returncode == 0 and " passed" in tested.stdout, tested.stdout[-3000:]
