@@ -52,11 +52,13 @@ Edit = dict
 
 @dataclass(frozen=True)
 class Site:
-    """What an operator sees of a node: the module (for code), the source's axis names, whether it times."""
+    """What an operator sees of a node: the module (for code), the source's axis names, whether it times,
+    and the nodes only printed (inside a ``print(...)``: their type shows nowhere but in the output)."""
 
     module: cst.Module
     axis_names: tuple[str, ...]
     times: bool
+    printed: frozenset[int] = frozenset()  # ids of nodes inside a printing call
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
@@ -346,6 +348,8 @@ CONVERSIONS = {"float": "a Python float", "int": "a Python int", "bool": "a Pyth
 def value_type(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """The type a text names, lost: ``float(x)``, ``int(x)``, ``tuple(x)`` become ``x``; ``bool(x)`` becomes
     a NumPy bool; a tuple written out becomes a list; ``str(e)`` becomes ``repr(e)``."""
+    if id(node) in site.printed:
+        return
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1:
         arg, name = node.args[0], node.func.value
         if arg.keyword is not None or arg.star:
@@ -433,6 +437,26 @@ OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] 
 }
 
 
+class _Printed(cst.CSTVisitor):
+    """The ids of the nodes inside the arguments of a printing call (``print``, ``display``...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[int] = set()
+        self._depth = 0
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if self._depth:
+            self.found.add(id(node))
+        if dotted(node.func) in PRINTING:
+            self._depth += 1
+        return True
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if dotted(original_node.func) in PRINTING:
+            self._depth -= 1
+
+
 class _Nodes(cst.CSTVisitor):
     """Every node, in the source's order, with its lines."""
 
@@ -488,7 +512,9 @@ def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> l
     wrapper.visit(visitor)
     module = wrapper.module
     lines_of = {id(node): lines for node, lines in visitor.found}
-    site = Site(module, _axis_names(visitor.found), any(timer in source for timer in TIMERS))
+    printing = _Printed()
+    module.visit(printing)
+    site = Site(module, _axis_names(visitor.found), any(timer in source for timer in TIMERS), frozenset(printing.found))
     seen, mutants = {source}, []
     for name in operators:
         for node, lines in visitor.found:

@@ -177,6 +177,8 @@ def mutation_report(
 
     lab = load_lab(lab_id)
     equivalents = recorded_equivalents(lab_id)
+    if operators:  # only the chosen operators' records: the others' mutants are not made this time
+        equivalents = {k: v for k, v in equivalents.items() if k.split("-")[1] in operators}
     found = lab_mutants(lab, tasks, operators)
     solution, outcomes = grade_mutants(lab, found, options or GradingOptions())
     return MutationReport(lab_id, solution, tuple(outcomes), equivalents, found.unparsed_cells)

@@ -135,6 +135,7 @@ def test_a_type_the_text_names_is_lost():
     assert _changed_lines("ok = bool(a > b)\nmsg = str(e)\n", "type") == ["ok = np.bool_(a > b)", "msg = repr(e)"]
     assert _changed_lines("shape = (16, 4)\n", "type") == ["shape = [16, 4]"]
     assert _mutants("a, b = (1, 2)\nxs = tuple(x for x in y)\n", "type") == []  # unpacked; a generator kept
+    assert _mutants("print('same:', bool(jnp.allclose(a, b)))\n", "type") == []  # only printed: shows as True
 
 
 def test_an_axis_type_becomes_the_other():
