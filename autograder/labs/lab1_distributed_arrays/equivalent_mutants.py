@@ -17,7 +17,14 @@ _MEDIAN = (
     "arrays is already compiled by t6's training)"
 )
 
+_MEDIAN_IS_A_FLOAT = (
+    "float(...) left out around np.median(...): np.median returns a numpy.float64, which is a Python "
+    "float (a subclass of float), so the time is the float the text asks for either way"
+)
+
 EQUIVALENT_MUTANTS = {
+    "t8-type-ebe4a940": _MEDIAN_IS_A_FLOAT,
+    "t8-type-23d78293": _MEDIAN_IS_A_FLOAT,
     "t4-off_by_one-0bccfb59": _TWO_DEVICES,
     "t4-swap-f937d6d6": _TWO_DEVICES,
     "t8-off_by_one-dced85ba": _MEDIAN,

@@ -13,7 +13,13 @@ _MEDIAN = (
     "call, or a round more or less: the graded time is the same"
 )
 
+_MEDIAN_IS_A_FLOAT = (
+    "float(...) left out around np.median(...): np.median returns a numpy.float64, which is a Python "
+    "float (a subclass of float), so the time is a float either way"
+)
+
 EQUIVALENT_MUTANTS = {
+    "t4-type-cc14d8bb": _MEDIAN_IS_A_FLOAT,
     "t4-off_by_one-ea193f7e": _MEDIAN,
     "t4-off_by_one-31ba550e": _MEDIAN,
     "t4-off_by_one-7b80a964": _MEDIAN,
