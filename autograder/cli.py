@@ -561,24 +561,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _parse(argv: list[str] | None):
     configure_grader_process()
-    args = build_parser().parse_args(argv)
+    return build_parser().parse_args(argv)
+
+
+def _course_environment(args) -> dict[str, str]:
+    """The course a command works on, named in the environment of every process it starts (a batch's
+    workers, graders): ``--course``, else the one found from the current folder; {} when there is none
+    or ``$AUTOGRADER_COURSE`` names it already."""
     from autograder.paths import COURSE_ENVIRONMENT, CourseFileError, find_course
 
     if args.course:
-        os.environ[COURSE_ENVIRONMENT] = str(Path(args.course).resolve())
-    elif not os.environ.get(COURSE_ENVIRONMENT):
-        try:
-            found = find_course(Path.cwd())
-        except CourseFileError:
-            found = None
-        if found is not None:  # every process this one starts (a batch's workers, graders) finds the same course
-            os.environ[COURSE_ENVIRONMENT] = str(found)
-    return args
+        return {COURSE_ENVIRONMENT: str(Path(args.course).resolve())}
+    if os.environ.get(COURSE_ENVIRONMENT):
+        return {}
+    try:
+        found = find_course(Path.cwd())
+    except CourseFileError:
+        return {}
+    return {COURSE_ENVIRONMENT: str(found)} if found is not None else {}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; the environment is as it was afterwards (a caller may run several)."""
     args = _parse(argv)
-    return args.run(args)
+    named = _course_environment(args)
+    before = {name: os.environ.get(name) for name in named}
+    os.environ.update(named)
+    try:
+        return args.run(args)
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def program() -> NoReturn:
@@ -586,6 +602,7 @@ def program() -> NoReturn:
     flushed, ends the process at once: the interpreter's teardown with JAX loaded takes 0.3 s, and
     everything a grade starts (kernel, temporary folders) it has already closed and removed itself."""
     args = _parse(None)
+    os.environ.update(_course_environment(args))
     code = args.run(args)
     if args.run in (cmd_grade, cmd_check):
         sys.stdout.flush()

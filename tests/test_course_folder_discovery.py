@@ -74,3 +74,14 @@ def test_an_unreadable_marker_is_a_clear_error(course, monkeypatch):
     monkeypatch.chdir(course)
     with pytest.raises(LabError, match=f"{COURSE_FILE} cannot be read"):
         lab_ids()
+
+
+def test_a_command_names_its_course_to_the_processes_it_starts_and_then_forgets_it(course, monkeypatch, capsys):
+    import os
+
+    from autograder.cli import _course_environment, build_parser, main
+
+    monkeypatch.chdir(course / "labs")
+    assert _course_environment(build_parser().parse_args(["labs"])) == {COURSE_ENVIRONMENT: str(course.resolve())}
+    assert main(["labs"]) == 0 and f"course: {course.resolve()}" in capsys.readouterr().out
+    assert COURSE_ENVIRONMENT not in os.environ  # one command's course does not stay for the next
