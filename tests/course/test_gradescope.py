@@ -170,7 +170,7 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
         requirements = archive.read("requirements.txt").decode()
     assert {"setup.sh", "run_autograder", "config.json", "requirements.txt"} <= set(names)
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
-    assert any(n.startswith("wheels/autograder-") and n.endswith(".whl") for n in names)
+    assert any(n.startswith("wheels/jax_labs_autograder-") and n.endswith(".whl") for n in names)
     assert config["lab"] == GRADESCOPE_LAB and config["hidden_visibility"] == "after_published"
     assert "jax==" in requirements and all("==" in line for line in requirements.splitlines())
     assert "soupsieve" not in requirements  # left for pip to resolve on the image's Python
