@@ -488,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
-    from autograder.mutation.operators import OPERATORS
+    from autograder.mutation import OPERATORS
 
     mutants.add_argument(
         "--operator", nargs="+", choices=sorted(OPERATORS), help="only these operators' mutants (default: every one)"

@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 
 from autograder.course.gradescope_config import LAB_DIR, GradescopeConfig, read_config
-from autograder.paths import COURSE_ENVIRONMENT, PACKAGE_DIR
+from autograder.paths import COURSE_ENVIRONMENT, COURSE_FILE, PACKAGE_DIR
 from autograder.run import OUT_OF_MEMORY, SandboxUnavailable, megabytes, memory_limit_bytes
 
 # The grading modules load JAX: they are imported where used, so that `autograder --help` stays quick.
@@ -130,8 +130,14 @@ def run_gradescope(root: Path):
         config = read_config(root / "source")
         hidden_visibility, lab = config.hidden_visibility, config.lab
         protect_harness(root)
-        # The zip's course folder: the lab's student notebook, and a course's own lab's graders.
-        os.environ["AUTOGRADER_ROOT"] = os.environ[COURSE_ENVIRONMENT] = str(root / "source" / LAB_DIR)
+        # The zip's course folder: the lab's student notebook, and a course's own lab's graders (a zip
+        # built before courses has the notebook alone, and no marker).
+        lab_folder = root / "source" / LAB_DIR
+        os.environ["AUTOGRADER_ROOT"] = str(lab_folder)
+        if (lab_folder / COURSE_FILE).is_file():
+            os.environ[COURSE_ENVIRONMENT] = str(lab_folder)
+        else:
+            os.environ.pop(COURSE_ENVIRONMENT, None)
 
         def keep(checks: list) -> None:  # points earned are kept should the grader be killed later
             kept = checked_so_far(config.lab, str(root / "submission"), checks)

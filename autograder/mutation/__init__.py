@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from autograder.mutation.equivalents import EquivalentsError, recorded_equivalents
     from autograder.mutation.grading import GradingOptions, grade_mutants
     from autograder.mutation.mutants import LabMutants, Mutant, lab_mutants
+    from autograder.mutation.operators import OPERATORS
     from autograder.mutation.report import MutationReport, mutation_report, print_report
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
