@@ -8,7 +8,10 @@ from autograder.authoring.known_grades import Case, solved
 
 # Whether the collective matmul beat gathering first is judged against the grader's own timing of this
 # grading on this machine: no case below states its outcome (tests/support/lab_submissions.py).
-MEASURED_VERDICTS = {"test_t5_verdict"}
+# The verdict, and the speedup's agreement with the grader's ratio, follow from the grader's own timing of
+# the two products this grading; on 8 CPU devices they take about the same time, so either can move with
+# the machine's load (the speedup's own arithmetic is checked by the speedup_in_percent case's message).
+MEASURED_VERDICTS = {"test_t5_verdict", "test_t5_speedup"}
 
 T1_TAIL = "gathered = ring_gather(v)"
 # Also correct: the ring turns the other way, in a fori_loop, each step writing the block it received.
@@ -361,7 +364,7 @@ CASES = [
             "t4": T4_LOOP,
             "t5": T5_TIMEIT,
         },
-        {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 11},
+        {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 6},
     ),
     Case(
         "also_correct_other_ways_round",
