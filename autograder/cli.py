@@ -111,7 +111,6 @@ def cmd_new_lab(args) -> int:
 
 def cmd_labs(args) -> int:
     from autograder.lab import LabError, bundled_lab_ids, course_in_view, lab_ids, load_lab
-    from autograder.paths import BUNDLED_LABS
 
     try:
         course, ids = course_in_view(), lab_ids()
@@ -123,7 +122,7 @@ def cmd_labs(args) -> int:
     for lab_id in ids:
         lab = load_lab(lab_id)
         state = "assigned" if lab.assignment_path.is_file() else "not assigned yet: autograder assign " + lab_id
-        where = "bundled" if lab.package_dir.parent == BUNDLED_LABS else "course"
+        where = "bundled" if lab.is_bundled else "course"
         if where == "course" and lab_id in bundled:
             where = "course (in place of the bundled lab of that name)"
         print(f"  {lab_id:28} {where}  {state}")

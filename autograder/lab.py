@@ -83,6 +83,11 @@ class Lab:
         return self.root / "assignments" / self.id / f"{self.id}.ipynb"
 
     @property
+    def is_bundled(self) -> bool:
+        """One of the harness's own labs, not a course's."""
+        return self.package_dir.parent.resolve() == BUNDLED_LABS
+
+    @property
     def known_grades_path(self) -> Path:
         """Its submissions with known grades (``autograder test``)."""
         return self.root / "tests" / "labs" / f"{self.id}_submissions.py"

@@ -48,10 +48,6 @@ class Course:
     harness: str  # the harness versions its graders are written for (a version specifier), or ""
 
     @property
-    def known_grades_dir(self) -> Path:
-        return self.root / "tests" / "labs"
-
-    @property
     def is_bundled(self) -> bool:
         """The harness's own checkout: its labs are the bundled ones."""
         return self.labs_dir.resolve() == BUNDLED_LABS

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from autograder.authoring import lab_suite
 from autograder.lab import Lab, LabError, load_lab
-from autograder.paths import BUNDLED_LABS, PACKAGE_DIR
+from autograder.paths import PACKAGE_DIR
 
 
 def checkout_tests(lab: Lab) -> Path | None:
     """The harness checkout's ``tests/`` for a bundled lab run from that checkout, else None."""
     folder = PACKAGE_DIR.parent / "tests"
-    bundled_here = lab.package_dir.parent == BUNDLED_LABS and lab.root == PACKAGE_DIR.parent
+    bundled_here = lab.is_bundled and lab.root == PACKAGE_DIR.parent
     return folder if bundled_here and (folder / "conftest.py").is_file() else None
 
 

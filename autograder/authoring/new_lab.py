@@ -217,21 +217,20 @@ def lab_fields(lab: str, tasks: list[Task]) -> dict:
 def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     """Write the lab's files into the course folder; the paths written (the course's marker first when
     this made the folder a course). Refuses a taken or non-identifier name."""
-    _check_name(lab, course_in_view())
+    course = course_in_view()
+    _check_name(lab, course)
     tasks = lab_tasks(n_tasks)
     fields = lab_fields(lab, tasks)
-    files = {
-        Path("solutions") / lab / f"{lab}.ipynb": nbformat.writes(solution_notebook(lab, tasks)) + "\n",
-        Path(lab) / "__init__.py": _render("__init__.py.j2", **fields),
-        Path(lab) / "reference.py": _render("reference.py.j2", **fields),
-        Path(lab) / f"test_{lab}.py": _render("test_lab.py.j2", **fields),
-        Path(lab) / "requirements.toml": _render("requirements.toml.j2", **fields),
-        Path("tests") / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", **fields),
-    }
-    course = course_in_view()
     root = course.root if course else Path.cwd()
-    labs_dir = course.labs_dir if course else root / "labs"  # a new course's labs folder (COURSE_TEXT)
-    files = {(labs_dir if path.parts[0] == lab else root) / path: text for path, text in files.items()}
+    package = (course.labs_dir if course else root / "labs") / lab  # a new course's labs folder: COURSE_TEXT's
+    files = {
+        root / "solutions" / lab / f"{lab}.ipynb": nbformat.writes(solution_notebook(lab, tasks)) + "\n",
+        package / "__init__.py": _render("__init__.py.j2", **fields),
+        package / "reference.py": _render("reference.py.j2", **fields),
+        package / f"test_{lab}.py": _render("test_lab.py.j2", **fields),
+        package / "requirements.toml": _render("requirements.toml.j2", **fields),
+        root / "tests" / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", **fields),
+    }
     taken = [path for path in files if path.exists()]
     if taken:
         raise NewLabError(f"would overwrite {', '.join(map(str, taken))}")

@@ -194,13 +194,11 @@ labs = "labs"
 def course_files(lab) -> dict[str, tuple[bytes, int]]:
     """The zip's course folder (``lab/``): its marker, the lab's student notebook and, for a course's own
     lab, the lab's folder of graders, captures and reference (the wheel carries the bundled ones')."""
-    from autograder.paths import BUNDLED_LABS
-
     files = {
         f"{LAB_DIR}/{COURSE_FILE}": (COURSE_MARKER.encode(), 0o644),
         f"{LAB_DIR}/assignments/{lab.id}/{lab.id}.ipynb": (lab.assignment_path.read_bytes(), 0o644),
     }
-    if lab.package_dir.parent.resolve() != BUNDLED_LABS:
+    if not lab.is_bundled:
         for path in sorted(lab.package_dir.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 name = f"{LAB_DIR}/labs/{lab.id}/{path.relative_to(lab.package_dir).as_posix()}"
