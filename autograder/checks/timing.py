@@ -35,7 +35,7 @@ import jax
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
-from autograder.run import measuring, min_sample_seconds, wait_for_quiet
+from autograder.run import checks_waiting, measuring, min_sample_seconds, wait_for_quiet
 
 SPEEDUP_SELF_CONSISTENCY = 0.05  # the claimed ratio may differ from claimed_a / claimed_b by 5 %
 
@@ -84,9 +84,10 @@ def measure_interleaved(
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
-    wait_for_quiet(QUIET_TIMEOUT)
-    with measuring():  # the machine's timed turn: no other grading's kernel runs meanwhile
-        return _measure(fns, repeats, warmup, min_repeats, precision)
+    with checks_waiting():  # the check waits for its kernel, then takes the turn: it holds nothing meanwhile
+        wait_for_quiet(QUIET_TIMEOUT)
+        with measuring():  # the machine's timed turn: no other grading's kernel or check runs meanwhile
+            return _measure(fns, repeats, warmup, min_repeats, precision)
 
 
 def _measure(

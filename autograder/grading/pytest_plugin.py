@@ -19,7 +19,7 @@ from autograder.checks import CheckFailure
 from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, build_argument, task_seed
 from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
-from autograder.run import CellStatus, Execution, LiveExecution
+from autograder.run import CellStatus, Execution, LiveExecution, checks_running, checks_waiting
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
 # (they cost time at each session's end, and are none of the grading's business), and pytest's reports
@@ -41,7 +41,8 @@ class SubmissionFacts:
         self.lab, self.execution, self.seed_value = lab, execution, seed
 
     def task(self, task: str) -> TaskFacts:
-        self.execution.wait_for(task)
+        with checks_waiting():  # waiting for the kernel, the check holds up no other grading's timed task
+            self.execution.wait_for(task)
         facts, error = self.execution.task_facts(task)
         if facts is not None:
             return facts
@@ -148,9 +149,17 @@ class _GraderPlugin:
                 continue
             for call in calls:
                 try:
-                    call()
+                    with checks_running():  # compiling, it waits for another grading's timed task
+                        call()
                 except Exception:  # the task's checks make the same call again, and report its failure
                     pass
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """Each check runs held like a running cell (timed_turns.checks_running): never while another
+        grading on this machine times code."""
+        with checks_running():
+            yield
 
     def pytest_collectreport(self, report):
         if report.failed:

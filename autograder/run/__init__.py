@@ -36,6 +36,6 @@ if TYPE_CHECKING:
         try_bubblewrap_in_background,
     )
     from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
-    from autograder.run.timed_turns import grading_with, measuring
+    from autograder.run.timed_turns import checks_running, checks_waiting, grading_with, measuring
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

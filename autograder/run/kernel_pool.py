@@ -27,6 +27,7 @@ from autograder.run.execute import Captures, Execution, execute_plan_async
 from autograder.run.kernel import Limits, StartedKernel
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import Plan
+from autograder.run.timed_turns import pass_the_gate
 
 CLOSE_TIMEOUT = 120.0
 
@@ -137,6 +138,7 @@ class KernelPool:
 
 async def _start_after(kernel: StartedKernel, first: StartedKernel) -> None:
     await first.start_ended.wait()
+    await pass_the_gate()  # not while another grading times code
     await kernel.start()
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder.run.container_memory import oom_kills
 from autograder.run.kernel import Limits, StartedKernel
+from autograder.run.timed_turns import pass_the_gate
 
 START_ATTEMPTS = 3
 LOG_TAIL = 2_000  # characters of a failed kernel's log kept in the warning
@@ -75,6 +76,7 @@ async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
     """Why ``kernel`` did not start, or None once it has started and is alive."""
     try:
         if kernel.state == "new":
+            await pass_the_gate()  # not while another grading times code; no timeout counts the wait
             # each step of a start has its own timeout; this bounds the whole of it
             await asyncio.wait_for(kernel.start(), 3 * limits.startup_timeout)
         if kernel.failure is not None:

@@ -12,6 +12,11 @@ machine, the other submissions' kernels would load it differently for each. So, 
 - what a kernel runs between its cells for the harness, a lab probe's warm-up (compiling on a thread of
   its own), is held like a running cell until it ends (``CellTurn.hold_beyond``): a timed task waits for
   it, and a kernel starting while the turn is held starts its warm-up only after.
+- the graders of other gradings are held the same way (``checks_running``): a check starts only once the
+  turn is free, and a timed task waits for the checks in flight (references computed, collectives
+  compiled); a check lets go while it waits (``checks_waiting``: for its kernel's facts, for the
+  machine's turn), so it never keeps a turn waiting on a kernel that itself waits for the turn;
+- a kernel starts (imports, device setup) only while no turn is held (``pass_the_gate``).
 
 Two lock files under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
 holder keeps it exclusive, so no new cell starts) and ``cells`` (each running kernel's code holds it
@@ -329,14 +334,121 @@ def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
 def measuring(label: str = "the grader's measurement"):
     """Around the grader's own timing measurement: the machine's timed turn — the grading's own, when it
     took one for its timed cells; else one taken for the measurement alone."""
-    turn_of_run = getattr(_grading, "turn_of_run", None)
-    turn = turn_of_run() if turn_of_run is not None else None
-    if turn is not None and turn.held:
-        yield
-        return
-    alone = TimedTurn(owner=-id(threading.current_thread()))
-    alone.acquire_here(label)
+    with checks_waiting():  # a check's own hold would keep the turn it takes waiting on itself
+        turn_of_run = getattr(_grading, "turn_of_run", None)
+        turn = turn_of_run() if turn_of_run is not None else None
+        if turn is not None and turn.held:
+            yield
+            return
+        alone = TimedTurn(owner=-id(threading.current_thread()))
+        alone.acquire_here(label)
+        try:
+            yield
+        finally:
+            alone.release()
+
+
+_checks = threading.local()  # the hold of the check this thread runs, if any
+
+
+class _ChecksHold:
+    """A grader's check, held like a running cell: through the gate, then the cells' lock shared. Nothing
+    is held where turns are off, or where this process holds the turn (its checks are part of it)."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self.waits = 0  # nested ``checks_waiting``: the hold is taken again when the outermost ends
+
+    def take(self) -> None:
+        if self._fd is not None or self.waits or not timed_turns_enabled() or _process.held():
+            return
+        started = time.monotonic()
+        gate, cells = _open("gate"), _open("cells")
+        try:
+            passed = self._pass(gate, cells, started + MAX_WAIT)
+        finally:
+            os.close(gate)
+        if passed:
+            self._fd = cells
+        else:
+            os.close(cells)
+        waited = time.monotonic() - started
+        if passed is False:
+            log.warning("a grader's check waited over %.0f s for the machine's timed turn; checking anyway", MAX_WAIT)
+        elif waited > LOG_AFTER:
+            log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
+
+    @staticmethod
+    def _pass(gate: int, cells: int, deadline: float) -> bool | None:
+        """True once the cells' lock is held shared, False past the deadline, None once this process holds
+        the turn (it took it meanwhile)."""
+        for fd, unlock in ((gate, True), (cells, False)):
+            while not _try_lock(fd, fcntl.LOCK_SH):
+                if _process.held():
+                    return None
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(POLL)
+            if unlock:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+@contextlib.contextmanager
+def checks_running():
+    """Around one of a grader's checks (or its set-up): another grading's timed task neither starts while it
+    runs nor has it start while that task runs — a check's references and compilations would load the
+    machine against the student's timing cells and the grader's measurement."""
+    hold = _ChecksHold()
+    previous = getattr(_checks, "hold", None)
+    _checks.hold = hold
+    hold.take()
     try:
         yield
     finally:
-        alone.release()
+        _checks.hold = previous
+        hold.release()
+
+
+@contextlib.contextmanager
+def checks_waiting():
+    """Around a wait inside a check (for its kernel's facts, for its kernel to stop, for the machine's turn):
+    the check's hold is let go meanwhile and taken again after, so that a turn never waits on a check that
+    waits on a kernel the turn holds up."""
+    hold = getattr(_checks, "hold", None)
+    if hold is None:
+        yield
+        return
+    hold.release()
+    hold.waits += 1
+    try:
+        yield
+    finally:
+        hold.waits -= 1
+        hold.take()
+
+
+async def pass_the_gate(label: str = "a kernel's start") -> None:
+    """Wait while another process holds the machine's timed turn (or waits to take it): a kernel's start —
+    its imports and device setup — would load the machine against that task's timing."""
+    if not timed_turns_enabled() or _process.held():
+        return
+    started = time.monotonic()
+    gate = _open("gate")
+    try:
+        while not _try_lock(gate, fcntl.LOCK_SH):
+            if _process.held() or time.monotonic() >= started + MAX_WAIT:
+                break
+            await asyncio.sleep(POLL)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+    finally:
+        os.close(gate)
+    waited = time.monotonic() - started
+    if waited > LOG_AFTER:
+        log.info("%s waited %.1f s for another submission's timed task on this machine", label, waited)

@@ -157,11 +157,7 @@ def _hold_and_wait(directory, ready):
 
 
 def test_a_grader_that_dies_holding_the_turn_frees_it(tmp_path):
-    context = multiprocessing.get_context("spawn")
-    ready = context.Event()
-    holder = context.Process(target=_hold_and_wait, args=(str(tmp_path / "turns"), ready), daemon=True)
-    holder.start()
-    assert ready.wait(60)
+    holder = _another_grading_holding_the_turn(tmp_path)
     events = []
     waiting = in_thread(cell_of(1, events, "cell"))
     waiting.join(0.5)
@@ -170,6 +166,82 @@ def test_a_grader_that_dies_holding_the_turn_frees_it(tmp_path):
     holder.join(10)
     waiting.join(10)
     assert events == ["cell"]
+
+
+def _another_grading_holding_the_turn(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    holder = context.Process(target=_hold_and_wait, args=(str(tmp_path / "turns"), ready), daemon=True)
+    holder.start()
+    assert ready.wait(60)
+    return holder
+
+
+def test_another_grading_s_checks_and_kernel_starts_wait_for_a_timed_task_and_go_on_once_it_ends(tmp_path):
+    """A check's references and compilations, or a kernel's imports, would load the machine against the
+    student's timing cells and the grader's measurement: in another process, none starts during the turn."""
+    holder = _another_grading_holding_the_turn(tmp_path)
+    events = []
+
+    def check():
+        with timed_turns.checks_running():
+            events.append("check")
+
+    async def kernel_start():
+        await timed_turns.pass_the_gate()
+        events.append("kernel start")
+
+    waiting = [threading.Thread(target=check, daemon=True), in_thread(kernel_start)]
+    waiting[0].start()
+    time.sleep(0.5)
+    assert events == [] and all(thread.is_alive() for thread in waiting)
+    holder.kill()
+    holder.join(10)
+    for thread in waiting:
+        thread.join(10)
+    assert sorted(events) == ["check", "kernel start"]
+
+
+def test_a_timed_task_waits_for_another_grading_s_check_in_flight_but_not_for_one_waiting_for_facts():
+    """A check holds the machine like a running cell; waiting for its kernel (``checks_waiting``) it lets go,
+    or a turn could wait on a check that waits on a kernel the turn holds up."""
+    context = multiprocessing.get_context("spawn")
+    taken = context.Event()
+    with timed_turns.checks_running():
+        taker = context.Process(target=_take_the_turn, args=(str(timed_turns.turns_directory()), taken), daemon=True)
+        taker.start()
+        assert not taken.wait(2.0)  # the check in flight holds it up
+        with timed_turns.checks_waiting():
+            with timed_turns.checks_waiting():  # nested waits let go once, and take it again once
+                assert taken.wait(60)
+    taker.join(10)
+    assert taker.exitcode == 0
+
+
+def test_the_checks_of_the_grading_that_holds_the_turn_are_part_of_it():
+    own = TimedTurn(owner=1)
+    asyncio.run(own.acquire("t4"))
+    finished = []
+
+    def check():
+        with timed_turns.checks_running():
+            finished.append(1)
+
+    check = threading.Thread(target=check, daemon=True)
+    check.start()
+    check.join(5)
+    assert finished == [1]
+    own.release()
+
+
+def _take_the_turn(directory, taken):
+    import os
+
+    os.environ[timed_turns.DIRECTORY_VARIABLE] = directory
+    turn = TimedTurn(owner=7)
+    asyncio.run(turn.acquire("t4"))
+    taken.set()
+    turn.release()
 
 
 def test_a_released_turn_is_not_taken_again_and_a_measurement_takes_one_of_its_own():
