@@ -85,3 +85,22 @@ def test_a_command_names_its_course_to_the_processes_it_starts_and_then_forgets_
     assert _course_environment(build_parser().parse_args(["labs"])) == {COURSE_ENVIRONMENT: str(course.resolve())}
     assert main(["labs"]) == 0 and f"course: {course.resolve()}" in capsys.readouterr().out
     assert COURSE_ENVIRONMENT not in os.environ  # one command's course does not stay for the next
+
+
+def test_a_course_s_own_pytest_configuration_does_not_reach_its_gradings(course, monkeypatch):
+    """A course's repository may hold a pytest.ini or pyproject.toml for its own tests: a grading is the
+    same session in a course, a checkout and an installed harness, whatever configuration is around."""
+    from autograder.grading import run_graders
+    from autograder.run import Execution, RunStatus
+
+    (course / "pytest.ini").write_text("[pytest]\naddopts = --an-option-no-plugin-knows -x\n")
+    _lab(course, "lab8_own", "from autograder.facts import TaskCapture\nCAPTURES = (TaskCapture('t1', ()),)\n")
+    (course / "labs" / "lab8_own" / "test_lab8_own.py").write_text(
+        "import pytest\n\n\n@pytest.mark.task('t1')\n@pytest.mark.points(2)\ndef test_t1_nothing(submission):\n"
+        '    """nothing to check"""\n\n\n@pytest.mark.task(\'t1\')\n@pytest.mark.points(1)\n'
+        'def test_t1_fails(submission):\n    """fails"""\n    assert False\n'
+    )
+    monkeypatch.chdir(course)
+    execution = Execution(RunStatus.COMPLETED, None, None, {}, {}, (), 0.0)
+    checks = run_graders(load_lab("lab8_own"), execution, seed=1)
+    assert [(c.name, c.passed) for c in checks] == [("test_t1_nothing", True), ("test_t1_fails", False)]

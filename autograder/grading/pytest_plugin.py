@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import os
 from collections.abc import Callable, Collection
 
 import pytest
@@ -241,6 +242,10 @@ def run_graders(
         "-p",
         "no:cacheprovider",
         "--noconftest",
+        # no configuration file of the folders around the lab's (a checkout's pyproject.toml, a course's
+        # pytest.ini): a grading runs the same in a checkout, a course and an installed harness
+        "-c",
+        os.devnull,
         "--strict-markers",
         "--rootdir",
         str(lab.grader_path.parent),
