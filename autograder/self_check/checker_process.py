@@ -22,6 +22,7 @@ from autograder.paths import PACKAGE_DIR
 from autograder.run import kernel_environment
 
 LOG_TAIL_CHARS = 2000
+FOLDER_PREFIX = "autograder-checker-"  # a checker's working folder, which it removes itself if orphaned
 
 
 class CheckerError(RuntimeError):
@@ -68,7 +69,7 @@ class CheckerProcess:
 
     def start(self) -> None:
         self.close()
-        self._directory = Path(tempfile.mkdtemp(prefix="autograder-checker-"))
+        self._directory = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
         with open(self._directory / "checker.log", "wb") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "autograder.self_check.task_checker"],

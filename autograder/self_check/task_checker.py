@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +31,7 @@ from autograder.facts import FactsError, TaskFacts, load_task_facts
 from autograder.grading import CheckResult, GraderError, run_graders
 from autograder.lab import Lab, LabError, load_lab
 from autograder.run import Execution, RunStatus, configure_grader_process
+from autograder.self_check.checker_process import FOLDER_PREFIX
 
 
 class RequestError(ValueError):
@@ -98,11 +101,25 @@ def serve(requests: TextIO, replies: TextIO) -> None:
 
 
 def main() -> None:
+    # An interrupt of the student's cell reaches the kernel's whole process group: it is not for the
+    # checker, which its parent stops itself when a request takes too long.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_grader_process()
     # Replies get stdout to themselves: anything else printed here (by a library, or C code) goes to stderr.
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    serve(sys.stdin, replies)
+    try:
+        serve(sys.stdin, replies)
+    finally:
+        _remove_own_folder()
+
+
+def _remove_own_folder() -> None:
+    """The input ended: the parent closed it, or died without removing the folder it made for this
+    checker (a kernel killed at shutdown): the checker removes it, and its log, itself."""
+    folder = Path.cwd()
+    if folder.name.startswith(FOLDER_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +27,7 @@ from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.grading.pytest_plugin import CheckResult
 from autograder.lab import load_lab
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
-from autograder.self_check.checker_process import CheckerProcess, checker_environment
+from autograder.self_check.checker_process import FOLDER_PREFIX, CheckerProcess, checker_environment
 
 LAB = load_lab("lab2_three_ways")
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
@@ -196,6 +197,25 @@ def test_the_checker_answers_reports_bad_requests_and_is_restarted_when_it_dies(
     finally:
         checker.close()
     assert checker.pid is None
+
+
+def test_an_interrupted_cell_leaves_the_checker_serving_and_an_orphaned_checker_removes_its_folder(tmp_path):
+    """Interrupting a student's cell signals the kernel's whole process group, the checker included; a
+    kernel killed at shutdown never closes its checker, whose folder (and log) would stay behind."""
+    checker = CheckerProcess(timeout=300)
+    try:
+        assert checker.request({"lab": LAB.id, "seed": 1, "tasks": {}})["checks"] == []
+        first = checker.pid
+        os.kill(first, signal.SIGINT)
+        assert checker.request({"lab": LAB.id, "seed": 1, "tasks": {}})["checks"] == []
+        assert checker.pid == first
+        process, folder = checker._process, checker._directory
+        assert folder is not None and folder.name.startswith(FOLDER_PREFIX) and folder.is_dir()
+        process.stdin.close()  # as when its parent dies: the checker's input ends, nobody removes its folder
+        process.wait(60)
+        assert not folder.exists()
+    finally:
+        checker.close()
 
 
 # The inline result renders in a browser
