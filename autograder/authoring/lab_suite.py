@@ -24,6 +24,7 @@ from types import ModuleType
 import pytest
 
 from autograder.authoring.assign import assign_lab
+from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
 from autograder.authoring.known_grades import Case, make_submission
 from autograder.authoring.requirement_table import table_problems
 from autograder.lab import Lab, load_lab
@@ -85,14 +86,6 @@ def _grades() -> dict:
         return {name: future.result() for name, future in futures.items()}
 
 
-def _fixed(checks):
-    return [c for c in checks if c.name not in _measured_verdicts()]
-
-
-def _failed(result) -> dict[str, list[str]]:
-    return {t.task: [f"{c.name}: {c.message}" for c in _fixed(t.checks) if not c.passed] for t in result.tasks}
-
-
 def test_the_student_notebook_is_what_assign_writes():
     lab = _lab()
     assert not assign_lab(lab.solution_path, lab.assignment_path, lab.id, check=True).changed, (
@@ -101,21 +94,13 @@ def test_the_student_notebook_is_what_assign_writes():
 
 
 def test_solution_scores_full_marks():
-    result = _grades()["solution"]
-    assert result.status == "graded", result.summary()
-    assert not any(_failed(result).values()), _failed(result)
-    for task in result.tasks:  # the graders' points of a task add up to the task's points
-        assert sum(c.points for c in task.checks) == task.max_score, (
-            f"{task.task}: its checks are worth {sum(c.points for c in task.checks):g} points, "
-            f"the notebook gives the task {task.max_score:g}"
-        )
+    problems = full_marks_problems(_lab(), _grades()["solution"], _measured_verdicts())
+    assert not problems, "\n".join(problems)
 
 
 def test_untouched_student_notebook_scores_zero():
-    result = _grades()["untouched"]
-    assert result.status == "graded", result.summary()
-    assert result.score == 0, {t.task: t.score for t in result.tasks if t.score}
-    assert all(c.message and not c.grader_error for t in result.tasks for c in t.checks)
+    problems = zero_problems(_grades()["untouched"])
+    assert not problems, "\n".join(problems)
 
 
 def test_every_requirement_has_a_check_and_a_wrong_case_that_loses_exactly_its_points():
@@ -137,14 +122,8 @@ def pytest_generate_tests(metafunc):
 
 
 def test_submission_loses_exactly_its_points(case):
-    lab = _lab()
-    result = _grades()[case.name]
-    assert result.status == case.status, result.summary()
-    scores = {t.task: sum(c.score for c in _fixed(t.checks)) for t in result.tasks}
-    assert scores == {t.id: case.scores.get(t.id, 0) for t in lab.tasks}, _failed(result)
-    assert not [c.message for t in result.tasks for c in t.checks if c.grader_error]
-    for task, text in case.messages.items():
-        assert text in " ".join(c.message for t in result.tasks if t.task == task for c in t.checks)
+    problems = case_problems(_lab(), case, _grades()[case.name], _measured_verdicts())
+    assert not problems, "\n".join(problems)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,104 @@
+"""What a lab's tests hold its graded notebooks to: the solution full marks, the untouched student notebook
+zero, a known-grade submission exactly its ``Case``'s points. Used by the lab's packaged suite
+(``lab_suite``, ``autograder test``) and by this repository's own tests of its bundled labs, so that both
+judge a grade alike.
+
+A check named in a lab's ``MEASURED_VERDICTS`` follows from the grader's own timing of that grading (which
+side of 1 its interval falls on, on that machine): no known grade states its outcome, and it may fail
+only with the grader's interval, as its message gives it, on the other side of 1.
+
+Each function returns the problems found, as sentences: no problem, no failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+from autograder.authoring.known_grades import Case
+from autograder.grading import CheckResult, GradeResult
+from autograder.lab import Lab
+
+VERDICT_FAILURE = re.compile(r"expected (True|False), found (?:True|False): .* interval ([0-9.e+-]+)–([0-9.e+-]+|∞)")
+
+
+def fixed_checks(checks: Iterable[CheckResult], measured: Collection[str]) -> list[CheckResult]:
+    """The checks whose outcome a known grade may state: all but the measured verdicts."""
+    return [c for c in checks if c.name not in measured]
+
+
+def failed_checks(result: GradeResult, measured: Collection[str]) -> dict[str, list[str]]:
+    """task -> 'check: message' of each fixed check it failed."""
+    return {
+        t.task: [f"{c.name}: {c.message}" for c in fixed_checks(t.checks, measured) if not c.passed]
+        for t in result.tasks
+    }
+
+
+def full_marks_problems(lab: Lab, result: GradeResult, measured: Collection[str]) -> list[str]:
+    """The solution: graded, every fixed check passed, each task's checks worth the task's points."""
+    if result.status != "graded":
+        return [result.summary()]
+    problems = [f"{task}: {failed}" for task, failed in failed_checks(result, measured).items() if failed]
+    problems += _measured_verdict_problems(result, measured)
+    total = sum(t.points for t in lab.tasks)
+    if result.max_score != total:
+        problems.append(f"the grade is out of {result.max_score:g}, the lab's tasks of {total:g}")
+    for task in result.tasks:
+        worth = sum(c.points for c in task.checks)
+        if worth != task.max_score:
+            problems.append(f"{task.task}: its checks are worth {worth:g} points, the task {task.max_score:g}")
+    return problems
+
+
+def zero_problems(result: GradeResult) -> list[str]:
+    """The untouched student notebook: graded, zero, every check saying why, none a grader's error."""
+    if result.status != "graded":
+        return [result.summary()]
+    problems = [f"{t.task} scores {t.score:g}" for t in result.tasks if t.score]
+    problems += [
+        f"{c.name}: {'a grader error' if c.grader_error else 'no message'}"
+        for t in result.tasks
+        for c in t.checks
+        if c.grader_error or not c.message
+    ]
+    return problems
+
+
+def case_problems(lab: Lab, case: Case, result: GradeResult, measured: Collection[str]) -> list[str]:
+    """A known-grade submission: its status, exactly its points per task (measured verdicts aside), no
+    grader error, and the messages it states."""
+    if result.status != case.status:
+        return [f"status {result.status}, expected {case.status}: {result.summary()}"]
+    problems = []
+    scores = {t.task: sum(c.score for c in fixed_checks(t.checks, measured)) for t in result.tasks}
+    expected = {t.id: case.scores.get(t.id, 0) for t in lab.tasks}
+    if scores != expected:
+        problems.append(f"scores {scores}, expected {expected}; failed: {failed_checks(result, measured)}")
+    problems += _measured_verdict_problems(result, measured)
+    problems += [f"{c.name}: grader error: {c.message}" for t in result.tasks for c in t.checks if c.grader_error]
+    for task, text in case.messages.items():
+        said = " ".join(c.message for t in result.tasks if t.task == task for c in t.checks)
+        if text not in said:
+            problems.append(f"{task}'s messages do not say {text!r}: {said!r}")
+    return problems
+
+
+def _measured_verdict_problems(result: GradeResult, measured: Collection[str]) -> list[str]:
+    """A measured verdict that judged a True or False fails only with the grader's interval on the other
+    side of 1."""
+    problems = []
+    for check in (c for t in result.tasks for c in t.checks if c.name in measured):
+        if check.grader_error:
+            problems.append(f"{check.name}: grader error: {check.message}")
+            continue
+        if check.passed or not re.search(r"found (True|False)\b", check.message):
+            continue
+        found = VERDICT_FAILURE.search(check.message)
+        if found is None:
+            problems.append(f"{check.name}: its message gives no interval: {check.message}")
+            continue
+        expected, low, high = found.groups()
+        if not (float(low) > 1 if expected == "True" else high != "∞" and float(high) < 1):
+            problems.append(f"{check.name} failed with the grader's interval across 1: {check.message}")
+    return problems

@@ -1,0 +1,68 @@
+"""What a lab's tests hold a grade to (autograder/authoring/grade_expectations.py), on constructed grades:
+the same judgement for `autograder test` in a course and for this repository's tests of its labs."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
+from autograder.authoring.known_grades import Case
+from autograder.grading import CheckResult, GradeResult, GradeStatus, TaskResult
+
+LAB = SimpleNamespace(tasks=[SimpleNamespace(id="t1", points=3), SimpleNamespace(id="t2", points=2)])
+MEASURED = frozenset({"test_t2_verdict"})
+
+
+def check(task, name, points, passed, message=""):
+    return CheckResult(task, name, name, points, passed, message or ("" if passed else "wrong"), False)
+
+
+def verdict(passed, interval):
+    message = "" if passed else f"`faster`: expected False, found True: the grader's interval {interval}"
+    return check("t2", "test_t2_verdict", 1, passed, message)
+
+
+def grade(*t2_checks, t1_passed=True, status=GradeStatus.GRADED):
+    tasks = (
+        TaskResult("t1", 3, (check("t1", "test_t1_values", 3, t1_passed),)),
+        TaskResult("t2", 2, (check("t2", "test_t2_time", 1, True), *t2_checks)),
+    )
+    return GradeResult("lab9", "nb.ipynb", status, None, 5, tasks)
+
+
+def test_the_solution_needs_every_fixed_check_and_a_measured_verdict_failing_only_across_1():
+    assert full_marks_problems(LAB, grade(verdict(True, "")), MEASURED) == []
+    assert full_marks_problems(LAB, grade(verdict(False, "0.5–0.8")), MEASURED) == []  # it measured below 1
+    (across,) = full_marks_problems(LAB, grade(verdict(False, "0.9–1.2")), MEASURED)
+    assert "across 1" in across
+    (failed,) = full_marks_problems(LAB, grade(verdict(True, ""), t1_passed=False), MEASURED)
+    assert failed.startswith("t1: ") and "test_t1_values: wrong" in failed
+
+
+def test_the_solution_s_checks_must_add_up_to_each_task_s_points():
+    problems = full_marks_problems(LAB, grade(), MEASURED)  # t2's checks are worth 1 of its 2 points
+    assert problems == ["t2: its checks are worth 1 points, the task 2"]
+
+
+def test_the_untouched_notebook_scores_zero_and_every_check_says_why():
+    untouched = GradeResult(
+        "lab9", "nb.ipynb", GradeStatus.GRADED, None, 5, (TaskResult("t1", 3, (check("t1", "a", 3, False),)),)
+    )
+    assert zero_problems(untouched) == []
+    scored = GradeResult(
+        "lab9", "nb.ipynb", GradeStatus.GRADED, None, 5, (TaskResult("t1", 3, (check("t1", "a", 3, True),)),)
+    )
+    assert zero_problems(scored) == ["t1 scores 3", "a: no message"]
+
+
+def test_a_case_loses_exactly_its_points_whatever_the_measured_verdict_says():
+    case = Case("t1_wrong", {}, {"t2": 1}, messages={"t1": "wrong"})
+    assert case_problems(LAB, case, grade(verdict(False, "0.2–0.4"), t1_passed=False), MEASURED) == []
+    assert case_problems(LAB, case, grade(verdict(True, ""), t1_passed=False), MEASURED) == []
+    scores, message = case_problems(LAB, case, grade(verdict(True, "")), MEASURED)
+    assert scores.startswith("scores {'t1': 3, 't2': 1}, expected {'t1': 0, 't2': 1}")
+    assert message.startswith("t1's messages do not say 'wrong'")
+    said = Case("t1_wrong", {}, {"t2": 1}, messages={"t1": "a tuple"})
+    assert "do not say 'a tuple'" in case_problems(LAB, said, grade(t1_passed=False), MEASURED)[0]
+    timed_out = Case("slow", {}, {}, status="timeout")
+    assert case_problems(LAB, timed_out, grade(), MEASURED)[0].startswith("status graded, expected timeout")
