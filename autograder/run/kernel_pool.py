@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 from autograder.run.execute import Captures, Execution, execute_plan_async
-from autograder.run.kernel import Limits, StartedKernel
+from autograder.run.kernel import StartedKernel
+from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import Plan
 from autograder.run.timed_turns import pass_the_gate

@@ -23,7 +23,7 @@ from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.grading.pipeline import grade_notebook
 from autograder.lab import load_lab
-from autograder.run.kernel import Limits
+from autograder.run.limits import Limits
 
 LAB = load_lab("lab2_three_ways")
 CELL_TIMEOUT = 8

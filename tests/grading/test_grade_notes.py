@@ -3,7 +3,7 @@ cut it first, and processes a cell left running."""
 
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import CellOutcome, Execution
-from autograder.run.kernel import Limits
+from autograder.run.limits import Limits
 
 
 def _execution(cells=(), output_cut_by_task=None):

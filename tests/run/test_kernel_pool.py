@@ -12,7 +12,7 @@ import pytest
 
 from autograder.run import kernel_pool
 from autograder.run.execute import execute_plan_async
-from autograder.run.kernel import Limits
+from autograder.run.limits import Limits
 from autograder.run.plan import Plan, RunCell
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)

@@ -16,8 +16,8 @@ from autograder.facts.capture import TaskCapture
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import execute_plan
-from autograder.run.kernel import Limits
 from autograder.run.kernel_start import START_ATTEMPTS
+from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_status import RunStatus
 from autograder.run.sandbox import sandbox_problem

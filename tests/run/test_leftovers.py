@@ -11,7 +11,8 @@ import psutil
 import pytest
 
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
-from autograder.run.sandbox import ResourceLimits, bwrap_command, lease_uid, sandbox_problem
+from autograder.run.limits import ResourceLimits
+from autograder.run.sandbox import bwrap_command, lease_uid, sandbox_problem
 
 # The "kernel": waits for a line, then leaves processes behind and says how many it started.
 KERNEL = textwrap.dedent("""

@@ -18,9 +18,9 @@ import autograder
 import autograder.run.sandbox
 from autograder.run.file_allowlist import kernel_allowlist
 from autograder.run.landlock import abi_version, landlock_command, landlock_problem
+from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
 from autograder.run.sandbox import (
-    ResourceLimits,
     SandboxUnavailable,
     UidLease,
     bwrap_command,

@@ -11,7 +11,7 @@ from pathlib import Path
 from autograder.authoring.known_grades import make_submission
 from autograder.grading.pipeline import grade_with_execution
 from autograder.lab import load_lab
-from autograder.run.kernel import Limits
+from autograder.run.limits import Limits
 from autograder.self_check.task_checker import public_checks
 
 SEED = 20261121
