@@ -102,8 +102,8 @@ ALT_STYLE_C = {
     ),
     "t8": (
         "import statistics, timeit\n"
-        "single = jax.device_put((params_dp, batch_dp), jax.devices()[0])\n"
-        "run_single = lambda: jax.block_until_ready(gradfun(*single))\n"
+        "params_single, batch_single = jax.device_put((params_dp, batch_dp), jax.devices()[0])\n"
+        "run_single = lambda: jax.block_until_ready(gradfun(params_single, batch_single))\n"
         "run_sharded = lambda: jax.block_until_ready(gradfun(params_dp, batch_dp))\n"
         "run_single(), run_sharded()\n"
         "t_single = statistics.median(timeit.repeat(run_single, number=1, repeat=7))\n"
@@ -416,7 +416,7 @@ CASES = [
                 "speedup = t_single / t_sharded"
             ),
         },
-        {"t6": 16, "t8": 0},
+        {"t6": 16, "t8": 1},
         messages={"t8": "dispatch"},
     ),
     Case(
@@ -580,7 +580,7 @@ CASES = [
                 "t_single = float(np.median(single_times))", "t_single = 1e3 * float(np.median(single_times))"
             ),
         },
-        {"t6": 16, "t8": 2},
+        {"t6": 16, "t8": 3},
     ),
     Case(
         "t8_sharded_in_milliseconds",
@@ -590,7 +590,7 @@ CASES = [
                 "t_sharded = float(np.median(sharded_times))", "t_sharded = 1e3 * float(np.median(sharded_times))"
             ),
         },
-        {"t6": 16, "t8": 2},
+        {"t6": 16, "t8": 3},
     ),
     Case(
         "t8_speedup_in_percent",
@@ -598,7 +598,13 @@ CASES = [
             **solved("t6"),
             "t8": T8_SOLUTION.replace("speedup = t_single / t_sharded", "speedup = 100 * t_single / t_sharded"),
         },
-        {"t6": 16, "t8": 4},
+        {"t6": 16, "t8": 5},
+    ),
+    Case(  # timed alike, but not on the device the text names
+        "t8_copies_on_another_device",
+        {**solved("t6"), "t8": T8_SOLUTION.replace("jax.devices()[0]", "jax.devices()[1]")},
+        {"t6": 16, "t8": 7},
+        messages={"t8": "params_single"},
     ),
     Case(
         "t9_stable_with_flag_on",

@@ -353,7 +353,7 @@ CASES = [
                 "out_man = layer_man(x, W, b)"
             )
         },
-        {"t6": 10},
+        {"t6": 9},
         messages={"t6": "all-gather"},
     ),
     Case("training_unsharded", {"t7": ("x_sh, y_sh = x, y\nparams_sharded = train(params, x, y)")}, {"t7": 7}),
@@ -487,7 +487,18 @@ CASES = [
     Case(
         "t6_out_plus_one",
         {"t6": T6_SOLUTION.replace("out_man = layer_man(x, W, b)", "out_man = layer_man(x, W, b) + 1")},
-        {"t6": 13},
+        {"t6": 14},
+    ),
+    Case(  # the function is right; its output, moved to every device, is not what out_specs=P('x') gives
+        "t6_out_man_replicated",
+        {
+            "t6": T6_SOLUTION.replace(
+                "out_man = layer_man(x, W, b)",
+                "out_man = jax.device_put(layer_man(x, W, b), NamedSharding(mesh_1d, P()))",
+            )
+        },
+        {"t6": 15},
+        messages={"t6": "out_man"},
     ),
     Case("t7_data_replicated", {"t7": T7_SOLUTION.replace("P('x')", "P()")}, {"t7": 11}),
     Case(

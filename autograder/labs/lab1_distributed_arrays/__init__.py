@@ -20,7 +20,7 @@ CAPTURES = (
     ),
     TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp")),
     TaskCapture("t7", names=("batch_tp", "params_tp", "loss_tp")),
-    TaskCapture("t8", names=("t_single", "t_sharded", "speedup"), times_code=True),
+    TaskCapture("t8", names=("params_single", "batch_single", "t_single", "t_sharded", "speedup"), times_code=True),
     TaskCapture(
         "t9",
         names=("communicating_stable", "communicating_partitionable"),

@@ -346,7 +346,17 @@ def test_t8_sharded_time(submission, per_grading):
 
 
 @task("t8")
-@points(4)
+@points(1)
+def test_t8_single_device_copies(submission):
+    """`params_single` and `batch_single` hold every array whole on jax.devices()[0], the device the text names"""
+    for name, shapes in (("params_single", ref.PARAM_SHAPES), ("batch_single", ref.BATCH_SHAPES)):
+        fact = submission.name("t8", name)
+        for index, (leaf, shape) in enumerate(zip(ref.leaves_of(fact, name, shapes), shapes)):
+            assert_layout(leaf, Layout.single_device(0, shape), _leaf_label(fact, name, index))
+
+
+@task("t8")
+@points(3)
 @hidden
 def test_t8_speedup(submission, per_grading):
     """`speedup` is t_single / t_sharded, from sound times, and agrees with the grader's measured ratio"""

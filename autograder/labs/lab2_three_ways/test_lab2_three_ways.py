@@ -244,12 +244,20 @@ def test_t5_prints_types(submission):
 
 
 @task("t6")
-@points(3)
+@points(2)
 def test_t6_output_values(submission):
     """`out_man` is the layer's output"""
     assert_allclose(
         submission.name("t6", "out_man"), np.asarray(ref.layer(*ref.layer_data())), "out_man", rtol=1e-5, atol=1e-6
     )
+
+
+@task("t6")
+@points(1)
+def test_t6_output_layout(submission):
+    """`out_man` has its rows split over the 8 devices of `mesh_1d`, as out_specs=P('x') leaves it"""
+    expected = Layout.of_spec(ref.MESH_1D, ("x",), (ref.N_DATA, ref.N_OUT))
+    assert_layout(submission.name("t6", "out_man"), expected, "out_man")
 
 
 @task("t6")
