@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import nbformat
 import pytest
 from grading_session import SEED
+from lab_submissions import MEASURED_VERDICTS
 
 from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
 from autograder.lab import lab_ids, load_lab
@@ -101,10 +101,11 @@ def _graded(notebook, lab_id: str, root=None) -> dict:
 
 
 @pytest.mark.slow
-def test_the_grade_is_the_same_without_the_setup_cell(tmp_path):
-    """The lab 2 solution graded as the lab is, and graded against a copy of the lab whose notebooks have
-    no setup cell: the same checks pass, for the same points."""
-    lab = load_lab("lab2_three_ways")
+def test_the_grade_is_the_same_without_the_setup_cell(lab_grades, tmp_path):
+    """The lab 2 solution as the lab is (the session's grading of it), and graded against a copy of the lab
+    whose notebooks have no setup cell: the same checks pass, for the same points (but for the verdicts
+    judged against the grader's own timing of each grading, MEASURED_VERDICTS)."""
+    lab, grades = lab_grades("lab2_three_ways")
     root = tmp_path / "root"
     for path in (lab.solution_path, lab.assignment_path):
         nb = nbformat.read(path, as_version=4)
@@ -112,10 +113,14 @@ def test_the_grade_is_the_same_without_the_setup_cell(tmp_path):
         copy = root / path.relative_to(lab.root)
         copy.parent.mkdir(parents=True)
         nbformat.write(nb, copy)
-    shutil.copy(lab.solution_path, tmp_path / "with_cell.ipynb")
-    with_cell = _graded(tmp_path / "with_cell.ipynb", lab.id)
+    solution = grades["solution"]
+    measured = {f"{t.task}: {c.title}" for t in solution.tasks for c in t.checks if c.name in MEASURED_VERDICTS[lab.id]}
+    with_cell = solution.to_gradescope()
     without_cell = _graded(root / lab.solution_path.relative_to(lab.root), lab.id, root)
-    assert [(t["name"], t["status"], t["score"]) for t in with_cell["tests"]] == [
-        (t["name"], t["status"], t["score"]) for t in without_cell["tests"]
-    ]
-    assert with_cell["score"] == without_cell["score"] == 100
+
+    def verdicts(results):
+        return [(t["name"], t["status"], t["score"]) for t in results["tests"] if t["name"] not in measured]
+
+    assert verdicts(with_cell) == verdicts(without_cell)
+    assert len(verdicts(with_cell)) == len(with_cell["tests"]) - len(measured) > 20
+    assert without_cell["score"] == 100

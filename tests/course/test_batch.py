@@ -1,5 +1,5 @@
-"""``autograder batch``: a class of 40 mixed submissions graded in parallel (local workers, and an
-existing Dask scheduler with two workers) to the same grades as one by one; interrupted runs resume
+"""``autograder batch``: a class of mixed submissions graded in parallel (24 on local workers, and one of
+each kind on an existing Dask scheduler with two workers) to the same grades as one by one; interrupted runs resume
 with every submission graded exactly once; the gradebook, feedback pages and class report."""
 
 from __future__ import annotations
@@ -121,9 +121,17 @@ def _grades(out: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
-def class_of_40(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("class40")
-    return folder, _make_class(folder, copies=5)
+def class_of_24(tmp_path_factory):
+    """Three students of each kind: more submissions than workers, of every kind, in any order."""
+    folder = tmp_path_factory.mktemp("class24")
+    return folder, _make_class(folder, copies=3)
+
+
+@pytest.fixture(scope="session")
+def class_of_8(tmp_path_factory):
+    """One student of each kind: what a cluster's workers are shown to grade alike."""
+    folder = tmp_path_factory.mktemp("class8")
+    return folder, _make_class(folder, copies=1)
 
 
 @pytest.fixture(scope="session")
@@ -159,8 +167,8 @@ def test_kinds_grade_as_expected_alone(one_by_one):
     assert one_by_one["not_a_notebook"][0] == one_by_one["corrupt"][0] == "not a notebook"
 
 
-def test_local_workers_grade_like_one_by_one(class_of_40, one_by_one, tmp_path):
-    folder, students = class_of_40
+def test_local_workers_grade_like_one_by_one(class_of_24, one_by_one, tmp_path):
+    folder, students = class_of_24
     done = _batch([folder, "--out", tmp_path / "out", "--workers", "2"])
     kernels = _watch_kernels(done)
     stdout, stderr = done.communicate(timeout=1800)
@@ -180,8 +188,8 @@ def test_local_workers_grade_like_one_by_one(class_of_40, one_by_one, tmp_path):
     assert again.returncode == 0 and (tmp_path / "out" / LOG_FILE).read_text() == log
 
 
-def test_an_existing_dask_scheduler_grades_like_one_by_one(class_of_40, one_by_one, tmp_path):
-    folder, students = class_of_40
+def test_an_existing_dask_scheduler_grades_like_one_by_one(class_of_8, one_by_one, tmp_path):
+    folder, students = class_of_8
     scheduler_file = tmp_path / "scheduler.json"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
     processes = [
