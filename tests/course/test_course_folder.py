@@ -14,7 +14,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from lab_submissions import MEASURED_VERDICTS
 from wheel_venv import CHECKOUT, harness_wheel, venv_with
 
 pytestmark = pytest.mark.slow
@@ -78,10 +77,8 @@ def test_the_installed_harness_grades_a_bundled_lab_from_an_empty_folder(autogra
     shutil.copy(CHECKOUT / "solutions" / "lab4_collectives" / "lab4_collectives.ipynb", tmp_path / "sub.ipynb")
     _ok(autograder(tmp_path, "grade", "sub.ipynb", "--seed", "7", "--json", "results.json"))
     results = json.loads((tmp_path / "results.json").read_text())
-    # Every check passes but, where the machine's load decides it, t5's timing (its measured verdict).
     lost = [t["name"] for t in results["tests"] if t["score"] < t["max_score"]]
-    assert MEASURED_VERDICTS["lab4_collectives"] and all(name.startswith("t5: ") for name in lost), lost
-    assert results["score"] >= 85 and len(results["tests"]) > 10
+    assert lost == [] and results["score"] == 100 and len(results["tests"]) > 10
 
 
 def test_a_course_in_an_empty_folder_is_written_assigned_graded_tested_zipped_and_published(autograder, tmp_path):

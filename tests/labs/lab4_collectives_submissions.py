@@ -6,13 +6,6 @@ every task. A wrong task loses exactly the points of the checks it gets wrong, a
 
 from autograder.authoring.known_grades import Case, solved
 
-# Whether the collective matmul beat gathering first is judged against the grader's own timing of this
-# grading on this machine: no case below states its outcome (tests/support/lab_submissions.py).
-# The verdict, and the speedup's agreement with the grader's ratio, follow from the grader's own timing of
-# the two products this grading; on 8 CPU devices they take about the same time, so either can move with
-# the machine's load (the speedup's own arithmetic is checked by the speedup_in_percent case's message).
-MEASURED_VERDICTS = {"test_t5_verdict", "test_t5_speedup"}
-
 T1_TAIL = "gathered = ring_gather(v)"
 # Also correct: the ring turns the other way, in a fori_loop, each step writing the block it received.
 T1_BACKWARDS_LOOP = (
@@ -364,7 +357,7 @@ CASES = [
             "t4": T4_LOOP,
             "t5": T5_TIMEIT,
         },
-        {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 6},
+        {"t1": 25, "t2": 30, "t3": 10, "t4": 20, "t5": 15},
     ),
     Case(
         "also_correct_other_ways_round",
@@ -416,7 +409,7 @@ CASES = [
     Case(
         "speedup_in_percent",
         {**solved("t4"), "t5": T5_PERCENT},
-        {"t4": 20, "t5": 6},
+        {"t4": 20, "t5": 10},
         messages={"t5": "the speedup must be computed from your two times"},
     ),
     Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 3}),
@@ -428,5 +421,20 @@ CASES = [
     Case("t2_scattered_not_split", {"t2": T2_SCATTERED_NOT_SPLIT}, {"t2": 22}),
     Case("t4_one_step_short", {"t4": T4_ONE_STEP_SHORT}, {"t4": 12}),
     Case("t4_also_all_gather", {"t4": T4_ALSO_ALL_GATHER}, {"t4": 16}, messages={"t4": "all_gather"}),
-    Case("t5_collective_total", {**solved("t4"), "t5": T5_COLLECTIVE_TOTAL}, {"t4": 20, "t5": 3}),
+    Case("t5_collective_total", {**solved("t4"), "t5": T5_COLLECTIVE_TOTAL}, {"t4": 20, "t5": 7}),
+    Case(  # sound times and verdict; the ratio the other way up (about 4, where the grader measures 0.25)
+        "t5_speedup_inverted",
+        {
+            **solved("t4"),
+            "t5": T5_TIMEIT.replace("speedup = t_gathered / t_collective", "speedup = t_collective / t_gathered"),
+        },
+        {"t4": 20, "t5": 10},
+        messages={"t5": "the speedup must be computed from your two times"},
+    ),
+    Case(  # sound times and speedup; the verdict says the collective matmul won where it clearly lost
+        "t5_verdict_negated",
+        {**solved("t4"), "t5": T5_TIMEIT.replace("t_collective < t_gathered", "t_collective > t_gathered")},
+        {"t4": 20, "t5": 11},
+        messages={"t5": "clearly slower"},
+    ),
 ]

@@ -19,7 +19,11 @@ MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), 
 FRESH_N = 128  # the grader's inputs have other sizes than the lab's arrays
 FRESH_ROWS = (8, 32)
 FRESH_LHS, FRESH_RHS = (32, 64), (64, 16)
-TIMED_LHS, TIMED_RHS = (256, 512), (512, 384)  # the notebook's big_lhs and big_rhs
+# The notebook's big_lhs and big_rhs: sizes where the collective matmul is clearly slower on 8 CPU devices
+# (gathered ÷ collective about 0.25 idle, 0.2-0.45 under load or half a CPU), so that the verdict has an
+# answer the grading machine measures; at 256×512 @ 512×384 both took the same time within 10 %. rhs has
+# fewer columns than lhs has rows: gathered_matmul(big_rhs, big_lhs), a slip, is a product the shapes refuse.
+TIMED_LHS, TIMED_RHS = (128, 256), (256, 64)
 
 
 @cached_reference
