@@ -36,7 +36,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 from autograder.run import quiet
@@ -260,16 +260,13 @@ class CellTurn:
             if _try_lock(cells, fcntl.LOCK_SH):
                 return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
-            for fd, unlock in ((gate, True), (cells, False)):
-                while not _try_lock(fd, fcntl.LOCK_SH):
-                    if self._part_of_the_turn():
-                        return None
-                    if time.monotonic() >= deadline:
-                        return False
-                    await asyncio.sleep(POLL)
-                if unlock:
-                    fcntl.flock(gate, fcntl.LOCK_UN)
-        return True
+            steps = _passing(gate, cells, deadline, self._part_of_the_turn)
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as passed:
+                    return passed.value
+                await asyncio.sleep(POLL)
 
     async def __aexit__(self, *exc) -> None:
         if self._fd is not None:
@@ -287,6 +284,24 @@ class CellTurn:
                 os.close(fd)
                 fd = None
         return BackgroundHold(fd)
+
+
+def _passing(
+    gate: int, cells: int, deadline: float, part_of_the_turn: Callable[[], bool]
+) -> Generator[None, None, bool | None]:
+    """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
+    each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
+    True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
+    for fd, unlock in ((gate, True), (cells, False)):
+        while not _try_lock(fd, fcntl.LOCK_SH):
+            if part_of_the_turn():
+                return None
+            if time.monotonic() >= deadline:
+                return False
+            yield
+        if unlock:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+    return True
 
 
 class BackgroundHold:
@@ -380,18 +395,14 @@ class _ChecksHold:
 
     @staticmethod
     def _pass(gate: int, cells: int, deadline: float) -> bool | None:
-        """True once the cells' lock is held shared, False past the deadline, None once this process holds
-        the turn (it took it meanwhile)."""
-        for fd, unlock in ((gate, True), (cells, False)):
-            while not _try_lock(fd, fcntl.LOCK_SH):
-                if _process.held():
-                    return None
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(POLL)
-            if unlock:
-                fcntl.flock(gate, fcntl.LOCK_UN)
-        return True
+        """``_passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
+        steps = _passing(gate, cells, deadline, _process.held)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as passed:
+                return passed.value
+            time.sleep(POLL)
 
     def release(self) -> None:
         if self._fd is not None:
