@@ -153,13 +153,21 @@ def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
             yield {node: _with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: the axes of entry {i} swapped"
 
 
+VARYING_CASTS = ("jax.lax.pvary", "lax.pvary", "jax.lax.pcast", "lax.pcast")
+
+
 def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """``check_vma=True`` becomes False and the other way round."""
+    """``check_vma=True`` becomes False and the other way round; a value's varying axes no longer changed
+    (``jax.lax.pvary(x, axes)`` or ``jax.lax.pcast(x, axes, ...)`` becomes ``x``)."""
     if isinstance(node, cst.Call):
         arg = _keyword(node, "check_vma")
         if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
             flipped = "False" if arg.value.value == "True" else "True"
             yield {arg.value: cst.Name(flipped)}, f"`check_vma={arg.value.value}` became `check_vma={flipped}`"
+        name = dotted(node.func)
+        positional = _positional(node)
+        if name in VARYING_CASTS and positional:
+            yield {node: positional[0].value}, f"`{site.code(node)}` became its operand: `{name}` dropped"
 
 
 def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:

@@ -59,6 +59,12 @@ def test_check_vma_is_flipped():
     ]
 
 
+def test_a_change_of_varying_axes_is_dropped():
+    assert _changed_lines("y = jax.lax.pvary(x, ('x',)) + 1\n", "check_vma") == ["y = x + 1"]
+    assert _changed_lines("y = jax.lax.pcast(b, 'x', to='varying')\n", "check_vma") == ["y = b"]
+    assert _changed_lines("y = jax.lax.psum(x, 'x')\n", "check_vma") == []
+
+
 def test_a_collective_becomes_a_cousin():
     assert _changed_lines("y = jax.lax.psum_scatter(x, 'x', scatter_dimension=1, tiled=True)\n", "collective") == [
         "y = jax.lax.psum(x, 'x')",
