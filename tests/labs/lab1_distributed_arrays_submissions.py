@@ -376,7 +376,7 @@ CASES = [
     Case(
         "data_parallel_batch_replicated",
         {"t6": T6_REPLICATED_PARAMS.replace("NamedSharding(mesh_dp, P('batch'))", "NamedSharding(mesh_dp, P())")},
-        {"t6": 9},
+        {"t6": 10},
         messages={"t6": "all-reduce"},
     ),
     Case(
@@ -529,6 +529,12 @@ CASES = [
             )
         },
         {"t5": 7},
+    ),
+    Case(  # right in itself, but task 7 would start from the trained parameters
+        "t6_params_rebound",
+        {"t6": T6_SOLUTION + "params = params_dp\n"},
+        {"t6": 15},
+        messages={"t6": "params"},
     ),
     Case("t6_explicit_mesh", {"t6": T6_SOLUTION.replace(", axis_types=(AxisType.Auto,)", "")}, {"t6": 13}),
     Case(

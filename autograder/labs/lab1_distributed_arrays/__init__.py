@@ -18,7 +18,7 @@ CAPTURES = (
             Call("f_replicated", "f_replicated", hlo=True, args=(FRESH_INPUT,)),
         ),
     ),
-    TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp")),
+    TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp", "params", "batch")),
     TaskCapture("t7", names=("batch_tp", "params_tp", "loss_tp")),
     TaskCapture("t8", names=("params_single", "batch_single", "t_single", "t_sharded", "speedup"), times_code=True),
     TaskCapture(

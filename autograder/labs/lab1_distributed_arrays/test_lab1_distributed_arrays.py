@@ -264,7 +264,7 @@ def test_t6_loss(submission):
 
 
 @task("t6")
-@points(4)
+@points(3)
 def test_t6_gradient_all_reduce(submission):
     """the gradient, compiled by the grader for the layouts of `params_dp` and `batch_dp`, sums over devices with an all-reduce"""  # noqa: E501 -- a check's title is its docstring's first line
     params_fact, batch_fact = submission.name("t6", "params_dp"), submission.name("t6", "batch_dp")
@@ -279,6 +279,17 @@ def test_t6_gradient_all_reduce(submission):
     params = [(params[i], params[i + 1]) for i in range(0, len(params), 2)]
     hlo = ref.compiled_text(jax.grad(ref.loss), (params, batch), "the gradient of the loss")
     assert_collectives(hlo, required=("all-reduce",), name="the gradient compiled for params_dp and batch_dp")
+
+
+@task("t6")
+@points(1)
+def test_t6_initial_values_left_alone(submission):
+    """`params` and `batch` still hold the lab's initial parameters and batch after task 6: task 7 starts from them"""
+    for bound in ("params_dp", "batch_dp"):  # the task was done: leaving the notebook as it was earns nothing
+        submission.name("t6", bound)
+    params, batch = ref.model_setup()
+    for name, expected in (("params", params), ("batch", batch)):
+        assert_tree_allclose(submission.name("t6", name), [np.asarray(a) for a in jax.tree.leaves(expected)], name)
 
 
 # t7 — data + tensor parallel training
