@@ -35,7 +35,7 @@ import jax
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
-from autograder.run import checks_waiting, measuring, min_sample_seconds, wait_for_quiet
+from autograder.run import checks_waiting, measuring, min_sample_seconds, wait_for_quiet, wait_until_machine_quiet
 
 SPEEDUP_SELF_CONSISTENCY = 0.05  # the claimed ratio may differ from claimed_a / claimed_b by 5 %
 
@@ -87,6 +87,7 @@ def measure_interleaved(
     with checks_waiting():  # the check waits for its kernel, then takes the turn: it holds nothing meanwhile
         wait_for_quiet(QUIET_TIMEOUT)
         with measuring():  # the machine's timed turn: no other grading's kernel or check runs meanwhile
+            wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
             return _measure(fns, repeats, warmup, min_repeats, precision)
 
 

@@ -9,7 +9,8 @@ reaps the children a cell left), within the ``limits`` declared once for every c
 ``execute`` runs the cells and has the probe write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
-``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait), and
+``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait),
+``machine_quiet`` has both sides' timing start once the processors are idle, and
 ``kernel_pool`` starts the next kernel ahead. Grading reads what the run hands on: each task's facts.
 """
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution
+    from autograder.run.machine_quiet import wait_until_machine_quiet
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.quiet import wait_for_quiet
     from autograder.run.run_status import CellStatus, RunStatus

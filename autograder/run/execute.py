@@ -41,6 +41,7 @@ from autograder.run.kernel import (
 )
 from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.live_execution import LiveExecution
+from autograder.run.machine_quiet import until_machine_quiet
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.timed_turns import TimedTurn
@@ -158,13 +159,15 @@ class _Run:
 
     async def until_idle(self, label: str) -> None:
         """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
-        own warm-up has ended, so that neither runs against the student's timing."""
+        own warm-up has ended, so that neither runs against the student's timing; then, briefly, for the
+        machine to be quiet (machine_quiet.py: what is already under way, which no turn stops)."""
         if self.live is not None:
             await self.live.until_grader_idle()
         try:
             await self.run_code(wait_for_warm_up_code(), WARM_UP_WAIT + 30)
         except TimeoutError:
             raise _Hung(label) from None
+        await until_machine_quiet(label)
 
     def times_code(self, task: str | None) -> bool:
         capture = self.captures.get(task) if task else None
