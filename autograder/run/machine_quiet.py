@@ -55,15 +55,13 @@ def wait_until_machine_quiet(label: str) -> float:
     while before is not None:
         time.sleep(WINDOW)
         after = _cpu_times()
-        if after is None or _busy_cpus(before, after) <= BUSY_CPUS:
+        if after is None:
+            break
+        busy = _busy_cpus(before, after)
+        if busy <= BUSY_CPUS:
             break
         if time.monotonic() - started >= MAX_WAIT:
-            log.info(
-                "%s: the machine stayed busy for %.0f s (%.1f processors); timing anyway",
-                label,
-                MAX_WAIT,
-                _busy_cpus(before, after),
-            )
+            log.info("%s: the machine stayed busy for %.0f s (%.1f processors); timing anyway", label, MAX_WAIT, busy)
             break
         before = after
     return time.monotonic() - started
