@@ -3,6 +3,7 @@ kernel running fails, naming it, and the kernel is stopped; a module whose kerne
 
 import subprocess
 import sys
+import time
 
 import kernel_leaks
 import psutil
@@ -31,6 +32,11 @@ def test_a_module_that_leaves_a_kernel_running_fails_and_the_kernel_is_stopped(p
 def test_a_kernel_that_ends_with_its_test_is_not_reported():
     kernel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "ipykernel_launcher"])
     try:
+        # Popen returns once exec has closed the child's descriptors, a moment before the kernel fills in
+        # its command line: on a loaded machine the first look can find it empty.
+        deadline = time.monotonic() + 10
+        while psutil.Process(kernel.pid) not in kernel_leaks.running_kernels() and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert psutil.Process(kernel.pid) in kernel_leaks.running_kernels()
     finally:
         kernel.kill()
