@@ -63,10 +63,12 @@ def _reference_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def _lab_runs(tmp_path_factory):
-    """lab id -> (lab, grades, inline checks), graded once per session on first use (see lab_grades)."""
+    """lab id -> (lab, grades, inline checks, case groups), graded once per session on first use (see
+    lab_grades); known-grade cases that can share a notebook are graded in one (case_groups.py)."""
     from grading_session import grade_all
     from lab_submissions import CASES_BY_LAB
 
+    from autograder.authoring.case_groups import grouped
     from autograder.lab import load_lab
 
     runs = {}
@@ -74,8 +76,10 @@ def _lab_runs(tmp_path_factory):
     def run(lab_id: str):
         if lab_id not in runs:
             lab, inline = load_lab(lab_id), {}
-            grades = grade_all(lab, CASES_BY_LAB[lab_id], tmp_path_factory.mktemp(lab_id), inline=inline)
-            runs[lab_id] = (lab, grades, inline)
+            cases = CASES_BY_LAB[lab_id]
+            grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), inline=inline, together=True)
+            groups = {case.name: group for group in grouped(cases) for case in group.cases}
+            runs[lab_id] = (lab, grades, inline, groups)
         return runs[lab_id]
 
     return run
@@ -93,6 +97,12 @@ def lab_inline_checks(_lab_runs):
     """lab id -> name -> the public checks that checking from the notebook finds on the facts of the
     same gradings as lab_grades (run by the notebook's checker, in this process)."""
     return lambda lab_id: _lab_runs(lab_id)[2]
+
+
+@pytest.fixture(scope="session")
+def lab_case_groups(_lab_runs):
+    """lab id -> case name -> the group of cases it was graded with in lab_grades (case_groups.py)."""
+    return lambda lab_id: _lab_runs(lab_id)[3]
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
+from autograder.authoring.case_groups import CaseGroup
 from autograder.authoring.known_grades import Case
-from autograder.grading import CheckResult, GradeResult
+from autograder.grading import CheckResult, GradeResult, TaskResult
 from autograder.lab import Lab
 
 VERDICT_FAILURE = re.compile(r"expected (True|False), found (?:True|False): .* interval ([0-9.e+-]+)–([0-9.e+-]+|∞)")
@@ -40,7 +41,7 @@ def full_marks_problems(lab: Lab, result: GradeResult, measured: Collection[str]
     if result.status != "graded":
         return [result.summary()]
     problems = [f"{task}: {failed}" for task, failed in failed_checks(result, measured).items() if failed]
-    problems += _measured_verdict_problems(result, measured)
+    problems += _measured_verdict_problems(result.tasks, measured)
     total = sum(t.points for t in lab.tasks)
     if result.max_score != total:
         problems.append(f"the grade is out of {result.max_score:g}, the lab's tasks of {total:g}")
@@ -65,30 +66,38 @@ def zero_problems(result: GradeResult) -> list[str]:
     return problems
 
 
-def case_problems(lab: Lab, case: Case, result: GradeResult, measured: Collection[str]) -> list[str]:
+def case_problems(
+    lab: Lab, case: Case, result: GradeResult, measured: Collection[str], group: CaseGroup | None = None
+) -> list[str]:
     """A known-grade submission: its status, exactly its points per task (measured verdicts aside), no
-    grader error, and the messages it states."""
+    grader error, and the messages it states. Graded in a ``group``'s notebook, the tasks of the group's
+    other cases are theirs to judge."""
     if result.status != case.status:
         return [f"status {result.status}, expected {case.status}: {result.summary()}"]
+    others = group.tasks_of_others(case) if group else frozenset()
+    tasks = [t for t in result.tasks if t.task not in others]
     problems = []
-    scores = {t.task: sum(c.score for c in fixed_checks(t.checks, measured)) for t in result.tasks}
-    expected = {t.id: case.scores.get(t.id, 0) for t in lab.tasks}
+    scores = {t.task: sum(c.score for c in fixed_checks(t.checks, measured)) for t in tasks}
+    expected = {t.id: case.scores.get(t.id, 0) for t in lab.tasks if t.id not in others}
     if scores != expected:
-        problems.append(f"scores {scores}, expected {expected}; failed: {failed_checks(result, measured)}")
-    problems += _measured_verdict_problems(result, measured)
-    problems += [f"{c.name}: grader error: {c.message}" for t in result.tasks for c in t.checks if c.grader_error]
+        failed = {task: found for task, found in failed_checks(result, measured).items() if task not in others}
+        problems.append(f"scores {scores}, expected {expected}; failed: {failed}")
+    problems += _measured_verdict_problems(tasks, measured)
+    problems += [f"{c.name}: grader error: {c.message}" for t in tasks for c in t.checks if c.grader_error]
     for task, text in case.messages.items():
-        said = " ".join(c.message for t in result.tasks if t.task == task for c in t.checks)
+        said = " ".join(c.message for t in tasks if t.task == task for c in t.checks)
         if text not in said:
             problems.append(f"{task}'s messages do not say {text!r}: {said!r}")
+    if problems and group and group.describe(case):
+        problems.append(group.describe(case))
     return problems
 
 
-def _measured_verdict_problems(result: GradeResult, measured: Collection[str]) -> list[str]:
+def _measured_verdict_problems(tasks: Iterable[TaskResult], measured: Collection[str]) -> list[str]:
     """A measured verdict that judged a True or False fails only with the grader's interval on the other
     side of 1."""
     problems = []
-    for check in (c for t in result.tasks for c in t.checks if c.name in measured):
+    for check in (c for t in tasks for c in t.checks if c.name in measured):
         if check.grader_error:
             problems.append(f"{check.name}: grader error: {check.message}")
             continue

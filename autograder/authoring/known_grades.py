@@ -26,6 +26,8 @@ class Case:
     status: str = "graded"
     cell_timeout: float = Limits().cell_timeout
     messages: dict = field(default_factory=dict)  # task -> text that a failing message must contain
+    # graded in a notebook of its own, not with other cases (case_groups.py): its answer changes later tasks
+    alone: bool = False
 
 
 def solved(*tasks):

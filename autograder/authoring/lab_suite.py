@@ -7,7 +7,8 @@ checks that the lab's requirement table holds (``requirement_table``), that the 
 full marks with each task's checks adding up to the task's points, that the untouched student notebook
 scores zero, and that each known-grade submission of ``tests/labs/<lab>_submissions.py`` loses exactly
 the points its ``Case`` states. Each notebook is graded once, two at a time, each in a grading process of
-its own (as a batch's workers grade).
+its own (as a batch's workers grade); known-grade cases that can share a notebook share one
+(``case_groups``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from types import ModuleType
 import pytest
 
 from autograder.authoring.assign import assign_lab
+from autograder.authoring.case_groups import CaseGroup, grouped
 from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
 from autograder.authoring.known_grades import Case, make_submission
 from autograder.authoring.requirement_table import table_problems
@@ -73,17 +75,26 @@ def _graded(lab_id: str, path: Path, limits: Limits):
 
 
 @functools.cache
+def _groups() -> dict[str, CaseGroup]:
+    """case name -> the cases it is graded with, in one notebook (case_groups.py)."""
+    return {case.name: group for group in grouped(_cases()) for case in group.cases}
+
+
+@functools.cache
 def _grades() -> dict:
-    """name -> GradeResult: the solution, the untouched student notebook and every known-grade case."""
+    """name -> GradeResult: the solution, the untouched student notebook and every known-grade case (its
+    group's notebook's grade)."""
     lab = _lab()
     folder = Path(tempfile.mkdtemp(prefix=f"autograder-test-{lab.id}-"))
     jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
-    for case in _cases():
-        path = make_submission(lab, case.answers, folder / f"{case.name}.ipynb")
-        jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))
+    groups = {group.name: group for group in _groups().values()}
+    for name, group in groups.items():
+        path = make_submission(lab, group.answers, folder / f"{name}.ipynb")
+        jobs[name] = (path, Limits(cell_timeout=group.cell_timeout))
     with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {name: pool.submit(_graded, lab.id, path, limits) for name, (path, limits) in jobs.items()}
-        return {name: future.result() for name, future in futures.items()}
+        graded = {name: future.result() for name, future in futures.items()}
+    return graded | {case: graded[group.name] for case, group in _groups().items()}
 
 
 def test_the_student_notebook_is_what_assign_writes():
@@ -122,7 +133,7 @@ def pytest_generate_tests(metafunc):
 
 
 def test_submission_loses_exactly_its_points(case):
-    problems = case_problems(_lab(), case, _grades()[case.name], _measured_verdicts())
+    problems = case_problems(_lab(), case, _grades()[case.name], _measured_verdicts(), _groups()[case.name])
     assert not problems, "\n".join(problems)
 
 

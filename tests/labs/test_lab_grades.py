@@ -41,7 +41,8 @@ def test_untouched_student_notebook_scores_zero(lab_grades, lab_id):
     [(lab, case) for lab, cases in CASES_BY_LAB.items() for case in cases],
     ids=[f"{lab}-{case.name}" for lab, cases in CASES_BY_LAB.items() for case in cases],
 )
-def test_submission_loses_exactly_its_points(lab_grades, lab_id, case):
+def test_submission_loses_exactly_its_points(lab_grades, lab_case_groups, lab_id, case):
     lab, grades = lab_grades(lab_id)
-    problems = case_problems(lab, case, grades[case.name], MEASURED_VERDICTS[lab_id])
+    group = lab_case_groups(lab_id)[case.name]
+    problems = case_problems(lab, case, grades[case.name], MEASURED_VERDICTS[lab_id], group)
     assert not problems, "\n".join(problems)

@@ -8,6 +8,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from autograder.authoring.case_groups import CaseGroup, grouped
 from autograder.authoring.known_grades import make_submission
 from autograder.grading.pipeline import grade_with_execution
 from autograder.lab import load_lab
@@ -31,26 +32,36 @@ def _grading_processes(workers: int) -> ProcessPoolExecutor:
 
 
 def grade_all(
-    lab, cases, directory: Path, workers: int = 2, include_reference: bool = True, inline: dict | None = None
+    lab,
+    cases,
+    directory: Path,
+    workers: int = 2,
+    include_reference: bool = True,
+    inline: dict | None = None,
+    together: bool = False,
 ) -> dict:
     """name -> GradeResult for every case, and the solution and the untouched student notebook.
 
-    With ``inline``, also name -> the public checks the notebook's checker finds on the facts of that
-    very grading, for each task whose facts were read (the facts are not kept: they can be large)."""
+    With ``together``, cases that can share a notebook are graded in one (``case_groups.grouped``): each
+    case's name maps to its group's grade, to be judged with ``case_problems(..., group)``. With
+    ``inline``, also name -> the public checks the notebook's checker finds on the facts of that very
+    grading, for each task whose facts were read (the facts are not kept: they can be large)."""
+    groups = grouped(list(cases)) if together else [CaseGroup((case,)) for case in cases]
     jobs = {}
     if include_reference:
         jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
-    for case in cases:
-        path = make_submission(lab, case.answers, directory / f"{case.name}.ipynb")
-        jobs[case.name] = (path, Limits(cell_timeout=case.cell_timeout))
+    for group in groups:
+        path = make_submission(lab, group.answers, directory / f"{group.name}.ipynb")
+        jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
     pool = _grading_processes(workers)
     futures = {
         name: pool.submit(_graded, lab.id, path, limits, inline is not None) for name, (path, limits) in jobs.items()
     }
     graded = {name: future.result() for name, future in futures.items()}
+    by_name = {name: name for name in jobs} | {case.name: group.name for group in groups for case in group.cases}
     if inline is not None:
-        inline.update({name: checks for name, (_, checks) in graded.items()})
-    return {name: result for name, (result, _) in graded.items()}
+        inline.update({name: graded[job][1] for name, job in by_name.items()})
+    return {name: graded[job][0] for name, job in by_name.items()}
 
 
 def _graded(lab_id: str, path: Path, limits: Limits, inline: bool):

@@ -1,0 +1,86 @@
+"""Known-grade cases graded several to a notebook: each case is judged on its own tasks, and a lab's tests
+execute a third as many notebooks.
+
+A case answers a few tasks and leaves the rest blank, and each task is checked on facts taken right
+after its own cells; so cases that answer different tasks (or a task alike, to the same expected score)
+can share one notebook, each case judged on its tasks alone (``grade_expectations.case_problems``, given
+the tasks of the others). A case that expects another status than "graded" or a cell timeout of its own
+is graded alone, and so is one marked ``alone``: an answer that changes what later tasks run on (a
+global setting left changed, a name another task reads rebound) is graded alone, or it would be judged on
+another case's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograder.authoring.known_grades import Case
+from autograder.run import Limits
+
+
+@dataclass(frozen=True)
+class CaseGroup:
+    """Cases graded in one notebook, named after its first case."""
+
+    cases: tuple[Case, ...]
+
+    @property
+    def name(self) -> str:
+        return self.cases[0].name if len(self.cases) == 1 else f"{self.cases[0].name}+{len(self.cases) - 1}"
+
+    @property
+    def answers(self) -> dict:
+        """task -> answer: every case's answers (shared tasks are answered alike)."""
+        return {task: answer for case in self.cases for task, answer in case.answers.items()}
+
+    @property
+    def cell_timeout(self) -> float:
+        return self.cases[0].cell_timeout
+
+    def tasks_of_others(self, case: Case) -> frozenset[str]:
+        """The tasks the other cases of the group answer or score and ``case`` does not: theirs to judge."""
+        mine = _tasks(case)
+        return frozenset(task for other in self.cases if other is not case for task in _tasks(other) - mine)
+
+    def describe(self, case: Case) -> str:
+        """Which cases ``case`` was graded with, for a failure's message."""
+        others = [other.name for other in self.cases if other is not case]
+        if not others:
+            return ""
+        return (
+            f"graded in one notebook with {', '.join(others)} (autograder/authoring/case_groups.py); an "
+            "answer of theirs that changes this case's tasks needs `alone=True` on its Case"
+        )
+
+
+def grouped(cases: list[Case]) -> list[CaseGroup]:
+    """The cases in groups that can share a notebook, in the cases' order: each case joins the first group
+    it fits."""
+    groups: list[list[Case]] = []
+    for case in cases:
+        if _shares(case):
+            for members in groups:
+                if _shares(members[0]) and all(_fit(case, other) for other in members):
+                    members.append(case)
+                    break
+            else:
+                groups.append([case])
+        else:
+            groups.append([case])
+    return [CaseGroup(tuple(members)) for members in groups]
+
+
+def _shares(case: Case) -> bool:
+    return not case.alone and case.status == "graded" and case.cell_timeout == Limits().cell_timeout
+
+
+def _tasks(case: Case) -> set[str]:
+    return set(case.answers) | set(case.scores)
+
+
+def _fit(case: Case, other: Case) -> bool:
+    """Whatever task both touch, they answer alike and expect the same score of it."""
+    return all(
+        case.answers.get(task) == other.answers.get(task) and case.scores.get(task) == other.scores.get(task)
+        for task in _tasks(case) & _tasks(other)
+    )
