@@ -35,7 +35,14 @@ import jax
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
-from autograder.run import checks_waiting, measuring, min_sample_seconds, wait_for_quiet, wait_until_machine_quiet
+from autograder.run import (
+    checks_waiting,
+    measuring,
+    min_sample_seconds,
+    use_kernel_malloc,
+    wait_for_quiet,
+    wait_until_machine_quiet,
+)
 
 SPEEDUP_SELF_CONSISTENCY = 0.05  # the claimed ratio may differ from claimed_a / claimed_b by 5 %
 
@@ -84,6 +91,7 @@ def measure_interleaved(
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
+    use_kernel_malloc()  # the student's kernel times under these: the same program costs the same here
     with checks_waiting():  # the check waits for its kernel, then takes the turn: it holds nothing meanwhile
         wait_for_quiet(QUIET_TIMEOUT)
         with measuring():  # the machine's timed turn: no other grading's kernel or check runs meanwhile

@@ -10,8 +10,9 @@ reaps the children a cell left), within the ``limits`` declared once for every c
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait),
-``machine_quiet`` has both sides' timing start once the processors are idle, and
-``kernel_pool`` starts the next kernel ahead. Grading reads what the run hands on: each task's facts.
+``machine_quiet`` has both sides' timing start once the processors are idle, ``kernel_malloc`` gives
+both sides the kernel's malloc settings, and ``kernel_pool`` starts the next kernel ahead. Grading reads
+what the run hands on: each task's facts.
 """
 
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.execute import Execution, execute_plan
+    from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, use_kernel_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution

@@ -4,6 +4,7 @@ import os
 import sys
 
 from autograder.caches import enable_compilation_cache
+from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV
 
 DEVICE_COUNT = 8
 
@@ -16,7 +17,7 @@ HARNESS_ENV = {
 
 # Settings a notebook author or student could set to change devices, threads or JAX's behaviour;
 # they are never inherited by a kernel.
-INHERITED_PREFIXES_DROPPED = ("XLA_", "JAX_", "PJRT_", "TF_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "TPU_")
+INHERITED_PREFIXES_DROPPED = ("XLA_", "JAX_", "PJRT_", "TF_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "TPU_", "MALLOC_")
 
 
 class DeviceSetupError(RuntimeError):
@@ -24,11 +25,13 @@ class DeviceSetupError(RuntimeError):
 
 
 def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a student kernel: the parent's, minus device settings, plus the harness's."""
+    """The environment of a student kernel: the parent's, minus device settings, plus the harness's (and
+    its malloc settings, sandboxed or not: kernel_malloc.py)."""
     base = dict(os.environ if base is None else base)
     env = {k: v for k, v in base.items() if not k.startswith(INHERITED_PREFIXES_DROPPED)}
     env.pop("JPY_PARENT_PID", None)
     env.update(HARNESS_ENV)
+    env.update(KERNEL_MALLOC_ENV)
     env["PYTHONHASHSEED"] = "0"
     return env
 

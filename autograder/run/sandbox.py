@@ -31,6 +31,7 @@ import threading
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
+from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV
 from autograder.run.landlock import landlock_problem
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_problem
@@ -213,26 +214,16 @@ def make_private(directory: Path, uid: int) -> None:
     os.chmod(directory, 0o700)
 
 
-KERNEL_MALLOC_ARENAS = "2"
-# Blocks of 64 KiB and more mapped on their own, so that an array freed goes back to the system instead
-# of staying in malloc's heap (glibc otherwise raises this threshold as large blocks are freed): lab 1's
-# kernel ends at 1,120 MB instead of 1,640 MB with the same arrays alive.
-KERNEL_MALLOC_MMAP_THRESHOLD = "65536"
-
-
 def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, str]:
     """The kernel's whole environment in the sandbox: the harness's settings, nothing inherited;
     ``home`` is the kernel's own writable directory (its private ``/tmp`` under bubblewrap)."""
     keep = {k: v for k, v in base.items() if k in ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")}
-    # Two malloc arenas, not one per thread of XLA's 8 devices: memory a cell frees is reused instead of
-    # held (lab 2's kernel peaks at 530 MB instead of 780 MB: it fits Gradescope's 768 MB container).
     return {
         **keep,
+        **KERNEL_MALLOC_ENV,  # memory a cell frees goes back (kernel_malloc.py)
         "HOME": home,
         "TMPDIR": home,
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS,
-        "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD,
         "LANG": "C.UTF-8",
         "MPLCONFIGDIR": f"{home}/.matplotlib",
         "IPYTHONDIR": f"{home}/.ipython",
