@@ -215,6 +215,7 @@ def add_gradescope(commands: argparse._SubParsersAction) -> None:
 
 def cmd_gradescope(args) -> int:
     from autograder.course import (
+        GRADESCOPE_LIMITS,
         GradescopeConfig,
         GradescopeError,
         StudentPackageError,
@@ -224,7 +225,7 @@ def cmd_gradescope(args) -> int:
     from autograder.lab import LabError
 
     try:
-        config = GradescopeConfig(args.lab, args.hidden_visibility, args.cell_timeout, args.timeout, args.memory_gib)
+        config = GradescopeConfig(args.lab, args.hidden_visibility, limits_from_args(args, GRADESCOPE_LIMITS))
         out = build_autograder_zip(args.lab, Path(args.out), config)
         wheel = build_student_wheel([args.lab], out.resolve().parent)
     except (GradescopeError, LabError, StudentPackageError) as exc:
