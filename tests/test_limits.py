@@ -11,7 +11,7 @@ import pytest
 
 from autograder.cli import LIMIT_FLAGS, add_limit_options, build_parser, limits_from_args
 from autograder.course import GRADESCOPE_LIMITS, BatchOptions, GradescopeConfig
-from autograder.course.gradescope_config import read_config
+from autograder.course.gradescope_config import GradescopeError, read_config
 from autograder.mutation import GradingOptions
 from autograder.run import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
 
@@ -110,9 +110,9 @@ def test_limits_travel_to_dask_workers_as_plain_data(limits):
 
 def test_gradescope_config_defaults_are_gradescope_limits(tmp_path):
     config = GradescopeConfig("lab1")
-    assert config.limits() == GRADESCOPE_LIMITS
-    (tmp_path / "config.json").write_text(json.dumps(dataclasses.asdict(config)))
-    assert read_config(tmp_path).limits() == GRADESCOPE_LIMITS
+    assert config.limits == GRADESCOPE_LIMITS
+    (tmp_path / "config.json").write_text(json.dumps(config.to_json()))
+    assert read_config(tmp_path).limits == GRADESCOPE_LIMITS
     assert json.loads((tmp_path / "config.json").read_text()) == {
         "lab": "lab1",
         "hidden_visibility": "after_published",
@@ -120,7 +120,43 @@ def test_gradescope_config_defaults_are_gradescope_limits(tmp_path):
         "total_timeout": 480.0,
         "memory_gib": 4.0,
     }
-    set_ = GradescopeConfig("lab1", cell_timeout=10, total_timeout=100, memory_gib=1.5).limits()
-    assert set_ == dataclasses.replace(
+    (tmp_path / "config.json").write_text(json.dumps({"lab": "lab1"}))
+    assert read_config(tmp_path) == config
+
+
+def test_gradescope_config_json_holds_the_limits_the_command_sets(tmp_path):
+    argv = ["gradescope", "lab1", "--cell-timeout", "10", "--timeout", "100", "--memory-gib", "1.5"]
+    set_ = GradescopeConfig("lab1", limits=limits_from_args(build_parser().parse_args(argv), GRADESCOPE_LIMITS))
+    assert set_.limits == dataclasses.replace(
         GRADESCOPE_LIMITS, cell_timeout=10, total_timeout=100, sandbox=ResourceLimits(memory_bytes=int(1.5 * 2**30))
     )
+    assert set_.to_json() == {
+        "lab": "lab1",
+        "hidden_visibility": "after_published",
+        "cell_timeout": 10.0,
+        "total_timeout": 100.0,
+        "memory_gib": 1.5,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(set_.to_json()))
+    assert read_config(tmp_path) == set_
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"hidden_visibility": "hidden"}, "missing 1 required positional argument: 'lab'"),
+        ({"lab": "lab1", "memory": 2}, "unexpected keyword argument 'memory'"),
+        (["lab1"], "holds list, not a JSON object"),
+    ],
+)
+def test_a_config_json_gradescope_cannot_read_is_refused(tmp_path, data, message):
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(GradescopeError, match=f"config.json is missing or malformed: .*{message}"):
+        read_config(tmp_path)
+
+
+def test_a_gradescope_config_holds_only_limits_config_json_can_hold():
+    with pytest.raises(GradescopeError, match="always sandboxed"):
+        GradescopeConfig("lab1", limits=dataclasses.replace(GRADESCOPE_LIMITS, sandbox=None))
+    with pytest.raises(GradescopeError, match="cannot hold"):
+        GradescopeConfig("lab1", limits=dataclasses.replace(GRADESCOPE_LIMITS, output_bytes_total=1))

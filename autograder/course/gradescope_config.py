@@ -21,33 +21,65 @@ class GradescopeError(RuntimeError):
     """The zip cannot be built here, or the container holds no usable configuration."""
 
 
+def _settings(limits: Limits) -> dict[str, float]:
+    """The limits an instructor may set (``autograder gradescope``'s options), under config.json's keys."""
+    if limits.sandbox is None:
+        raise GradescopeError("Gradescope's kernels are always sandboxed")
+    memory_gib = limits.sandbox.memory_bytes / GIB
+    return {"cell_timeout": limits.cell_timeout, "total_timeout": limits.total_timeout, "memory_gib": memory_gib}
+
+
+def _limits(settings: dict) -> Limits:
+    """``GRADESCOPE_LIMITS`` with the settings under config.json's keys (``_settings``)."""
+    sandbox = replace(GRADESCOPE_SANDBOX, memory_bytes=int(settings["memory_gib"] * GIB))
+    return replace(
+        GRADESCOPE_LIMITS,
+        cell_timeout=settings["cell_timeout"],
+        total_timeout=settings["total_timeout"],
+        sandbox=sandbox,
+    )
+
+
 @dataclass(frozen=True)
 class GradescopeConfig:
-    """The settings run_autograder grades with (config.json in the zip): its limits are ``GRADESCOPE_LIMITS``
-    with the three an instructor may set (``autograder gradescope``'s options)."""
+    """The settings run_autograder grades with (config.json in the zip): the lab, when students see its
+    hidden checks, and its limits: ``GRADESCOPE_LIMITS`` but for the three an instructor may set, which
+    config.json holds as numbers (``to_json``)."""
 
     lab: str
     hidden_visibility: str = "after_published"
-    cell_timeout: float = GRADESCOPE_LIMITS.cell_timeout
-    total_timeout: float = GRADESCOPE_LIMITS.total_timeout
-    memory_gib: float = GRADESCOPE_SANDBOX.memory_bytes / GIB
+    limits: Limits = GRADESCOPE_LIMITS
 
     def __post_init__(self):
         if self.hidden_visibility not in HIDDEN_VISIBILITIES:
             raise GradescopeError(
                 f"hidden_visibility must be one of {', '.join(HIDDEN_VISIBILITIES)}, not {self.hidden_visibility!r}"
             )
+        if self.limits != _limits(_settings(self.limits)):  # config.json could not hold them
+            raise GradescopeError(
+                "config.json holds only the timeouts and the memory of Gradescope's limits (the others are "
+                f"GRADESCOPE_LIMITS'): it cannot hold {self.limits}"
+            )
 
-    def limits(self) -> Limits:
-        sandbox = replace(GRADESCOPE_SANDBOX, memory_bytes=int(self.memory_gib * GIB))
-        return replace(
-            GRADESCOPE_LIMITS, cell_timeout=self.cell_timeout, total_timeout=self.total_timeout, sandbox=sandbox
-        )
+    def to_json(self) -> dict:
+        """config.json's keys: lab, hidden_visibility, cell_timeout, total_timeout and memory_gib."""
+        return {"lab": self.lab, "hidden_visibility": self.hidden_visibility, **_settings(self.limits)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> GradescopeConfig:
+        """The config ``to_json`` gave; a key left out has its default, and TypeError says which key is
+        missing or not one of config.json's."""
+        if not isinstance(data, dict):
+            raise TypeError(f"config.json holds {type(data).__name__}, not a JSON object")
+        settings = _settings(GRADESCOPE_LIMITS)
+        given = {key: value for key, value in data.items() if key in settings}
+        rest = {key: value for key, value in data.items() if key not in settings}
+        return cls(**rest, limits=_limits({**settings, **given}))
 
 
 def read_config(source: Path) -> GradescopeConfig:
     try:
         data = json.loads((source / CONFIG_FILE).read_text(encoding="utf-8"))
-        return GradescopeConfig(**data)
+        return GradescopeConfig.from_json(data)
     except (OSError, ValueError, TypeError) as exc:
         raise GradescopeError(f"{source / CONFIG_FILE} is missing or malformed: {exc}") from None

@@ -80,7 +80,7 @@ def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
         found,
         config.lab,
         False,
-        config.limits(),
+        config.limits,
         overlap=limit is None or limit >= OVERLAP_FROM_BYTES,
         on_check=on_check,
     )

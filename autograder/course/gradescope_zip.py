@@ -13,7 +13,6 @@ import json
 import sys
 import tempfile
 import zipfile
-from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
@@ -221,7 +220,7 @@ def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None
             **course_files(lab),
             "setup.sh": (SETUP_SH.format(python=python).encode(), 0o755),
             "run_autograder": (RUN_AUTOGRADER.encode(), 0o755),
-            CONFIG_FILE: ((json.dumps(asdict(config), indent=2, sort_keys=True) + "\n").encode(), 0o644),
+            CONFIG_FILE: ((json.dumps(config.to_json(), indent=2, sort_keys=True) + "\n").encode(), 0o644),
             "requirements.txt": (pinned_requirements().encode(), 0o644),
             f"wheels/{wheel.name}": (wheel.read_bytes(), 0o644),
         }

@@ -37,7 +37,7 @@ from autograder.course.harness_source import (
 )
 from autograder.course.wheel_build import WheelBuildError, build_wheel_of
 
-LEFT_OUT = ("course", "authoring", "mutation", "cli.py", "__main__.py")  # a course's and an author's tools
+LEFT_OUT = ("course", "authoring", "mutation", "cli", "__main__.py")  # a course's and an author's tools
 REFERENCE_ALIAS = "ref"
 # The grader's dependencies that only its left-out folders use (authoring, the course's batches and zips).
 GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "libcst", "jinja2")

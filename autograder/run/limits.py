@@ -1,9 +1,9 @@
 """What a submission's run may take — time, output, processes, memory — declared once, with its defaults.
 
 A limit a grader may set on the command line says so in its field: its ``flag``, its ``help`` and the
-``unit`` the flag counts in (cli.py's ``add_limit_options`` reads them). A context that needs another
-default states it once, from ``Limits()`` (Gradescope's, in course/gradescope_config.py). This module
-imports nothing heavy: the command line reads the defaults before anything starts a kernel.
+``unit`` the flag counts in (cli/limit_options.py's ``add_limit_options`` reads them). A context that
+needs another default states it once, from ``Limits()`` (Gradescope's, in course/gradescope_config.py).
+This module imports nothing heavy: the command line reads the defaults before anything starts a kernel.
 """
 
 from __future__ import annotations

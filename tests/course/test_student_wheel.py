@@ -90,7 +90,8 @@ def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_
     assert any(name.startswith("jax_labs_autograder_student-") and name.endswith("/METADATA") for name in unpacked)
     for lab_id in lab_ids():
         assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked
-    assert not any(name.startswith(("autograder/course/", "autograder/authoring/")) for name in unpacked)
+    left_out = ("autograder/course/", "autograder/authoring/", "autograder/mutation/", "autograder/cli")
+    assert not any(name.startswith(left_out) for name in unpacked)
     (metadata,) = [text for name, text in unpacked.items() if name.endswith(".dist-info/METADATA")]
     required = re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)", metadata, re.M)
     assert {"jax", "flax", "pytest", "nbformat"} <= set(required) and "otter-grader" not in required, required

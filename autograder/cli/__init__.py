@@ -1,0 +1,104 @@
+"""The ``autograder`` command: its top parser, the course folder a command works on, and ``program``.
+
+Each command lives with its options in the module of its group: ``authoring_commands`` (a lab's author),
+``grading_commands`` (one notebook), ``course_commands`` (a class's term, Gradescope); ``limit_options``
+holds the options of a run's limits they share. A command's machinery (JAX, the grader, Dask) loads
+only when it runs: ``autograder --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from autograder.cli import authoring_commands, course_commands, grading_commands
+from autograder.cli.grading_commands import cmd_check, cmd_grade
+
+# Named here too: the limits' options are the command line's, and callers (the tests) take them from it.
+from autograder.cli.limit_options import LIMIT_FLAGS, add_limit_options, limits_from_args
+from autograder.run import configure_grader_process
+
+__all__ = ["LIMIT_FLAGS", "add_limit_options", "build_parser", "limits_from_args", "main", "program"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autograder", description="Grade JAX parallelism lab notebooks.")
+    parser.add_argument(
+        "--course",
+        metavar="DIR",
+        help="the course folder (default: $AUTOGRADER_COURSE, else the folder holding autograder-course.toml "
+        "nearest above the current one; the bundled labs are always there)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add_command in (  # in the order `autograder --help` lists them
+        authoring_commands.add_labs,
+        authoring_commands.add_assign,
+        authoring_commands.add_new_lab,
+        authoring_commands.add_test,
+        grading_commands.add_grade_and_check,
+        course_commands.add_batch,
+        authoring_commands.add_mutants,
+        course_commands.add_gradescope,
+        course_commands.add_student_wheel,
+        course_commands.add_gradescope_run,
+        course_commands.add_override,
+        course_commands.add_similarity,
+        course_commands.add_warm,
+    ):
+        add_command(commands)
+    return parser
+
+
+def _parse(argv: list[str] | None):
+    configure_grader_process()
+    return build_parser().parse_args(argv)
+
+
+def _course_environment(args) -> dict[str, str]:
+    """The course a command works on, named in the environment of every process it starts (a batch's
+    workers, graders): ``--course``, else the one found from the current folder; {} when there is none
+    or ``$AUTOGRADER_COURSE`` names it already."""
+    from autograder.paths import COURSE_ENVIRONMENT, CourseFileError, find_course
+
+    if args.course:
+        return {COURSE_ENVIRONMENT: str(Path(args.course).resolve())}
+    if os.environ.get(COURSE_ENVIRONMENT):
+        return {}
+    try:
+        found = find_course(Path.cwd())
+    except CourseFileError:
+        return {}
+    return {COURSE_ENVIRONMENT: str(found)} if found is not None else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; the environment is as it was afterwards (a caller may run several)."""
+    args = _parse(argv)
+    named = _course_environment(args)
+    before = {name: os.environ.get(name) for name in named}
+    os.environ.update(named)
+    try:
+        return args.run(args)
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def program() -> NoReturn:
+    """The ``autograder`` program: ``main``, then exit. A grade or a check, once its output is written and
+    flushed, ends the process at once: the interpreter's teardown with JAX loaded takes 0.3 s, and
+    everything a grade starts (kernel, temporary folders) it has already closed and removed itself."""
+    args = _parse(None)
+    os.environ.update(_course_environment(args))
+    code = args.run(args)
+    if args.run in (cmd_grade, cmd_check):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

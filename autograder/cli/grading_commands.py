@@ -1,0 +1,62 @@
+"""The commands that grade one notebook: grade (every check) and check (a student's self-check, the
+public checks only), with their options. JAX and the grader load only once a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from autograder.cli.limit_options import add_limit_options, limits_from_args
+
+
+def add_grade_and_check(commands: argparse._SubParsersAction) -> None:
+    """The two commands take the same options, but for grade's ``--json``."""
+    for name, run, text in (
+        ("grade", cmd_grade, "grade a notebook with every check"),
+        ("check", cmd_check, "a student's self-check: public checks only"),
+    ):
+        cmd = commands.add_parser(name, help=text)
+        cmd.add_argument("notebook")
+        cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
+        cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
+        add_limit_options(cmd)
+        if name == "grade":
+            cmd.add_argument("--json", help="write Gradescope's results.json here")
+        cmd.set_defaults(run=run)
+
+
+def cmd_grade(args) -> int:
+    return _grade(args, public_only=False)
+
+
+def cmd_check(args) -> int:
+    return _grade(args, public_only=True)
+
+
+def _grade(args, public_only: bool) -> int:
+    from autograder.run import SandboxUnavailable, sandbox_level, sandbox_problem, try_bubblewrap_in_background
+
+    if not args.no_sandbox:
+        try_bubblewrap_in_background()  # while the grader's modules load
+    from autograder.grading import GradeStatus, grade_notebook, print_grade
+
+    limits = limits_from_args(args)
+    if public_only and limits.sandbox is not None:
+        try:
+            sandbox_level()
+        except SandboxUnavailable:  # a student checking their own notebook needs no protection from it
+            print(f"note: running without the sandbox ({sandbox_problem()})", file=sys.stderr)
+            limits = dataclasses.replace(limits, sandbox=None)
+    try:
+        result = grade_notebook(Path(args.notebook), args.lab, public_only, limits, args.seed)
+    except SandboxUnavailable as exc:
+        print(f"autograder: {exc}", file=sys.stderr)
+        return 2
+    print_grade(result)
+    if getattr(args, "json", None):
+        Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
+    failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR, GradeStatus.HARNESS_ERROR)
+    return 0 if result.status not in failed else 2
