@@ -190,7 +190,8 @@ communicating_partitionable = 'collective-permute' in f_rng.lower(key, x_rng).co
 
 CASES = [
     Case("alt_style_a", ALT_STYLE_A, {"t1": 8, "t2": 16, "t3": 10}),
-    Case("alt_style_b", ALT_STYLE_B, {"t4": 8, "t5": 10}),
+    # Its jax.set_mesh stays for the rest of the notebook (t8 then fails): graded alone.
+    Case("alt_style_b", ALT_STYLE_B, {"t4": 8, "t5": 10}, alone=True),
     Case("alt_style_c", ALT_STYLE_C, {"t6": 16, "t7": 16, "t8": 8, "t9": 8}),
     # Wrong in one detail each.
     Case(
