@@ -39,7 +39,7 @@ from autograder.run import (
     checks_waiting,
     measuring,
     min_sample_seconds,
-    use_kernel_malloc,
+    under_kernel_malloc,
     wait_for_quiet,
     wait_until_machine_quiet,
 )
@@ -91,12 +91,12 @@ def measure_interleaved(
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
-    use_kernel_malloc()  # the student's kernel times under these: the same program costs the same here
     with checks_waiting():  # the check waits for its kernel, then takes the turn: it holds nothing meanwhile
         wait_for_quiet(QUIET_TIMEOUT)
         with measuring():  # the machine's timed turn: no other grading's kernel or check runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
-            return _measure(fns, repeats, warmup, min_repeats, precision)
+            with under_kernel_malloc():  # as the student's kernel times: the same program costs the same here
+                return _measure(fns, repeats, warmup, min_repeats, precision)
 
 
 def _measure(

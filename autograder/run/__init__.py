@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.execute import Execution, execute_plan
-    from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, use_kernel_malloc
+    from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_kernel_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution

@@ -8,31 +8,51 @@ large buffer an XLA call allocates is a fresh mapping, faulted in page by page o
 and 3 ms without them.
 
 A time the student measures in the kernel is judged against the grader's own measurement, so the grader
-measures under the same settings (``use_kernel_malloc``, glibc's ``mallopt``, before the first timed
-call): the same program costs the same on both sides. Without it the solution's lab 3 times were 5–8×
-the grader's, at the edge of the check's factor of 8.
+measures under the same settings (``under_kernel_malloc()``, glibc's ``mallopt``, around its timed calls): the
+same program costs the same on both sides. Without it the solution's lab 3 times were 5–8× the grader's,
+at the edge of the check's factor of 8. After the measurement the grader goes back to keeping large
+blocks in its heap (glibc's own threshold grows to that maximum as a process frees large blocks), so
+that its other checks run at full speed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
+from collections.abc import Callable, Iterator
 
 ARENAS = 2
 MMAP_THRESHOLD = 64 * 2**10
 KERNEL_MALLOC_ENV = {"MALLOC_ARENA_MAX": str(ARENAS), "MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD)}
 _M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8  # glibc's malloc.h
+_GLIBC_MAX_THRESHOLD = 4 * 2**20 * ctypes.sizeof(ctypes.c_long)  # where glibc's growing threshold stops
+_GLIBC_ARENAS = 0  # glibc's default: as many arenas as it sees fit for the cores
 
 
 @functools.cache
-def use_kernel_malloc() -> bool:
-    """Give this process the kernel's malloc settings, once; False where the C library has no ``mallopt``
-    (not glibc: the kernel's environment variables do nothing there either)."""
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's ``mallopt``, or None where the C library has none (the kernel's variables do nothing there)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or None).mallopt
     except (OSError, AttributeError):
-        return False
+        return None
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_ARENA_MAX, ARENAS)) and bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    return mallopt
+
+
+@contextlib.contextmanager
+def under_kernel_malloc() -> Iterator[bool]:
+    """This process under the kernel's malloc settings meanwhile (True), or as it is where they cannot be
+    set (False); afterwards, large blocks stay in the heap again."""
+    mallopt = _mallopt()
+    if mallopt is None:
+        yield False
+        return
+    set_ = bool(mallopt(_M_ARENA_MAX, ARENAS)) and bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    try:
+        yield set_
+    finally:
+        mallopt(_M_MMAP_THRESHOLD, _GLIBC_MAX_THRESHOLD)
+        mallopt(_M_ARENA_MAX, _GLIBC_ARENAS)

@@ -4,6 +4,7 @@ measured in the kernel and the grader's own measurement cost the same."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -13,11 +14,11 @@ from autograder.checks import timing
 from autograder.run import KERNEL_MALLOC_ENV, kernel_environment
 from autograder.run.sandbox import sandbox_environment
 
-# In a fresh process: how many of 50 blocks of 100 KiB malloc maps on their own, before and after
-# use_kernel_malloc (glibc's default threshold is 128 KiB; the kernel's is 64 KiB).
+# In a fresh process: how many of 50 blocks of 100 KiB malloc maps on their own, before, during and after
+# under_kernel_malloc() (glibc's default threshold is 128 KiB; the kernel's is 64 KiB).
 MAPPED_BLOCKS = """
 import ctypes
-from autograder.run.kernel_malloc import use_kernel_malloc
+from autograder.run.kernel_malloc import under_kernel_malloc
 
 class MallInfo2(ctypes.Structure):
     names = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
@@ -35,7 +36,10 @@ def mapped_among_50_blocks():
         libc.free(block)
     return mapped - libc.mallinfo2().hblks
 
-print(mapped_among_50_blocks(), use_kernel_malloc(), mapped_among_50_blocks())
+before = mapped_among_50_blocks()
+with under_kernel_malloc() as taken:
+    during = mapped_among_50_blocks()
+print(before, taken, during, mapped_among_50_blocks())
 """
 
 
@@ -47,15 +51,22 @@ def test_every_kernel_gets_the_settings_and_none_inherited():
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_the_grader_process_takes_them_a_100_kib_block_is_then_mapped_on_its_own():
+def test_the_grader_process_takes_them_meanwhile_a_100_kib_block_is_then_mapped_on_its_own():
     shown = subprocess.run([sys.executable, "-c", MAPPED_BLOCKS], capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
-    before, taken, after = shown.stdout.split()
-    assert (int(before), taken) == (0, "True") and int(after) >= 40
+    before, taken, during, after = shown.stdout.split()
+    assert (int(before), taken, int(after)) == (0, "True", 0) and int(during) >= 40
 
 
 def test_the_grader_measures_under_them(monkeypatch):
-    taken = []
-    monkeypatch.setattr(timing, "use_kernel_malloc", lambda: taken.append(True))
-    stats = timing.measure_interleaved({"noop": lambda: None}, repeats=2, warmup=0)
-    assert taken == [True] and len(stats["noop"].samples) == 2
+    seen = []
+
+    @contextlib.contextmanager
+    def recorded():
+        seen.append("set")
+        yield True
+        seen.append("back")
+
+    monkeypatch.setattr(timing, "under_kernel_malloc", recorded)
+    stats = timing.measure_interleaved({"noop": lambda: seen.append("call")}, repeats=2, warmup=0)
+    assert seen == ["set", "call", "call", "back"] and len(stats["noop"].samples) == 2
