@@ -68,7 +68,7 @@ def _lab_runs(tmp_path_factory):
     from grading_session import grade_all
     from lab_submissions import CASES_BY_LAB
 
-    from autograder.authoring.case_groups import grouped
+    from autograder.authoring.case_groups import grouped, timed_tasks
     from autograder.lab import load_lab
 
     runs = {}
@@ -78,7 +78,7 @@ def _lab_runs(tmp_path_factory):
             lab, inline = load_lab(lab_id), {}
             cases = CASES_BY_LAB[lab_id]
             grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), inline=inline, together=True)
-            groups = {case.name: group for group in grouped(cases) for case in group.cases}
+            groups = {case.name: group for group in grouped(cases, timed_tasks(lab)) for case in group.cases}
             runs[lab_id] = (lab, grades, inline, groups)
         return runs[lab_id]
 

@@ -5,16 +5,20 @@ A case answers a few tasks and leaves the rest blank, and each task is checked o
 after its own cells; so cases that answer different tasks (or a task alike, to the same expected score)
 can share one notebook, each case judged on its tasks alone (``grade_expectations.case_problems``, given
 the tasks of the others). A case that expects another status than "graded" or a cell timeout of its own
-is graded alone, and so is one marked ``alone``: an answer that changes what later tasks run on (a
-global setting left changed, a name another task reads rebound) is graded alone, or it would be judged on
-another case's answer.
+is graded alone, and so is one that answers a task that times code with code of its own (a time depends
+on what ran before it: a dispatch-only timing measured after other cases' answers once took long enough
+to pass), and one marked ``alone``: an answer that changes what later tasks run on (a global setting left
+changed, a name another task reads rebound) is graded alone, or it would be judged on another case's
+answer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from autograder.authoring.known_grades import Case
+from autograder.authoring.known_grades import SOLUTION, Case
+from autograder.lab import Lab
 from autograder.run import Limits
 
 
@@ -53,14 +57,14 @@ class CaseGroup:
         )
 
 
-def grouped(cases: list[Case]) -> list[CaseGroup]:
+def grouped(cases: list[Case], timed: Collection[str] = ()) -> list[CaseGroup]:
     """The cases in groups that can share a notebook, in the cases' order: each case joins the first group
-    it fits."""
+    it fits. ``timed``: the lab's tasks that time code (``TaskCapture.times_code``)."""
     groups: list[list[Case]] = []
     for case in cases:
-        if _shares(case):
+        if _shares(case, timed):
             for members in groups:
-                if _shares(members[0]) and all(_fit(case, other) for other in members):
+                if _shares(members[0], timed) and all(_fit(case, other) for other in members):
                     members.append(case)
                     break
             else:
@@ -70,8 +74,14 @@ def grouped(cases: list[Case]) -> list[CaseGroup]:
     return [CaseGroup(tuple(members)) for members in groups]
 
 
-def _shares(case: Case) -> bool:
-    return not case.alone and case.status == "graded" and case.cell_timeout == Limits().cell_timeout
+def _shares(case: Case, timed: Collection[str]) -> bool:
+    own_timing = any(case.answers.get(task, SOLUTION) != SOLUTION for task in timed)
+    return not (case.alone or own_timing) and case.status == "graded" and case.cell_timeout == Limits().cell_timeout
+
+
+def timed_tasks(lab: Lab) -> frozenset[str]:
+    """The lab's tasks whose cells time code."""
+    return frozenset(task for task, capture in lab.captures.items() if capture.times_code)
 
 
 def _tasks(case: Case) -> set[str]:

@@ -49,6 +49,16 @@ def test_an_expected_status_a_timeout_of_its_own_or_alone_grades_a_case_alone():
     assert names(grouped(cases)) == [["plain", "plain_too"], ["dies"], ["slow"], ["leaks"]]
 
 
+def test_a_case_that_times_with_code_of_its_own_is_graded_alone():
+    cases = [
+        Case("t1_wrong", {"t1": "a"}, {}),
+        Case("t2_timing_wrong", {"t2": "t = 0.0"}, {}),  # t2 times code
+        Case("t2_solved_t3_wrong", {"t2": SOLUTION, "t3": "c"}, {"t2": 2}),
+    ]
+    assert names(grouped(cases)) == [["t1_wrong", "t2_timing_wrong"], ["t2_solved_t3_wrong"]]
+    assert names(grouped(cases, timed=("t2",))) == [["t1_wrong", "t2_solved_t3_wrong"], ["t2_timing_wrong"]]
+
+
 def test_a_shared_grade_judges_each_case_on_its_own_tasks():
     t1_wrong = Case("t1_wrong", {"t1": "a = 1"}, {})
     t2_right = Case("t2_right", {"t2": "b = 1"}, {"t2": 1})

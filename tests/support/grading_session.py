@@ -8,7 +8,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from autograder.authoring.case_groups import CaseGroup, grouped
+from autograder.authoring.case_groups import CaseGroup, grouped, timed_tasks
 from autograder.authoring.known_grades import make_submission
 from autograder.grading.pipeline import grade_with_execution
 from autograder.lab import load_lab
@@ -46,7 +46,7 @@ def grade_all(
     case's name maps to its group's grade, to be judged with ``case_problems(..., group)``. With
     ``inline``, also name -> the public checks the notebook's checker finds on the facts of that very
     grading, for each task whose facts were read (the facts are not kept: they can be large)."""
-    groups = grouped(list(cases)) if together else [CaseGroup((case,)) for case in cases]
+    groups = grouped(list(cases), timed_tasks(lab)) if together else [CaseGroup((case,)) for case in cases]
     jobs = {}
     if include_reference:
         jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
