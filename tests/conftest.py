@@ -77,9 +77,10 @@ def _lab_runs(tmp_path_factory):
         if lab_id not in runs:
             lab, inline = load_lab(lab_id), {}
             cases = CASES_BY_LAB[lab_id]
-            grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), inline=inline, together=True)
-            groups = {case.name: group for group in grouped(cases, timed_tasks(lab)) for case in group.cases}
-            runs[lab_id] = (lab, grades, inline, groups)
+            groups = grouped(cases, timed_tasks(lab))
+            grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), inline=inline, groups=groups)
+            group_of = {case.name: group for group in groups for case in group.cases}
+            runs[lab_id] = (lab, grades, inline, group_of)
         return runs[lab_id]
 
     return run

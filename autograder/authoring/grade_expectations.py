@@ -88,8 +88,9 @@ def case_problems(
         said = " ".join(c.message for t in tasks if t.task == task for c in t.checks)
         if text not in said:
             problems.append(f"{task}'s messages do not say {text!r}: {said!r}")
-    if problems and group and group.describe(case):
-        problems.append(group.describe(case))
+    companions = group.describe(case) if group else ""
+    if problems and companions:
+        problems.append(companions)
     return problems
 
 

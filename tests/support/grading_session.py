@@ -8,7 +8,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from autograder.authoring.case_groups import CaseGroup, grouped, timed_tasks
+from autograder.authoring.case_groups import CaseGroup
 from autograder.authoring.known_grades import make_submission
 from autograder.grading.pipeline import grade_with_execution
 from autograder.lab import load_lab
@@ -38,15 +38,17 @@ def grade_all(
     workers: int = 2,
     include_reference: bool = True,
     inline: dict | None = None,
-    together: bool = False,
+    groups: list[CaseGroup] | None = None,
 ) -> dict:
     """name -> GradeResult for every case, and the solution and the untouched student notebook.
 
-    With ``together``, cases that can share a notebook are graded in one (``case_groups.grouped``): each
-    case's name maps to its group's grade, to be judged with ``case_problems(..., group)``. With
-    ``inline``, also name -> the public checks the notebook's checker finds on the facts of that very
-    grading, for each task whose facts were read (the facts are not kept: they can be large)."""
-    groups = grouped(list(cases), timed_tasks(lab)) if together else [CaseGroup((case,)) for case in cases]
+    With ``groups`` (``case_groups.grouped`` of the cases), the cases of a group are graded in one notebook:
+    each case's name maps to its group's grade, to be judged with ``case_problems(..., group)``; without,
+    each case is graded alone. With ``inline``, also name -> the public checks the notebook's checker
+    finds on the facts of that very grading, for each task whose facts were read (the facts are not kept:
+    they can be large)."""
+    if groups is None:
+        groups = [CaseGroup((case,)) for case in cases]
     jobs = {}
     if include_reference:
         jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
