@@ -19,7 +19,8 @@ every instance) or one instance by its pytest id (``"test_t2_layouts[y_ba]"``), 
 of the names it checks.
 
 A requirement whose checks are all measured verdicts (MEASURED_VERDICTS: their outcome follows from the
-grader's own timing) says instead why no known grade can break it: ``no_wrong_case = "..."``.
+grader's own timing), or a sentence of method whose breaking alone the result does not show on the grading
+machine (a warm-up before a median), says instead why no known grade can break it: ``no_wrong_case = "..."``.
 """
 
 from __future__ import annotations

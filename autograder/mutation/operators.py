@@ -403,6 +403,30 @@ def restore(node, site: Site) -> Iterator[tuple[Edit, str]]:
         seen.add(name)
 
 
+def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:
+    """An operand of a ``shard_map`` laid out whole on every device right before it: the call
+    ``jax.shard_map(f, mesh=m, ...)`` becomes a function that first puts its ``i``-th argument on ``m``
+    replicated (``P()``), then calls the ``shard_map``. The body still receives its block, so values stay
+    right; what every device holds does not."""
+    if not (isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("shard_map") and _positional(node)):
+        return
+    mesh = _keyword(node, "mesh") or (_positional(node)[1] if len(_positional(node)) > 1 else None)
+    specs = _keyword(node, "in_specs") or (_positional(node)[2] if len(_positional(node)) > 2 else None)
+    if mesh is None or specs is None:
+        return
+    count = len(specs.value.elements) if isinstance(specs.value, cst.Tuple) else 1
+    replicated = f"jax.sharding.NamedSharding({_parenthesized(site, mesh.value)}, jax.sharding.PartitionSpec())"
+    for index in range(count):
+        text = (
+            "(lambda _mapped: lambda *operands: _mapped(*(jax.device_put(v, {replicated}) if k == {index} else v"
+            " for k, v in enumerate(operands))))({mapped})"
+        ).format(replicated=replicated, index=index, mapped=site.code(node))
+        yield (
+            {node: cst.parse_expression(text)},
+            f"operand {index} of `{dotted(node.func)}` laid out whole (`P()`) on every device right before it",
+        )
+
+
 class _ConfigUpdates(cst.CSTVisitor):
     """The ``jax.config.update("name", ...)`` statements of a module, in the source's order."""
 
@@ -442,6 +466,7 @@ OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] 
     "type": value_type,
     "axis_type": axis_types,
     "restore": restore,
+    "whole_operand": whole_operand,
 }
 
 

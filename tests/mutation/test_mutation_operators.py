@@ -163,6 +163,29 @@ def test_a_settings_restore_is_left_out_and_the_code_still_compiles():
     assert _mutants("jax.config.update('a', 1)\njax.config.update('b', 2)\n", "restore") == []
 
 
+
+def test_an_operand_of_a_shard_map_is_laid_out_whole_right_before_it():
+    source = "f = jax.jit(jax.shard_map(g, mesh=mesh, in_specs=(P('x'), P()), out_specs=P('x')))\n"
+    first, second = _mutants(source, "whole_operand")
+    assert "jax.device_put(v, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())) if k == 0" in first
+    assert "if k == 1" in second
+    namespace: dict = {}
+    exec(compile(first.replace("jax.jit(", "(", 1), "<mutant>", "exec"), _fake_jax(namespace))
+    assert namespace["f"]("a", "b") == ("placed a", "b")
+    assert _mutants("f = jax.shard_map(g, in_specs=P('x'), out_specs=P())\n", "whole_operand") == []  # no mesh
+
+
+def _fake_jax(namespace: dict) -> dict:
+    """A namespace where ``jax.shard_map`` returns its function and ``jax.device_put`` marks what it placed."""
+    import types
+
+    sharding = types.SimpleNamespace(NamedSharding=lambda mesh, spec: "whole", PartitionSpec=lambda *a: None)
+    jax = types.SimpleNamespace(
+        shard_map=lambda f, **kw: f, device_put=lambda v, s: f"placed {v}", sharding=sharding, jit=lambda f: f
+    )
+    namespace.update(jax=jax, g=lambda a, b: (a, b), mesh="m", P=lambda *a: a)
+    return namespace
+
 def test_only_answer_lines_change_and_formatting_is_kept():
     source = "# BEGIN SOLUTION\ny = jax.jit(f)   # spaced\n# END SOLUTION\nz = jax.jit(g)\n"
     assert answer_lines(source) == {2}

@@ -45,4 +45,12 @@ EQUIVALENT_MUTANTS = {
     "t8-timing-7f87f2d0": _WARM_ALREADY,
     "t8-timing-70f7b99b": _WARM_ALREADY,
     "t8-timing-c6d79d4d": _WARM_ALREADY,
+    "t6-whole_operand-ce049d07": (
+        "x laid out whole (P()) inside the jitted function right before its shard_map, whose in_specs split it "
+        "by rows again: XLA folds the two into nothing (the compiled program has no collective, as "
+        "test_t6_no_communication finds), so each device still holds only its rows and the values and layouts "
+        "are the same"
+    ),
+    "t6-whole_operand-c9a923f0": "W laid out whole right before the shard_map: it is replicated (P()) already",
+    "t6-whole_operand-a6afd965": "b laid out whole right before the shard_map: it is replicated (P()) already",
 }

@@ -2,7 +2,8 @@
 
 Not recorded here, since they are wrong answers the graders accept: six mutants of t4 that replace a
 function of the table by one whose collective costs about as much (the same collective with another
-output layout or shape, an all-reduce for a reduce-scatter of the same block). t4 binds only the four
+output layout or shape, an all-reduce for a reduce-scatter of the same block) and one that lays ``X``
+out whole on every device before its shard_map (an all-gather more per call). t4 binds only the four
 medians (``collective_times``), so the functions timed are not part of the answer, and their times
 agree with the grader's within the margin a shared machine needs. They survive, and count against the
 lab's score, until the task binds its functions too.
@@ -16,6 +17,13 @@ _MEDIAN = (
 _MEDIAN_IS_A_FLOAT = (
     "float(...) left out around np.median(...): np.median returns a numpy.float64, which is a Python "
     "float (a subclass of float), so the time is a float either way"
+)
+
+_WHOLE_FIRST = (
+    "an operand laid out whole on every device (P()) inside the jitted function, right before its "
+    "shard_map: the body still receives the block its in_specs name, so the values, the output layout, "
+    "the jitted shard_map and the collectives the text asks for are the same; the text says the function "
+    "accepts its inputs in any layout on mesh and asks nothing of what each device holds before the body"
 )
 
 EQUIVALENT_MUTANTS = {
@@ -35,4 +43,12 @@ EQUIVALENT_MUTANTS = {
         "apply_layer without @nnx.jit: the text suggests nnx.jit ('compiles the layer once') but "
         "grades layer_out, whose values and layout are the same computed eagerly"
     ),
+    "t1-whole_operand-1221adb1": _WHOLE_FIRST,
+    "t1-whole_operand-a760ed1f": _WHOLE_FIRST,
+    "t2-whole_operand-ec404641": _WHOLE_FIRST,
+    "t2-whole_operand-5fc4e547": _WHOLE_FIRST,
+    "t2-whole_operand-3ee7a023": _WHOLE_FIRST,
+    "t3-whole_operand-3fef26c7": _WHOLE_FIRST,
+    "t5-whole_operand-b948ac23": _WHOLE_FIRST,
+    "t5-whole_operand-d35ae484": _WHOLE_FIRST,
 }
