@@ -418,9 +418,9 @@ def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:
     replicated = f"jax.sharding.NamedSharding({_parenthesized(site, mesh.value)}, jax.sharding.PartitionSpec())"
     for index in range(count):
         text = (
-            "(lambda _mapped: lambda *operands: _mapped(*(jax.device_put(v, {replicated}) if k == {index} else v"
-            " for k, v in enumerate(operands))))({mapped})"
-        ).format(replicated=replicated, index=index, mapped=site.code(node))
+            f"(lambda _mapped: lambda *operands: _mapped(*(jax.device_put(v, {replicated}) if k == {index} else v"
+            f" for k, v in enumerate(operands))))({site.code(node)})"
+        )
         yield (
             {node: cst.parse_expression(text)},
             f"operand {index} of `{dotted(node.func)}` laid out whole (`P()`) on every device right before it",

@@ -163,7 +163,6 @@ def test_a_settings_restore_is_left_out_and_the_code_still_compiles():
     assert _mutants("jax.config.update('a', 1)\njax.config.update('b', 2)\n", "restore") == []
 
 
-
 def test_an_operand_of_a_shard_map_is_laid_out_whole_right_before_it():
     source = "f = jax.jit(jax.shard_map(g, mesh=mesh, in_specs=(P('x'), P()), out_specs=P('x')))\n"
     first, second = _mutants(source, "whole_operand")
@@ -185,6 +184,7 @@ def _fake_jax(namespace: dict) -> dict:
     )
     namespace.update(jax=jax, g=lambda a, b: (a, b), mesh="m", P=lambda *a: a)
     return namespace
+
 
 def test_only_answer_lines_change_and_formatting_is_kept():
     source = "# BEGIN SOLUTION\ny = jax.jit(f)   # spaced\n# END SOLUTION\nz = jax.jit(g)\n"
