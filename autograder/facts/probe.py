@@ -53,6 +53,7 @@ _np_save = np.save
 _np_asarray = np.asarray
 _np_array_equal = np.array_equal
 _json_dumps = json.dumps
+_dict_get = dict.get
 _Array = jax.Array
 _PartitionSpec = jax.sharding.PartitionSpec
 _NamedSharding = jax.sharding.NamedSharding
@@ -135,6 +136,17 @@ def capture(manifest_json, namespace):
     facts["output_cut"] = _output_cut()
     with open(os.path.join(out, "facts.json"), "w", encoding="utf-8") as handle:
         handle.write(_json_dumps(facts))
+
+
+def _bound_function(namespace, spec):
+    """What ``spec`` names: a bound name, or ``name['key']``, an entry of a dict the task binds (its
+    functions by name). Only a plain dict is looked into: no code of the student's runs to find it."""
+    name, bracket, rest = spec.partition("[")
+    found = namespace.get(name)
+    if not bracket:
+        return found
+    key = rest[1:-2] if len(rest) >= 3 and rest[0] in "'\"" and rest[-2:] == rest[0] + "]" else None
+    return _dict_get(found, key) if type(found) is dict and key is not None else None
 
 
 def _short_error(exc):
@@ -250,9 +262,14 @@ class _Recorder:
         return filename
 
     def call(self, call, namespace, seed):
-        function = namespace.get(call["function"])
+        function = _bound_function(namespace, call["function"])
         if function is None:
-            error = f"NameError: name '{call['function']}' is not defined"
+            name, bracket, _ = call["function"].partition("[")
+            error = (
+                f"KeyError: {call['function']} is not bound: no dict `{name}` with that key"
+                if bracket
+                else f"NameError: name '{call['function']}' is not defined"
+            )
             return {"output": {"kind": "missing", "error": error}, "stdout": "", "error": error}
         if not callable(function):
             error = f"TypeError: {call['function']} is a {type(function).__name__}, not a function"

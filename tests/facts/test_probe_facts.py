@@ -126,6 +126,26 @@ def test_a_call_of_a_missing_or_raising_function_is_recorded(tmp_path):
     assert facts.calls["broken"].error == "ValueError: nope"
 
 
+def test_a_call_can_name_a_function_held_in_a_dict_the_task_binds(tmp_path):
+    """``fns['key']`` calls an entry of a plain dict; a missing key, or a mapping of the student's own
+    (whose lookup would run their code), is recorded as not bound."""
+
+    class Lookup(dict):
+        def get(self, key, default=None):
+            raise AssertionError("the student's lookup ran")
+
+    calls = tuple(
+        Call(id, spec, args=(Input((2,)),))
+        for id, spec in (("double", "fns['double']"), ("gone", 'fns["gone"]'), ("own", "mine['double']"))
+    )
+    namespace = {"fns": {"double": lambda v: v * 2}, "mine": Lookup(double=lambda v: v)}
+    facts = _capture(tmp_path, namespace, TaskCapture("t4", calls=calls))
+    assert facts.calls["double"].error is None
+    np.testing.assert_allclose(facts.calls["double"].output.values, 2 * np.asarray(calls[0].args[0].build(7)))
+    assert facts.calls["gone"].error == 'KeyError: fns["gone"] is not bound: no dict `fns` with that key'
+    assert "not bound" in facts.calls["own"].error
+
+
 def _forge(tmp_path, facts, arrays=None):
     out = tmp_path / "t1"
     out.mkdir(exist_ok=True)

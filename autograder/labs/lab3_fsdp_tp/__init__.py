@@ -1,7 +1,15 @@
 """Lab 3, "FSDP and tensor parallelism": what the harness reads from the kernel after each task."""
 
 from autograder.facts import Call, Input, Probe, TaskCapture
-from autograder.labs.lab3_fsdp_tp.reference import BATCH, FRESH_LAYER, HIDDEN, MLP_WIDTH, X_SHAPE
+from autograder.labs.lab3_fsdp_tp.reference import (
+    BATCH,
+    FRESH_LAYER,
+    FRESH_OPS_SHAPE,
+    HIDDEN,
+    MLP_WIDTH,
+    OP_COLLECTIVES,
+    X_SHAPE,
+)
 
 # Uncommitted inputs, like the lab's own x, A, W1, W2: shard_map places them as its in_specs say, and
 # jax.jit(in_shardings=...) accepts them (it refuses arrays committed to another layout).
@@ -29,7 +37,15 @@ CAPTURES = (
             Call("fsdp_tp_jit", "fsdp_tp_jit", args=MLP_INPUTS),
         ),
     ),
-    TaskCapture("t4", names=("collective_times",), times_code=True),
+    TaskCapture(
+        "t4",
+        names=("collective_times",),
+        calls=tuple(
+            Call(op, f"collective_fns['{op}']", hlo=True, args=(Input(FRESH_OPS_SHAPE, key=4),))
+            for op in OP_COLLECTIVES
+        ),
+        times_code=True,
+    ),
     TaskCapture(
         "t5",
         names=("X_t", "X_roundtrip"),

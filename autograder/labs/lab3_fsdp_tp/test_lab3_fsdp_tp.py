@@ -259,7 +259,7 @@ def test_t4_every_op_timed(submission):
 
 
 @task("t4")
-@points(4)
+@points(3)
 @hidden
 @pytest.mark.parametrize("op", OPS)
 def test_t4_time_consistent(submission, per_grading, op):
@@ -273,6 +273,26 @@ def test_t4_time_consistent(submission, per_grading, op):
         f"collective_times['{op}']",
         factor=ref.TIME_FACTOR,
         accept=NUMBER_TYPES,
+    )
+
+
+@task("t4")
+@points(1)
+@hidden
+@pytest.mark.parametrize("op", OPS)
+def test_t4_function(submission, op):
+    """`collective_fns[op]` is the table's function: a jitted shard_map that gives, on the grader's input,
+    the values and layout of the table, and whose compiled program holds the op's collective"""
+    name = f"collective_fns['{op}']"
+    call = submission.call("t4", op)
+    (x,) = submission.inputs("t4", op)
+    values, spec = ref.op_result(op, x)
+    assert_allclose(call.output, values, f"{name}(x)", rtol=1e-4, atol=1e-4)
+    assert_layout(call.output, Layout.of_spec(ref.MESH_1D, spec, values.shape), f"{name}(x)")
+    assert_uses(call, "shard_map", name)
+    assert_jitted(call, name)
+    assert_collectives(
+        call.hlo, required=[ref.OP_COLLECTIVES[op]], name=f"the compiled {name}", compile_error=call.hlo_error
     )
 
 
