@@ -33,9 +33,9 @@ T7_LAYOUTS = """
 mesh_tp = jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)
 batch_tp = jax.device_put(batch, NamedSharding(mesh_tp, P('batch', None)))
 specs = [(P(), P()), ({w2}, P('model')), (P('model', None), P()), (P(), P())]
-params_tp = [tuple(jax.device_put(a, NamedSharding(mesh_tp, s)) for a, s in zip(layer, spec))
-             for layer, spec in zip({initial}, specs)]
-params_tp = train(params_tp, batch_tp)
+params_placed = [tuple(jax.device_put(a, NamedSharding(mesh_tp, s)) for a, s in zip(layer, spec))
+                 for layer, spec in zip({initial}, specs)]
+params_tp = train(params_placed, batch_tp)
 loss_tp = float(loss_jit(params_tp, batch_tp))
 """
 
@@ -93,8 +93,9 @@ ALT_STYLE_C = {
         "    return jax.device_put(a, NamedSharding(mesh_tp, P(*spec)))\n"
         "batch_tp = (put(batch[0], 'batch', None), put(batch[1], 'batch'))\n"
         "(W1, b1), (W2, b2), (W3, b3), (W4, b4) = params\n"
-        "params_tp = [(put(W1), put(b1)), (put(W2, None, 'model'), put(b2, 'model')),\n"
-        "             (put(W3, 'model'), put(b3)), (put(W4, None, None), put(b4, None))]\n"
+        "params_placed = [(put(W1), put(b1)), (put(W2, None, 'model'), put(b2, 'model')),\n"
+        "                 (put(W3, 'model'), put(b3)), (put(W4, None, None), put(b4, None))]\n"
+        "params_tp = params_placed\n"
         "for _ in range(num_steps):  # train's steps, written out\n"
         "    grads = gradfun(params_tp, batch_tp)\n"
         "    params_tp = jax.block_until_ready(jax.tree.map(lambda p, g: p - step_size * g, params_tp, grads))\n"
@@ -152,14 +153,14 @@ mesh_tp = jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) 
 batch_tp = jax.device_put(batch, NamedSharding(mesh_tp, P('batch', None)))
 replicated = NamedSharding(mesh_tp, P())
 (W1, b1), (W2, b2), (W3, b3), (W4, b4) = params
-params_tp = [
+params_placed = [
     (jax.device_put(W1, replicated), jax.device_put(b1, replicated)),
     (jax.device_put(W2, NamedSharding(mesh_tp, P(None, 'model'))),
      jax.device_put(b2, NamedSharding(mesh_tp, P('model')))),
     (jax.device_put(W3, NamedSharding(mesh_tp, P('model', None))), jax.device_put(b3, replicated)),
     (jax.device_put(W4, replicated), jax.device_put(b4, replicated)),
 ]
-params_tp = train(params_tp, batch_tp)
+params_tp = train(params_placed, batch_tp)
 loss_tp = float(loss_jit(params_tp, batch_tp))
 """
 T8_SOLUTION = """
@@ -279,8 +280,8 @@ CASES = [
                 "mesh_tp = jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
                 "batch_tp = jax.device_put(batch, NamedSharding(mesh_tp, P('batch')))\n"
                 "specs = [(P(), P(None)), (P(None, ('model',)), P('model')), (P('model'), P()), (P(None, None), P())]\n"
-                "placed = jax.tree.map(lambda a, s: jax.device_put(a, NamedSharding(mesh_tp, s)), params, specs)\n"
-                "params_tp = train(placed, batch_tp)\n"
+                "params_placed = jax.tree.map(lambda a, s: jax.device_put(a, NamedSharding(mesh_tp, s)), params, specs)\n"
+                "params_tp = train(params_placed, batch_tp)\n"
                 "loss_tp = loss_jit(params_tp, batch_tp).item()"
             ),
             **solved("t8"),
@@ -559,12 +560,22 @@ CASES = [
         {"t6": 13},
     ),
     Case("t7_batch_replicated", {"t7": T7_SOLUTION.replace("P('batch', None)", "P()")}, {"t7": 13}),
+    Case(  # W3 placed whole on every device: training lays it out by rows over 'model' all the same
+        "t7_w3_placed_replicated",
+        {
+            "t7": T7_SOLUTION.replace(
+                "jax.device_put(W3, NamedSharding(mesh_tp, P('model', None)))", "jax.device_put(W3, replicated)"
+            )
+        },
+        {"t7": 13},
+        messages={"t7": "params_placed"},
+    ),
     Case(
         "t7_params_tp_untrained",
         {
             "t7": T7_SOLUTION.replace(
-                "params_tp = train(params_tp, batch_tp)\nloss_tp = float(loss_jit(params_tp, batch_tp))",
-                "trained = train(params_tp, batch_tp)\nloss_tp = float(loss_jit(trained, batch_tp))",
+                "params_tp = train(params_placed, batch_tp)\nloss_tp = float(loss_jit(params_tp, batch_tp))",
+                "params_tp = params_placed\nloss_tp = float(loss_jit(train(params_placed, batch_tp), batch_tp))",
             )
         },
         {"t7": 12},
@@ -573,8 +584,8 @@ CASES = [
         "t7_loss_of_initial_params",
         {
             "t7": T7_SOLUTION.replace(
-                "params_tp = train(params_tp, batch_tp)\nloss_tp = float(loss_jit(params_tp, batch_tp))",
-                "loss_tp = float(loss_jit(params_tp, batch_tp))\nparams_tp = train(params_tp, batch_tp)",
+                "params_tp = train(params_placed, batch_tp)\nloss_tp = float(loss_jit(params_tp, batch_tp))",
+                "loss_tp = float(loss_jit(params_placed, batch_tp))\nparams_tp = train(params_placed, batch_tp)",
             )
         },
         {"t7": 12},

@@ -19,7 +19,7 @@ CAPTURES = (
         ),
     ),
     TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp", "params", "batch")),
-    TaskCapture("t7", names=("batch_tp", "params_tp", "loss_tp")),
+    TaskCapture("t7", names=("batch_tp", "params_placed", "params_tp", "loss_tp")),
     TaskCapture("t8", names=("params_single", "batch_single", "t_single", "t_sharded", "speedup"), times_code=True),
     TaskCapture(
         "t9",

@@ -302,15 +302,25 @@ def test_t7_batch_layout(submission):
     _check_batch(submission, "t7", "batch_tp", ("batch", None), ref.MESH_TP)
 
 
-@task("t7")
-@points(5)
-def test_t7_parameter_layouts(submission):
-    """after training, `W2` has its columns over 'model', `b2` is over 'model', `W3` its rows over 'model', the rest replicated"""  # noqa: E501 -- a check's title is its docstring's first line
-    expected = [
+def _tp_layouts() -> list[Layout]:
+    return [
         Layout.of_spec(ref.MESH_TP, spec, shape)
         for spec, shape in zip((s for pair in TP_SPECS for s in pair), ref.PARAM_SHAPES)
     ]
-    assert_tree_layouts(submission.name("t7", "params_tp"), expected, "params_tp")
+
+
+@task("t7")
+@points(3)
+def test_t7_placed_layouts(submission):
+    """`params_placed`: `W2` has its columns over 'model', `b2` is over 'model', `W3` its rows over 'model', the rest replicated"""  # noqa: E501 -- a check's title is its docstring's first line
+    assert_tree_layouts(submission.name("t7", "params_placed"), _tp_layouts(), "params_placed")
+
+
+@task("t7")
+@points(2)
+def test_t7_parameter_layouts(submission):
+    """after training, `params_tp` keeps the placed layouts: `W2` by columns, `b2` and `W3` by rows over 'model', the rest replicated"""  # noqa: E501 -- a check's title is its docstring's first line
+    assert_tree_layouts(submission.name("t7", "params_tp"), _tp_layouts(), "params_tp")
 
 
 @task("t7")
