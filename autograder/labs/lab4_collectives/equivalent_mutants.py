@@ -12,7 +12,25 @@ _VERDICT_TYPE = (
     "a NumPy bool for the verdict: t5's text asks whether the collective matmul is faster, naming no "
     "type, so its check accepts a NumPy bool explicitly (test_t5_verdict, accept=)"
 )
+# Measured on this project's 2-core machine, collective_matmul on big_lhs and big_rhs, 200 calls, 3 runs.
+_COLD_FIRST_CALL = (
+    "the warm-up left out: the first of the 200 timed calls compiles, which spread over 200 calls is not "
+    "told apart on 8 CPU devices (2.9-5.4 ms a call cold against 1.7-2.3 ms warm, inside the time check's "
+    "factor of 4); the text's 'compile before timing' is quoted in requirements.toml with this measurement"
+)
+_WARM_UP_NOT_AWAITED = (
+    "the warm-up call not awaited: it compiles at the call all the same, and the first timed call waits "
+    "behind its run: one call's time more in 200"
+)
+_LOOP_NOT_BLOCKED = (
+    "block_until_ready dropped in the timed loop: 200 calls dispatched without waiting queue behind each "
+    "other, so the loop takes about as long (1.3-1.9 ms a call unblocked against 1.7-2.3 ms blocked): not "
+    "told apart on 8 CPU devices"
+)
 EQUIVALENT_MUTANTS = {
+    "t5-timing-a605939e": _COLD_FIRST_CALL,
+    "t5-timing-23578f2c": _WARM_UP_NOT_AWAITED,
+    "t5-timing-3f7dfe8a": _LOOP_NOT_BLOCKED,
     "t5-type-903b2071": _VERDICT_TYPE,
     "t2-off_by_one-c685a8a8": _CLAMPED,
     "t2-off_by_one-305b7baf": _CLAMPED,
