@@ -11,6 +11,8 @@ from pathlib import Path
 
 from package_stages import IMPORTS, MODULES, PACKAGE, STAGES, imported, stage_of
 
+from autograder.doors import door_names
+
 
 def test_every_module_belongs_to_a_declared_stage():
     undeclared = sorted(m for m in MODULES if stage_of(m) is None)
@@ -118,6 +120,32 @@ def test_other_stages_enter_a_stage_by_its_door():
         if stage_of(name) not in (None, "autograder", stage_of(module)) and name != stage_of(name)
     )
     assert not around, "imports past a stage's door:\n" + "\n".join(around)
+
+
+def _names_from_doors(path: Path):
+    """Each ``from <a stage's package> import name`` of ``path``: (line, the package, the name)."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and not node.level and stage_of(node.module or "") == node.module:
+            yield from ((node.lineno, node.module, alias.name) for alias in node.names)
+
+
+def _is_submodule(package: str, name: str) -> bool:
+    return f"{package}.{name}" in MODULES
+
+
+def test_other_stages_take_the_names_a_door_exports_not_its_modules():
+    """``from autograder.run import check_cells`` names the door, yet reaches past it to a module the door
+    does not export: another stage takes the door's names (exported there for it) instead."""
+    past = sorted(
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports the module {package}.{name} through the door; "
+        f"import the names it uses from {package} (exported there)"
+        for module, path in MODULES.items()
+        for line, package, name in _names_from_doors(path)
+        if stage_of(module) not in (None, "autograder", package)
+        and _is_submodule(package, name)
+        and name not in door_names(MODULES[package])
+    )
+    assert not past, "modules taken through another stage's door:\n" + "\n".join(past)
 
 
 def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():

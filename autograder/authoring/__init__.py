@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab
     from autograder.authoring.assign_verification import verification_problems
     from autograder.authoring.lab_tests import run_lab_tests
+    from autograder.authoring.markers import has_solution, parse_questions, read_solution
     from autograder.authoring.new_lab import NewLabError, scaffold_lab
     from autograder.authoring.setup_cell import STUDENT_DISTRIBUTION
 

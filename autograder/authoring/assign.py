@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring import markers
-from autograder.run import check_cells
+from autograder.run import new_check_cell, new_intro_cell
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,9 @@ def student_notebook(solution: nbformat.NotebookNode, lab_id: str) -> nbformat.N
         if not markers.is_marker_cell(cell):
             student.cells.append(_student_cell(cell, index, task_of))
         if index == 0:
-            student.cells.append(check_cells.new_intro_cell(lab_id))
+            student.cells.append(new_intro_cell(lab_id))
         if index in last_cell_of:
-            student.cells.append(check_cells.new_check_cell(last_cell_of[index], lab_id))
+            student.cells.append(new_check_cell(last_cell_of[index], lab_id))
     student.metadata["autograder"] = {"lab": lab_id, "tasks": [{"id": q.task, "points": q.points} for q in questions]}
     return student
 

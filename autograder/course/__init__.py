@@ -1,6 +1,7 @@
 """The course: a class's term, built on one notebook's grade.
 
-``collect`` finds the class's submissions, ``batch`` grades them (on this machine or a Dask cluster),
+``collect`` finds the class's submissions, ``batch`` grades them on ``dask_cluster`` (a local Dask
+cluster or an existing one, which a lab's mutants are graded on too) with ``grading_progress``'s bar,
 ``gradebook`` keeps the grades, ``late``, ``overrides`` and ``adjustments`` change them as the course's
 rules say, ``class_summary`` sums them up, ``similarity`` compares submissions; ``gradescope_zip``
 builds the zip Gradescope grades with, ``gradescope_run`` grades a submission inside Gradescope's
@@ -14,17 +15,9 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.course.adjustments import record_override
-    from autograder.course.batch import (
-        BatchError,
-        BatchOptions,
-        GradingProgress,
-        close_client,
-        dask_client,
-        grade_on_worker,
-        run_batch,
-        warm_references,
-    )
+    from autograder.course.batch import BatchError, BatchOptions, run_batch
     from autograder.course.collect import CollectError, collect_submissions
+    from autograder.course.dask_cluster import close_client, dask_client, grade_on_worker, warm_references
     from autograder.course.gradebook import write_atomically
     from autograder.course.gradescope_config import (
         GRADESCOPE_LIMITS,
@@ -34,6 +27,7 @@ if TYPE_CHECKING:
     )
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
     from autograder.course.gradescope_zip import build_autograder_zip
+    from autograder.course.grading_progress import GradingProgress
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.overrides import OverrideError
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html

@@ -1,30 +1,28 @@
 """``autograder batch``: grading a whole class on Dask, in parallel, resumable, with feedback pages.
 
 Each submission is graded on a Dask worker (a local cluster sized to the machine by default, or an
-existing cluster given by its scheduler's address) in its own fresh, sandboxed kernel, which the
-worker started while it graded the submission before (kernel_pool.py). This process writes each
+existing cluster given by its scheduler's address: dask_cluster.py) in its own fresh, sandboxed kernel,
+which the worker started while it graded the submission before (kernel_pool.py). This process writes each
 student's results atomically as they arrive and rewrites the CSV gradebook after each, so an
 interrupted batch loses only what was in flight; running the same command again grades only
 the students without a saved result (and those named by ``--regrade``). Every run applies the
 instructor's overrides and late policy to the saved results and rewrites what they change, writes the
 similarity report, and rewrites the summaries, even when nothing is left to grade. Before the first
 submission is dispatched, one worker computes the lab's cached references (``autograder warm``), so
-that the others read them from the machine's cache instead of each computing them. This module imports
-no JAX: a worker imports it first, and the grading and warming functions set up the devices before
-anything imports JAX.
+that the others read them from the machine's cache instead of each computing them.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.course.collect import CollectedSubmission, collect_submissions
+from autograder.course.dask_cluster import close_client, dask_client, grade_on_worker, warm_references
 from autograder.course.gradebook import is_done, load_results, log_grading
+from autograder.course.grading_progress import GradingProgress
 from autograder.grading import GradeResult, GradeStatus
 from autograder.run import Limits
 
@@ -52,56 +50,6 @@ class BatchError(ValueError):
     """Options that do not fit the class (a student to regrade who has no submission)."""
 
 
-def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict) -> dict:
-    """Grade one submission where this runs (a Dask worker) within the limits ``limits_data`` gives
-    (``Limits.to_dict``); returns the result as plain data."""
-    from autograder.run import configure_grader_process, worker_pool
-
-    configure_grader_process()
-    from autograder.grading import grade_notebook
-
-    limits = Limits.from_dict(limits_data)
-    with tempfile.TemporaryDirectory(prefix="autograder-submission-") as folder:
-        path = Path(folder) / filename
-        path.write_bytes(data)
-        try:
-            result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
-        except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
-            result = GradeResult(
-                lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None
-            )
-    return result.to_dict()
-
-
-def release_kernels() -> None:
-    """Shut down this worker's spare kernel (run on every worker once the batch has no more work)."""
-    import sys
-
-    pool = sys.modules.get("autograder.run.kernel_pool")  # imported only where something was graded
-    if pool is not None:
-        pool.close_worker_pool()
-
-
-def warm_on_worker(lab: str) -> str:
-    """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary."""
-    from autograder.run import configure_grader_process
-
-    configure_grader_process()
-    from autograder.caches import warm_lab
-
-    return warm_lab(lab).summary()
-
-
-def warm_references(client, lab: str, progress: GradingProgress) -> None:
-    """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
-    failure is only reported: each grading computes what it lacks."""
-    try:
-        summary = client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False).result()
-    except Exception as exc:
-        summary = f"the lab's references could not be computed ahead: {type(exc).__name__}: {exc}"
-    progress.progress.console.print(f"references: {summary}")
-
-
 def _read(path: Path) -> bytes | None:
     with open(path, "rb") as handle:
         data = handle.read(MAX_SUBMISSION_BYTES + 1)
@@ -110,76 +58,6 @@ def _read(path: Path) -> bytes | None:
 
 def _unreadable(submission: CollectedSubmission, lab: str, reason: str, max_score: float) -> GradeResult:
     return GradeResult(lab, str(submission.path or submission.student), GradeStatus.NOT_A_NOTEBOOK, reason, max_score)
-
-
-class GradingProgress:
-    """A rich progress bar: done, failed, remaining and time left."""
-
-    def __init__(self, total: int, already: int = 0, already_failed: int = 0, label: str = "grading"):
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.progress = Progress(
-            TextColumn(f"[bold]{label}"),
-            BarColumn(),
-            TextColumn(
-                "{task.completed}/{task.total} done · {task.fields[failed]} failed · "
-                "{task.fields[remaining]} remaining ·"
-            ),
-            TimeElapsedColumn(),
-            TextColumn("elapsed ·"),
-            TimeRemainingColumn(),
-            TextColumn("left"),
-        )
-        self.task = self.progress.add_task(
-            "grading", total=total, completed=already, failed=already_failed, remaining=total - already
-        )
-        self.total, self.failed = total, already_failed
-
-    def __enter__(self):
-        self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        self.progress.__exit__(*exc)
-
-    def advance(self, result: GradeResult) -> None:
-        self.failed += result.status != GradeStatus.GRADED
-        remaining = self.total - self.progress.tasks[0].completed - 1
-        self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)
-
-
-def dask_client(workers: int | None = None, scheduler: str | None = None):
-    """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
-    processes (default: one per core). ``close_client`` releases both."""
-    import logging
-
-    from dask.distributed import Client, LocalCluster
-
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    if scheduler:
-        return Client(scheduler, timeout=30), None
-    workers = workers or max(1, os.cpu_count() or 1)
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        memory_limit=0,
-        dashboard_address=None,
-        death_timeout=10,
-    )
-    return Client(cluster), cluster
-
-
-def close_client(client, cluster) -> None:
-    """Shut down the workers' spare kernels, then the client and the local cluster (either may be None)."""
-    if client is not None:
-        try:
-            client.run(release_kernels)
-        except Exception:  # a worker gone: its kernels went with it (they die with their parent)
-            pass
-        client.close(timeout=10)
-    if cluster is not None:
-        cluster.close(timeout=10)
 
 
 def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission]):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import libcst
 import nbformat
 
-from autograder.authoring import markers
+from autograder.authoring import has_solution, parse_questions, read_solution
 from autograder.lab import Lab
 from autograder.mutation.operators import OPERATORS, answer_lines, mutate
 
@@ -60,14 +60,14 @@ def mutant_id(task: str, operator: str, cell_id: str, source: str) -> str:
 def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...] = ()) -> LabMutants:
     """Every mutant of the lab's solution (of ``tasks`` alone, and by ``operators`` alone, if given), task by
     task, in cell order."""
-    solution = markers.read_solution(lab.solution_path)
+    solution = read_solution(lab.solution_path)
     mutants, unparsed = [], []
-    for question in markers.parse_questions(solution):
+    for question in parse_questions(solution):
         if tasks and question.task not in tasks:
             continue
         for index in range(question.first_cell, question.last_cell + 1):
             cell = solution.cells[index]
-            if cell.cell_type != "code" or not markers.has_solution(cell.source):
+            if cell.cell_type != "code" or not has_solution(cell.source):
                 continue
             try:
                 changed = mutate(cell.source, answer_lines(cell.source), operators or tuple(OPERATORS))
@@ -107,7 +107,7 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...
 def submission(lab: Lab, task: str, replaced: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """The student notebook answered with the solution up to ``task`` (included), later tasks blank, and
     the cells of ``replaced`` (cell id -> source) in place of the solution's."""
-    solution = {cell.get("id"): cell.source for cell in markers.read_solution(lab.solution_path).cells}
+    solution = {cell.get("id"): cell.source for cell in read_solution(lab.solution_path).cells}
     order = [t.id for t in lab.tasks]
     nb = copy.deepcopy(lab.template)
     for cell in nb.cells:

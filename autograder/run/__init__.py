@@ -1,11 +1,12 @@
 """The run: a submission's cells executed in a sandboxed kernel, task by task, with its facts taken.
 
 ``plan`` splits the notebook into tasks (leaving out the cells ``check_cells`` marks as the student's
-own checks, which ``assign`` adds); ``sandbox``, ``kernel`` and ``devices`` start a kernel the
-student's code cannot escape, on the grader's devices (``kernel`` holds its lifecycle, and
-``kernel_start`` starts a fresh kernel when one fails to start, a fault of the harness's;
-``kernel_housekeeping``, copied into the kernel alone, caps its output, runs the lab probe's warm-up and
-reaps the children a cell left), within the ``limits`` declared once for every command and context;
+own checks, which ``assign`` adds); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel the
+student's code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle,
+``kernel_client`` talks to it, ``kernel_code`` is what the harness runs in it, and ``kernel_start``
+starts a fresh kernel when one fails to start, a fault of the harness's; ``kernel_housekeeping``, copied
+into the kernel alone, caps its output, runs the lab probe's warm-up and reaps the children a cell
+left), within the ``limits`` declared once for every command and context;
 ``execute`` runs the cells and has the probe write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
+    from autograder.run.check_cells import new_check_cell, new_intro_cell
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment

@@ -29,17 +29,11 @@ from nbclient.exceptions import DeadKernelError
 from autograder.facts import TakenFacts, TaskCapture, task_seed
 from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
-from autograder.run.kernel import (
-    TIMEOUT_ENAME,
-    WARM_UP_WAIT,
-    Limits,
-    StartedKernel,
-    cell_error,
-    probe_code,
-    reap_children_code,
-    wait_for_warm_up_code,
-)
+from autograder.run.kernel_client import TIMEOUT_ENAME, cell_error
+from autograder.run.kernel_code import WARM_UP_WAIT, probe_code, reap_children_code, wait_for_warm_up_code
+from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.kernel_start import not_started_reason, start_kernel
+from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.machine_quiet import until_machine_quiet
 from autograder.run.plan import CaptureTask, Plan, RunCell

@@ -25,8 +25,8 @@ _WNOHANG = os.WNOHANG
 _Thread = threading.Thread
 _os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
-LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (kernel.py reads it here)
-WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel.WARM_UP_WAIT)
+LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (kernel_code.py reads it here)
+WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel_code.WARM_UP_WAIT)
 
 
 TRUNCATION_MARK = "[output truncated by the grader]"

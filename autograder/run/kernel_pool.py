@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from autograder.run.execute import Captures, Execution, execute_plan_async
-from autograder.run.kernel import StartedKernel
+from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.plan import Plan

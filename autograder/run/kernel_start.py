@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.run.container_memory import oom_kills
-from autograder.run.kernel import StartedKernel
+from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.timed_turns import pass_the_gate
 

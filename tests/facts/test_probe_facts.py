@@ -22,7 +22,7 @@ from autograder.facts.capture import Call, Input, TaskCapture, build_argument
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
 from autograder.run import kernel_housekeeping
-from autograder.run.kernel import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, PROBE_MODULE, PROBE_SOURCE
+from autograder.run.kernel_code import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, PROBE_MODULE, PROBE_SOURCE
 
 
 def _capture(tmp_path, namespace, capture, recorder=probe):
@@ -323,7 +323,7 @@ def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
 
 
 def test_the_warm_up_marks_its_end_for_the_harness_and_no_warm_up_marks_it_at_once(tmp_path, monkeypatch):
-    """The harness holds other gradings' timed tasks off until the file appears (run/kernel.py)."""
+    """The harness holds other gradings' timed tasks off until the file appears (run/kernel_lifecycle.py)."""
     release = threading.Event()
     _lab_probe_with(monkeypatch, warm_up=lambda: release.wait(10))
     ended = tmp_path / "warm-up-ended"

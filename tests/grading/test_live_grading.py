@@ -21,7 +21,7 @@ from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.run import kernel_housekeeping, quiet
 from autograder.run.execute import CellOutcome
-from autograder.run.kernel import TRUNCATION_MARK
+from autograder.run.kernel_client import TRUNCATION_MARK
 from autograder.run.live_execution import LiveExecution
 
 LAB2 = "lab2_three_ways"

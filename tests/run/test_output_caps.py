@@ -6,7 +6,7 @@ import pytest
 
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
-from autograder.run.kernel import HOUSEKEEPING_MODULE
+from autograder.run.kernel_code import HOUSEKEEPING_MODULE
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import sandbox_problem

@@ -442,7 +442,7 @@ def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypat
 def test_a_sandboxed_kernel_is_not_restarted(tmp_path):
     import asyncio
 
-    from autograder.run.kernel import HarnessKernelManager
+    from autograder.run.kernel_manager import HarnessKernelManager
 
     (tmp_path / "work").mkdir()
     os.chmod(tmp_path, 0o755)

@@ -1,0 +1,107 @@
+"""The Dask side of grading many notebooks: a cluster to grade on (a local one sized to the machine, or
+an existing one given by its scheduler's address), what each worker runs (a submission's grade, the
+lab's cached references computed once ahead, its spare kernel shut down at the end) and the cluster's
+release.
+
+A class's batch (batch.py) and a lab's mutants (autograder.mutation) both grade on it. This module
+imports no JAX: a worker imports it first, and the grading and warming functions set up the devices
+before anything imports JAX.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.grading import GradeResult, GradeStatus
+from autograder.run import Limits
+
+if TYPE_CHECKING:
+    from autograder.course.grading_progress import GradingProgress
+
+
+def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict) -> dict:
+    """Grade one submission where this runs (a Dask worker) within the limits ``limits_data`` gives
+    (``Limits.to_dict``); returns the result as plain data."""
+    from autograder.run import configure_grader_process, worker_pool
+
+    configure_grader_process()
+    from autograder.grading import grade_notebook
+
+    limits = Limits.from_dict(limits_data)
+    with tempfile.TemporaryDirectory(prefix="autograder-submission-") as folder:
+        path = Path(folder) / filename
+        path.write_bytes(data)
+        try:
+            result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
+        except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
+            result = GradeResult(
+                lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None
+            )
+    return result.to_dict()
+
+
+def release_kernels() -> None:
+    """Shut down this worker's spare kernel (run on every worker once the batch has no more work)."""
+    import sys
+
+    pool = sys.modules.get("autograder.run.kernel_pool")  # imported only where something was graded
+    if pool is not None:
+        pool.close_worker_pool()
+
+
+def warm_on_worker(lab: str) -> str:
+    """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary."""
+    from autograder.run import configure_grader_process
+
+    configure_grader_process()
+    from autograder.caches import warm_lab
+
+    return warm_lab(lab).summary()
+
+
+def warm_references(client, lab: str, progress: GradingProgress) -> None:
+    """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
+    failure is only reported: each grading computes what it lacks."""
+    try:
+        summary = client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False).result()
+    except Exception as exc:
+        summary = f"the lab's references could not be computed ahead: {type(exc).__name__}: {exc}"
+    progress.progress.console.print(f"references: {summary}")
+
+
+def dask_client(workers: int | None = None, scheduler: str | None = None):
+    """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
+    processes (default: one per core). ``close_client`` releases both."""
+    import logging
+
+    from dask.distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    if scheduler:
+        return Client(scheduler, timeout=30), None
+    workers = workers or max(1, os.cpu_count() or 1)
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=0,
+        dashboard_address=None,
+        death_timeout=10,
+    )
+    return Client(cluster), cluster
+
+
+def close_client(client, cluster) -> None:
+    """Shut down the workers' spare kernels, then the client and the local cluster (either may be None)."""
+    if client is not None:
+        try:
+            client.run(release_kernels)
+        except Exception:  # a worker gone: its kernels went with it (they die with their parent)
+            pass
+        client.close(timeout=10)
+    if cluster is not None:
+        cluster.close(timeout=10)

@@ -1,0 +1,164 @@
+"""A submission's kernel from start to close (``StartedKernel``): its root directory made and the probes
+copied in, the kernel started with the startup code run, used once for one submission, then shut down and
+its directory removed.
+
+Starting again after a failed start is kernel_start.py's; the process is kernel_manager.py's, the client
+kernel_client.py's and the code run in the kernel kernel_code.py's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
+from autograder.run.kernel_code import (
+    HOUSEKEEPING_MODULE,
+    HOUSEKEEPING_SOURCE,
+    PROBE_MODULE,
+    PROBE_SOURCE,
+    WARM_UP_ENDED,
+    WARM_UP_WAIT,
+    startup_code,
+)
+from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
+from autograder.run.kernel_manager import HarnessKernelManager
+from autograder.run.limits import Limits
+from autograder.run.timed_turns import CellTurn
+
+
+class StartedKernel:
+    """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
+    (housekeeping and probes loaded, JAX imported, the devices initialised): ready for one submission,
+    and used once.
+
+    It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
+
+    def __init__(self, limits: Limits, lab_probe: Path | None):
+        self.limits, self.with_lab_probe = limits, lab_probe is not None
+        self.probe_digest = _digest(lab_probe)
+        self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
+        try:
+            os.chmod(self.root, 0o755)
+            self.workdir = self.root / "work"  # the kernel's only writable directory
+            self.probe_dir = self.root / "probe"
+            self.facts_dir = self.workdir / ".facts"
+            for d in (self.workdir, self.probe_dir, self.facts_dir):
+                d.mkdir()
+            shutil.copyfile(HOUSEKEEPING_SOURCE, self.probe_dir / f"{HOUSEKEEPING_MODULE}.py")
+            shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
+            if lab_probe is not None:
+                shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
+            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.probe_dir])
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        if self.km.uid is not None:
+            os.chown(self.facts_dir, self.km.uid, self.km.uid)
+        self.state = "new"  # then "starting", then "started" once the startup code has run
+        self.failure: str | None = None  # why the startup code failed, if it did
+        self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
+        self.turn = CellTurn()  # its code waits while another grading's timed task holds the machine
+        self.warm_up_hold: asyncio.Task | None = None  # the lab probe's warm-up, held like a cell until it ends
+        self.start_ended = asyncio.Event()  # started, failed to, or closed
+        self.nb = nbformat.v4.new_notebook()
+        self.client = CappedClient(
+            self.nb,
+            limits,
+            km=self.km,
+            timeout=int(limits.cell_timeout),
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            iopub_timeout=10,
+            raise_on_iopub_timeout=False,
+            startup_timeout=int(limits.startup_timeout),
+            error_on_timeout={
+                "ename": TIMEOUT_ENAME,
+                "evalue": f"the cell ran longer than {limits.cell_timeout:g} s",
+                "traceback": [],
+            },
+        )
+
+    def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
+        """Was it made for these limits and this lab probe (compared by content)?"""
+        return limits == self.limits and _digest(lab_probe) == self.probe_digest
+
+    async def start(self) -> None:
+        """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
+        Then remember the harness's processes: any other process found later was started by student code."""
+        self.state = "starting"
+        try:
+            await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+            await self.client.async_start_new_kernel_client()
+            self.client.watch_output_channel()
+            ended = self.facts_dir / WARM_UP_ENDED if self.with_lab_probe else None
+            startup = startup_code(
+                str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total, str(ended) if ended else None
+            )
+            cell = await self.run_code(startup, self.limits.startup_timeout, warm_up_ended=ended)
+            self.failure = cell_error(cell)
+            if self.failure is None:
+                self.km.note_harness_processes()
+            self.state = "started"
+        finally:
+            if self.failure is not None or self.state != "started":  # no warm-up runs
+                self._let_warm_up_go()
+            self.start_ended.set()
+
+    async def ready(self, timeout: float = 15) -> bool:
+        """Started without failing, still running, and answering: may it take a submission now?"""
+        if self.state != "started" or self.failure is not None or self.client.kc is None:
+            return False
+        try:
+            return await self.km.is_alive() and cell_error(await self.run_code("pass", timeout)) is None
+        except Exception:  # it died, or does not answer
+            return False
+
+    async def run_code(self, source: str, timeout: float, warm_up_ended: Path | None = None) -> nbformat.NotebookNode:
+        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped. With
+        ``warm_up_ended``, the warm-up the code starts is held like this cell until that file appears."""
+        cell = nbformat.v4.new_code_cell(source)
+        async with self.turn:  # the wait, if any, is before the timeout starts
+            if warm_up_ended is not None:
+                hold = self.turn.hold_beyond()  # taken inside the cell's hold: no timed task slips between
+                if hold.held:
+                    self.warm_up_hold = asyncio.get_running_loop().create_task(
+                        hold.release_when(warm_up_ended.exists, WARM_UP_WAIT)
+                    )
+            self.nb.cells.append(cell)
+            self.client.start_cell()
+            await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
+        return cell
+
+    def _let_warm_up_go(self) -> None:
+        if self.warm_up_hold is not None:
+            self.warm_up_hold.cancel()  # release_when lets go of the hold as it ends
+
+    async def close(self) -> None:
+        """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
+        self._let_warm_up_go()
+        self.start_ended.set()
+        try:
+            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
+        except Exception:
+            pass
+        if self.client.kc is not None:
+            self.client.stop_watching_output_channel()
+            self.client.kc.stop_channels()
+        if os.environ.get("AUTOGRADER_KEEP_RUNS"):
+            # to the process's own stderr: the graders, still checking in another thread, may hold
+            # sys.stdout redirected into their log
+            print(f"kept {self.root}", file=sys.__stderr__, flush=True)
+        else:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _digest(path: Path | None) -> str | None:
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()

@@ -1,0 +1,156 @@
+"""The kernel's process: how the harness launches an ipykernel for a submission (its command, wrapped in
+the sandbox, the network filter and Landlock where they work; its environment; its ZeroMQ limits) and
+how it shuts it down with whatever the notebook left running.
+
+jupyter_client's kernel manager, specialised; the kernel's use for one submission is kernel_lifecycle.py's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import psutil
+import zmq
+import zmq.asyncio
+from jupyter_client import AsyncKernelManager
+from jupyter_client.kernelspec import KernelSpec
+
+from autograder.run.container_memory import oom_first
+from autograder.run.devices import kernel_environment
+from autograder.run.file_allowlist import kernel_allowlist
+from autograder.run.landlock import landlock_command
+from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.limits import ResourceLimits
+from autograder.run.network_filter import filter_command, filter_problem
+from autograder.run.sandbox import (
+    BUBBLEWRAP,
+    NO_SANDBOX,
+    SandboxUnavailable,
+    bwrap_command,
+    lease_uid,
+    make_private,
+    sandbox_environment,
+    sandbox_level,
+    uid_command,
+)
+from autograder.run.sandbox_levels import LANDLOCK_LEVELS
+
+# What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
+# (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
+MAX_MESSAGE_BYTES = 16 * 2**20
+MAX_QUEUED_MESSAGES = 32
+
+
+class HarnessKernelManager(AsyncKernelManager):
+    """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
+
+    With ``sandbox`` limits it runs at the strongest level that works here (see sandbox.py; ``level``),
+    as root under a uid of its own (``uid``), behind the network filter where it works (network_filter.py)
+    and, at the uid level, Landlock's allow-list where it works (landlock.py), and talks over ZeroMQ's ipc
+    transport through socket files in its working directory: the host cannot reach ports inside the
+    kernel's network namespace, and the filter leaves the kernel Unix sockets alone.
+    """
+
+    def __init__(
+        self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None, readonly: Sequence[Path] = (), **kwargs
+    ):
+        super().__init__(kernel_name="python3", **kwargs)
+        self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
+        self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
+        self.uid_lease = lease_uid() if sandbox is not None else None
+        self.uid = self.uid_lease.uid if self.uid_lease else None
+        # IPython's history lives in memory: its database thread is restarted at the first cell after
+        # a fork, and a fork bomb's killed children (zombies until reaped) would keep it from starting,
+        # so the cell that reaps them could not run.
+        argv = [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--HistoryManager.hist_file=:memory:",
+        ]
+        if sandbox is not None:
+            if self.level in LANDLOCK_LEVELS:  # the uid level's files: an allow-list (file_allowlist.py)
+                argv = landlock_command(argv, *kernel_allowlist(workdir, readonly), directory=workdir)
+            if filter_problem() is None:  # one code path: under bubblewrap too, where it closes nothing more
+                argv = filter_command(argv, workdir)
+            self.transport = "ipc"
+            self.ip = str(workdir / ".kernel")
+            self.connection_file = str(workdir / ".connection.json")
+            if self.uid is not None:
+                make_private(workdir, self.uid)
+            if self.level == BUBBLEWRAP:
+                argv = bwrap_command(
+                    argv, workdir, list(readonly), sandbox_environment(kernel_environment()), sandbox, self.uid
+                )
+            else:  # its working directory is its home
+                if self.uid is None:  # sandbox_level() offers the uid level to root alone
+                    raise SandboxUnavailable("the uid level needs a uid of its own for the kernel: run as root")
+                env = sandbox_environment(kernel_environment(), home=str(workdir))
+                argv = uid_command(argv, env, sandbox, self.uid)
+        argv = oom_first(argv)  # a notebook outgrowing the container loses its kernel, not the grader
+        self._kernel_spec = KernelSpec(
+            argv=argv, display_name="autograder", language="python", interrupt_mode="message"
+        )
+        # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
+        self._launcher: psutil.Process | None = None
+        # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
+        # sandbox without one must name the kernel's own uid here, so that orphans are found by it.
+        self.leftovers_uid: int | None = self.uid if self.level not in (BUBBLEWRAP, NO_SANDBOX) else None
+        self._harness_pids: frozenset[int] = frozenset()  # the launcher, the sandbox's init, the kernel
+
+    def client(self, **kwargs):
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        context.setsockopt(zmq.RCVHWM, MAX_QUEUED_MESSAGES)
+        return super().client(context=context, **kwargs)
+
+    def write_connection_file(self, **kwargs):
+        super().write_connection_file(**kwargs)
+        if self.uid is not None:  # the kernel's own user must read it
+            os.chown(self.connection_file, self.uid, self.uid)
+
+    async def start(self) -> None:
+        env = kernel_environment() if self.sandbox is None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
+            await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
+
+    def note_harness_processes(self) -> None:
+        """Remember the processes that make up the kernel before any student code runs: every other
+        process of the run, found later, was started by the notebook."""
+        self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
+        self._harness_pids = process_tree(self._launcher)
+
+    def stop_leftover_processes(self) -> int:
+        """Stop what the notebook started that is still running (see leftovers.py); how many."""
+        if not self._harness_pids:
+            return 0
+        return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
+
+    # jupyter_client types these two by its synchronous manager's; the async manager's are coroutines.
+    async def restart_kernel(self, now: bool = False, newports: bool = False, **kw) -> None:  # type: ignore[override]
+        """Refused for a sandboxed kernel, which is used once: a restart would run the network filter's
+        launcher again from the kernel's own directory, where the kernel may have rewritten it."""
+        if self.sandbox is not None:
+            raise RuntimeError("a sandboxed kernel is not restarted: start a fresh one")
+        await super().restart_kernel(now=now, newports=newports, **kw)
+
+    async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
+        """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""
+        try:
+            await super().shutdown_kernel(now=now, restart=restart)
+        finally:
+            if not restart:
+                stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+                if self.uid_lease is not None:
+                    self.uid_lease.release()
+
+    def log_tail(self, limit: int = 20_000) -> str:
+        try:
+            return self.log_path.read_bytes()[-limit:].decode("utf-8", "replace")
+        except OSError:
+            return ""
