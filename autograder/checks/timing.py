@@ -36,6 +36,9 @@ import jax
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import found_bool, found_number, quote
 from autograder.run import (
+    GRADER_PHASES,
+    MEASURE,
+    TURN_WAIT,
     checks_waiting,
     measuring,
     min_sample_seconds,
@@ -91,12 +94,18 @@ def measure_interleaved(
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
+    started = time.monotonic()
     with checks_waiting():  # the check waits for its kernel, then takes the turn: it holds nothing meanwhile
         wait_for_quiet(QUIET_TIMEOUT)
         with measuring():  # the machine's timed turn: no other grading's kernel or check runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
+            measure_started = time.monotonic()
             with under_kernel_malloc():  # as the student's kernel times: the same program costs the same here
-                return _measure(fns, repeats, warmup, min_repeats, precision)
+                measured = _measure(fns, repeats, warmup, min_repeats, precision)
+            measure_seconds = time.monotonic() - measure_started
+    GRADER_PHASES.add(MEASURE, measure_seconds)
+    GRADER_PHASES.add(TURN_WAIT, time.monotonic() - started - measure_seconds)
+    return measured
 
 
 def _measure(

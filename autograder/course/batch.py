@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.course.batch_timing import BatchTiming
 from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.dask_cluster import close_client, dask_client, grade_on_worker, warm_references
 from autograder.course.gradebook import is_done, load_results, log_grading
@@ -113,8 +114,10 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     adjustments, saved, todo = _prepare(options, lab, submissions)
     publish_summaries(options.out, options.lab, task_ids, saved)
     limits = options.limits.to_dict()
+    timing = BatchTiming(None if options.scheduler else options.workers or max(1, os.cpu_count() or 1))
 
     def record(submission: CollectedSubmission, result: GradeResult) -> None:
+        publishing = time.monotonic()
         result = with_submission_time(result, submission.path, submission.created_at)
         result = adjustments.apply(submission.student, result)
         kind = "regraded" if is_done(saved.get(submission.student)) else "graded"
@@ -122,6 +125,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         log_grading(options.out, submission.student, result, kind)
         saved[submission.student] = result
         publish_summaries(options.out, options.lab, task_ids, saved)
+        timing.add(result, time.monotonic() - publishing)
         progress.advance(result)
 
     todo_students = {s.student for s in todo}
@@ -135,7 +139,9 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         futures = {}
         try:
             if any(s.path is not None for s in todo):
+                warming = time.monotonic()
                 warm_references(client, options.lab, progress)
+                timing.warming = time.monotonic() - warming
             for submission in todo:
                 data = None if submission.path is None else _read(submission.path)
                 if data is None:
@@ -173,6 +179,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
             for future in futures:
                 future.cancel()
             close_client(client, cluster)
+            if todo:
+                timing.write(options.out)
     # overrides recorded while this run graded (``autograder override`` in another shell) apply now
     students = {s.student for s in submissions} | set(saved)
     refresh(options.out, Adjustments.load(options.out, adjustments.task_points, students), saved)

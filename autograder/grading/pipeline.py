@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +21,11 @@ from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.versions import grader_versions
 from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.run import (
+    CHECKS,
+    GRADER_PHASES,
+    MEASURE,
     NO_SANDBOX,
+    TURN_WAIT,
     Execution,
     Limits,
     LiveExecution,
@@ -28,6 +33,7 @@ from autograder.run import (
     build_plan,
     execute_plan,
     grading_with,
+    rounded_phases,
     sandbox_level,
 )
 
@@ -108,6 +114,8 @@ def _grade(
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan = build_plan(template, nb)
+    GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
+    checks_started = time.monotonic()
     if overlap:
         run = _RunInBackground(execute, plan, lab, limits, seed, path)
         from autograder.grading.pytest_plugin import GraderError, run_graders  # JAX loads while the kernel starts
@@ -120,17 +128,20 @@ def _grade(
             return failed, run.result()
         finally:
             run.live.release_timed_turn()  # measured (or failed to): the machine's timed turn is free again
+        checks_seconds = time.monotonic() - checks_started - run.live.grader_waited
         execution = run.result()
     else:
         execution = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, None)
         from autograder.grading.pytest_plugin import GraderError, run_graders
 
+        checks_started = time.monotonic()
         try:  # a run whose kernel never started has nothing to check
             started = execution.status != RunStatus.KERNEL_FAILED_TO_START
             checks = run_graders(lab, execution, seed, public_only, on_check=on_check) if started else []
         except GraderError as exc:
             failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
             return failed, execution
+        checks_seconds = time.monotonic() - checks_started
     notes += execution_notes(execution, limits)
     status = GradeStatus.of_run(execution.status)
     if status == GradeStatus.HARNESS_ERROR:  # no check saw a run: no check result is shown as if earned
@@ -153,8 +164,21 @@ def _grade(
         public_only=public_only,
         notes=tuple(notes),
         sandbox=level,
+        phases=_phases(execution.phases, checks_seconds),
     )
     return result, execution
+
+
+def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
+    """The grade's seconds per phase: the run's, and the grader's own — its checks (less their waits for
+    facts, which ``checks_seconds`` leaves out already), its measurements and their waits for the turn."""
+    grader = GRADER_PHASES.read()
+    measured, waited = grader.get(MEASURE, 0.0), grader.get(TURN_WAIT, 0.0)
+    phases = dict(run)
+    phases[TURN_WAIT] = phases.get(TURN_WAIT, 0.0) + waited
+    phases[MEASURE] = measured
+    phases[CHECKS] = max(0.0, checks_seconds - measured - waited)
+    return rounded_phases(phases)
 
 
 class _RunInBackground:

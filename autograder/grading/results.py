@@ -78,6 +78,7 @@ class GradeResult:
     submitted_time_source: str | None = None  # where that time comes from, in words
     late: LatePenalty | None = None  # set when a late policy applies
     graded_by: dict = field(default_factory=dict)  # the harness's, JAX's, jaxlib's, NumPy's, Python's versions
+    phases: dict = field(default_factory=dict)  # seconds per phase of the grading (run/phase_clock.py)
 
     @property
     def auto_score(self) -> float:
@@ -209,6 +210,7 @@ class GradeResult:
                 "late_penalty": self.penalty,
                 "submitted_at": self.submitted_at,
                 "graded_by": self.graded_by,
+                "phases": self.phases,  # where the grading's time went (run/phase_clock.py)
                 "overrides": {
                     t.task: asdict(override) | {"auto_score": t.auto_score} for t, override in self.overrides
                 },

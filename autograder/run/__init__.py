@@ -12,7 +12,8 @@ task over as soon as it is taken; ``run_status`` names how a run and each cell e
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait),
 ``machine_quiet`` has both sides' timing start once the processors are idle, ``kernel_malloc`` gives
-both sides the kernel's malloc settings, and ``kernel_pool`` starts the next kernel ahead. Grading reads
+both sides the kernel's malloc settings, ``kernel_pool`` starts the next kernel ahead, and ``phase_clock``
+counts where a grading's time goes. Grading reads
 what the run hands on: each task's facts.
 """
 
@@ -31,6 +32,18 @@ if TYPE_CHECKING:
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution
     from autograder.run.machine_quiet import wait_until_machine_quiet
+    from autograder.run.phase_clock import (
+        CAPTURE,
+        CELLS,
+        CHECKS,
+        GRADER_PHASES,
+        KERNEL_START,
+        MEASURE,
+        PHASES,
+        TURN_WAIT,
+        PhaseClock,
+        rounded_phases,
+    )
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.quiet import wait_for_quiet
     from autograder.run.run_status import CellStatus, RunStatus

@@ -36,6 +36,7 @@ from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.machine_quiet import until_machine_quiet
+from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.timed_turns import TimedTurn
@@ -72,6 +73,7 @@ class Execution:
     changes: tuple[str, ...] = field(default_factory=tuple)
     output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
     start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (kernel_start.py)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the run (phase_clock.py)
 
     def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
         """(facts, error) of a task: (None, None) when the run did not reach it."""
@@ -110,6 +112,7 @@ class _Run:
         self.interrupted: str | None = None  # the last cell that had to be interrupted
         self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
         self.cells: list[CellOutcome] = []
+        self.phases = PhaseClock()
         if live is not None:
             live.started(self.taken, self.cells)
 
@@ -137,7 +140,8 @@ class _Run:
                         if self.times_code(step.task):
                             with quiet.not_running():  # waiting, it runs nothing: another grader may measure
                                 await self.timed_turn.acquire(step.label)
-                            await self.until_idle(step.label)
+                            with self.phases.timed(TURN_WAIT):
+                                await self.until_idle(step.label)
                         timed_out = await self.run_cell(step)
                         if timed_out and not await self.responsive():
                             return RunStatus.TIMEOUT, f"{step.label} did not stop when interrupted", step.label
@@ -192,6 +196,7 @@ class _Run:
         truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
         self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds, truncated, leftovers))
+        self.phases.add(CELLS, seconds)
         return status == CellStatus.TIMEOUT
 
     async def stop_leftovers(self) -> int:
@@ -211,6 +216,10 @@ class _Run:
             return False
 
     async def capture(self, task: str) -> None:
+        with self.phases.timed(CAPTURE):
+            await self._capture(task)
+
+    async def _capture(self, task: str) -> None:
         capture = self.captures.get(task, TaskCapture(task))
         out = self.facts_dir / task
         cell = await self.run_code(
@@ -290,7 +299,9 @@ async def execute_plan_async(
     start = None
     kills_before = oom_kills()
     try:
+        asked = time.monotonic()
         start = await start_kernel(limits, lab_probe, kernel, owner=id(run))  # a failed start is tried again
+        run.phases.add(KERNEL_START, time.monotonic() - asked + (kernel.waited if kernel is not None else 0.0))
         if start.kernel is None:
             reason = not_started_reason(start.failures)
         else:
@@ -324,8 +335,19 @@ async def execute_plan_async(
         shutil.rmtree(run.taken.directory, ignore_errors=True)
     cut_by = next((task for task in run.taken.order if task in facts and facts[task].output_cut), None)
     failures = start.failures if start is not None else ()
+    run.phases.add(TURN_WAIT, run.waited)
     return Execution(
-        status, reason, ended_at, facts, fact_errors, tuple(run.cells), seconds, plan.changes, cut_by, failures
+        status,
+        reason,
+        ended_at,
+        facts,
+        fact_errors,
+        tuple(run.cells),
+        seconds,
+        plan.changes,
+        cut_by,
+        failures,
+        run.phases.read(),
     )
 
 

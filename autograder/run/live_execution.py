@@ -39,6 +39,7 @@ class LiveExecution:
         self._grader_checking = False  # in its pytest session (which another grade's may hold up)
         self._grader_done = False
         self.timed_turn: TimedTurn | None = None  # the run's TimedTurn: the grader releases it once it has measured
+        self.grader_waited = 0.0  # seconds the grader waited for facts (phase_clock.py: not its checks' time)
 
     # The kernel's side.
 
@@ -75,12 +76,14 @@ class LiveExecution:
         self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
 
     def _wait(self, ready: Callable[[], bool]) -> None:
+        started = time.monotonic()
         with self._changed:
             self._grader_waits_for = ready
             try:
                 self._changed.wait_for(ready)
             finally:
                 self._grader_waits_for = None
+                self.grader_waited += time.monotonic() - started
 
     @contextlib.contextmanager
     def checking(self):

@@ -20,6 +20,7 @@ import pytest
 from hostile_submissions import FAKE_RESULTS
 
 from autograder.authoring.known_grades import make_submission, solved
+from autograder.course.batch_timing import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.grading.pipeline import grade_notebook
 from autograder.lab import load_lab
@@ -181,6 +182,15 @@ def test_local_workers_grade_like_one_by_one(class_of_24, one_by_one, tmp_path):
         assert {"score", "tests", "output"} <= set(results)
     report = (tmp_path / "out" / "report.html").read_text()
     assert "score histogram" in report and "most common failure" in report
+    # where the time went: each grade's phases, added up over the class beside the batch's own work
+    timing = json.loads((tmp_path / "out" / TIMING_FILE).read_text())
+    assert timing["graded"] == len(students) and timing["workers"] == 2 and timing["publishing"] > 0
+    grades = [json.loads((tmp_path / "out" / student / GRADE_FILE).read_text()) for student in students]
+    ran = [grade["phases"] for grade in grades if grade["phases"]]  # not the files that are not notebooks
+    assert len(ran) == sum(kind not in ("not_a_notebook", "corrupt") for kind in students.values())
+    assert all(phases["kernel_start"] > 0 and phases["cells"] > 0 for phases in ran)
+    assert any(phases["capture"] > 0 and phases["checks"] > 0 for phases in ran)
+    assert abs(timing["phases"]["cells"] - sum(phases["cells"] for phases in ran)) < 0.01 * len(ran)
     # a rerun with everything graded grades nothing again
     log = (tmp_path / "out" / LOG_FILE).read_text()
     again = _batch([folder, "--out", tmp_path / "out", "--workers", "2"])

@@ -1,0 +1,44 @@
+"""Where a batch's time went: each grade's phases added up over the class, beside the batch's own work
+(warming the references, publishing each result as it comes), written to ``batch-timing.json`` in the
+output folder, so that an instructor, or bench/batch_cost.py, sees what grading a class cost."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.course.gradebook import write_atomically
+from autograder.grading import GradeResult
+
+TIMING_FILE = "batch-timing.json"
+
+
+@dataclass
+class BatchTiming:
+    workers: int | None
+    started: float = field(default_factory=time.monotonic)
+    graded: int = 0
+    phases: dict[str, float] = field(default_factory=dict)  # summed over the grades of this run
+    warming: float = 0.0  # the references computed ahead, on the workers
+    publishing: float = 0.0  # each result's feedback page, gradebook row and class summaries, here
+
+    def add(self, result: GradeResult, publishing: float) -> None:
+        self.graded += 1
+        self.publishing += publishing
+        for phase, seconds in result.phases.items():
+            self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+
+    def to_dict(self) -> dict:
+        return {
+            "wall": round(time.monotonic() - self.started, 3),
+            "workers": self.workers,
+            "graded": self.graded,
+            "warming": round(self.warming, 3),
+            "publishing": round(self.publishing, 3),
+            "phases": {phase: round(seconds, 3) for phase, seconds in self.phases.items()},
+        }
+
+    def write(self, out: Path) -> None:
+        write_atomically(out / TIMING_FILE, json.dumps(self.to_dict(), indent=2) + "\n")

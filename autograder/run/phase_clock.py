@@ -1,0 +1,59 @@
+"""Where a grading's time goes, by phase: the seconds of each kind of work, added up as it is done.
+
+A grade carries its phases (``GradeResult.phases``) and ``autograder batch`` adds them up over the class
+(``batch-timing.json``), so that the cost of grading a class is seen, not guessed. The run's own phases
+(kernel start, cells, capture, waiting for another grading's timed turn) are counted by the run; the
+grader's measurements run inside the checks, so ``GRADER_PHASES`` counts them for the process, which grades
+one submission at a time (the pipeline empties it before the checks and reads it after)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+
+# The phases, in the order a grading goes through them.
+KERNEL_START = "kernel_start"  # asking for a kernel until it runs the first cell (a kernel started ahead: the wait)
+CELLS = "cells"  # the notebook's cells, the student's and the lab's
+CAPTURE = "capture"  # taking each task's facts in the kernel
+TURN_WAIT = "turn_wait"  # waiting for other gradings' timed tasks and for a quiet machine, both sides
+MEASURE = "measure"  # the grader's own timing measurements
+CHECKS = "checks"  # the graders (loading them included), less their waits for facts and their measurements
+PHASES = (KERNEL_START, CELLS, CAPTURE, TURN_WAIT, MEASURE, CHECKS)
+
+
+class PhaseClock:
+    """Seconds per phase, added from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seconds: dict[str, float] = {}
+
+    def add(self, phase: str, seconds: float) -> None:
+        with self._lock:
+            self._seconds[phase] = self._seconds.get(phase, 0.0) + max(0.0, seconds)
+
+    @contextlib.contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(phase, time.monotonic() - started)
+
+    def read(self) -> dict[str, float]:
+        with self._lock:
+            return dict(self._seconds)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._seconds.clear()
+
+
+GRADER_PHASES = PhaseClock()
+
+
+def rounded_phases(phases: dict[str, float]) -> dict[str, float]:
+    """Phases as a grade keeps them: in the order of PHASES, to the millisecond."""
+    return {phase: round(phases[phase], 3) for phase in PHASES if phase in phases}
