@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING
 
 from autograder.course.batch_timing import BatchTiming
 from autograder.course.collect import CollectedSubmission, collect_submissions
-from autograder.course.dask_cluster import close_client, dask_client, grade_on_worker, warm_references
+from autograder.course.dask_cluster import (
+    close_client,
+    dask_client,
+    default_workers,
+    grade_on_worker,
+    warm_references,
+)
 from autograder.course.gradebook import is_done, load_results, log_grading
 from autograder.course.grading_progress import GradingProgress
 from autograder.grading import GradeResult, GradeStatus
@@ -114,7 +120,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     adjustments, saved, todo = _prepare(options, lab, submissions)
     publish_summaries(options.out, options.lab, task_ids, saved)
     limits = options.limits.to_dict()
-    timing = BatchTiming(None if options.scheduler else options.workers or max(1, os.cpu_count() or 1))
+    timing = BatchTiming(None if options.scheduler else options.workers or default_workers())
 
     def record(submission: CollectedSubmission, result: GradeResult) -> None:
         publishing = time.monotonic()

@@ -73,6 +73,11 @@ def warm_references(client, lab: str, progress: GradingProgress) -> None:
     progress.progress.console.print(f"references: {summary}")
 
 
+def default_workers() -> int:
+    """A local cluster's workers when none is asked for: one per core."""
+    return max(1, os.cpu_count() or 1)
+
+
 def dask_client(workers: int | None = None, scheduler: str | None = None):
     """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
     processes (default: one per core). ``close_client`` releases both."""
@@ -83,7 +88,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
     logging.getLogger("distributed").setLevel(logging.ERROR)
     if scheduler:
         return Client(scheduler, timeout=30), None
-    workers = workers or max(1, os.cpu_count() or 1)
+    workers = workers or default_workers()
     cluster = LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
