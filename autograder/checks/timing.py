@@ -24,6 +24,7 @@ Why the tolerances are as they are (jax 0.10.2, 2 cores, 8 virtual CPU devices; 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
@@ -94,18 +95,13 @@ def measure_interleaved(
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
-    started = time.monotonic()
-    with checks_waiting():  # the check waits for its kernel, then takes the turn: it holds nothing meanwhile
-        wait_for_quiet(QUIET_TIMEOUT)
-        with measuring():  # the machine's timed turn: no other grading's kernel or check runs meanwhile
+    with checks_waiting(), contextlib.ExitStack() as turn:  # the check holds nothing while it waits
+        with GRADER_PHASES.timed(TURN_WAIT):  # for its kernel to stop, then for the turn
+            wait_for_quiet(QUIET_TIMEOUT)
+            turn.enter_context(measuring())  # the machine's timed turn: no other grading runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
-            measure_started = time.monotonic()
-            with under_kernel_malloc():  # as the student's kernel times: the same program costs the same here
-                measured = _measure(fns, repeats, warmup, min_repeats, precision)
-            measure_seconds = time.monotonic() - measure_started
-    GRADER_PHASES.add(MEASURE, measure_seconds)
-    GRADER_PHASES.add(TURN_WAIT, time.monotonic() - started - measure_seconds)
-    return measured
+        with GRADER_PHASES.timed(MEASURE), under_kernel_malloc():  # as the student's kernel times
+            return _measure(fns, repeats, warmup, min_repeats, precision)
 
 
 def _measure(
