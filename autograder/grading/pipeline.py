@@ -19,7 +19,7 @@ from autograder.grading.grade_status import GradeStatus
 from autograder.grading.notebook_file import NotANotebook, read_submission
 from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.versions import grader_versions
-from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
+from autograder.lab import LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.run import (
     CHECKS,
     GRADER_PHASES,
@@ -27,8 +27,10 @@ from autograder.run import (
     NO_SANDBOX,
     TURN_WAIT,
     Execution,
+    Executor,
     Limits,
     LiveExecution,
+    RunRequest,
     RunStatus,
     build_plan,
     execute_plan,
@@ -44,12 +46,12 @@ def grade_notebook(
     public_only: bool = False,
     limits: Limits = Limits(),
     seed: int | None = None,
-    execute=execute_plan,
+    execute: Executor = execute_plan,
     overlap: bool = True,
     on_check=None,
 ) -> GradeResult:
     """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
-    ``execute`` runs the plan, with ``execute_plan``'s signature (a batch worker passes its kernel pool's).
+    ``execute`` runs the request (an ``Executor``: ``execute_plan``, or a batch worker's kernel pool's).
     ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``). ``on_check`` is
     given the checks done so far after each (see ``run_graders``).
 
@@ -63,7 +65,7 @@ def grade_with_execution(
     public_only: bool = False,
     limits: Limits = Limits(),
     seed: int | None = None,
-    execute=execute_plan,
+    execute: Executor = execute_plan,
     overlap: bool = True,
     on_check=None,
 ) -> tuple[GradeResult, Execution | None]:
@@ -82,7 +84,7 @@ def _grade(
     public_only: bool,
     limits: Limits,
     seed: int | None,
-    execute,
+    execute: Executor,
     overlap: bool,
     on_check,
 ) -> tuple[GradeResult, Execution | None]:
@@ -113,11 +115,11 @@ def _grade(
     notes = []
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
-    plan = build_plan(template, nb)
+    request = RunRequest(build_plan(template, nb), lambda: lab.captures, limits, seed, lab.kernel_probe_path, path)
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
     checks_started = time.monotonic()
     if overlap:
-        run = _RunInBackground(execute, plan, lab, limits, seed, path)
+        run = _RunInBackground(execute, request)
         from autograder.grading.pytest_plugin import GraderError, run_graders  # JAX loads while the kernel starts
 
         try:
@@ -131,7 +133,7 @@ def _grade(
         checks_seconds = time.monotonic() - checks_started - run.live.grader_waited
         execution = run.result()
     else:
-        execution = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, None)
+        execution = execute(request, None)
         from autograder.grading.pytest_plugin import GraderError, run_graders
 
         checks_started = time.monotonic()
@@ -184,17 +186,17 @@ def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
 class _RunInBackground:
     """The submission's execution, started at once in a thread of its own and followed live."""
 
-    def __init__(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path):
+    def __init__(self, execute: Executor, request: RunRequest):
         self.live = LiveExecution()
         self._outcome: Execution | BaseException | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(execute, plan, lab, limits, seed, path), name="autograder-kernel", daemon=True
+            target=self._run, args=(execute, request), name="autograder-kernel", daemon=True
         )
         self._thread.start()
 
-    def _run(self, execute, plan, lab: Lab, limits: Limits, seed: int, path: Path) -> None:
+    def _run(self, execute: Executor, request: RunRequest) -> None:
         try:
-            self._outcome = execute(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, self.live)
+            self._outcome = execute(request, self.live)
         except BaseException as exc:  # handed to the grader's thread, which raises it
             self._outcome = exc
             self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)

@@ -7,7 +7,8 @@ student's code cannot escape, on the grader's devices (``kernel_lifecycle`` hold
 starts a fresh kernel when one fails to start, a fault of the harness's; ``kernel_housekeeping``, copied
 into the kernel alone, caps its output, runs the lab probe's warm-up and reaps the children a cell
 left), within the ``limits`` declared once for every command and context;
-``execute`` runs the cells and has the probe write each task's facts (``live_execution`` hands each
+``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or the
+``kernel_pool``) runs its cells and has the probe write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait),
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
-    from autograder.run.execute import Execution, execute_plan
+    from autograder.run.execute import Execution, Executor, execute_plan
     from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_kernel_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     )
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.quiet import wait_for_quiet
+    from autograder.run.run_request import RunRequest
     from autograder.run.run_status import CellStatus, RunStatus
     from autograder.run.sandbox import (
         NO_SANDBOX,

@@ -18,10 +18,10 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import nbformat
 from nbclient.exceptions import DeadKernelError
@@ -38,6 +38,7 @@ from autograder.run.live_execution import LiveExecution
 from autograder.run.machine_quiet import until_machine_quiet
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import Captures, RunRequest
 from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.timed_turns import TimedTurn
 
@@ -266,25 +267,24 @@ def _current_label(run: _Run) -> str | None:
     return cells[executed].label if executed < len(cells) else None
 
 
-Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
+class Executor(Protocol):
+    """What runs a request and hands back its execution: ``execute_plan``, or a batch worker's kernel
+    pool (``KernelPool.execute``). With ``live``, a grader in another thread follows the run."""
+
+    def __call__(self, request: RunRequest, live: LiveExecution | None = None) -> Execution: ...
 
 
 async def execute_plan_async(
-    plan: Plan,
-    captures: Captures,
-    limits: Limits,
-    seed: int,
-    lab_probe: Path | None = None,
-    submission: Path | None = None,
+    request: RunRequest,
     live: LiveExecution | None = None,
     kernel: StartedKernel | None = None,
 ) -> Execution:
-    """Run the plan in a fresh kernel; ``lab_probe`` is the lab's kernel_probe.py, if it has one, and
-    a copy of ``submission`` is put in the kernel's working directory. ``captures`` may be a function
-    that returns them, called once the kernel is starting. With ``live``, a grader in another thread
-    follows the run, and the cells of a task that times code wait until that grader is idle.
-    ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started here);
-    it is shut down after."""
+    """Run the request's plan in a fresh kernel (see ``RunRequest``). With ``live``, a grader in
+    another thread follows the run, and the cells of a task that times code wait until that grader is
+    idle. ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started
+    here); it is shut down after."""
+    plan, captures, limits, seed = request.plan, request.captures, request.limits, request.seed
+    lab_probe, submission = request.lab_probe, request.submission
     started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
     if kernel is not None and not kernel.fits(limits, lab_probe):
         await kernel.close()
@@ -368,13 +368,6 @@ async def _within_deadline(run: _Run, total_timeout: float):
             raise TimeoutError
 
 
-def execute_plan(
-    plan: Plan,
-    captures: Captures,
-    limits: Limits,
-    seed: int,
-    lab_probe: Path | None = None,
-    submission: Path | None = None,
-    live: LiveExecution | None = None,
-) -> Execution:
-    return asyncio.run(execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live))
+def execute_plan(request: RunRequest, live: LiveExecution | None = None) -> Execution:
+    """The request run in a kernel started for it, on an event loop of its own (an ``Executor``)."""
+    return asyncio.run(execute_plan_async(request, live))

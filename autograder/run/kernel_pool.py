@@ -23,11 +23,11 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.run.execute import Captures, Execution, execute_plan_async
+from autograder.run.execute import Execution, execute_plan_async
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
-from autograder.run.plan import Plan
+from autograder.run.run_request import RunRequest
 from autograder.run.timed_turns import pass_the_gate
 
 CLOSE_TIMEOUT = 120.0
@@ -45,26 +45,17 @@ class KernelPool:
         self._lock = threading.Lock()
         atexit.register(self.close)
 
-    def execute(
-        self,
-        plan: Plan,
-        captures: Captures,
-        limits: Limits,
-        seed: int,
-        lab_probe: Path | None = None,
-        submission: Path | None = None,
-        live: LiveExecution | None = None,
-    ) -> Execution:
-        """``execute_plan``, in the spare kernel when it fits and is ready; then starts the next one."""
+    def execute(self, request: RunRequest, live: LiveExecution | None = None) -> Execution:
+        """``execute_plan``, in the spare kernel when it fits and is ready; then starts the next one
+        (an ``Executor``)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
-            future = asyncio.run_coroutine_threadsafe(
-                self._execute(plan, captures, limits, seed, lab_probe, submission, live), self._loop
-            )
+            future = asyncio.run_coroutine_threadsafe(self._execute(request, live), self._loop)
         return future.result()
 
-    async def _execute(self, plan, captures, limits, seed, lab_probe, submission, live) -> Execution:
+    async def _execute(self, request: RunRequest, live: LiveExecution | None) -> Execution:
+        limits, lab_probe = request.limits, request.lab_probe
         asked = time.monotonic()
         kernel = await self._claim(limits, lab_probe)
         if kernel is None:  # started by the execution, as execute_plan does
@@ -72,7 +63,7 @@ class KernelPool:
         else:
             kernel.waited = time.monotonic() - asked
         self._warm(limits, lab_probe, after=kernel)
-        return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live, kernel)
+        return await execute_plan_async(request, live, kernel)
 
     async def _claim(self, limits: Limits, lab_probe: Path | None) -> StartedKernel | None:
         """The spare kernel, once started, if it fits and is ready; else None (it is shut down)."""

@@ -115,6 +115,7 @@ def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
     from autograder.run.execute import execute_plan
     from autograder.run.limits import Limits
     from autograder.run.plan import CaptureTask, Plan, RunCell
+    from autograder.run.run_request import RunRequest
     from autograder.run.sandbox import sandbox_problem
 
     if sandbox_problem() is not None:
@@ -129,10 +130,12 @@ def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
     arg = (Input((64,), mesh=MESH, spec=("x",)),)
     capture = TaskCapture("t1", calls=(Call("reduced", "reduced", args=arg), Call("summed", "summed", args=arg)))
     execution = execute_plan(
-        Plan((RunCell(cell, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ()),
-        {"t1": capture},
-        Limits(cell_timeout=120, total_timeout=300),
-        seed=1,
+        RunRequest(
+            Plan((RunCell(cell, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ()),
+            {"t1": capture},
+            Limits(cell_timeout=120, total_timeout=300),
+            seed=1,
+        )
     )
     assert execution.status == "completed", execution.reason
     calls = execution.facts["t1"].calls

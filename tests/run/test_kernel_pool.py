@@ -14,6 +14,7 @@ from autograder.run import kernel_pool
 from autograder.run.execute import execute_plan_async
 from autograder.run.limits import Limits
 from autograder.run.plan import Plan, RunCell
+from autograder.run.run_request import RunRequest
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)
 
@@ -43,10 +44,10 @@ def pool(monkeypatch):
     ahead, and the pid of the process that launched it."""
     used = []
 
-    async def recording(plan, captures, limits, seed, lab_probe=None, submission=None, live=None, kernel=None):
+    async def recording(request, live=None, kernel=None):
         warm = kernel.state == "started"
         try:
-            return await execute_plan_async(plan, captures, limits, seed, lab_probe, submission, live, kernel)
+            return await execute_plan_async(request, live, kernel)
         finally:
             used.append((kernel, warm, kernel.km._launcher.pid))
 
@@ -69,11 +70,11 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(pool, tmp_path):
-    first = pool.execute(LEAVE_TRACES, {}, LIMITS, seed=1)
+    first = pool.execute(RunRequest(LEAVE_TRACES, {}, LIMITS, seed=1))
     assert first.status == "completed" and _cells(first) == [("ok", None)]
     spare = pool.run(pool.spare())
     assert spare is not None and spare.state == "started" and spare.failure is None
-    second = pool.execute(SEE_NO_TRACES, {}, LIMITS, seed=2)
+    second = pool.execute(RunRequest(SEE_NO_TRACES, {}, LIMITS, seed=2))
     assert second.status == "completed", second.reason
     assert _cells(second) == [("ok", None)] * 7
     assert [c.leftover_processes for c in second.cells] == [0] * 6 + [1]
@@ -90,17 +91,17 @@ def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_p
     lab_a.write_text("LAB = 'a'\n")
     lab_b.write_text("LAB = 'b'\n")
     which_lab = "import sys\nassert sys.modules['_autograder_lab_probe'].LAB == {!r}"
-    pool.execute(_plan(which_lab.format("a")), {}, LIMITS, 1, lab_probe=lab_a)
+    pool.execute(RunRequest(_plan(which_lab.format("a")), {}, LIMITS, 1, lab_probe=lab_a))
     warmed_for_a = pool.run(pool.spare())
     warmed_for_a.launcher = warmed_for_a.km.provisioner.process.pid
     assert warmed_for_a.fits(LIMITS, lab_a) and not warmed_for_a.fits(LIMITS, lab_b)
-    other_lab = pool.execute(_plan(which_lab.format("b")), {}, LIMITS, 2, lab_probe=lab_b)
+    other_lab = pool.execute(RunRequest(_plan(which_lab.format("b")), {}, LIMITS, 2, lab_probe=lab_b))
     assert _cells(other_lab) == [("ok", None)]
     assert not pool.used[-1][1]  # started for it, not the one warmed for lab a
     assert not warmed_for_a.root.exists() and _gone(warmed_for_a.launcher)
     warmed_for_b = pool.run(pool.spare())
     other_limits = Limits(cell_timeout=31, total_timeout=120)
-    assert pool.execute(_plan("pass"), {}, other_limits, 3, lab_probe=lab_b).status == "completed"
+    assert pool.execute(RunRequest(_plan("pass"), {}, other_limits, 3, lab_probe=lab_b)).status == "completed"
     assert not pool.used[-1][1] and not warmed_for_b.root.exists()
     same_lab_changed = tmp_path / "b2.py"
     same_lab_changed.write_text("LAB = 'b2'\n")  # a lab probe is known by its content
@@ -108,7 +109,7 @@ def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_p
 
 
 def test_a_warm_kernel_that_died_while_waiting_is_replaced(pool):
-    pool.execute(_plan("pass"), {}, LIMITS, 1)
+    pool.execute(RunRequest(_plan("pass"), {}, LIMITS, 1))
     spare = pool.run(pool.spare())
     launcher = spare.km.provisioner.process.pid
     for process in psutil.Process(launcher).children(recursive=True):  # the kernel, inside its sandbox
@@ -119,14 +120,14 @@ def test_a_warm_kernel_that_died_while_waiting_is_replaced(pool):
         if "ipykernel_launcher" in command:
             process.send_signal(signal.SIGKILL)
     psutil.wait_procs([psutil.Process(launcher)], timeout=60)  # the sandbox ends with its kernel
-    execution = pool.execute(SEE_NO_TRACES, {}, LIMITS, 2)
+    execution = pool.execute(RunRequest(SEE_NO_TRACES, {}, LIMITS, 2))
     assert execution.status == "completed", execution.reason
     assert _cells(execution) == [("ok", None)] * 7
     assert not pool.used[-1][1] and pool.used[-1][0] is not spare and not spare.root.exists()
 
 
 def test_after_close_no_kernel_process_or_directory_remains(pool):
-    pool.execute(_plan("pass"), {}, LIMITS, 1)
+    pool.execute(RunRequest(_plan("pass"), {}, LIMITS, 1))
     spare = pool.run(pool.spare())
     launcher = spare.km.provisioner.process.pid
     pool.close()
@@ -136,13 +137,13 @@ def test_after_close_no_kernel_process_or_directory_remains(pool):
     ]
     assert leftovers == []
     with pytest.raises(RuntimeError, match="closed"):
-        pool.execute(_plan("pass"), {}, LIMITS, 2)
+        pool.execute(RunRequest(_plan("pass"), {}, LIMITS, 2))
 
 
 def test_the_worker_pool_is_made_once_and_closed_with_its_spare():
     pool = kernel_pool.worker_pool()
     assert kernel_pool.worker_pool() is pool
-    pool.execute(_plan("pass"), {}, LIMITS, 1)
+    pool.execute(RunRequest(_plan("pass"), {}, LIMITS, 1))
     spare = pool.run(pool.spare())
     launcher = spare.km.provisioner.process.pid
     kernel_pool.close_worker_pool()
@@ -154,9 +155,9 @@ def test_the_worker_pool_is_made_once_and_closed_with_its_spare():
 def test_executions_at_once_get_a_kernel_each_and_leave_none_behind(pool):
     from concurrent.futures import ThreadPoolExecutor
 
-    pool.execute(_plan("pass"), {}, LIMITS, 1)  # a spare for one of the next two
+    pool.execute(RunRequest(_plan("pass"), {}, LIMITS, 1))  # a spare for one of the next two
     with ThreadPoolExecutor(2) as threads:
-        executions = list(threads.map(lambda seed: pool.execute(SEE_NO_TRACES, {}, LIMITS, seed), (2, 3)))
+        executions = list(threads.map(lambda seed: pool.execute(RunRequest(SEE_NO_TRACES, {}, LIMITS, seed)), (2, 3)))
     assert [e.status for e in executions] == ["completed"] * 2
     kernels = [kernel for kernel, _, _ in pool.used]
     assert len({id(k) for k in kernels}) == 3 and len({pid for _, _, pid in pool.used}) == 3

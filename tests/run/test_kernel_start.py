@@ -19,6 +19,7 @@ from autograder.run.execute import execute_plan
 from autograder.run.kernel_start import START_ATTEMPTS
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
 from autograder.run.run_status import RunStatus
 from autograder.run.sandbox import sandbox_problem
 
@@ -35,7 +36,7 @@ def failing_launch(tmp_path, monkeypatch):
 
 def _run(source: str):
     plan = Plan((RunCell(source, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ())
-    return execute_plan(plan, {"t1": TaskCapture("t1", names=("answer",))}, LIMITS, seed=1)
+    return execute_plan(RunRequest(plan, {"t1": TaskCapture("t1", names=("answer",))}, LIMITS, seed=1))
 
 
 def test_a_kernel_that_dies_at_its_first_start_is_started_again_and_the_run_is_whole(failing_launch, caplog):

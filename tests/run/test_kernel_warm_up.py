@@ -14,6 +14,7 @@ from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
 from autograder.run.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
@@ -52,7 +53,8 @@ def test_a_cell_that_measures_time_waits_for_the_warm_up_to_end(tmp_path):
         (),
     )
     captures = {"t1": TaskCapture("t1"), "t2": TaskCapture("t2", names=("warmed",), times_code=True)}
-    execution = execute_plan(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1, lab_probe=lab_probe)
+    limits = Limits(cell_timeout=60, total_timeout=300)
+    execution = execute_plan(RunRequest(plan, captures, limits, seed=1, lab_probe=lab_probe))
     assert execution.status == "completed", execution.reason
     assert [c.error for c in execution.cells] == [None, None]
     assert execution.facts["t2"].get("warmed").value is True

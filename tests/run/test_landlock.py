@@ -29,6 +29,7 @@ from autograder.run.landlock import (
 from autograder.run.limits import Limits
 from autograder.run.network_filter import filter_problem
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
 from autograder.run.sandbox import sandbox_level
 
 
@@ -126,7 +127,7 @@ def test_a_kernel_at_the_uid_level_computes_sharded_but_reads_no_solution(uid_le
     setup = f"SOLUTION, CHECKOUT = {str(uid_level)!r}, {str(checkout_file)!r}\n"
     plan = Plan((RunCell(setup + CELL, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ())
     captures = {"t1": TaskCapture("t1", names=("total", "shards", "found", "refused"))}
-    execution = execute_plan(plan, captures, Limits(cell_timeout=120, total_timeout=300), seed=1)
+    execution = execute_plan(RunRequest(plan, captures, Limits(cell_timeout=120, total_timeout=300), seed=1))
     assert execution.status == "completed", execution.reason
     assert [c.error for c in execution.cells] == [None]
     facts = execution.facts["t1"]

@@ -7,6 +7,7 @@ from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
 from autograder.run.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
@@ -53,7 +54,7 @@ time.sleep(0.5)  # the forger is at work before the cell ends
 def _run(steps, names):
     plan = Plan(tuple(steps), ())
     captures = {"t1": TaskCapture("t1", names=names)}
-    return execute_plan(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1)
+    return execute_plan(RunRequest(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1))
 
 
 def test_a_fork_bomb_cannot_keep_the_kernel_from_starting_threads():

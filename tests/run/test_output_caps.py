@@ -9,6 +9,7 @@ from autograder.run.execute import execute_plan
 from autograder.run.kernel_code import HOUSEKEEPING_MODULE
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
 from autograder.run.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
@@ -37,7 +38,7 @@ LATER_ERROR = "raise ValueError('reported after the flood')"
 
 def _run(steps, names, limits=Limits(cell_timeout=60, total_timeout=300, output_bytes_total=2_000_000)):
     plan = Plan(tuple(steps) + (CaptureTask("t1"),), ())
-    return execute_plan(plan, {"t1": TaskCapture("t1", names=names)}, limits, seed=1)
+    return execute_plan(RunRequest(plan, {"t1": TaskCapture("t1", names=names)}, limits, seed=1))
 
 
 def test_the_kernels_own_cap_holds_after_ipython_wraps_the_streams():

@@ -1,0 +1,31 @@
+"""What one run is asked to do, as one named object: the plan, the facts to take, the limits, the seed,
+the lab's probe and the submission copied beside the kernel. An executor (``execute_plan``, or a batch
+worker's kernel pool) is handed a request rather than a row of positional arguments, so a reader can
+follow a grade from the command line to its run by names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.facts import TaskCapture
+from autograder.run.limits import Limits
+from autograder.run.plan import Plan
+
+Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One run: ``plan`` in a fresh kernel within ``limits``, each task's facts taken as ``captures``
+    says (or a function returning them, called once the kernel is starting), seeded with ``seed``;
+    ``lab_probe`` is the lab's kernel_probe.py, if it has one, and a copy of ``submission`` is put in
+    the kernel's working directory."""
+
+    plan: Plan
+    captures: Captures
+    limits: Limits
+    seed: int
+    lab_probe: Path | None = None
+    submission: Path | None = None
