@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from autograder.authoring import assign_lab
     from autograder.course import BatchOptions, collect_submissions, run_batch
     from autograder.doors import door_names, is_type_checking_block, lazy_exports
-    from autograder.grading import GradeResult, grade_notebook
+    from autograder.grading import GradeOptions, GradeResult, grade_notebook
     from autograder.lab import Lab, lab_ids, load_lab
 
 

@@ -60,8 +60,9 @@ def blank_problems(result: GradeResult) -> list[str]:
 
 def verification_problems(lab: Lab, limits: Limits = TRUSTED_LIMITS, seed: int | None = None) -> list[str]:
     """Grade the lab's solution and its (already written) student notebook; what is wrong, or []."""
-    from autograder.grading import grade_notebook
+    from autograder.grading import GradeOptions, grade_notebook
 
-    solution = grade_notebook(Path(lab.solution_path), lab.id, limits=limits, seed=seed)
-    blank = grade_notebook(Path(lab.assignment_path), lab.id, limits=limits, seed=seed)
+    options = GradeOptions(lab.id, limits=limits, seed=seed)
+    solution = grade_notebook(Path(lab.solution_path), options)
+    blank = grade_notebook(Path(lab.assignment_path), options)
     return solution_problems(solution) + blank_problems(blank)

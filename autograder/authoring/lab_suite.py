@@ -67,11 +67,11 @@ def _measured_verdicts() -> frozenset[str]:
 
 def _graded(lab_id: str, path: Path, limits: Limits):
     """In a grading process: the notebook's grade."""
-    from autograder.grading import grade_notebook
+    from autograder.grading import GradeOptions, grade_notebook
     from autograder.run import configure_grader_process
 
     configure_grader_process()
-    return grade_notebook(path, lab_id, False, limits, SEED)
+    return grade_notebook(path, GradeOptions(lab_id, limits=limits, seed=SEED))
 
 
 @functools.cache

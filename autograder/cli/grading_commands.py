@@ -41,7 +41,7 @@ def _grade(args, public_only: bool) -> int:
 
     if not args.no_sandbox:
         try_bubblewrap_in_background()  # while the grader's modules load
-    from autograder.grading import GradeStatus, grade_notebook, print_grade
+    from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade
 
     limits = limits_from_args(args)
     if public_only and limits.sandbox is not None:
@@ -51,7 +51,8 @@ def _grade(args, public_only: bool) -> int:
             print(f"note: running without the sandbox ({sandbox_problem()})", file=sys.stderr)
             limits = dataclasses.replace(limits, sandbox=None)
     try:
-        result = grade_notebook(Path(args.notebook), args.lab, public_only, limits, args.seed)
+        options = GradeOptions(args.lab, public_only=public_only, limits=limits, seed=args.seed)
+        result = grade_notebook(Path(args.notebook), options)
     except SandboxUnavailable as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2

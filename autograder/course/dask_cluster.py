@@ -29,14 +29,14 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
     from autograder.run import configure_grader_process, worker_pool
 
     configure_grader_process()
-    from autograder.grading import grade_notebook
+    from autograder.grading import GradeOptions, grade_notebook
 
     limits = Limits.from_dict(limits_data)
     with tempfile.TemporaryDirectory(prefix="autograder-submission-") as folder:
         path = Path(folder) / filename
         path.write_bytes(data)
         try:
-            result = grade_notebook(path, lab, limits=limits, execute=worker_pool().execute)
+            result = grade_notebook(path, GradeOptions(lab, limits=limits, executor=worker_pool().execute))
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
             result = GradeResult(
                 lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None

@@ -67,7 +67,7 @@ def find_notebook(submission: Path) -> Path | str:
 def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
     """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one);
     ``on_check`` is given the checks done so far after each."""
-    from autograder.grading import GradeResult, GradeStatus, grade_notebook
+    from autograder.grading import GradeOptions, GradeResult, GradeStatus, grade_notebook
     from autograder.lab import load_lab
 
     found = find_notebook(root / "submission")
@@ -76,14 +76,8 @@ def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
             config.lab, str(root / "submission"), GradeStatus.NOT_A_NOTEBOOK, found, load_lab(config.lab).max_score
         )
     limit = memory_limit_bytes()
-    return grade_notebook(
-        found,
-        config.lab,
-        False,
-        config.limits,
-        overlap=limit is None or limit >= OVERLAP_FROM_BYTES,
-        on_check=on_check,
-    )
+    overlap = limit is None or limit >= OVERLAP_FROM_BYTES
+    return grade_notebook(found, GradeOptions(config.lab, limits=config.limits, overlap=overlap, on_check=on_check))
 
 
 STOPPED_BEFORE_THE_END = (

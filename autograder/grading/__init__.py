@@ -1,9 +1,10 @@
 """Grading: one notebook's grade, from the facts its run took.
 
-``pipeline`` walks a submission through the stages (``notebook_file`` reads it, the run executes it, and
-``pytest_plugin`` runs the lab's graders on each task's facts as it is taken); ``check_result``,
-``grade_status`` and ``results`` are what a grade is made of; ``terminal_table`` prints it and
-``feedback`` words it for the student. The student's check and the course's batches take ``GradeResult`` from here.
+``pipeline`` walks a submission through the stages, as its ``grade_options`` say (``notebook_file``
+reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
+is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of;
+``terminal_table`` prints it and ``feedback`` words it for the student. The student's check and the
+course's batches take ``GradeResult`` from here.
 """
 
 from typing import TYPE_CHECKING
@@ -13,6 +14,7 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.grading.check_result import CheckResult
     from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
+    from autograder.grading.grade_options import GradeOptions
     from autograder.grading.grade_status import (
         GRADING_FAULTS,
         HARNESS_ERROR_ADVICE,

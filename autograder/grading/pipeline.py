@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
+from autograder.grading.grade_options import GradeOptions
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.notebook_file import NotANotebook, read_submission
 from autograder.grading.results import GradeResult, TaskResult
@@ -33,61 +34,28 @@ from autograder.run import (
     RunRequest,
     RunStatus,
     build_plan,
-    execute_plan,
     grading_with,
     rounded_phases,
     sandbox_level,
 )
 
 
-def grade_notebook(
-    path: Path,
-    lab_id: str | None = None,
-    public_only: bool = False,
-    limits: Limits = Limits(),
-    seed: int | None = None,
-    execute: Executor = execute_plan,
-    overlap: bool = True,
-    on_check=None,
-) -> GradeResult:
-    """The grade of one submission. Never raises for a bad submission: the status says what went wrong.
-    ``execute`` runs the request (an ``Executor``: ``execute_plan``, or a batch worker's kernel pool's).
-    ``overlap=False`` checks only once the kernel has ended (see ``grade_with_execution``). ``on_check`` is
-    given the checks done so far after each (see ``run_graders``).
+def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResult:
+    """The grade of one submission, graded as ``options`` says (none: ``GradeOptions()``'s defaults).
+    Never raises for a bad submission: the status says what went wrong. The grade names the versions
+    that produced it (``graded_by``).
 
-    Raises ``SandboxUnavailable`` when ``limits.sandbox`` is set and no sandbox level works here."""
-    return grade_with_execution(path, lab_id, public_only, limits, seed, execute, overlap, on_check)[0]
+    Raises ``SandboxUnavailable`` when ``options.limits.sandbox`` is set and no sandbox level works here."""
+    options = options or GradeOptions()
+    result, execution = _grade(path, options)
+    if execution is not None and options.on_execution is not None:
+        options.on_execution(execution)
+    return replace(result, graded_by=grader_versions())
 
 
-def grade_with_execution(
-    path: Path,
-    lab_id: str | None = None,
-    public_only: bool = False,
-    limits: Limits = Limits(),
-    seed: int | None = None,
-    execute: Executor = execute_plan,
-    overlap: bool = True,
-    on_check=None,
-) -> tuple[GradeResult, Execution | None]:
-    """``grade_notebook``'s grade, and the execution (with its facts) it was graded from: None when the
-    notebook was not run. With ``overlap=False`` the graders (JAX's devices, the references, pytest)
-    load only once the kernel has ended and its memory is free: the least memory at once, where memory is
-    short (a Gradescope container), at the cost of the time the overlap saves. The grade names the versions
-    that produced it (``graded_by``)."""
-    result, execution = _grade(path, lab_id, public_only, limits, seed, execute, overlap, on_check)
-    return replace(result, graded_by=grader_versions()), execution
-
-
-def _grade(
-    path: Path,
-    lab_id: str | None,
-    public_only: bool,
-    limits: Limits,
-    seed: int | None,
-    execute: Executor,
-    overlap: bool,
-    on_check,
-) -> tuple[GradeResult, Execution | None]:
+def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | None]:
+    lab_id, public_only, limits, seed = options.lab_id, options.public_only, options.limits, options.seed
+    execute, on_check = options.executor, options.on_check
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
@@ -118,7 +86,7 @@ def _grade(
     request = RunRequest(build_plan(template, nb), lambda: lab.captures, limits, seed, lab.kernel_probe_path, path)
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
     checks_started = time.monotonic()
-    if overlap:
+    if options.overlap:
         run = _RunInBackground(execute, request)
         from autograder.grading.pytest_plugin import GraderError, run_graders  # JAX loads while the kernel starts
 

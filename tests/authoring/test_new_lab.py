@@ -11,7 +11,7 @@ import pytest
 from scaffolded_labs import use_tmp_labs
 
 from autograder.cli import main
-from autograder.grading import grade_notebook
+from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import lab_ids, load_lab
 from autograder.run import Limits
 
@@ -33,7 +33,7 @@ def test_new_lab_refuses_a_taken_name_or_one_that_is_not_an_identifier(root, cap
 
 def test_grading_a_lab_not_assigned_yet_says_its_student_notebook_is_missing(root, capsys):
     assert main(["new-lab", "lab7", "--tasks", "1"]) == 0
-    result = grade_notebook(root / "solutions" / "lab7" / "lab7.ipynb", "lab7", limits=TRUSTED)
+    result = grade_notebook(root / "solutions" / "lab7" / "lab7.ipynb", GradeOptions("lab7", limits=TRUSTED))
     assert result.status == "grader error"
     assert result.reason == (
         f"the student notebook of lab7 is missing ({root / 'assignments' / 'lab7' / 'lab7.ipynb'}):"

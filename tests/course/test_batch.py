@@ -22,7 +22,7 @@ from hostile_submissions import FAKE_RESULTS
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.batch_timing import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
-from autograder.grading.pipeline import grade_notebook
+from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import load_lab
 from autograder.run.limits import Limits
 
@@ -144,7 +144,7 @@ def one_by_one(tmp_path_factory):
         path = _write_kind(kind, folder / f"{kind}.ipynb")
         if path.is_dir() or kind == "in_a_folder":
             path = folder / kind / "lab2.ipynb"
-        result = grade_notebook(path, LAB.id, limits=Limits(cell_timeout=CELL_TIMEOUT))
+        result = grade_notebook(path, GradeOptions(LAB.id, limits=Limits(cell_timeout=CELL_TIMEOUT)))
         grades[kind] = (result.status, {t.task: t.score for t in result.tasks})
     return grades
 

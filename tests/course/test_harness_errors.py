@@ -13,7 +13,7 @@ from autograder.course.batch import BatchOptions, _prepare
 from autograder.course.class_summary import class_summary_html
 from autograder.course.collect import collect_submissions
 from autograder.course.gradebook import save_student
-from autograder.grading import GradeResult, GradeStatus, grade_notebook
+from autograder.grading import GradeOptions, GradeResult, GradeStatus, grade_notebook
 from autograder.lab import load_lab
 from autograder.run.kernel_start import START_ATTEMPTS
 from autograder.run.sandbox import sandbox_problem
@@ -24,7 +24,7 @@ LAB = load_lab(LAB_ID)
 @pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 def test_a_kernel_that_never_starts_is_the_harnesss_error_and_the_student_is_told_so(tmp_path, monkeypatch):
     launches = fail_kernel_launches(monkeypatch, tmp_path, "always")
-    result = grade_notebook(LAB.assignment_path, LAB.id, overlap=False)
+    result = grade_notebook(LAB.assignment_path, GradeOptions(LAB.id, overlap=False))
     assert result.status is GradeStatus.HARNESS_ERROR and launches() == START_ATTEMPTS
     assert result.tasks == () and result.max_score == LAB.max_score
     results_json = result.to_gradescope()  # what run_gradescope writes to results/results.json

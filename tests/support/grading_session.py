@@ -10,7 +10,7 @@ from pathlib import Path
 
 from autograder.authoring.case_groups import CaseGroup
 from autograder.authoring.known_grades import make_submission
-from autograder.grading.pipeline import grade_with_execution
+from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import load_lab
 from autograder.run.limits import Limits
 from autograder.self_check.task_checker import public_checks
@@ -69,9 +69,11 @@ def grade_all(
 def _graded(lab_id: str, path: Path, limits: Limits, inline: bool):
     """In a grading process: the grade, and the public checks of its facts with ``inline``."""
     lab = load_lab(lab_id)
-    result, execution = grade_with_execution(path, lab_id, False, limits, SEED)
-    if not inline or execution is None:
+    executions = []
+    result = grade_notebook(path, GradeOptions(lab_id, limits=limits, seed=SEED, on_execution=executions.append))
+    if not inline or not executions:
         return result, None
+    (execution,) = executions
     return result, public_checks(lab, execution.facts, SEED, execution.fact_errors)
 
 
