@@ -3,20 +3,21 @@
 The kernel starts first, in a thread of its own; the graders' imports (JAX, pytest, the lab's
 references) load meanwhile, and each task is checked as soon as its facts are taken, while the
 kernel goes on with the next one (see live_execution.py). Only what follows the last task waits for
-the notebook to end. Nothing here imports JAX before the kernel has been started.
+the notebook to end. Without the overlap, the graders load once the kernel has ended; either way the
+run is followed through one object (graded_run.py) and the grade is built one way. Nothing here
+imports JAX before the kernel has been started.
 """
 
 from __future__ import annotations
 
 import secrets
-import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
 from autograder.grading.grade_options import GradeOptions
 from autograder.grading.grade_status import GradeStatus
+from autograder.grading.graded_run import start_run
 from autograder.grading.notebook_file import NotANotebook, read_submission
 from autograder.grading.results import GradeResult, TaskResult
 from autograder.grading.versions import grader_versions
@@ -28,13 +29,10 @@ from autograder.run import (
     NO_SANDBOX,
     TURN_WAIT,
     Execution,
-    Executor,
     Limits,
-    LiveExecution,
     RunRequest,
     RunStatus,
     build_plan,
-    grading_with,
     rounded_phases,
     sandbox_level,
 )
@@ -55,7 +53,7 @@ def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResu
 
 def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | None]:
     lab_id, public_only, limits, seed = options.lab_id, options.public_only, options.limits, options.seed
-    execute, on_check = options.executor, options.on_check
+    on_check = options.on_check
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
@@ -85,33 +83,19 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     request = RunRequest(build_plan(template, nb), lambda: lab.captures, limits, seed, lab.kernel_probe_path, path)
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
-    checks_started = time.monotonic()
-    if options.overlap:
-        run = _RunInBackground(execute, request)
-        from autograder.grading.pytest_plugin import GraderError, run_graders  # JAX loads while the kernel starts
+    run = start_run(options.executor, request, options.overlap)
+    from autograder.grading.pytest_plugin import GraderError, run_graders  # with overlap: while the kernel starts
 
-        try:
-            with grading_with(lambda: run.live.timed_turn):  # the grader measures under its run's timed turn
-                checks = run_graders(lab, run.live, seed, public_only, on_check=on_check)
-        except GraderError as exc:
-            failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
-            return failed, run.result()
-        finally:
-            run.live.release_timed_turn()  # measured (or failed to): the machine's timed turn is free again
-        checks_seconds = time.monotonic() - checks_started - run.live.grader_waited
-        execution = run.result()
-    else:
-        execution = execute(request, None)
-        from autograder.grading.pytest_plugin import GraderError, run_graders
-
-        checks_started = time.monotonic()
-        try:  # a run whose kernel never started has nothing to check
-            started = execution.status != RunStatus.KERNEL_FAILED_TO_START
-            checks = run_graders(lab, execution, seed, public_only, on_check=on_check) if started else []
-        except GraderError as exc:
-            failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
-            return failed, execution
-        checks_seconds = time.monotonic() - checks_started
+    try:
+        with run.checking():
+            checks = run_graders(lab, run.facts, seed, public_only, on_check=on_check) if run.facts is not None else []
+    except GraderError as exc:
+        failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
+        return failed, run.result()
+    finally:
+        run.checked()
+    checks_seconds = run.checks_seconds()
+    execution = run.result()
     notes += execution_notes(execution, limits)
     status = GradeStatus.of_run(execution.status)
     if status == GradeStatus.HARNESS_ERROR:  # no check saw a run: no check result is shown as if earned
@@ -149,33 +133,6 @@ def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
     phases[MEASURE] = measured
     phases[CHECKS] = max(0.0, checks_seconds - measured - waited)
     return rounded_phases(phases)
-
-
-class _RunInBackground:
-    """The submission's execution, started at once in a thread of its own and followed live."""
-
-    def __init__(self, execute: Executor, request: RunRequest):
-        self.live = LiveExecution()
-        self._outcome: Execution | BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(execute, request), name="autograder-kernel", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, execute: Executor, request: RunRequest) -> None:
-        try:
-            self._outcome = execute(request, self.live)
-        except BaseException as exc:  # handed to the grader's thread, which raises it
-            self._outcome = exc
-            self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)
-
-    def result(self) -> Execution:
-        self._thread.join()
-        outcome = self._outcome
-        if isinstance(outcome, BaseException):
-            raise outcome
-        assert outcome is not None  # _run sets it before its thread ends
-        return outcome
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:

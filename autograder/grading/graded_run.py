@@ -1,0 +1,84 @@
+"""The run as the graders see it: followed live while the kernel runs (the overlap), or whole once it
+has ended (where memory is short). Both hand the graders the same few things — the facts to check, the
+context to check them in, the seconds the checks took and the execution at the end — so the pipeline
+grades either the same way."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from contextlib import AbstractContextManager
+
+from autograder.run import Execution, Executor, LiveExecution, RunRequest, RunStatus, grading_with
+
+
+class RunAlongside:
+    """The submission's execution, started at once in a thread of its own and followed live: the
+    graders load while the kernel starts, and check each task as soon as its facts are taken."""
+
+    def __init__(self, execute: Executor, request: RunRequest):
+        self.live = LiveExecution()
+        self.facts: Execution | LiveExecution | None = self.live
+        self._started = time.monotonic()  # the checks follow the run from its start
+        self._outcome: Execution | BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(execute, request), name="autograder-kernel", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, execute: Executor, request: RunRequest) -> None:
+        try:
+            self._outcome = execute(request, self.live)
+        except BaseException as exc:  # handed to the grader's thread, which raises it
+            self._outcome = exc
+            self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)
+
+    def checking(self) -> AbstractContextManager[None]:
+        """The grader measures under its run's timed turn."""
+        return grading_with(lambda: self.live.timed_turn)
+
+    def checked(self) -> None:
+        """Measured (or failed to): the machine's timed turn is free again."""
+        self.live.release_timed_turn()
+
+    def checks_seconds(self) -> float:
+        """The checks' seconds, less their waits for facts."""
+        return time.monotonic() - self._started - self.live.grader_waited
+
+    def result(self) -> Execution:
+        self._thread.join()
+        outcome = self._outcome
+        if isinstance(outcome, BaseException):
+            raise outcome
+        assert outcome is not None  # _run sets it before its thread ends
+        return outcome
+
+
+class RunToEnd:
+    """The submission's execution, run to its end before any grader loads: the least memory at once.
+    A run whose kernel never started has nothing to check."""
+
+    def __init__(self, execute: Executor, request: RunRequest):
+        self._execution = execute(request, None)
+        started = self._execution.status != RunStatus.KERNEL_FAILED_TO_START
+        self.facts: Execution | LiveExecution | None = self._execution if started else None
+        self._started = time.monotonic()
+
+    def checking(self) -> AbstractContextManager[None]:
+        self._started = time.monotonic()  # the graders have loaded: the checks start now
+        return contextlib.nullcontext()
+
+    def checked(self) -> None:
+        pass  # the run released its timed turn when it ended
+
+    def checks_seconds(self) -> float:
+        return time.monotonic() - self._started
+
+    def result(self) -> Execution:
+        return self._execution
+
+
+def start_run(execute: Executor, request: RunRequest, overlap: bool) -> RunAlongside | RunToEnd:
+    """The run, followed alongside with ``overlap``, else run to its end first."""
+    return RunAlongside(execute, request) if overlap else RunToEnd(execute, request)
