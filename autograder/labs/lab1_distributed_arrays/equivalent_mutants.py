@@ -1,11 +1,4 @@
-"""Mutants of lab 1's solution that no check should fail, each with why (``autograder mutants``).
-
-Not recorded here, since they are wrong answers the graders accept: six mutants of t7 that leave one of
-``W2``, ``b2``, ``W3`` replicated instead of split over ``'model'``. XLA's propagation inside ``train``
-lays that parameter out as the task asks from the other two, so the trained ``params_tp`` the task binds
-has the asked layouts and values; the initial placement is not bound, so it cannot be checked. They
-survive, and count against the lab's score, until the task binds its placed parameters too.
-"""
+"""Mutants of lab 1's solution that no check should fail, each with why (``autograder mutants``)."""
 
 _TWO_DEVICES = (
     "any two different devices give the incompatible-devices error the task asks for; "
