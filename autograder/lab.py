@@ -130,9 +130,19 @@ class Lab:
             labs.__path__.insert(0, str(self.package_dir.parent))
         return importlib.import_module(f"autograder.labs.{self.id}")
 
+    @property
+    def captures_in_init(self) -> bool:
+        """A course's lab written before captures had a module of their own: its ``__init__`` holds
+        ``CAPTURES`` and imports its reference."""
+        return not (self.package_dir / "captures.py").is_file()
+
     @cached_property
     def captures(self) -> dict[str, TaskCapture]:
-        return {c.task: c for c in self.package.CAPTURES}
+        """What the probe reads after each task: ``CAPTURES`` of the lab's ``captures.py`` (of its
+        ``__init__`` in a lab written before that module)."""
+        package = self.package
+        module = package if self.captures_in_init else importlib.import_module(f"{package.__name__}.captures")
+        return {c.task: c for c in module.CAPTURES}
 
     @property
     def reference(self) -> ModuleType:
