@@ -121,29 +121,45 @@ class Lab:
     def max_score(self) -> float:
         return sum(t.points for t in self.tasks)
 
+    def package_name(self) -> str:
+        """``autograder.labs.<lab>``, the name its modules are imported under, with the lab's folder on that
+        package's search path (a course's lab: its folder comes first)."""
+        labs = importlib.import_module("autograder.labs")
+        if str(self.package_dir.parent) not in labs.__path__:
+            labs.__path__.insert(0, str(self.package_dir.parent))
+        return f"{labs.__name__}.{self.id}"
+
     @property
     def package(self) -> ModuleType:
         """The lab's package (``autograder.labs.<lab>``), imported by Python's import system, whose locks
         make a thread that asks for it while another imports it wait for the whole module."""
-        labs = importlib.import_module("autograder.labs")
-        if str(self.package_dir.parent) not in labs.__path__:  # a course's lab: its folder comes first
-            labs.__path__.insert(0, str(self.package_dir.parent))
-        return importlib.import_module(f"autograder.labs.{self.id}")
+        return importlib.import_module(self.package_name())
+
+    @property
+    def captures_in_init(self) -> bool:
+        """A course's lab written before captures had a module of their own: its ``__init__`` holds
+        ``CAPTURES`` and imports its reference."""
+        return not (self.package_dir / "captures.py").is_file()
 
     @cached_property
     def captures(self) -> dict[str, TaskCapture]:
-        return {c.task: c for c in self.package.CAPTURES}
+        """What the probe reads after each task: ``CAPTURES`` of the lab's ``captures.py`` (of its
+        ``__init__`` in a lab written before that module)."""
+        module = self.package if self.captures_in_init else importlib.import_module(f"{self.package_name()}.captures")
+        return {c.task: c for c in module.CAPTURES}
 
     @property
     def reference(self) -> ModuleType:
         """The lab's ``reference.py``, imported on first use (it imports JAX: the grader's side only).
 
-        The lab's package is imported first, on its own: its ``__init__`` imports ``reference`` too, and a
-        thread importing ``reference`` before its package would hold that module's lock while waiting for the
-        package's, which another thread (the run reading ``captures``, or pytest loading the graders) holds
-        while waiting for ``reference``'s: Python breaks that deadlock with an error or a half-loaded lab."""
-        self.package  # noqa: B018  (imported first, on its own)
-        return importlib.import_module(f"autograder.labs.{self.id}.reference")
+        A lab written before captures had a module of their own imports ``reference`` from its ``__init__``
+        too: its package is imported first, on its own, as a thread importing ``reference`` before its
+        package would hold that module's lock while waiting for the package's, which another thread (the run
+        reading ``captures``) holds while waiting for ``reference``'s: Python breaks that deadlock with an
+        error or a half-loaded lab. The package of any other lab imports nothing."""
+        if self.captures_in_init:
+            self.package  # noqa: B018  (imported first, on its own)
+        return importlib.import_module(f"{self.package_name()}.reference")
 
 
 def load_lab(lab_id: str) -> Lab:

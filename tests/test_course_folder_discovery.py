@@ -28,9 +28,10 @@ def course(tmp_path, monkeypatch):
         del sys.modules[name]  # (monkeypatch then puts back those imported before)
 
 
-def _lab(course, lab_id: str, text: str = "CAPTURES = ()\n"):
+def _lab(course, lab_id: str, captures: str = "CAPTURES = ()\n", init: str = '"""A lab of the course."""\n'):
     (course / "labs" / lab_id).mkdir()
-    (course / "labs" / lab_id / "__init__.py").write_text(text)
+    (course / "labs" / lab_id / "__init__.py").write_text(init)
+    (course / "labs" / lab_id / "captures.py").write_text(captures)
 
 
 def test_the_course_is_found_from_any_folder_below_it_and_not_from_beside_it(course, tmp_path, monkeypatch):
@@ -59,7 +60,7 @@ def test_the_environment_names_a_course_and_must_name_one(course, tmp_path, monk
 
 
 def test_a_course_lab_named_like_a_bundled_one_takes_its_place(course, monkeypatch):
-    _lab(course, "lab4_collectives", "CAPTURES = ()\nMINE = True\n")
+    _lab(course, "lab4_collectives", init="MINE = True\n")
     monkeypatch.chdir(course)
     assert lab_ids().count("lab4_collectives") == 1
     lab = load_lab("lab4_collectives")
@@ -67,6 +68,29 @@ def test_a_course_lab_named_like_a_bundled_one_takes_its_place(course, monkeypat
     assert lab.package.MINE is True and lab.captures == {}
     monkeypatch.chdir(course.parent)
     assert load_lab("lab4_collectives").package_dir.parent == BUNDLED_LABS
+
+
+def test_a_course_lab_written_before_captures_had_their_own_module_keeps_them_in_its_init(course, monkeypatch):
+    """An older ``new-lab`` wrote a lab's captures into its package's ``__init__``, which imports the
+    reference: the lab reads them there, and its reference loads as before."""
+    (course / "labs" / "lab8_old").mkdir()
+    (course / "labs" / "lab8_old" / "reference.py").write_text("NAMES = ('x',)\n")
+    (course / "labs" / "lab8_old" / "__init__.py").write_text(
+        "from autograder.facts import TaskCapture\nfrom autograder.labs.lab8_old.reference import NAMES\n\n"
+        "CAPTURES = (TaskCapture('t1', names=NAMES),)\n"
+    )
+    monkeypatch.chdir(course)
+    lab = load_lab("lab8_old")
+    assert lab.captures_in_init
+    assert lab.captures["t1"].names == ("x",) and lab.reference.NAMES == ("x",)
+
+
+def test_a_course_lab_s_captures_are_its_captures_module(course, monkeypatch):
+    _lab(course, "lab8_own", "from autograder.facts import TaskCapture\n\nCAPTURES = (TaskCapture('t1', ('y',)),)\n")
+    monkeypatch.chdir(course)
+    lab = load_lab("lab8_own")
+    assert not lab.captures_in_init and lab.captures["t1"].names == ("y",)
+    assert not hasattr(lab.package, "CAPTURES")
 
 
 def test_an_unreadable_marker_is_a_clear_error(course, monkeypatch):

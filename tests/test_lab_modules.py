@@ -2,9 +2,15 @@
 grader's thread reads its reference (a fresh grading process, as in Gradescope's container or a batch
 worker)."""
 
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
+
+import pytest
+
+from autograder.paths import BUNDLED_LABS, COURSE_ENVIRONMENT, COURSE_FILE
 
 RACE = textwrap.dedent("""
     import importlib._bootstrap, importlib.abc, importlib.machinery, sys, threading, time
@@ -26,9 +32,9 @@ RACE = textwrap.dedent("""
             self.loader.exec_module(module)
 
     class PauseInsideTheLabsImport(importlib.abc.MetaPathFinder):
-        # The run's thread imports the lab's package, whose parent (autograder.labs) is not loaded yet: the
-        # parent's import pauses while the lab's lock is held and before the lab's module exists, the moment
-        # at which the grader's thread asks for the reference.
+        # The run's thread, reading the lab's captures, imports autograder.labs, not loaded yet: that import
+        # pauses before any of the lab's modules exists, the moment at which the grader's thread asks for the
+        # reference (which the captures import too).
         def find_spec(self, name, path=None, target=None):
             if name != "autograder.labs" or threading.current_thread().name != "run":
                 return None
@@ -39,6 +45,7 @@ RACE = textwrap.dedent("""
     sys.meta_path.insert(0, PauseInsideTheLabsImport())
     assert "autograder.labs" not in sys.modules
     lab = load_lab(LAB)
+    print("layout:", "captures in __init__" if lab.captures_in_init else "captures module")
 
     def read(what):
         try:
@@ -62,9 +69,23 @@ RACE = textwrap.dedent("""
 """)
 
 
-def test_the_run_and_the_grader_load_the_lab_at_the_same_moment():
-    done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=300)
+def _lab_written_before_captures_had_a_module(tmp_path) -> dict[str, str]:
+    """The environment of a course whose lab2_three_ways is the bundled one as an older ``new-lab`` laid it
+    out: its captures in its package's ``__init__``, which imports the reference."""
+    lab = tmp_path / "course" / "labs" / "lab2_three_ways"
+    shutil.copytree(BUNDLED_LABS / lab.name, lab, ignore=shutil.ignore_patterns("__pycache__"))
+    (lab / "__init__.py").write_text((lab / "captures.py").read_text())
+    (lab / "captures.py").unlink()
+    (tmp_path / "course" / COURSE_FILE).write_text('[course]\nlabs = "labs"\n')
+    return {**os.environ, COURSE_ENVIRONMENT: str(tmp_path / "course")}
+
+
+@pytest.mark.parametrize("layout", ["captures module", "captures in __init__"])
+def test_the_run_and_the_grader_load_the_lab_at_the_same_moment(layout, tmp_path):
+    environment = None if layout == "captures module" else _lab_written_before_captures_had_a_module(tmp_path)
+    done = subprocess.run([sys.executable, "-c", RACE], capture_output=True, text=True, timeout=300, env=environment)
     assert done.returncode == 0, done.stderr[-2000:]
+    assert f"layout: {layout}" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "whole", done.stdout[-2000:]
 
 
@@ -79,8 +100,8 @@ GRADERS_RACE = textwrap.dedent("""
     holding, go, errors = threading.Event(), threading.Event(), []
 
     class PauseInsideTheLabsInit(importlib.abc.MetaPathFinder):
-        # The grader's thread, running the lab's __init__, pauses where that __init__ imports the reference:
-        # the moment at which the run's thread reads the lab's captures.
+        # The grader's thread, loading the graders, pauses where they import the reference: the moment at
+        # which the run's thread reads the lab's captures (which import the reference too).
         def find_spec(self, name, path=None, target=None):
             if name == f"autograder.labs.{LAB}.reference" and threading.current_thread().name == "grader":
                 holding.set()
@@ -127,7 +148,8 @@ GRADERS_RACE = textwrap.dedent("""
 
 def test_the_run_reads_the_captures_while_pytest_loads_the_graders():
     """pytest's importlib mode runs a package's __init__ itself, outside Python's import locks: the lab's
-    package is imported before pytest starts, so the run's thread never reads a half-run one."""
+    captures are a module of their own, which the run's thread imports under those locks, so it never reads
+    a half-run one."""
     done = subprocess.run([sys.executable, "-c", GRADERS_RACE], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "whole", done.stdout[-2000:]

@@ -226,6 +226,7 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     files = {
         root / "solutions" / lab / f"{lab}.ipynb": nbformat.writes(solution_notebook(lab, tasks)) + "\n",
         package / "__init__.py": _render("__init__.py.j2", **fields),
+        package / "captures.py": _render("captures.py.j2", **fields),
         package / "reference.py": _render("reference.py.j2", **fields),
         package / f"test_{lab}.py": _render("test_lab.py.j2", **fields),
         package / "requirements.toml": _render("requirements.toml.j2", **fields),

@@ -244,14 +244,15 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
         reference = load_lab(lab_id).reference
         shared, stored = reference_parts(reference)
         lab_dir = labs[lab_id].package_dir
-        init_uses = _reference_uses(ast.parse((lab_dir / "__init__.py").read_text()))
+        captures = lab_dir / ("__init__.py" if labs[lab_id].captures_in_init else "captures.py")
+        captures_uses = _reference_uses(ast.parse(captures.read_text()))
         constants = _constant_names((lab_dir / "reference.py").read_text())
         graders, uses = public_graders(
             (lab_dir / f"test_{lab_id}.py").read_text(),
             shared | stored | constants,
             f"The public checks of {lab_id}, as the students' package carries them.",
         )
-        needed = stored & (uses | init_uses)
+        needed = stored & (uses | captures_uses)
         (package / "labs" / lab_id / f"test_{lab_id}.py").write_text(graders)
         (package / "labs" / lab_id / "reference.py").write_text(
             students_reference(
@@ -259,7 +260,7 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
                 shared,
                 needed,
                 f"What {lab_id}'s public checks need of its reference: shareable code and stored results.",
-                uses | init_uses,
+                uses | captures_uses,
             )
         )
         requests[lab_id] = sorted(needed)

@@ -258,9 +258,9 @@ def run_graders(
     ]
     if public_only:
         args += ["-m", "not hidden"]
-    # pytest's importlib mode runs a package's __init__ itself, outside Python's import locks, when it is not
-    # loaded yet: the run's thread, reading the lab's captures at that moment, would get a half-run module.
-    lab.package  # noqa: B018
+    # the graders import the lab's modules as autograder.labs.<lab>: a course's lab's folder joins that
+    # package's search path first (the run's thread may not have read the lab's captures yet)
+    lab.package_name()
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
     with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])

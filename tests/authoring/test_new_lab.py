@@ -49,7 +49,8 @@ def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_cas
     assert "the solution scores full marks and the student notebook zero" in capsys.readouterr().out
     lab = load_lab("lab8")
     assert [t.id for t in lab.tasks] == ["t1", "t2", "t3", "t4"]
-    assert lab.captures["t3"].times_code
+    assert lab.captures["t3"].times_code and not lab.captures_in_init
+    assert (lab.package_dir / "__init__.py").read_text().count("\n") == 1  # its captures have a module of their own
     # Every known-grade case of the scaffold (one that breaks each requirement sentence alone), and its
     # requirement table, hold: `autograder test` grades them all, each notebook once.
     assert main(["test", "lab8", "-q"]) == 0

@@ -90,6 +90,7 @@ def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_
     assert any(name.startswith("jax_labs_autograder_student-") and name.endswith("/METADATA") for name in unpacked)
     for lab_id in lab_ids():
         assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked
+        assert f"autograder/labs/{lab_id}/captures.py" in unpacked  # what the students' self-checks read
     left_out = ("autograder/course/", "autograder/authoring/", "autograder/mutation/", "autograder/cli")
     assert not any(name.startswith(left_out) for name in unpacked)
     (metadata,) = [text for name, text in unpacked.items() if name.endswith(".dist-info/METADATA")]

@@ -86,7 +86,8 @@ def test_a_malformed_record_of_equivalents_is_refused(monkeypatch, tmp_path):
     labs = use_tmp_labs(monkeypatch, tmp_path) / "labs"
     for lab_id in ("labX", "labY"):
         (labs / lab_id).mkdir()
-        (labs / lab_id / "__init__.py").write_text("CAPTURES = ()\n")
+        (labs / lab_id / "__init__.py").write_text('"""A lab."""\n')
+        (labs / lab_id / "captures.py").write_text("CAPTURES = ()\n")
     (labs / "labX" / "equivalent_mutants.py").write_text('EQUIVALENT_MUTANTS = {"t1-swap-a": " "}\n')
     with pytest.raises(EquivalentsError, match="no reason given for t1-swap-a"):
         recorded_equivalents("labX")
