@@ -14,7 +14,8 @@ that ``pip show`` says which of the two a venv holds. Staged, for each lab:
 - ``reference.py`` reduced to its constants, its ``@shareable`` functions, and, for every other
   reference a public check calls without arguments, the result it returned when the package was built
   (``reference_results.npz``, read without pickle);
-- the harness's folders the in-notebook check runs on; not ``course``, ``authoring`` or the CLI.
+- the harness's folders the in-notebook check runs on; not ``course``, ``authoring`` or the CLI, nor a
+  lab's files for its authors (``AUTHORS_ONLY``: its equivalent mutants, its requirement table).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from autograder.course.harness_source import (
 from autograder.course.wheel_build import WheelBuildError, build_wheel_of
 
 LEFT_OUT = ("course", "authoring", "mutation", "cli", "__main__.py")  # a course's and an author's tools
+# A lab's files for its authors, which name its hidden checks: the mutants it records as equivalent
+# (mutation/equivalents.py) and its requirement table (authoring/requirement_table.py).
+AUTHORS_ONLY = ("equivalent_mutants.py", "requirements.toml")
 REFERENCE_ALIAS = "ref"
 # The grader's dependencies that only its left-out folders use (authoring, the course's batches and zips).
 GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "libcst", "jinja2")
@@ -239,6 +243,8 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
     for lab in labs.values():  # a course's lab joins the bundled ones in the package's labs folder
         if not (package / "labs" / lab.id).is_dir():
             shutil.copytree(lab.package_dir, package / "labs" / lab.id, ignore=shutil.ignore_patterns("__pycache__"))
+        for name in AUTHORS_ONLY:
+            (package / "labs" / lab.id / name).unlink(missing_ok=True)
     requests = {}
     for lab_id in lab_ids:
         reference = load_lab(lab_id).reference

@@ -15,12 +15,14 @@ import numpy as np
 import pytest
 
 from autograder.authoring.markers import has_solution, strip_solution
+from autograder.authoring.requirement_table import TABLE_FILE
 from autograder.authoring.setup_cell import WHEEL
 from autograder.caches import is_shareable
 from autograder.cli import main
 from autograder.course import StudentPackageError, build_student_wheel
-from autograder.course.student_package import students_reference
+from autograder.course.student_package import AUTHORS_ONLY, students_reference
 from autograder.lab import lab_ids, load_lab
+from autograder.mutation.equivalents import MODULE as EQUIVALENTS_MODULE
 from autograder.paths import BUNDLED_LABS as LABS_PACKAGE
 
 SHORTEST_ANSWER = 16  # characters: a shorter answer line (`return out`, `)`) says nothing of the answer
@@ -207,3 +209,11 @@ def check(x):
 def test_a_shareable_reference_that_uses_a_withheld_one_is_refused():
     with pytest.raises(StudentPackageError, match="check uses answer"):
         students_reference(SHARED_USES_WITHHELD, {"check"}, set(), "doc")
+
+
+def test_a_labs_files_for_its_authors_stay_out(unpacked):
+    """The mutants a lab records as equivalent and its requirement table name its hidden checks."""
+    assert set(AUTHORS_ONLY) == {f"{EQUIVALENTS_MODULE}.py", TABLE_FILE}
+    shipped = [name for name in unpacked if name.rpartition("/")[2] in AUTHORS_ONLY]
+    assert shipped == []
+    assert any(name.endswith("/captures.py") for name in unpacked)  # the lab folders are there
