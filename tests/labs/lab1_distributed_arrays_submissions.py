@@ -532,11 +532,12 @@ CASES = [
         },
         {"t5": 7},
     ),
-    Case(  # right in itself, but task 7 would start from the trained parameters
-        "t6_params_rebound",
+    Case(  # right in itself, but task 7 would start from the trained parameters: graded alone, since it
+        "t6_params_rebound",  # changes what a t7 answer graded in the same notebook starts from
         {"t6": T6_SOLUTION + "params = params_dp\n"},
         {"t6": 15},
         messages={"t6": "params"},
+        alone=True,
     ),
     Case("t6_explicit_mesh", {"t6": T6_SOLUTION.replace(", axis_types=(AxisType.Auto,)", "")}, {"t6": 13}),
     Case(
