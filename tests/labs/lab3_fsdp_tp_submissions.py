@@ -58,26 +58,6 @@ for name, f in collective_fns.items():
 """
 )
 
-# The source notebook's benchmark: the clock stops before block_until_ready, and shard_map is not jitted.
-T4_SEED_BENCHMARK = (
-    T4_FNS
-    + """
-def benchmark(f, x, n=3):
-    f(x).block_until_ready()
-    times = []
-    for _ in range(n):
-        start = time.time()
-        result = f(x)
-        times.append(time.time() - start)
-        result.block_until_ready()
-    return sum(times) / n
-
-
-collective_fns = {name: make(body, out_specs, jit=False) for name, (body, out_specs) in BODIES.items()}
-collective_times = {name: benchmark(f, X) for name, f in collective_fns.items()}
-"""
-)
-
 T4_MILLISECONDS = (
     T4_FNS
     + """
@@ -622,7 +602,6 @@ CASES = [
         {"t1": 9, "t3": 11},
         messages={"t1": "replicated", "t3": "D_jit"},
     ),
-    Case("seed_benchmark", {"t4": T4_SEED_BENCHMARK}, {"t4": 2}, messages={"t4": "jitted"}),
     Case("t4_functions_not_jitted", {"t4": T4_FUNCTIONS_NOT_JITTED}, {"t4": 14}, messages={"t4": "jitted"}),
     Case(
         "times_in_milliseconds",
