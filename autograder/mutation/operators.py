@@ -408,10 +408,13 @@ def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:
     ``jax.shard_map(f, mesh=m, ...)`` becomes a function that first puts its ``i``-th argument on ``m``
     replicated (``P()``), then calls the ``shard_map``. The body still receives its block, so values stay
     right; what every device holds does not."""
-    if not (isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("shard_map") and _positional(node)):
+    if not (isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("shard_map")):
         return
-    mesh = _keyword(node, "mesh") or (_positional(node)[1] if len(_positional(node)) > 1 else None)
-    specs = _keyword(node, "in_specs") or (_positional(node)[2] if len(_positional(node)) > 2 else None)
+    positional = _positional(node)
+    if not positional:
+        return
+    mesh = _keyword(node, "mesh") or (positional[1] if len(positional) > 1 else None)
+    specs = _keyword(node, "in_specs") or (positional[2] if len(positional) > 2 else None)
     if mesh is None or specs is None:
         return
     count = len(specs.value.elements) if isinstance(specs.value, cst.Tuple) else 1
