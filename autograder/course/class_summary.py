@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from html import escape
 
-from autograder.grading import HARNESS_ERRORS, GradeResult
+from autograder.grading import HARNESS_ERRORS, TABLE_STYLE, GradeResult, escape, page_html
 
-STYLE = """
-body{font-family:system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left}
+STYLE = (
+    TABLE_STYLE
+    + """
 .bar{background:#4a78c2;height:.8rem;display:inline-block} svg text{font-size:11px}
 td.num{text-align:right} .note{color:#555}
 """
+)
 SLOWEST = 10
 
 
@@ -177,9 +177,9 @@ def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list
     )
     median_time = statistics.median(t for t, _ in times) if times else 0.0
     status_rows = "".join(f"<tr><td>{escape(k)}</td><td>{v}</td></tr>" for k, v in statuses.most_common())
-    return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — class report</title>"
-        f"<style>{STYLE}</style></head><body><h1>{escape(lab)} — class report</h1>"
+    title = f"{escape(lab)} — class report"
+    body = (
+        f"<h1>{title}</h1>"
         f"<p>{len(graded)} submissions scored{f' (and {len(failed)} harness errors)' if failed else ''}; "
         f"mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
         f"<a id='similarity' href='similarity.html'>Similar answers</a></p>"
@@ -191,5 +191,6 @@ def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list
         f"<h2>Statuses</h2><table>{status_rows}</table>{_harness_error_section(failed)}"
         f"{_override_section(results)}{_late_section(results)}"
         f"<h2>Slowest submissions</h2><p class='note'>Median grading time {median_time:.1f} s; "
-        f"the {min(SLOWEST, len(times))} slowest:</p><table>{time_rows}</table></body></html>\n"
+        f"the {min(SLOWEST, len(times))} slowest:</p><table>{time_rows}</table>"
     )
+    return page_html(title, STYLE, body, width="70rem")

@@ -32,13 +32,12 @@ import keyword
 import re
 import tokenize
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 
 import nbformat
 import numpy as np
 
-from autograder.grading import read_submission
+from autograder.grading import TABLE_STYLE, escape, page_html, read_submission
 from autograder.run import RunCell, build_plan, has_code
 
 SIMILARITY_FILE = "similarity.html"
@@ -323,9 +322,9 @@ def find_similar(template: nbformat.NotebookNode, paths: dict[str, Path]) -> Sim
     return SimilarityReport(tuple(tasks), len(paths), tuple(unreadable))
 
 
-STYLE = """
-body{font-family:system-ui,sans-serif;max-width:90rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #ddd;padding:.25rem .6rem;text-align:left}
+STYLE = (
+    TABLE_STYLE
+    + """
 .pair{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
 .pair h3{font-size:1rem;margin:.3rem 0}
 .sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}
@@ -333,6 +332,7 @@ table{border-collapse:collapse;margin:.5rem 0} td,th{border-bottom:1px solid #dd
 .shared{background:#ffe9a8;display:inline-block;width:100%}
 .note{color:#555}
 """
+)
 
 
 def _highlighted(answer: Answer, shared: frozenset[int]) -> str:
@@ -381,9 +381,9 @@ def similarity_html(report: SimilarityReport, lab: str) -> str:
         if report.unreadable
         else ""
     )
-    return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(lab)} — similar answers"
-        f"</title><style>{STYLE}</style></head><body><h1>{escape(lab)} — similar answers</h1>"
+    title = f"{escape(lab)} — similar answers"
+    body = (
+        f"<h1>{title}</h1>"
         f"<p>{report.students} submissions; <span id='flagged'>{report.flagged}</span> pairs flagged.</p>"
         f"<p class='note'>Answers are compared task by task after normalising names, literals, comments and "
         f"layout, without the lab's own code and the code most of the class shares: a pair is flagged at a "
@@ -392,5 +392,6 @@ def similarity_html(report: SimilarityReport, lab: str) -> str:
         f"{MIN_SHINGLES} runs are not compared. Shared lines are marked. A flag is a reason to look, "
         f"not a verdict.</p>{unreadable}"
         f"<table><tr><th>task</th><th>answered</th><th>compared</th><th>pairs flagged</th></tr>{rows}</table>"
-        f"{''.join(sections)}</body></html>\n"
+        f"{''.join(sections)}"
     )
+    return page_html(title, STYLE, body, width="90rem")

@@ -3,8 +3,9 @@
 ``pipeline`` walks a submission through the stages, as its ``grade_options`` say (``notebook_file``
 reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
 is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of;
-``terminal_table`` prints it and ``feedback`` words it for the student. The student's check and the
-course's batches take ``GradeResult`` from here.
+``terminal_table`` prints it and ``feedback`` words it for the student, on a page ``html_page`` builds
+as it builds the course's reports. The student's check and the course's batches take ``GradeResult``
+from here.
 """
 
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.grading.check_result import CheckResult
-    from autograder.grading.feedback import escape, feedback_html, scoped_style, task_section
+    from autograder.grading.feedback import feedback_html, scoped_style, task_section
     from autograder.grading.grade_options import GradeOptions
     from autograder.grading.grade_status import (
         GRADING_FAULTS,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         HARNESS_ERRORS,
         GradeStatus,
     )
+    from autograder.grading.html_page import TABLE_STYLE, escape, escape_with_code, page_html
     from autograder.grading.notebook_file import read_submission
     from autograder.grading.pipeline import grade_notebook
     from autograder.grading.pytest_plugin import GraderError, run_graders

@@ -4,16 +4,14 @@ of the expected and the found blocks side by side, a failed hidden check only by
 from __future__ import annotations
 
 import re
-from html import escape as _escape
 
 from autograder.grading.grade_status import GradeStatus
+from autograder.grading.html_page import escape, escape_with_code, page_html
 from autograder.grading.results import GradeResult, TaskResult, hidden_failure, shown_points
 from autograder.grading.versions import versions_line
 
-PAGE_STYLE = """
-body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.5rem} .total{font-size:1.25rem;font-weight:600}
-"""
+# The page's own rules (``page_html`` sets its column).
+PAGE_STYLE = "h1{font-size:1.5rem} .total{font-size:1.25rem;font-weight:600}\n"
 # The style of a task's section, also used inside a notebook (``scoped_style``).
 SECTION_STYLE = """
 .task{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
@@ -39,27 +37,22 @@ def scoped_style(scope: str) -> str:
     return re.sub(r"([^{}]+)\{", scoped, SECTION_STYLE)
 
 
-def escape(text: str) -> str:
-    """HTML-escaped text with `names` in backticks shown as code."""
-    return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", _escape(text))
-
-
 def _check_item(check) -> str:
     mark = '<span class="pass">✔</span>' if check.passed else '<span class="fail">✘</span>'
-    title = escape(check.title)
+    title = escape_with_code(check.title)
     if check.passed:
         return f"<li>{mark} {title} <small>({shown_points(check.points)} pts)</small></li>"
     if check.hidden:
-        return f"<li>{mark} {escape(hidden_failure(check))}</li>"
+        return f"<li>{mark} {escape_with_code(hidden_failure(check))}</li>"
     pictures = ""
     if check.expected_picture and check.found_picture:
         pictures = (
             '<div class="pictures">'
-            f"<div>expected<pre>{_escape(check.expected_picture)}</pre></div>"
-            f"<div>found<pre>{_escape(check.found_picture)}</pre></div></div>"
+            f"<div>expected<pre>{escape(check.expected_picture)}</pre></div>"
+            f"<div>found<pre>{escape(check.found_picture)}</pre></div></div>"
         )
     points = f"<small>(0/{shown_points(check.points)} pts)</small>"
-    return f"<li>{mark} {title} {points}<br>{escape(check.message)}{pictures}</li>"
+    return f"<li>{mark} {title} {points}<br>{escape_with_code(check.message)}{pictures}</li>"
 
 
 def _override_note(task) -> str:
@@ -67,7 +60,7 @@ def _override_note(task) -> str:
         return ""
     return (
         f"<div class='override'>Points set by a grader: {shown_points(task.score)} "
-        f"(the checks gave {shown_points(task.auto_score)}). {escape(task.override.comment)}</div>"
+        f"(the checks gave {shown_points(task.auto_score)}). {escape_with_code(task.override.comment)}</div>"
     )
 
 
@@ -79,8 +72,9 @@ def task_section(task: TaskResult, note: str = "") -> str:
     else:
         state = "pass" if task.passed else ("partial" if task.score else "fail")
     items = "".join(_check_item(c) for c in task.checks)
+    task_id = escape_with_code(task.task)
     return (
-        f"<section class='task' id='{escape(task.task)}'><h2><span>Task {escape(task.task)}</span>"
+        f"<section class='task' id='{task_id}'><h2><span>Task {task_id}</span>"
         f"<span class='{state}'>{shown_points(task.score)} / {shown_points(task.max_score)}</span></h2>"
         f"{_override_note(task)}<ul>{items}</ul>{note}</section>"
     )
@@ -88,19 +82,17 @@ def task_section(task: TaskResult, note: str = "") -> str:
 
 def feedback_html(result: GradeResult, student: str) -> str:
     parts = [
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Feedback — {escape(student)}</title>"
-        f"<style>{STYLE}</style></head><body>",
-        f"<h1>{escape(result.lab or 'Lab')} — feedback for {escape(student)}</h1>",
+        f"<h1>{escape_with_code(result.lab or 'Lab')} — feedback for {escape_with_code(student)}</h1>",
         f"<p class='total'>Score: <span id='score'>{shown_points(result.score)}</span> / "
         f"<span id='max-score'>{shown_points(result.max_score)}</span></p>",
     ]
     if result.late is not None and result.late.is_late:
         before = f" Score before the penalty: {shown_points(result.raw_score)}." if result.late.points else ""
-        parts.append(f"<div class='late' id='late'>Late: {escape(result.late.reason)}.{before}</div>")
+        parts.append(f"<div class='late' id='late'>Late: {escape_with_code(result.late.reason)}.{before}</div>")
     if result.status != GradeStatus.GRADED or result.changes or result.notes:
-        parts.append(f"<div class='status'>{escape(result.summary())}</div>")
+        parts.append(f"<div class='status'>{escape_with_code(result.summary())}</div>")
     parts += [task_section(task) for task in result.tasks]
     if result.graded_by:
-        parts.append(f"<footer id='graded-by'>{escape(versions_line(result.graded_by))}</footer>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+        parts.append(f"<footer id='graded-by'>{escape_with_code(versions_line(result.graded_by))}</footer>")
+    title = f"Feedback — {escape_with_code(student)}"
+    return page_html(title, STYLE, "\n" + "\n".join(parts) + "\n", width="60rem")  # a line for each part

@@ -5,9 +5,8 @@ for a task checked only in grading, or a plain message saying why nothing could 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from html import escape as _escape
 
-from autograder.grading import CheckResult, TaskResult, escape, scoped_style, task_section
+from autograder.grading import CheckResult, TaskResult, escape, escape_with_code, scoped_style, task_section
 
 SCOPE = "autograder-check"
 SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the check's own output is styled
@@ -75,12 +74,12 @@ class NotebookCheck:
 
 
 def _task_html(check: TaskCheck) -> str:
-    task = escape(check.task)
+    task = escape_with_code(check.task)
     if not check.attempted:
         names = ", ".join(f"`{name}`" for name in check.undefined)
         body = (
             f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
-            f"<p>{escape(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
+            f"<p>{escape_with_code(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
             "</section>"
         )
     elif not check.checks:
@@ -90,18 +89,18 @@ def _task_html(check: TaskCheck) -> str:
         )
     else:
         body = task_section(TaskResult(check.task, check.points, check.checks))
-    return f"<div data-task='{task}' data-verdict='{_escape(check.verdict)}'>{body}</div>"
+    return f"<div data-task='{task}' data-verdict='{escape(check.verdict)}'>{body}</div>"
 
 
 def check_html(report: NotebookCheck) -> str:
     """The HTML shown under the check cell; its styles reach nothing outside it."""
-    lab = f" data-lab='{_escape(report.lab)}'" if report.lab else ""
+    lab = f" data-lab='{escape(report.lab)}'" if report.lab else ""
     parts = [f"<style>{STYLE}</style><div class='{SCOPE}'{lab}>"]
     if report.problem:
-        parts.append(f"<div class='status' data-verdict='problem'>{escape(report.problem)}</div>")
+        parts.append(f"<div class='status' data-verdict='problem'>{escape_with_code(report.problem)}</div>")
     else:
         if report.warning:
-            parts.append(f"<div class='status' data-verdict='warning'>{escape(report.warning)}</div>")
+            parts.append(f"<div class='status' data-verdict='warning'>{escape_with_code(report.warning)}</div>")
         attempted = [t for t in report.tasks if t.attempted]
         if len(report.tasks) > 1:
             parts.append(
@@ -110,6 +109,6 @@ def check_html(report: NotebookCheck) -> str:
                 f"{len(report.tasks)} tasks attempted</p>"
             )
         parts += [_task_html(t) for t in report.tasks]
-        parts.append(f"<p class='note'>{escape(NOTE)}</p>")
+        parts.append(f"<p class='note'>{escape_with_code(NOTE)}</p>")
     parts.append("</div>")
     return "".join(parts)
