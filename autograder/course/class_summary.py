@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from autograder.grading import HARNESS_ERRORS, TABLE_STYLE, GradeResult, escape, page_html
+from autograder.grading import HARNESS_ERRORS, TABLE_STYLE, GradeResult, escape, page_html, shown_points
 
 STYLE = (
     TABLE_STYLE
@@ -38,7 +38,7 @@ def _histogram_svg(scores: list[float], max_score: float, bins: int = 10) -> str
             f"<rect x='{x}' y='{150 - h:.1f}' width='{bar}' height='{h:.1f}' fill='#4a78c2'>"
             f"<title>{count} students</title></rect>"
             f"<text x='{x + bar / 2}' y='{145 - h:.1f}' text-anchor='middle'>{count}</text>"
-            f"<text x='{x + bar / 2}' y='165' text-anchor='middle'>{low:g}–</text>"
+            f"<text x='{x + bar / 2}' y='165' text-anchor='middle'>{shown_points(low)}–</text>"
         )
     return f"<svg width='{width}' height='{height}' role='img' aria-label='score histogram'>{''.join(rects)}</svg>"
 
@@ -83,7 +83,7 @@ def _check_rows(results: list[GradeResult], task_ids: list[str]) -> str:
         hidden = " <small>(hidden)</small>" if first.hidden else ""
         rows.append(
             f"<tr><td>{escape(task_id)}</td><td>{escape(first.title)}{hidden}</td>"
-            f"<td class='num'>{first.points:g}</td><td>{passed}/{len(found)}</td>"
+            f"<td class='num'>{shown_points(first.points)}</td><td>{passed}/{len(found)}</td>"
             f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
             f"<td>{common}</td></tr>"
         )
@@ -116,8 +116,8 @@ def _override_section(results: dict[str, GradeResult]) -> str:
     if not rows:
         return "<h2>Overrides</h2><p id='overrides'>0 overrides.</p>"
     body = "".join(
-        f"<tr><td>{escape(s)}</td><td>{escape(t.task)}</td><td class='num'>{t.auto_score:g}</td>"
-        f"<td class='num'>{t.score:g}</td><td>{escape(override.grader)}</td>"
+        f"<tr><td>{escape(s)}</td><td>{escape(t.task)}</td><td class='num'>{shown_points(t.auto_score)}</td>"
+        f"<td class='num'>{shown_points(t.score)}</td><td>{escape(override.grader)}</td>"
         f"<td>{escape(override.comment)}</td></tr>"
         for s, t, override in rows
     )
@@ -136,8 +136,9 @@ def _late_section(results: dict[str, GradeResult]) -> str:
     penalised = [penalty for _, penalty in late.values() if penalty.points > 0]
     deducted = sum(penalty.points for penalty in penalised)
     body = "".join(
-        f"<tr><td>{escape(s)}</td><td class='num'>{r.raw_score:g}</td><td class='num'>"
-        f"−{penalty.points:g}</td><td class='num'>{r.score:g}</td><td>{escape(penalty.reason)}</td></tr>"
+        f"<tr><td>{escape(s)}</td><td class='num'>{shown_points(r.raw_score)}</td>"
+        f"<td class='num'>−{shown_points(penalty.points)}</td><td class='num'>{shown_points(r.score)}</td>"
+        f"<td>{escape(penalty.reason)}</td></tr>"
         for s, (r, penalty) in sorted(late.items())
     )
     table = (
@@ -147,7 +148,7 @@ def _late_section(results: dict[str, GradeResult]) -> str:
     )
     return (
         f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "
-        f"({deducted:g} points in all); {len(judged) - len(late)} on time.</p>{table}"
+        f"({shown_points(deducted)} points in all); {len(judged) - len(late)} on time.</p>{table}"
     )
 
 
@@ -181,7 +182,7 @@ def class_summary_html(results: dict[str, GradeResult], lab: str, task_ids: list
     body = (
         f"<h1>{title}</h1>"
         f"<p>{len(graded)} submissions scored{f' (and {len(failed)} harness errors)' if failed else ''}; "
-        f"mean score <span id='mean'>{mean:.1f}</span> / {max_score:g}. "
+        f"mean score <span id='mean'>{mean:.1f}</span> / {shown_points(max_score)}. "
         f"<a id='similarity' href='similarity.html'>Similar answers</a></p>"
         f"<h2>Scores</h2>{_histogram_svg(scores, max_score)}{_quantiles(scores)}"
         f"<h2>Tasks</h2><table><tr><th>task</th><th>passed</th><th>pass rate</th>"

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from autograder.grading.notebook_file import read_submission
     from autograder.grading.pipeline import grade_notebook
     from autograder.grading.pytest_plugin import GraderError, run_graders
-    from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult
+    from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult, shown_points
     from autograder.grading.terminal_table import print_grade
     from autograder.grading.versions import (
         DISTRIBUTION,

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.grading import CheckResult, TaskResult, escape, escape_with_code, scoped_style, task_section
+from autograder.grading import (
+    CheckResult,
+    TaskResult,
+    escape,
+    escape_with_code,
+    scoped_style,
+    shown_points,
+    task_section,
+)
 
 SCOPE = "autograder-check"
 SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the check's own output is styled
@@ -104,8 +112,8 @@ def check_html(report: NotebookCheck) -> str:
         attempted = [t for t in report.tasks if t.attempted]
         if len(report.tasks) > 1:
             parts.append(
-                f"<p><b>Public checks: {sum(t.score for t in attempted):g} / "
-                f"{sum(t.points for t in attempted):g} points</b> in {len(attempted)} of "
+                f"<p><b>Public checks: {shown_points(sum(t.score for t in attempted))} / "
+                f"{shown_points(sum(t.points for t in attempted))} points</b> in {len(attempted)} of "
                 f"{len(report.tasks)} tasks attempted</p>"
             )
         parts += [_task_html(t) for t in report.tasks]
