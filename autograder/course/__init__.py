@@ -3,10 +3,11 @@
 ``collect`` finds the class's submissions, ``batch`` grades them on ``dask_cluster`` (a local Dask
 cluster or an existing one, which a lab's mutants are graded on too) with ``grading_progress``'s bar,
 ``gradebook`` keeps the grades, ``late``, ``overrides`` and ``adjustments`` change them as the course's
-rules say, ``class_summary`` sums them up, ``similarity`` compares submissions; ``gradescope_zip``
-builds the zip Gradescope grades with, ``gradescope_run`` grades a submission inside Gradescope's
-container, and ``gradescope_config`` holds the settings both read; ``student_package`` builds what students get instead
-of the grader's wheel. The command line hands on to here.
+rules say, ``class_summary`` sums them up, ``similarity`` compares submissions (``similarity_page`` shows
+the pairs it flags); ``gradescope_zip`` builds the zip Gradescope grades with, ``gradescope_run`` grades a
+submission inside Gradescope's container, and ``gradescope_config`` holds the settings both read;
+``student_package`` builds what students get instead of the grader's wheel. The command line hands on to
+here.
 """
 
 from typing import TYPE_CHECKING
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from autograder.course.grading_progress import GradingProgress
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.overrides import OverrideError
-    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
+    from autograder.course.similarity import find_similar
+    from autograder.course.similarity_page import SIMILARITY_FILE, similarity_html
     from autograder.course.student_package import StudentPackageError, build_student_wheel
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
