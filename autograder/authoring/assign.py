@@ -4,7 +4,7 @@ Deterministic: answers become ``### Your code here``, outputs are cleared, marke
 and every other cell is the solution's, byte for byte. Each cell is tagged with its task and whether
 it is an answer cell, which is how grading finds task boundaries in a submission. After each task comes
 a cell that checks it from the notebook, and after the first cell, one that explains how
-(``check_cells.py``; grading never runs them).
+(``check_cell_text.py``; grading never runs them).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring import markers
-from autograder.run import new_check_cell, new_intro_cell
+from autograder.authoring.check_cell_text import new_check_cell, new_intro_cell
 
 
 @dataclass(frozen=True)

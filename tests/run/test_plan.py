@@ -5,9 +5,10 @@ import copy
 import nbformat
 import pytest
 
+from autograder.authoring.check_cell_text import new_check_cell
 from autograder.authoring.known_grades import answer_cells, solution_answers
 from autograder.lab import lab_ids, load_lab
-from autograder.run.check_cells import is_check_cell, is_check_code, new_check_cell
+from autograder.run.check_cells import is_check_cell, is_check_code
 from autograder.run.plan import CaptureTask, RunCell, build_plan
 
 
