@@ -27,6 +27,7 @@ from autograder.course.dask_cluster import (
     default_workers,
     grade_on_worker,
     warm_references,
+    worker_cores,
 )
 from autograder.course.gradebook import is_done, load_results, log_grading
 from autograder.course.grading_progress import GradingProgress
@@ -145,6 +146,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
         futures = {}
         try:
+            if client is not None:
+                timing.worker_cores = {address: list(cores) for address, cores in worker_cores(client).items()}
             if any(s.path is not None for s in todo):
                 warming = time.monotonic()
                 warm_references(client, options.lab, progress)

@@ -23,6 +23,7 @@ class BatchTiming:
     phases: dict[str, float] = field(default_factory=dict)  # summed over the grades of this run
     warming: float = 0.0  # the references computed ahead, on the workers
     publishing: float = 0.0  # each result's feedback page, gradebook row and class summaries, here
+    worker_cores: dict[str, list[int]] = field(default_factory=dict)  # each worker's, as it graded
 
     def add(self, result: GradeResult, publishing: float) -> None:
         self.graded += 1
@@ -37,6 +38,7 @@ class BatchTiming:
             "graded": self.graded,
             "warming": round(self.warming, 3),
             "publishing": round(self.publishing, 3),
+            "worker_cores": self.worker_cores,
             "phases": {phase: round(seconds, 3) for phase, seconds in self.phases.items()},
         }
 

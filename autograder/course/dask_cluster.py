@@ -10,7 +10,6 @@ before anything imports JAX.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -74,13 +73,38 @@ def warm_references(client, lab: str, progress: GradingProgress) -> None:
 
 
 def default_workers() -> int:
-    """A local cluster's workers when none is asked for: one per core."""
-    return max(1, os.cpu_count() or 1)
+    """A local cluster's workers when none is asked for: one per core this process may run on."""
+    from autograder.run import process_cores
+
+    return max(1, len(process_cores()))
+
+
+def worker_cores(client) -> dict[str, tuple[int, ...]]:
+    """The cores each worker of the cluster may run on."""
+    from autograder.run import process_cores
+
+    return client.run(process_cores)
+
+
+def pin_workers(client) -> dict[str, tuple[int, ...]]:
+    """Pin each worker of a local cluster to a core of its own when the machine has one for each (a timed
+    task then holds up only its own core: autograder/run/core_locks.py); returns each worker's cores."""
+    from autograder.run import pin_process, process_cores
+
+    addresses = sorted(client.scheduler_info()["workers"])
+    cores = process_cores()
+    if len(addresses) > len(cores):  # workers share cores: a timed task keeps the whole machine
+        return worker_cores(client)
+    return {
+        address: client.run(pin_process, core, workers=[address])[address]
+        for address, core in zip(addresses, cores, strict=False)
+    }
 
 
 def dask_client(workers: int | None = None, scheduler: str | None = None):
     """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
-    processes (default: one per core). ``close_client`` releases both."""
+    processes (default: one per core), each pinned to a core of its own where there are enough
+    (``pin_workers``). ``close_client`` releases both."""
     import logging
 
     from dask.distributed import Client, LocalCluster
@@ -97,7 +121,10 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
         dashboard_address=None,
         death_timeout=10,
     )
-    return Client(cluster), cluster
+    client = Client(cluster)
+    client.wait_for_workers(workers, timeout=60)
+    pin_workers(client)
+    return client, cluster
 
 
 def close_client(client, cluster) -> None:

@@ -11,7 +11,9 @@ left), within the ``limits`` declared once for every command and context;
 ``kernel_pool``) runs its cells and has the probe write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
-``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait),
+``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels wait; a
+``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning``
+wait only for what shares their core),
 ``machine_quiet`` has both sides' timing start once the processors are idle, ``kernel_malloc`` gives
 both sides the kernel's malloc settings, ``kernel_pool`` starts the next kernel ahead, and ``phase_clock``
 counts where a grading's time goes. Grading reads
@@ -25,6 +27,7 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.run.check_cells import SELF_CHECK_MODULE
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
+    from autograder.run.core_pinning import pin_process, process_cores
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.execute import Execution, Executor, execute_plan

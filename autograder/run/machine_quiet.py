@@ -7,16 +7,19 @@ teardown, a gigabyte freed), the computations a notebook dispatched and never wa
 job. Either side's timing taken through such a moment is off by several times (lab 3's solution once
 reported 17.5 ms for a 2 ms ``all_gather``). So both sides first wait until the processors have been
 idle for a short window, as read from ``/proc/stat``, at most ``MAX_WAIT`` seconds; where it cannot be
-read, or the machine stays busy (a shared host), timing goes on, and the log says so.
+read, or the machine stays busy (a shared host), timing goes on, and the log says so. The processors read
+are those the grading may run on (``core_pinning``): a batch's worker pinned to a core of its own waits for
+its core to be idle, not for the other workers' cores.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from pathlib import Path
+
+from autograder.run.core_pinning import process_cores
 
 PROC_STAT = Path("/proc/stat")
 WINDOW = 0.2  # seconds a reading of the machine's load spans
@@ -26,38 +29,47 @@ MAX_WAIT = 5.0  # seconds waited at most for a quiet machine
 log = logging.getLogger("autograder.machine_quiet")
 
 
-def _cpu_times() -> tuple[int, int] | None:
-    """(busy, total) jiffies of all processors so far, or None where ``/proc/stat`` cannot be read."""
+def _cpu_times(cores: tuple[int, ...]) -> tuple[int, int] | None:
+    """(busy, total) jiffies of the processors ``cores`` so far, or None where ``/proc/stat`` cannot be
+    read or lacks one of them."""
+    wanted = {f"cpu{core}" for core in cores}
+    busy = total = 0
     try:
-        first = PROC_STAT.read_text().splitlines()[0].split()
-        values = [int(v) for v in first[1:]]
+        lines = [line.split() for line in PROC_STAT.read_text().splitlines() if line.startswith("cpu")]
+        for fields in lines:
+            if fields[0] not in wanted:
+                continue
+            wanted.discard(fields[0])
+            values = [int(v) for v in fields[1:]]
+            if len(values) < 4:
+                return None
+            cpu_total = sum(values[:8])  # guest time is counted in user time already
+            busy += cpu_total - values[3] - (values[4] if len(values) > 4 else 0)  # idle and iowait
+            total += cpu_total
     except (OSError, IndexError, ValueError):
         return None
-    if first[0] != "cpu" or len(values) < 4:
-        return None
-    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle and iowait
-    total = sum(values[:8])  # guest time is counted in user time already
-    return total - idle, total
+    return None if wanted else (busy, total)
 
 
-def _busy_cpus(before: tuple[int, int], after: tuple[int, int]) -> float:
-    """How many processors' worth were busy between two readings."""
+def _busy_cpus(before: tuple[int, int], after: tuple[int, int], cores: int) -> float:
+    """How many of ``cores`` processors' worth were busy between two readings."""
     total = after[1] - before[1]
     if total <= 0:
         return 0.0
-    return (after[0] - before[0]) / total * (os.cpu_count() or 1)
+    return (after[0] - before[0]) / total * cores
 
 
 def wait_until_machine_quiet(label: str) -> float:
     """Block until a ``WINDOW`` of idle processors, at most ``MAX_WAIT``: the seconds waited."""
     started = time.monotonic()
-    before = _cpu_times()
+    cores = process_cores()
+    before = _cpu_times(cores)
     while before is not None:
         time.sleep(WINDOW)
-        after = _cpu_times()
+        after = _cpu_times(cores)
         if after is None:
             break
-        busy = _busy_cpus(before, after)
+        busy = _busy_cpus(before, after, len(cores))
         if busy <= BUSY_CPUS:
             break
         if time.monotonic() - started >= MAX_WAIT:

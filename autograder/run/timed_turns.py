@@ -1,4 +1,4 @@
-"""A task that times code runs alone on its machine: the machine's timed turn.
+"""A task that times code runs alone on its cores: the machine's timed turn (of the cores it may run on).
 
 A student's timing cells and the grader's own measurement of that task must see the same machine. In a
 batch (several Dask workers), two ``autograder grade`` commands, or workers of a cluster sharing a
@@ -18,9 +18,11 @@ machine, the other submissions' kernels would load it differently for each. So, 
   machine's turn), so it never keeps a turn waiting on a kernel that itself waits for the turn;
 - a kernel starts (imports, device setup) only while no turn is held (``pass_the_gate``).
 
-Two lock files under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
+Two locks under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
 holder keeps it exclusive, so no new cell starts) and ``cells`` (each running kernel's code holds it
-shared; the holder waits until it gets it exclusive, i.e. until the cells in flight have ended). A lock
+shared; the holder waits until it gets it exclusive, i.e. until the cells in flight have ended). Each is a
+file per core (core_locks.py), and a process locks those of the cores it may run on: a batch's workers
+pinned to cores of their own hold up only what runs on their own core; every other grading, all of them. A lock
 ends with the process that holds it: a grader that dies never leaves the others waiting. Every wait is
 bounded (``MAX_WAIT``); past it the run goes on, and says so in the log.
 """
@@ -40,6 +42,7 @@ from collections.abc import Callable, Generator
 from pathlib import Path
 
 from autograder.run import quiet
+from autograder.run.core_locks import CoreLock
 
 DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
 QUIET_MACHINE_VARIABLE = "AUTOGRADER_TIMED_TURNS"  # "off": no turn is taken (the bench compares without)
@@ -68,30 +71,26 @@ def timed_turns_enabled() -> bool:
     return os.environ.get(QUIET_MACHINE_VARIABLE, "on").lower() not in ("off", "0", "false", "no")
 
 
-def _open(name: str) -> int:
-    return os.open(turns_directory() / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+def _open(name: str) -> CoreLock:
+    return CoreLock(turns_directory(), name)
 
 
-def _try_lock(fd: int, operation: int) -> bool:
-    try:
-        fcntl.flock(fd, operation | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
+def _try_lock(lock: CoreLock, operation: int) -> bool:
+    return lock.take(operation)
 
 
-async def _lock(fd: int, operation: int, deadline: float) -> bool:
+async def _lock(lock: CoreLock, operation: int, deadline: float) -> bool:
     """``flock`` without blocking the event loop; False if ``deadline`` passed first."""
-    while not _try_lock(fd, operation):
+    while not _try_lock(lock, operation):
         if time.monotonic() >= deadline:
             return False
         await asyncio.sleep(POLL)
     return True
 
 
-def _lock_here(fd: int, operation: int, deadline: float) -> bool:
+def _lock_here(lock: CoreLock, operation: int, deadline: float) -> bool:
     """``flock`` from a thread without an event loop (the grader's); False if ``deadline`` passed first."""
-    while not _try_lock(fd, operation):
+    while not _try_lock(lock, operation):
         if time.monotonic() >= deadline:
             return False
         time.sleep(POLL)
@@ -108,7 +107,7 @@ class _ProcessHold:
         self.state = threading.Lock()
         self.taking = threading.Lock()  # one thread of the process takes the files; the others join after
         self.users = 0
-        self.fds: list[int] = []
+        self.locks: list[CoreLock] = []
 
     def join(self) -> bool:
         with self.state:
@@ -121,18 +120,18 @@ class _ProcessHold:
         with self.state:
             return self.users > 0
 
-    def taken(self, fds: list[int]) -> None:
+    def taken(self, locks: list[CoreLock]) -> None:
         with self.state:
-            self.fds, self.users = fds, 1
+            self.locks, self.users = locks, 1
 
     def leave(self) -> None:
         with self.state:
             self.users -= 1
-            fds = self.fds if self.users == 0 else []
+            locks = self.locks if self.users == 0 else []
             if self.users == 0:
-                self.fds = []
-        for fd in fds:
-            os.close(fd)  # closing the descriptor drops its lock
+                self.locks = []
+        for lock in locks:
+            lock.close()  # closing the files drops their locks
 
 
 _process = _ProcessHold()
@@ -224,7 +223,7 @@ class CellTurn:
         self.waited = 0.0
 
     async def __aenter__(self) -> CellTurn:
-        self._fd = None
+        self._cells = None
         if not timed_turns_enabled() or self._part_of_the_turn():
             return self
         started = time.monotonic()
@@ -233,15 +232,15 @@ class CellTurn:
         try:
             passed = await self._pass(gate, cells, deadline)
         finally:
-            os.close(gate)
+            gate.close()
         waited = time.monotonic() - started
         self.waited += waited
         if waited > LOG_AFTER:
             log.info("a kernel waited %.1f s for another submission's timed task on this machine", waited)
         if passed is True:
-            self._fd = cells
+            self._cells = cells
         else:
-            os.close(cells)
+            cells.close()
             if passed is False:
                 log.warning("a kernel waited over %.0f s for the machine's timed turn; running anyway", MAX_WAIT)
         return self
@@ -252,11 +251,11 @@ class CellTurn:
         and waiting on would wait for a grader of this process that may need this very kernel's facts."""
         return self.owner is not None and _process.held()
 
-    async def _pass(self, gate: int, cells: int, deadline: float) -> bool | None:
+    async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
         """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock:
         True once held, False past the deadline, None if it became part of its own process's turn."""
         if _try_lock(gate, fcntl.LOCK_SH):
-            fcntl.flock(gate, fcntl.LOCK_UN)
+            gate.unlock()
             if _try_lock(cells, fcntl.LOCK_SH):
                 return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
@@ -269,38 +268,38 @@ class CellTurn:
                 await asyncio.sleep(POLL)
 
     async def __aexit__(self, *exc) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._cells is not None:
+            self._cells.close()
+            self._cells = None
 
     def hold_beyond(self) -> BackgroundHold:
         """Taken inside this turn (between enter and exit): a hold of the same kind that outlasts it, for
         what the kernel goes on running between its cells (the lab probe's warm-up, which a cell starts).
         A timed task waits for it as for a cell in flight, until it is released."""
-        fd = None
-        if self._fd is not None:
-            fd = _open("cells")
-            if not _try_lock(fd, fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
-                os.close(fd)
-                fd = None
-        return BackgroundHold(fd)
+        hold = None
+        if self._cells is not None:
+            hold = _open("cells")
+            if not _try_lock(hold, fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
+                hold.close()
+                hold = None
+        return BackgroundHold(hold)
 
 
 def _passing(
-    gate: int, cells: int, deadline: float, part_of_the_turn: Callable[[], bool]
+    gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool]
 ) -> Generator[None, None, bool | None]:
     """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
     each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
     True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
-    for fd, unlock in ((gate, True), (cells, False)):
-        while not _try_lock(fd, fcntl.LOCK_SH):
+    for lock, unlock in ((gate, True), (cells, False)):
+        while not _try_lock(lock, fcntl.LOCK_SH):
             if part_of_the_turn():
                 return None
             if time.monotonic() >= deadline:
                 return False
             yield
         if unlock:
-            fcntl.flock(gate, fcntl.LOCK_UN)
+            gate.unlock()
     return True
 
 
@@ -308,26 +307,26 @@ class BackgroundHold:
     """A kernel's work between its cells, held like a running cell (``CellTurn.hold_beyond``); nothing is
     held where the cell itself held nothing (turns off, or its process's own turn)."""
 
-    def __init__(self, fd: int | None):
-        self._fd = fd
+    def __init__(self, cells: CoreLock | None):
+        self._cells = cells
 
     @property
     def held(self) -> bool:
-        return self._fd is not None
+        return self._cells is not None
 
     async def release_when(self, ended: Callable[[], bool], at_most: float) -> None:
         """Keep the hold until ``ended()`` (polled) or ``at_most`` seconds; released also if cancelled."""
         deadline = time.monotonic() + at_most
         try:
-            while self._fd is not None and not ended() and time.monotonic() < deadline:
+            while self._cells is not None and not ended() and time.monotonic() < deadline:
                 await asyncio.sleep(POLL)
         finally:
             self.release()
 
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._cells is not None:
+            self._cells.close()
+            self._cells = None
 
 
 _grading = threading.local()  # the turn of the grading this thread checks, if any
@@ -371,22 +370,22 @@ class _ChecksHold:
     is held where turns are off, or where this process holds the turn (its checks are part of it)."""
 
     def __init__(self) -> None:
-        self._fd: int | None = None
+        self._cells: CoreLock | None = None
         self.waits = 0  # nested ``checks_waiting``: the hold is taken again when the outermost ends
 
     def take(self) -> None:
-        if self._fd is not None or self.waits or not timed_turns_enabled() or _process.held():
+        if self._cells is not None or self.waits or not timed_turns_enabled() or _process.held():
             return
         started = time.monotonic()
         gate, cells = _open("gate"), _open("cells")
         try:
             passed = self._pass(gate, cells, started + MAX_WAIT)
         finally:
-            os.close(gate)
+            gate.close()
         if passed:
-            self._fd = cells
+            self._cells = cells
         else:
-            os.close(cells)
+            cells.close()
         waited = time.monotonic() - started
         if passed is False:
             log.warning("a grader's check waited over %.0f s for the machine's timed turn; checking anyway", MAX_WAIT)
@@ -394,7 +393,7 @@ class _ChecksHold:
             log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
 
     @staticmethod
-    def _pass(gate: int, cells: int, deadline: float) -> bool | None:
+    def _pass(gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
         """``_passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
         steps = _passing(gate, cells, deadline, _process.held)
         while True:
@@ -405,9 +404,9 @@ class _ChecksHold:
             time.sleep(POLL)
 
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._cells is not None:
+            self._cells.close()
+            self._cells = None
 
 
 @contextlib.contextmanager
@@ -457,9 +456,9 @@ async def pass_the_gate(label: str = "a kernel's start") -> None:
                 break
             await asyncio.sleep(POLL)
         else:
-            fcntl.flock(gate, fcntl.LOCK_UN)
+            gate.unlock()
     finally:
-        os.close(gate)
+        gate.close()
     waited = time.monotonic() - started
     if waited > LOG_AFTER:
         log.info("%s waited %.1f s for another submission's timed task on this machine", label, waited)

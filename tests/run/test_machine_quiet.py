@@ -1,5 +1,6 @@
 """Timing starts on a quiet machine (autograder/run/machine_quiet.py): a reading of /proc/stat that shows
-idle processors lets it start at once, a busy one makes it wait (bounded), an unreadable one waits not."""
+idle processors lets it start at once, a busy one makes it wait (bounded), an unreadable one waits not;
+the processors read are those the grading may run on."""
 
 from __future__ import annotations
 
@@ -14,23 +15,27 @@ from autograder.run import machine_quiet
 
 
 class FakeStat:
-    """A /proc/stat whose processors are busy (``busy`` of each tick) or idle, its counters advancing."""
+    """A /proc/stat of two processors, each busy (``busy[core]`` of each tick) or idle, its counters
+    advancing."""
 
     def __init__(self, path):
-        self.path, self.busy, self.ticks, self.stop = path, 0.0, 0, threading.Event()
-        self.user = self.idle = 0
+        self.path, self.busy, self.stop = path, [0.0, 0.0], threading.Event()
+        self.user, self.idle = [0, 0], [0, 0]
         self.write()
         threading.Thread(target=self.run, daemon=True).start()
 
     def write(self):  # whole at once, as the kernel serves the real one
+        lines = [f"cpu  {sum(self.user)} 0 0 {sum(self.idle)} 0 0 0 0 0 0"]
+        lines += [f"cpu{core} {self.user[core]} 0 0 {self.idle[core]} 0 0 0 0 0 0" for core in (0, 1)]
         temporary = self.path.with_suffix(".new")
-        temporary.write_text(f"cpu  {self.user} 0 0 {self.idle} 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n")
+        temporary.write_text("\n".join(lines) + "\nintr 0\n")
         os.replace(temporary, self.path)
 
     def run(self):
         while not self.stop.is_set():
-            busy = int(100 * self.busy)
-            self.user, self.idle = self.user + busy, self.idle + 100 - busy
+            for core in (0, 1):
+                busy = int(100 * self.busy[core])
+                self.user[core], self.idle[core] = self.user[core] + busy, self.idle[core] + 100 - busy
             self.write()
             time.sleep(0.02)
 
@@ -40,7 +45,7 @@ def stat(tmp_path, monkeypatch):
     fake = FakeStat(tmp_path / "stat")
     monkeypatch.setattr(machine_quiet, "PROC_STAT", fake.path)
     monkeypatch.setattr(machine_quiet, "MAX_WAIT", 1.0)
-    monkeypatch.setattr(machine_quiet.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(machine_quiet, "process_cores", lambda: (0, 1))
     yield fake
     fake.stop.set()
 
@@ -50,9 +55,9 @@ def test_an_idle_machine_is_quiet_after_one_window(stat):
 
 
 def test_a_busy_machine_is_waited_for_until_it_is_quiet_or_the_wait_is_over(stat):
-    stat.busy = 0.5  # one of the two processors
+    stat.busy[0] = 1.0  # one of the two processors
     assert machine_quiet.wait_until_machine_quiet("t4") >= 1.0  # it stayed busy: timing goes on after MAX_WAIT
-    threading.Timer(0.5, lambda: setattr(stat, "busy", 0.0)).start()
+    threading.Timer(0.5, lambda: stat.busy.__setitem__(0, 0.0)).start()
     waited = asyncio.run(machine_quiet.until_machine_quiet("t4"))
     assert 0.5 <= waited < 1.0 + 3 * machine_quiet.WINDOW
 
@@ -60,3 +65,12 @@ def test_a_busy_machine_is_waited_for_until_it_is_quiet_or_the_wait_is_over(stat
 def test_an_unreadable_proc_stat_waits_not(tmp_path, monkeypatch):
     monkeypatch.setattr(machine_quiet, "PROC_STAT", tmp_path / "missing")
     assert machine_quiet.wait_until_machine_quiet("t4") < 0.1
+
+
+def test_a_grading_pinned_to_one_core_waits_for_that_core_alone(stat, monkeypatch):
+    """A batch's worker pinned to a core of its own: the other workers' busy cores are not its to wait for."""
+    monkeypatch.setattr(machine_quiet, "process_cores", lambda: (1,))
+    stat.busy[0] = 1.0
+    assert machine_quiet.wait_until_machine_quiet("t4") < 0.6
+    stat.busy[1] = 1.0
+    assert machine_quiet.wait_until_machine_quiet("t4") >= 1.0

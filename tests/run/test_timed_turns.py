@@ -82,7 +82,7 @@ def test_a_kernel_waiting_at_the_gate_goes_on_once_its_process_takes_the_turn_or
     gate = timed_turns._open("gate")
     import fcntl
 
-    fcntl.flock(gate, fcntl.LOCK_EX)
+    assert gate.take(fcntl.LOCK_EX)
     arrived = in_thread(cell_of(3, events, "kernel that arrived during the taking"))
     arrived.join(0.5)
     assert arrived.is_alive()
