@@ -8,7 +8,7 @@ For each lab's solution notebook:
 (b) grade: ``python -m autograder grade NOTEBOOK --json out.json`` as a subprocess (the ``autograder
     grade`` CLI), timed from process start to exit, with the reference cache filled beforehand by
     ``autograder warm`` (a cache of this run's own, in a temporary directory). results.json's
-    ``execution_time`` (the kernel's start, cells, probes and shutdown) is printed beside it: the graders
+    ``execution_time`` (the kernel's start, cells, captures and shutdown) is printed beside it: the graders
     run while the kernel does, so grade minus execution is what grading adds after the notebook ends.
 (c) cold: one grade with an empty reference cache, which computes every reference itself.
 

@@ -8,7 +8,7 @@ starts a fresh kernel when one fails to start, a fault of the harness's; ``kerne
 into the kernel alone, caps its output, runs the lab probe's warm-up and reaps the children a cell
 left), within the ``limits`` declared once for every command and context;
 ``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or the
-``kernel_pool``) runs its cells and has the probe write each task's facts (``live_execution`` hands each
+``kernel_pool``) runs its cells and has the kernel recorder write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on the machine (other gradings' kernels wait),

@@ -4,7 +4,7 @@
     ag.check("t3")        # one task; ag.check() checks every task
 
 In the student's own kernel, the task's facts are recorded from the notebook's live namespace by the
-probe grading uses, on inputs from a seed drawn now. The task's public checks then run in the checker
+kernel recorder grading uses, on inputs from a seed drawn now. The task's public checks then run in the checker
 process (``task_checker.py``: a fresh Python with the harness's devices, kept alive between checks), and
 the result is shown under the cell: points, each check's verdict and message, and the expected and found
 layouts side by side. Hidden checks are neither run nor named. A task whose names are not defined yet is

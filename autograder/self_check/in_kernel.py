@@ -19,7 +19,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.facts import LAB_PROBE_MODULE, TaskCapture, probe_capture, task_seed
+from autograder.facts import LAB_PROBE_MODULE, TaskCapture, record_task_facts, task_seed
 from autograder.grading import CheckResult, tested_range, version_problem
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.run import DEVICE_COUNT
@@ -140,7 +140,7 @@ def _check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) -> tu
             undefined[name] = _undefined(capture, namespace)
             if not undefined[name]:
                 facts[name] = str(directory / name)
-                probe_capture(capture.manifest(facts[name], task_seed(seed, name)), namespace)
+                record_task_facts(capture.manifest(facts[name], task_seed(seed, name)), namespace)
         checks = _run_checks(lab.id, seed, facts) if facts else []
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -154,7 +154,7 @@ def _undefined(capture: TaskCapture, namespace: Mapping[str, Any]) -> tuple[str,
 
 
 def _load_lab_probe(lab: Lab) -> None:
-    """The lab's own kernel-side probe functions, where the probe looks for them."""
+    """The lab's own kernel-side probe functions, where the kernel recorder looks for them."""
     path = lab.kernel_probe_path
     loaded = sys.modules.get(LAB_PROBE_MODULE)
     if path is None or (loaded is not None and getattr(loaded, "__file__", None) == str(path)):

@@ -8,7 +8,7 @@ on stdin and answers each with one JSON line on stdout::
     {"id": 1, "checks": [{"task": "t1", "name": "test_t1_layout", "passed": false, ...}, ...]}
     {"id": 2, "error": "unknown lab 'lab9'; labs: ..."}
 
-Each task names the directory the probe wrote its facts to (read with ``load_task_facts``: JSON and
+Each task names the directory the kernel recorder wrote its facts to (read with ``load_task_facts``: JSON and
 ``.npy``, nothing unpickled); ``seed`` is the one the task's inputs were made from, as in grading.
 The process keeps the references it computed, so a check after the first is quick.
 
