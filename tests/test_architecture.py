@@ -134,7 +134,7 @@ def _is_submodule(package: str, name: str) -> bool:
 
 
 def test_other_stages_take_the_names_a_door_exports_not_its_modules():
-    """``from autograder.run import check_cells`` names the door, yet reaches past it to a module the door
+    """``from autograder.run import self_check_cells`` names the door, yet reaches past it to a module the door
     does not export: another stage takes the door's names (exported there for it) instead."""
     past = sorted(
         f"{path.relative_to(PACKAGE.parent)}:{line} imports the module {package}.{name} through the door; "

@@ -1,7 +1,7 @@
 """The run: a submission's cells executed in a sandboxed kernel, task by task, with its facts taken.
 
-``plan`` splits the notebook into tasks (leaving out the cells ``check_cells`` marks as the student's
-own checks, which ``assign`` adds); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel the
+``plan`` splits the notebook into tasks (leaving out the student's self-check cells, which ``assign``
+adds and ``self_check_cells`` recognises); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel the
 student's code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle,
 ``kernel_client`` talks to it, ``kernel_code`` is what the harness runs in it, and ``kernel_start``
 starts a fresh kernel when one fails to start, a fault of the harness's; ``kernel_housekeeping``, copied
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.run.check_cells import new_check_cell, new_intro_cell
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
@@ -57,6 +56,7 @@ if TYPE_CHECKING:
         try_bubblewrap_in_background,
     )
     from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
+    from autograder.run.self_check_cells import new_intro_cell, new_self_check_cell
     from autograder.run.timed_turns import checks_running, checks_waiting, grading_with, measuring
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

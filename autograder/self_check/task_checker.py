@@ -10,7 +10,7 @@ on stdin and answers each with one JSON line on stdout::
 
 Each task names the directory the kernel recorder wrote its facts to (read with ``load_task_facts``: JSON and
 ``.npy``, nothing unpickled); ``seed`` is the one the task's inputs were made from, as in grading.
-The process keeps the references it computed, so a check after the first is quick.
+The process keeps the references it computed, so a self-check after the first is quick.
 
     python -m autograder.self_check.task_checker
 """

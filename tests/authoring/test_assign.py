@@ -7,7 +7,7 @@ from autograder.authoring import markers
 from autograder.authoring.assign import assign_lab, render, student_notebook
 from autograder.cli import main
 from autograder.lab import lab_ids, load_lab
-from autograder.run.check_cells import is_check_cell, is_check_code
+from autograder.run.self_check_cells import is_self_check_cell, is_self_check_code
 
 
 def _solution(*cells):
@@ -36,9 +36,9 @@ def test_answers_become_the_prompt_and_everything_else_stays():
         setup, question(), nbformat.v4.new_markdown_cell("Bind `y`."), answer, partial, raw("# END QUESTION")
     )
     student = student_notebook(nb, "labX")
-    sources = [c.source for c in student.cells if not is_check_cell(c)]
+    sources = [c.source for c in student.cells if not is_self_check_cell(c)]
     assert sources == ["import jax\nx = 1", "Bind `y`.", "### Your code here", "def f(a):\n    ### Your code here"]
-    tags = [c.metadata["autograder"] for c in student.cells if not is_check_cell(c)]
+    tags = [c.metadata["autograder"] for c in student.cells if not is_self_check_cell(c)]
     assert tags == [
         {"task": None, "answer": False},
         {"task": "t1", "answer": False},
@@ -87,11 +87,11 @@ def test_locked_cells_are_the_solutions_byte_for_byte(lab_id):
     solution = nbformat.read(lab.solution_path, as_version=4)
     by_id = {c.id: c for c in solution.cells}
     for cell in lab.template.cells:
-        if not cell.metadata["autograder"]["answer"] and not is_check_cell(cell):
+        if not cell.metadata["autograder"]["answer"] and not is_self_check_cell(cell):
             assert cell.source == by_id[cell.id].source
 
 
-def test_a_check_cell_follows_each_task_and_one_explains_them_after_the_first_cell():
+def test_a_self_check_cell_follows_each_task_and_one_explains_them_after_the_first_cell():
     first = nbformat.v4.new_markdown_cell("# Lab X")
     nb = _solution(
         first,
@@ -106,20 +106,22 @@ def test_a_check_cell_follows_each_task_and_one_explains_them_after_the_first_ce
         raw("# END QUESTION"),
     )
     student = student_notebook(nb, "labX")
-    kinds = [("check " if is_check_cell(c) else "") + (c.metadata["autograder"]["task"] or "-") for c in student.cells]
+    kinds = [
+        ("check " if is_self_check_cell(c) else "") + (c.metadata["autograder"]["task"] or "-") for c in student.cells
+    ]
     assert kinds == ["-", "check -", "-", "t1", "t1", "check t1", "-", "t2", "check t2"]
     assert "ag.check(" in student.cells[1].source and student.cells[1].cell_type == "markdown"
     assert student.cells[5].source.splitlines()[-1] == 'ag.check("t1", lab="labX")'
-    assert is_check_code(student.cells[5].source) and student.cells[5].id == "check-t1"
+    assert is_self_check_code(student.cells[5].source) and student.cells[5].id == "check-t1"
     assert student.cells[8].metadata["autograder"] == {"task": "t2", "answer": False, "check": True}
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())
-def test_every_task_of_a_lab_has_its_check_cell(lab_id):
+def test_every_task_of_a_lab_has_its_self_check_cell(lab_id):
     lab = load_lab(lab_id)
-    checks = [c for c in lab.template.cells if is_check_cell(c) and c.cell_type == "code"]
-    assert [c.metadata["autograder"]["task"] for c in checks] == [t.id for t in lab.tasks]
-    assert all(f'lab="{lab_id}"' in c.source for c in checks)
+    self_checks = [c for c in lab.template.cells if is_self_check_cell(c) and c.cell_type == "code"]
+    assert [c.metadata["autograder"]["task"] for c in self_checks] == [t.id for t in lab.tasks]
+    assert all(f'lab="{lab_id}"' in c.source for c in self_checks)
 
 
 def test_check_reports_a_stale_assignment(tmp_path):

@@ -1,8 +1,9 @@
-"""The cells ``assign`` adds to a student notebook for checking from the notebook, and how grading
-recognises them (it never runs them: the grading kernel cannot import the harness, and must not).
+"""The self-check cells: what ``assign`` adds to a student notebook for the student's self-check, and how
+grading recognises them (it never runs them: the grading kernel cannot import the harness, and must not).
 
 After each task comes a code cell ``ag.check("tN", lab=...)`` and, near the top, a markdown cell that
-explains it. Both are tagged ``{"autograder": {"check": true, ...}}`` in their metadata.
+explains it. Both are tagged ``{"autograder": {"check": true, ...}}`` in their metadata (the tag, the
+cells' ids and their text are what notebooks handed out already carry: they stay as they are).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import nbformat
 
 MODULE = "autograder.self_check"
 EARLIER_MODULE = "autograder.notebook"  # the same module, as notebooks assigned before the rename import it
-CHECK_MODULES = (MODULE, EARLIER_MODULE)
+SELF_CHECK_MODULES = (MODULE, EARLIER_MODULE)
 
 
 def intro_markdown(lab_id: str) -> str:
@@ -41,7 +42,7 @@ They need two things in this notebook's kernel, both named in the notebook's fir
 * 8 CPU devices: the first code cell sets them before JAX starts; run it first, in a fresh kernel."""
 
 
-def check_source(task: str, lab_id: str) -> str:
+def self_check_source(task: str, lab_id: str) -> str:
     return (
         f"# Check task {task} (public checks; this cell is not run when grading)\n"
         f"import {MODULE} as ag\n"
@@ -56,49 +57,51 @@ def new_intro_cell(lab_id: str) -> nbformat.NotebookNode:
     return cell
 
 
-def new_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell(check_source(task, lab_id))
+def new_self_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(self_check_source(task, lab_id))
     cell.id = f"check-{task}"
     cell.metadata["autograder"] = {"task": task, "answer": False, "check": True}
     return cell
 
 
-def is_check_cell(cell) -> bool:
-    """Whether a cell was added by ``assign`` for checking (by its tag, which copies of it keep)."""
+def is_self_check_cell(cell) -> bool:
+    """Whether a cell was added by ``assign`` for the self-check (by its tag, which copies of it keep)."""
     meta = cell.get("metadata", {}).get("autograder")
     return isinstance(meta, dict) and meta.get("check") is True
 
 
-def is_check_code(source: str) -> bool:
-    """Whether code does nothing but check: imports of ``autograder.self_check`` (or its earlier name,
-    ``autograder.notebook``) and calls of its ``check`` (as ``ag.check``, the name the check cells use, or
-    under the name the same code imports it as)."""
+def is_self_check_code(source: str) -> bool:
+    """Whether code does nothing but the self-check: imports of ``autograder.self_check`` (or its earlier
+    name, ``autograder.notebook``) and calls of its ``check`` (as ``ag.check``, the name the self-check
+    cells use, or under the name the same code imports it as)."""
     try:
         statements = ast.parse(source).body
     except (SyntaxError, ValueError):
         return False
     modules, functions = {"ag"}, set()
     for statement in statements:
-        if isinstance(statement, ast.Import) and all(a.name in CHECK_MODULES and a.asname for a in statement.names):
+        if isinstance(statement, ast.Import) and all(
+            a.name in SELF_CHECK_MODULES and a.asname for a in statement.names
+        ):
             modules |= {a.asname for a in statement.names if a.asname}
         elif (
             isinstance(statement, ast.ImportFrom)
             and statement.module == "autograder"
-            and all(f"autograder.{a.name}" in CHECK_MODULES for a in statement.names)
+            and all(f"autograder.{a.name}" in SELF_CHECK_MODULES for a in statement.names)
         ):
             modules |= {a.asname or a.name for a in statement.names}
         elif (
             isinstance(statement, ast.ImportFrom)
-            and statement.module in CHECK_MODULES
+            and statement.module in SELF_CHECK_MODULES
             and all(a.name == "check" for a in statement.names)
         ):
             functions |= {a.asname or a.name for a in statement.names}
-        elif not (isinstance(statement, ast.Expr) and _is_check_call(statement.value, modules, functions)):
+        elif not (isinstance(statement, ast.Expr) and _is_self_check_call(statement.value, modules, functions)):
             return False
     return bool(statements)
 
 
-def _is_check_call(node: ast.expr, modules: set[str], functions: set[str]) -> bool:
+def _is_self_check_call(node: ast.expr, modules: set[str], functions: set[str]) -> bool:
     if not isinstance(node, ast.Call):
         return False
     function = node.func
