@@ -62,12 +62,17 @@ def render(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def assign_lab(solution_path: Path, assignment_path: Path, lab_id: str, check: bool) -> AssignOutcome:
-    """Write (or with ``check``, only compare) the student notebook of one lab."""
+def assign_lab(
+    solution_path: Path, assignment_path: Path, lab_id: str, compare_only: bool = False, *, check: bool | None = None
+) -> AssignOutcome:
+    """Write (or with ``compare_only``, only compare) the student notebook of one lab. ``check`` is the
+    earlier name of ``compare_only``, kept for scripts written before."""
+    if check is not None:
+        compare_only = check
     text = render(student_notebook(markers.read_solution(solution_path), lab_id))
     current = assignment_path.read_text(encoding="utf-8") if assignment_path.exists() else None
     changed = current != text
-    if changed and not check:
+    if changed and not compare_only:
         assignment_path.parent.mkdir(parents=True, exist_ok=True)
         assignment_path.write_text(text, encoding="utf-8")
     return AssignOutcome(lab_id, assignment_path, changed)

@@ -124,18 +124,20 @@ def test_every_task_of_a_lab_has_its_self_check_cell(lab_id):
     assert all(f'lab="{lab_id}"' in c.source for c in self_checks)
 
 
-def test_check_reports_a_stale_assignment(tmp_path):
+def test_compare_only_reports_a_stale_assignment(tmp_path):
     lab = load_lab("lab2_three_ways")
     target = tmp_path / "assignment.ipynb"
-    assert assign_lab(lab.solution_path, target, lab.id, check=True).changed
+    assert assign_lab(lab.solution_path, target, lab.id, compare_only=True).changed
     assert not target.exists()
-    assign_lab(lab.solution_path, target, lab.id, check=False)
-    assert not assign_lab(lab.solution_path, target, lab.id, check=True).changed
+    assign_lab(lab.solution_path, target, lab.id, compare_only=False)
+    assert not assign_lab(lab.solution_path, target, lab.id, compare_only=True).changed
     target.write_text(target.read_text().replace("Your code here", "Your code"))
-    assert assign_lab(lab.solution_path, target, lab.id, check=True).changed
+    assert assign_lab(lab.solution_path, target, lab.id, compare_only=True).changed
+    assert assign_lab(lab.solution_path, target, lab.id, check=True).changed  # the earlier name
+    assert "Your code here" not in target.read_text()
 
 
-def test_cli_check_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, capsys):
+def test_cli_compare_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, capsys):
     for lab_id in lab_ids():
         (tmp_path / "solutions" / lab_id).mkdir(parents=True)
         src = load_lab(lab_id).solution_path
@@ -143,7 +145,17 @@ def test_cli_check_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, ca
             (tmp_path / "solutions" / lab_id / src.name).write_bytes(src.read_bytes())
     monkeypatch.setenv("AUTOGRADER_ROOT", str(tmp_path))
     labs = [lab for lab in lab_ids() if (tmp_path / "solutions" / lab / f"{lab}.ipynb").exists()]
-    assert main(["assign", "--check", *labs]) == 1
+    assert main(["assign", "--compare", *labs]) == 1
     assert "is stale" in capsys.readouterr().out
+    assert main(["assign", "--check", *labs]) == 1  # --compare's earlier name, hidden from the help
+    assert "--check" not in _assign_help(capsys)
     assert main(["assign", "--no-verify", *labs]) == 0
+    assert main(["assign", "--compare", *labs]) == 0
     assert main(["assign", "--check", *labs]) == 0
+
+
+def _assign_help(capsys) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["assign", "--help"])
+    return capsys.readouterr().out
