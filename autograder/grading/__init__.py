@@ -3,7 +3,7 @@
 ``pipeline`` walks a submission through the stages, as its ``grade_options`` say (``notebook_file``
 reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
 is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of;
-``terminal_table`` prints it and ``feedback`` words it for the student. The student's check and the
+``terminal_table`` prints it and ``feedback`` words it for the student. The student's self-check and the
 course's batches take ``GradeResult`` from here.
 """
 

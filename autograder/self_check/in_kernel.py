@@ -136,7 +136,7 @@ def _self_check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) 
     tasks = [task] if task is not None else list(lab.captures)
     _load_lab_probe(lab)
     seed = secrets.randbelow(2**31)
-    directory = Path(tempfile.mkdtemp(prefix="autograder-check-")).resolve()
+    directory = Path(tempfile.mkdtemp(prefix="autograder-self-check-")).resolve()
     try:
         undefined, facts = {}, {}
         for name in tasks:
