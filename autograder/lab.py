@@ -143,7 +143,7 @@ class Lab:
 
     @cached_property
     def captures(self) -> dict[str, TaskCapture]:
-        """What the probe reads after each task: ``CAPTURES`` of the lab's ``captures.py`` (of its
+        """What the kernel recorder reads after each task: ``CAPTURES`` of the lab's ``captures.py`` (of its
         ``__init__`` in a lab written before that module)."""
         module = self.package if self.captures_in_init else importlib.import_module(f"{self.package_name()}.captures")
         return {c.task: c for c in module.CAPTURES}

@@ -1,5 +1,5 @@
-"""``import autograder.notebook as ag``: the name notebooks assigned before the student's check was
-called ``autograder.self_check`` import. It is that same module, so those notebooks keep checking."""
+"""``import autograder.notebook as ag``: the name notebooks assigned before the self-check's package
+was called ``autograder.self_check`` import. It is that same module, so those notebooks keep checking."""
 
 import sys
 

@@ -53,7 +53,7 @@ def make_class(lab_id: str, folder: Path, copies: int) -> list[Path]:
 
 
 def _bare_seconds(path: Path) -> float:
-    return bare_once(path, without_check_cells=True)[0]
+    return bare_once(path, without_self_check_cells=True)[0]
 
 
 def bare(paths: list[Path], workers: int) -> float:

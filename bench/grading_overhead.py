@@ -8,7 +8,7 @@ For each lab's solution notebook:
 (b) grade: ``python -m autograder grade NOTEBOOK --json out.json`` as a subprocess (the ``autograder
     grade`` CLI), timed from process start to exit, with the reference cache filled beforehand by
     ``autograder warm`` (a cache of this run's own, in a temporary directory). results.json's
-    ``execution_time`` (the kernel's start, cells, probes and shutdown) is printed beside it: the graders
+    ``execution_time`` (the kernel's start, cells, captures and shutdown) is printed beside it: the graders
     run while the kernel does, so grade minus execution is what grading adds after the notebook ends.
 (c) cold: one grade with an empty reference cache, which computes every reference itself.
 
@@ -34,20 +34,20 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from autograder.run.check_cells import is_check_cell
 from autograder.run.devices import kernel_environment
+from autograder.run.self_check_cells import is_self_check_cell
 
 REPO = Path(__file__).resolve().parents[1]
 LABS = ("lab1_distributed_arrays", "lab2_three_ways", "lab3_fsdp_tp")
 
 
-def bare_once(notebook: Path, without_check_cells: bool = False) -> tuple[float, int, float]:
+def bare_once(notebook: Path, without_self_check_cells: bool = False) -> tuple[float, int, float]:
     """Seconds to run the notebook under plain nbclient, how many cells raised, and the CPU seconds its
-    kernel used. ``without_check_cells`` leaves out the self-check cells ``assign`` adds (the grader
+    kernel used. ``without_self_check_cells`` leaves out the self-check cells ``assign`` adds (the grader
     does not run them): what remains is the student's own compute."""
     nb = nbformat.read(notebook, as_version=4)
-    if without_check_cells:
-        nb.cells = [cell for cell in nb.cells if not is_check_cell(cell)]
+    if without_self_check_cells:
+        nb.cells = [cell for cell in nb.cells if not is_self_check_cell(cell)]
     with tempfile.TemporaryDirectory(prefix="bare-nbclient-") as workdir:
         # no km of our own: nbclient shuts down only a kernel whose manager it made itself
         client = NotebookClient(

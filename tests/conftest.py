@@ -63,7 +63,7 @@ def _reference_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def _lab_runs(tmp_path_factory):
-    """lab id -> (lab, grades, inline checks, case groups), graded once per session on first use (see
+    """lab id -> (lab, grades, self-checks, case groups), graded once per session on first use (see
     lab_grades); known-grade cases that can share a notebook are graded in one (case_groups.py)."""
     from grading_session import grade_all
     from lab_submissions import CASES_BY_LAB
@@ -75,12 +75,12 @@ def _lab_runs(tmp_path_factory):
 
     def run(lab_id: str):
         if lab_id not in runs:
-            lab, inline = load_lab(lab_id), {}
+            lab, self_checks = load_lab(lab_id), {}
             cases = CASES_BY_LAB[lab_id]
             groups = grouped(cases, timed_tasks(lab))
-            grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), inline=inline, groups=groups)
+            grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), self_checks=self_checks, groups=groups)
             group_of = {case.name: group for group in groups for case in group.cases}
-            runs[lab_id] = (lab, grades, inline, group_of)
+            runs[lab_id] = (lab, grades, self_checks, group_of)
         return runs[lab_id]
 
     return run
@@ -94,8 +94,8 @@ def lab_grades(_lab_runs):
 
 
 @pytest.fixture(scope="session")
-def lab_inline_checks(_lab_runs):
-    """lab id -> name -> the public checks that checking from the notebook finds on the facts of the
+def lab_self_checks(_lab_runs):
+    """lab id -> name -> the public checks the self-check finds on the facts of the
     same gradings as lab_grades (run by the notebook's checker, in this process)."""
     return lambda lab_id: _lab_runs(lab_id)[2]
 

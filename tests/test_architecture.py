@@ -134,7 +134,7 @@ def _is_submodule(package: str, name: str) -> bool:
 
 
 def test_other_stages_take_the_names_a_door_exports_not_its_modules():
-    """``from autograder.run import check_cells`` names the door, yet reaches past it to a module the door
+    """``from autograder.run import self_check_cells`` names the door, yet reaches past it to a module the door
     does not export: another stage takes the door's names (exported there for it) instead."""
     past = sorted(
         f"{path.relative_to(PACKAGE.parent)}:{line} imports the module {package}.{name} through the door; "
@@ -149,12 +149,13 @@ def test_other_stages_take_the_names_a_door_exports_not_its_modules():
 
 
 def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
-    """The kernel's housekeeping, the probe and each lab's kernel probe run in the student's kernel as
-    standalone modules; the network filter and Landlock's launcher run before it, from copies of their own."""
+    """The kernel's housekeeping, the kernel recorder and each lab's kernel probe run in the student's
+    kernel as standalone modules; the network filter and Landlock's launcher run before it, from copies of
+    their own."""
     launchers = ["autograder.run.network_filter", "autograder.run.landlock"]
     in_kernel = (
         launchers
-        + ["autograder.run.kernel_housekeeping", "autograder.facts.probe"]
+        + ["autograder.run.kernel_housekeeping", "autograder.facts.recorder"]
         + [m for m in MODULES if m.endswith(".kernel_probe")]
     )
     assert len(in_kernel) > 4

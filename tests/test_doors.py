@@ -48,7 +48,7 @@ def test_the_students_door_loads_none_of_the_graders_machinery():
 
 
 def test_notebooks_assigned_before_the_rename_get_the_same_door():
-    """Their check cells say ``import autograder.notebook as ag``: the very module, loading no more."""
+    """Their self-check cells say ``import autograder.notebook as ag``: the very module, loading no more."""
     statement = (
         "import autograder.notebook as ag, autograder.self_check as new; assert ag is new and callable(ag.check)"
     )

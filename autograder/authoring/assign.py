@@ -3,8 +3,8 @@
 Deterministic: answers become ``### Your code here``, outputs are cleared, marker cells are dropped,
 and every other cell is the solution's, byte for byte. Each cell is tagged with its task and whether
 it is an answer cell, which is how grading finds task boundaries in a submission. After each task comes
-a cell that checks it from the notebook, and after the first cell, one that explains how
-(``check_cell_text.py``; grading never runs them).
+a self-check cell, and after the first cell, one that explains the self-check
+(``self_check_cell_text.py``; grading never runs them).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring import markers
-from autograder.authoring.check_cell_text import new_check_cell, new_intro_cell
+from autograder.authoring.self_check_cell_text import new_intro_cell, new_self_check_cell
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def student_notebook(solution: nbformat.NotebookNode, lab_id: str) -> nbformat.N
         if index == 0:
             student.cells.append(new_intro_cell(lab_id))
         if index in last_cell_of:
-            student.cells.append(new_check_cell(last_cell_of[index], lab_id))
+            student.cells.append(new_self_check_cell(last_cell_of[index], lab_id))
     student.metadata["autograder"] = {"lab": lab_id, "tasks": [{"id": q.task, "points": q.points} for q in questions]}
     return student
 
@@ -62,12 +62,17 @@ def render(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def assign_lab(solution_path: Path, assignment_path: Path, lab_id: str, check: bool) -> AssignOutcome:
-    """Write (or with ``check``, only compare) the student notebook of one lab."""
+def assign_lab(
+    solution_path: Path, assignment_path: Path, lab_id: str, compare_only: bool = False, *, check: bool | None = None
+) -> AssignOutcome:
+    """Write (or with ``compare_only``, only compare) the student notebook of one lab. ``check`` is the
+    earlier name of ``compare_only``, kept for scripts written before."""
+    if check is not None:
+        compare_only = check
     text = render(student_notebook(markers.read_solution(solution_path), lab_id))
     current = assignment_path.read_text(encoding="utf-8") if assignment_path.exists() else None
     changed = current != text
-    if changed and not check:
+    if changed and not compare_only:
         assignment_path.parent.mkdir(parents=True, exist_ok=True)
         assignment_path.write_text(text, encoding="utf-8")
     return AssignOutcome(lab_id, assignment_path, changed)

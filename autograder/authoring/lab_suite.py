@@ -99,7 +99,7 @@ def _grades() -> dict:
 
 def test_the_student_notebook_is_what_assign_writes():
     lab = _lab()
-    assert not assign_lab(lab.solution_path, lab.assignment_path, lab.id, check=True).changed, (
+    assert not assign_lab(lab.solution_path, lab.assignment_path, lab.id, compare_only=True).changed, (
         f"{lab.assignment_path} does not match {lab.solution_path}: run `autograder assign {lab.id}`"
     )
 

@@ -3,7 +3,7 @@
 A bundled lab in the harness's own checkout runs the checkout's tests (``tests/`` beside ``solutions/``):
 those parametrized by the lab, which ``--lab`` selects (tests/conftest.py) — the solution's full marks and
 the untouched notebook's zero, each known-grade case, the setup cell, the student notebook as ``assign``
-wrote it and its check cells, the plan, and the notebooks run as a student runs them. Any other lab — a
+wrote it and its self-check cells, the plan, and the notebooks run as a student runs them. Any other lab — a
 course's own, or a bundled one of an installed harness — runs ``lab_suite``, the tests a lab's own files
 can answer: its student notebook up to date, its grades, its known-grade submissions.
 """

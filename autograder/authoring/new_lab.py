@@ -112,7 +112,7 @@ def _cell(template: str, **fields) -> str:
     return _render(template, **fields).removesuffix("\n")
 
 
-def _check_name(lab: str, course: Course | None) -> None:
+def _validate_lab_name(lab: str, course: Course | None) -> None:
     if not lab.isidentifier() or keyword.iskeyword(lab):
         raise NewLabError(f"{lab!r} is not a Python identifier: a lab is a package, e.g. lab4_collectives")
     if lab in lab_ids():
@@ -218,7 +218,7 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     """Write the lab's files into the course folder; the paths written (the course's marker first when
     this made the folder a course). Refuses a taken or non-identifier name."""
     course = course_in_view()
-    _check_name(lab, course)
+    _validate_lab_name(lab, course)
     tasks = lab_tasks(n_tasks)
     fields = lab_fields(lab, tasks)
     root = course.root if course else Path.cwd()

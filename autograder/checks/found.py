@@ -39,7 +39,7 @@ def require_array(found: Fact | None, name: str) -> Fact:
     return fact
 
 
-# What a student's value is, in a message: the exact type names the probe records (``Fact.type``).
+# What a student's value is, in a message: the exact type names the kernel recorder records (``Fact.type``).
 TYPE_WORDS = {
     "float": "a Python float",
     "int": "an int",
@@ -60,7 +60,7 @@ CONVERSIONS = {"float": "float(...)", "bool": "bool(...)", "int": "int(...)", "s
 
 
 def exact_type(found: Any) -> str:
-    """The exact type of a fact or a plain value, as the probe names it: ``float``, ``numpy.bool``,
+    """The exact type of a fact or a plain value, as the kernel recorder names it: ``float``, ``numpy.bool``,
     ``jax.Array``, ``PartitionSpec``, ``list``."""
     if isinstance(found, Fact):
         return found.type or found.kind
@@ -143,7 +143,7 @@ def _plain_value(found: Any, name: str) -> Any:
     fact = require_defined(found, name)
     if fact.kind == "value":
         if fact.type == "float" and isinstance(fact.value, str):
-            return _float_text(fact.value)  # the probe records nan and inf as text
+            return _float_text(fact.value)  # the kernel recorder writes nan and inf as text
         return fact.value
     if fact.kind == "array" and fact.shape == () and fact.values is not None:
         return fact.values.item()

@@ -42,7 +42,7 @@ class Layout:
 
     @classmethod
     def of_fact(cls, fact: Fact, name: str = "the value") -> Layout:
-        """The layout the probe recorded for an array fact; a CheckFailure if it has none."""
+        """The layout the kernel recorder recorded for an array fact; a CheckFailure if it has none."""
         fact = require_array(fact, name)
         if fact.sharding is None:
             raise CheckFailure(

@@ -98,7 +98,7 @@ def _found_values(found: Any, name: str) -> np.ndarray:
     if fact.kind == "value" and isinstance(fact.value, (int, float)) and not isinstance(fact.value, bool):
         return np.asarray(fact.value)
     if fact.kind == "value" and fact.type == "float" and fact.value in ("nan", "inf", "-inf"):
-        return np.asarray(float(fact.value))  # the probe records non-finite floats as text
+        return np.asarray(float(fact.value))  # the kernel recorder writes non-finite floats as text
     raise CheckFailure(f"{quote(name)}: expected an array, found {fact.describe()}")
 
 

@@ -63,7 +63,7 @@ def assert_jit_given_layouts(
 ) -> None:
     """Fail unless the function is ``jax.jit(..., in_shardings=..., out_shardings=...)`` with these layouts."""
     program = traced_program(call, name)
-    if program.in_shardings is None or program.out_shardings is None:  # the probe records both or neither
+    if program.in_shardings is None or program.out_shardings is None:  # the kernel recorder records both or neither
         raise CheckFailure(
             f"{quote(name)}: expected jax.jit(..., in_shardings=..., out_shardings=...), found"
             " no jitted function at the top of its program"

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
-# ``pmean`` traces as ``psum`` followed by a division: the probe records it as written (``CollectiveUse.written``).
+# ``pmean`` traces as ``psum`` followed by a division: the recorder notes it as written (``CollectiveUse.written``).
 SHARD_MAP_COLLECTIVES = {
     "psum": frozenset({"psum", "psum2", "psum_invariant"}),
     "pmean": frozenset(),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from autograder.cli import authoring_commands, course_commands, grading_commands
-from autograder.cli.grading_commands import cmd_check, cmd_grade
+from autograder.cli.grading_commands import cmd_grade, cmd_self_check
 
 # Named here too: the limits' options are the command line's, and callers (the tests) take them from it.
 from autograder.cli.limit_options import LIMIT_FLAGS, add_limit_options, limits_from_args
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         authoring_commands.add_assign,
         authoring_commands.add_new_lab,
         authoring_commands.add_test,
-        grading_commands.add_grade_and_check,
+        grading_commands.add_grade_and_self_check,
         course_commands.add_batch,
         authoring_commands.add_mutants,
         course_commands.add_gradescope,
@@ -91,13 +91,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def program() -> NoReturn:
-    """The ``autograder`` program: ``main``, then exit. A grade or a check, once its output is written and
+    """The ``autograder`` program: ``main``, then exit. A grade or a self-check, once its output is written and
     flushed, ends the process at once: the interpreter's teardown with JAX loaded takes 0.3 s, and
     everything a grade starts (kernel, temporary folders) it has already closed and removed itself."""
     args = _parse(None)
     os.environ.update(_course_environment(args))
     code = args.run(args)
-    if args.run in (cmd_grade, cmd_check):
+    if args.run in (cmd_grade, cmd_self_check):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

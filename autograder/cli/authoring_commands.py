@@ -40,14 +40,20 @@ def cmd_labs(args) -> int:
 def add_assign(commands: argparse._SubParsersAction) -> None:
     assign = commands.add_parser("assign", help="write assignments/ from solutions/")
     assign.add_argument("labs", nargs="*", help="lab ids (default: every lab)")
-    assign.add_argument("--check", action="store_true", help="only report stale student notebooks; exit 1 if any")
+    assign.add_argument(
+        "--compare",
+        action="store_true",
+        help="write nothing: compare each student notebook with what its solution gives; exit 1 if one differs",
+    )
+    # --compare's earlier name, kept for the scripts and CI configurations written before
+    assign.add_argument("--check", dest="compare", action="store_true", help=argparse.SUPPRESS)
     assign.add_argument(
         "--no-verify",
         action="store_true",
         help="write without grading the solution (full marks) and the student notebook (zero)",
     )
     assign.add_argument(
-        "--verify", action="store_true", help="with --check: also grade every lab's solution and student notebook"
+        "--verify", action="store_true", help="with --compare: also grade every lab's solution and student notebook"
     )
     assign.set_defaults(run=cmd_assign)
 
@@ -63,18 +69,20 @@ def cmd_assign(args) -> int:
             print(f"{lab_id}: no solution notebook at {lab.solution_path}", file=sys.stderr)
             return 2
         before = lab.assignment_path.read_bytes() if lab.assignment_path.is_file() else None
-        outcome = assign_lab(lab.solution_path, lab.assignment_path, lab_id, check=args.check)
+        outcome = assign_lab(lab.solution_path, lab.assignment_path, lab_id, compare_only=args.compare)
         if outcome.changed:
             stale.append(outcome.path)
-        verify = args.verify if args.check else (outcome.changed and not args.no_verify)
-        if not (verify and not args.check):  # a notebook to verify is said written, or not, once verified
-            print(f"{outcome.path} {('is stale' if args.check else 'written') if outcome.changed else 'is up to date'}")
+        verify = args.verify if args.compare else (outcome.changed and not args.no_verify)
+        if not (verify and not args.compare):  # a notebook to verify is said written, or not, once verified
+            print(
+                f"{outcome.path} {('is stale' if args.compare else 'written') if outcome.changed else 'is up to date'}"
+            )
         if verify:
             to_verify.append((lab, before))
-    if args.check and stale:
+    if args.compare and stale:
         print("assignments/ does not match solutions/: run `autograder assign`", file=sys.stderr)
         return 1
-    return _verify_assigned(to_verify, restore=not args.check)
+    return _verify_assigned(to_verify, restore=not args.compare)
 
 
 def _verify_assigned(labs, restore: bool) -> int:

@@ -1,4 +1,4 @@
-"""The commands that grade one notebook: grade (every check) and check (a student's self-check, the
+"""The commands that grade one notebook: grade (every check) and check (the student's self-check, the
 public checks only), with their options. JAX and the grader load only once a command runs."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 from autograder.cli.limit_options import add_limit_options, limits_from_args
 
 
-def add_grade_and_check(commands: argparse._SubParsersAction) -> None:
+def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
     """The two commands take the same options, but for grade's ``--json``."""
     for name, run, text in (
         ("grade", cmd_grade, "grade a notebook with every check"),
-        ("check", cmd_check, "a student's self-check: public checks only"),
+        ("check", cmd_self_check, "a student's self-check: public checks only"),
     ):
         cmd = commands.add_parser(name, help=text)
         cmd.add_argument("notebook")
@@ -32,7 +32,7 @@ def cmd_grade(args) -> int:
     return _grade(args, public_only=False)
 
 
-def cmd_check(args) -> int:
+def cmd_self_check(args) -> int:
     return _grade(args, public_only=True)
 
 

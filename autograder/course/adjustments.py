@@ -21,10 +21,10 @@ from autograder.course.overrides import (
     OverrideError,
     append_override,
     apply_overrides,
-    check_overrides,
     current_overrides,
     parse_points,
     read_overrides,
+    validate_overrides,
 )
 from autograder.grading import GradeResult, feedback_html
 from autograder.lab import load_lab
@@ -47,7 +47,7 @@ class Adjustments:
         """OUT's overrides (checked against ``students`` and the tasks), its saved late policy (or
         ``policy``) and its extensions; raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
         rows = read_overrides(out)
-        check_overrides(rows, students, task_points, str(out / "overrides.csv"))
+        validate_overrides(rows, students, task_points, str(out / "overrides.csv"))
         return cls(
             dict(task_points), current_overrides(rows), policy or load_policy(out), read_extensions(out, students)
         )

@@ -91,7 +91,7 @@ def read_overrides(out: Path) -> list[Override]:
     return parse_overrides(path.read_text(encoding="utf-8"), str(path))
 
 
-def check_overrides(
+def validate_overrides(
     rows: list[Override], students: set[str], task_points: dict[str, float], source: str = OVERRIDES_FILE
 ) -> None:
     """Raise ``OverrideError`` naming every row with an unknown student or task or points out of range."""
@@ -147,8 +147,8 @@ def append_override(out: Path, row: Override, students: set[str], task_points: d
     path = out / OVERRIDES_FILE
     existing = path.read_text(encoding="utf-8") if path.is_file() else ""
     rows = parse_overrides(existing, str(path))
-    check_overrides(rows, students, task_points, str(path))
-    check_overrides([row], students, task_points)
+    validate_overrides(rows, students, task_points, str(path))
+    validate_overrides([row], students, task_points)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns: tuple[str, ...] = COLUMNS

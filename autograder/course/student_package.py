@@ -14,7 +14,7 @@ that ``pip show`` says which of the two a venv holds. Staged, for each lab:
 - ``reference.py`` reduced to its constants, its ``@shareable`` functions, and, for every other
   reference a public check calls without arguments, the result it returned when the package was built
   (``reference_results.npz``, read without pickle);
-- the harness's folders the in-notebook check runs on; not ``course``, ``authoring`` or the CLI, nor a
+- the harness's folders the self-check runs on; not ``course``, ``authoring`` or the CLI, nor a
   lab's files for its authors (``AUTHORS_ONLY``: its equivalent mutants, its requirement table).
 """
 

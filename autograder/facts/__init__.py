@@ -1,12 +1,12 @@
 """Facts: what the harness takes from a student's kernel, and the plain data graders read.
 
-``capture`` declares, per task, what to take (names, and calls on inputs the grader can rebuild);
-``probe``, which runs inside the kernel (copied there alone, after the kernel's housekeeping from
-``run``: it imports nothing of the harness), writes it (the student's self-check runs it in the notebook's
-own kernel: ``probe_capture``); ``taken_facts`` moves it out of the kernel's
-reach at once and reads it later; ``fact_reader`` validates it into the frozen records ``schema``
-declares (``Fact``, ``TaskFacts``…), which the checks and graders read.
-Nothing here runs a kernel, and only ``probe`` imports JAX.
+``capture`` declares, per task, what to take (names, calls on inputs the grader can rebuild, and a lab's
+own probes); ``recorder``, the kernel recorder, which runs inside the kernel (copied there alone, after
+the kernel's housekeeping from ``run``: it imports nothing of the harness), writes it (the student's
+self-check runs it in the notebook's own kernel: ``record_task_facts``); ``taken_facts`` moves it out of
+the kernel's reach at once and reads it later; ``fact_reader`` validates it into the frozen records
+``schema`` declares (``Fact``, ``TaskFacts``…), which the checks and graders read.
+Nothing here runs a kernel, and only ``recorder`` imports JAX.
 """
 
 from typing import TYPE_CHECKING
@@ -16,8 +16,8 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.facts.capture import Argument, Call, Input, Probe, TaskCapture, build_argument, task_seed
     from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
-    from autograder.facts.probe import LAB_PROBE_MODULE
-    from autograder.facts.probe import capture as probe_capture
+    from autograder.facts.recorder import LAB_PROBE_MODULE
+    from autograder.facts.recorder import capture as record_task_facts
     from autograder.facts.schema import (
         CallFact,
         CollectiveUse,

@@ -1,6 +1,6 @@
 """What the harness reads from the kernel after each task: names, and calls on the grader's inputs.
 
-A lab declares one ``TaskCapture`` per task. Its ``manifest`` is the JSON the probe in the kernel
+A lab declares one ``TaskCapture`` per task. Its ``manifest`` is the JSON the kernel recorder
 receives; ``Input.build`` makes the very same input in the grader's process, from the same seed, so a
 grader can compute the reference for the exact values the student's function saw.
 """
@@ -63,9 +63,9 @@ class Input:
 
     def build(self, seed: int):
         """The input as the kernel built it: a numpy array, or a jax.Array when placed on a mesh."""
-        from autograder.facts import probe
+        from autograder.facts import recorder
 
-        return probe.make_input(self.to_json(), seed)
+        return recorder.make_input(self.to_json(), seed)
 
 
 Argument = Input | tuple["Argument", ...]  # a tuple of inputs is one argument: a model's ``params``

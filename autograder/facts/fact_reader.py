@@ -1,5 +1,5 @@
-"""Reading a task's facts: the probe's ``facts.json`` and ``.npy`` files, validated field by field into
-the records of ``schema``. A malformed or forged file raises ``FactsError`` and the task is graded as
+"""Reading a task's facts: the kernel recorder's ``facts.json`` and ``.npy`` files, validated field by field
+into the records of ``schema``. A malformed or forged file raises ``FactsError`` and the task is graded as
 having no facts; arrays are read without pickles.
 """
 
@@ -37,7 +37,7 @@ PRIMITIVE_TYPES = (type(None), bool, int, float, str)
 
 
 def load_task_facts(directory: Path, task: str) -> TaskFacts:
-    """Read and validate ``directory/facts.json`` written by the probe for ``task``."""
+    """Read and validate ``directory/facts.json`` written by the kernel recorder for ``task``."""
     path = directory / "facts.json"
     if directory.resolve() != directory.absolute() or path.is_symlink():
         raise FactsError(f"the facts of {task} are behind a symbolic link")
@@ -55,7 +55,7 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     calls = reader.mapping(raw.get("calls", {}), reader.call)
     probes = reader.mapping(raw.get("probes", {}), reader.probe)
     error = raw.get("error")
-    _require(error is None or isinstance(error, str), "bad probe error")
+    _require(error is None or isinstance(error, str), "bad recorder error")
     output_cut = raw.get("output_cut", False)
     _require(isinstance(output_cut, bool), "output_cut must be true or false")
     return TaskFacts(task=task, names=names, calls=calls, error=_text(error), probes=probes, output_cut=output_cut)
@@ -74,7 +74,7 @@ def _text(value: Any, limit: int = MAX_TEXT) -> str | None:
 
 
 class _Reader:
-    """Validating conversion of the probe's JSON into dataclasses; arrays read without pickles."""
+    """Validating conversion of the recorder's JSON into dataclasses; arrays read without pickles."""
 
     def __init__(self, directory: Path):
         self.directory = directory.resolve()

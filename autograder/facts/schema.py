@@ -1,9 +1,9 @@
-"""The facts' schema: the JSON the probe writes, and the frozen records the checks and graders read.
+"""The facts' schema: the JSON the kernel recorder writes, and the frozen records the checks and graders read.
 
-The probe (``autograder/facts/probe.py``) runs in the untrusted kernel and writes, after each task,
+The kernel recorder (``autograder/facts/recorder.py``) runs in the untrusted kernel and writes, after each task,
 ``facts.json`` plus ``.npy`` files (never pickles); ``fact_reader`` validates that plain data into the
 records below. (The kernel's housekeeping, ``autograder/run/kernel_housekeeping.py``, writes nothing
-here: the probe only asks it whether its output cap had cut the output, for ``output_cut``.)
+here: the recorder only asks it whether its output cap had cut the output, for ``output_cut``.)
 
 JSON shape of one captured object (a "fact"):
 
@@ -35,7 +35,7 @@ by its housekeeping, had cut the notebook's output by then).
 A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: fact}, "stdout": str,
 "error": str | null}``.
 
-A call (a student function run by the probe on inputs the grader chose):
+A call (a student function run by the recorder on inputs the grader chose):
 ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
 "program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
 ``{"jit_object": bool, "top": [primitive, ...], "top_jit_library": bool, "primitives": [primitive, ...],
@@ -193,7 +193,7 @@ class ProgramFact:
 
 @dataclass(frozen=True)
 class CallFact:
-    """A student function called by the probe on the grader's inputs."""
+    """A student function called by the kernel recorder on the grader's inputs."""
 
     output: Fact
     stdout: str

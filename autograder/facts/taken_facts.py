@@ -1,6 +1,7 @@
-"""Taking a task's facts out of the kernel's reach the moment the probe has written them, and reading them later.
+"""Taking a task's facts out of the kernel's reach the moment the kernel recorder has written them, and
+reading them later.
 
-The probe writes into the kernel's own working directory, where a later cell (or a thread the notebook
+The recorder writes into the kernel's own working directory, where a later cell (or a thread the notebook
 left running) could rewrite them. Before the kernel runs anything else, the grader copies them into a
 directory of its own, outside the sandbox's view; they are parsed and validated later, from the copy.
 Only regular files and directories are copied: symbolic links, FIFOs and devices are left behind (the
@@ -77,14 +78,14 @@ class TakenFacts:
     def __init__(self, directory: Path):
         self.directory = directory
         self._lock = threading.Lock()
-        self._taken: dict[str, tuple[Path, str]] = {}  # task -> (its copy, why the probe may have failed)
+        self._taken: dict[str, tuple[Path, str]] = {}  # task -> (its copy, why the recorder may have failed)
         self._facts: dict[str, TaskFacts] = {}
         self._errors: dict[str, str] = {}
         self.order: list[str] = []
 
     def take(self, task: str, source: Path, capture_error: str) -> None:
-        """Copy the facts the probe wrote for ``task`` at ``source``; ``capture_error`` says why the
-        probe may have failed, in words, should the facts turn out to be missing or bad."""
+        """Copy the facts the recorder wrote for ``task`` at ``source``; ``capture_error`` says why the
+        recorder may have failed, in words, should the facts turn out to be missing or bad."""
         copy = self.directory / task
         try:
             copy_facts(source, copy)

@@ -99,7 +99,7 @@ class SubmissionFacts:
         return task_seed(self.seed_value, task)
 
     def inputs(self, task: str, call_id: str) -> list:
-        """The exact inputs the probe built for a call, rebuilt here from the same seed."""
+        """The exact inputs the kernel recorder built for a call, rebuilt here from the same seed."""
         call: Call = next(c for c in self.lab.captures[task].calls if c.id == call_id)
         return [build_argument(arg, self.seed(task)) for arg in call.args]
 

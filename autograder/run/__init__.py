@@ -1,14 +1,14 @@
 """The run: a submission's cells executed in a sandboxed kernel, task by task, with its facts taken.
 
-``plan`` splits the notebook into tasks (leaving out the cells ``check_cells`` marks as the student's
-own checks, which ``assign`` adds); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel the
-student's code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle,
+``plan`` splits the notebook into tasks (leaving out the student's self-check cells, which ``assign``
+adds and ``self_check_cells`` recognises); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel
+the student's code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle,
 ``kernel_client`` talks to it, ``kernel_code`` is what the harness runs in it, and ``kernel_start``
 starts a fresh kernel when one fails to start, a fault of the harness's; ``kernel_housekeeping``, copied
 into the kernel alone, caps its output, runs the lab probe's warm-up and reaps the children a cell
 left), within the ``limits`` declared once for every command and context;
 ``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or the
-``kernel_pool``) runs its cells and has the probe write each task's facts (``live_execution`` hands each
+``kernel_pool``) runs its cells and has the kernel recorder write each task's facts (``live_execution`` hands each
 task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels wait; a
@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.run.check_cells import SELF_CHECK_MODULE
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
     from autograder.run.core_pinning import pin_process, process_cores
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
         try_bubblewrap_in_background,
     )
     from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
+    from autograder.run.self_check_cells import SELF_CHECK_MODULE
     from autograder.run.timed_turns import checks_running, checks_waiting, grading_with, measuring
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

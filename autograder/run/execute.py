@@ -2,7 +2,7 @@
 
 The kernel runs the plan's cells with nbclient (errors allowed, so later tasks are still graded),
 with a timeout per cell, a deadline for the whole notebook and caps on output. After each task the
-probe writes that task's facts, which this process takes out of the kernel's reach at once, before
+kernel recorder writes that task's facts, which this process takes out of the kernel's reach at once, before
 any later student cell could touch them, and validates when they are read (see taken_facts.py). A
 kernel that dies or hangs ends the run; facts taken so far are kept. A kernel that fails to start is
 started again (kernel_start.py): no student code has run yet. With a ``LiveExecution`` the
@@ -30,7 +30,7 @@ from autograder.facts import TakenFacts, TaskCapture, task_seed
 from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.kernel_client import TIMEOUT_ENAME, cell_error
-from autograder.run.kernel_code import WARM_UP_WAIT, probe_code, reap_children_code, wait_for_warm_up_code
+from autograder.run.kernel_code import WARM_UP_WAIT, reap_children_code, recorder_code, wait_for_warm_up_code
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
@@ -224,7 +224,7 @@ class _Run:
         capture = self.captures.get(task, TaskCapture(task))
         out = self.facts_dir / task
         cell = await self.run_code(
-            probe_code(capture.manifest(str(out), task_seed(self.seed, task))), self.limits.cell_timeout + 30
+            recorder_code(capture.manifest(str(out), task_seed(self.seed, task))), self.limits.cell_timeout + 30
         )
         await self.stop_leftovers()  # the grader's calls of student functions may have started some
         self.taken.take(task, out, _capture_problem(cell_error(cell)))
@@ -250,7 +250,7 @@ class _Run:
 
 
 def _capture_problem(error: str | None) -> str:
-    """Why the probe could not write a task's facts, in words, from the error of its cell."""
+    """Why the kernel recorder could not write a task's facts, in words, from the error of its cell."""
     if error is None:
         return ""
     if "can't start new thread" in error or "Resource temporarily unavailable" in error:

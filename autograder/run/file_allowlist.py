@@ -9,7 +9,8 @@ allow-list is what bubblewrap would bind, and no more:
   folders above it may be listed, so its files' names are seen, not their contents); the
   system (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/etc`` for ld.so, locales and certificates),
   ``/proc`` (JAX and IPython read ``/proc/self``), the CPU list under ``/sys``, the harness's read-only
-  folders for the kernel (the probes' copies), and the character devices every process uses;
+  folders for the kernel (the copies of the modules it loads: housekeeping, kernel recorder, lab probe),
+  and the character devices every process uses;
 - read and write: the kernel's working directory (its home and ``TMPDIR``, holding the submission's
   copy), ``/dev/null``, the terminal devices IPython's shell commands open, and ``/dev/shm``, where
   glibc makes the semaphores of ``multiprocessing`` (bubblewrap gives the kernel a private one; here it

@@ -4,7 +4,7 @@ in the shape the harness needs while the cells run, and records nothing.
 It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its
 own (``start_warm_up``, ``wait_for_warm_up``) and reaps the children the harness stopped
 (``reap_children``). It imports nothing from ``autograder``: the harness copies it into the kernel as a
-standalone module, beside the probe (facts/probe.py), which reads from it whether the output was cut and
+standalone module, beside the kernel recorder (facts/recorder.py), which reads from it whether the output was cut and
 waits for the warm-up before a lab probe.
 
 References to the builtins and library functions it uses are taken at import, before student code runs,

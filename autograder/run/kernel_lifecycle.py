@@ -1,6 +1,6 @@
-"""A submission's kernel from start to close (``StartedKernel``): its root directory made and the probes
-copied in, the kernel started with the startup code run, used once for one submission, then shut down and
-its directory removed.
+"""A submission's kernel from start to close (``StartedKernel``): its root directory made and the modules
+it loads (housekeeping, kernel recorder, lab probe) copied in, the kernel started with the startup code
+run, used once for one submission, then shut down and its directory removed.
 
 Starting again after a failed start is kernel_start.py's; the process is kernel_manager.py's, the client
 kernel_client.py's and the code run in the kernel kernel_code.py's.
@@ -22,8 +22,8 @@ from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
 from autograder.run.kernel_code import (
     HOUSEKEEPING_MODULE,
     HOUSEKEEPING_SOURCE,
-    PROBE_MODULE,
-    PROBE_SOURCE,
+    RECORDER_MODULE,
+    RECORDER_SOURCE,
     WARM_UP_ENDED,
     WARM_UP_WAIT,
     startup_code,
@@ -36,27 +36,27 @@ from autograder.run.timed_turns import CellTurn
 
 class StartedKernel:
     """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
-    (housekeeping and probes loaded, JAX imported, the devices initialised): ready for one submission,
-    and used once.
+    (housekeeping, kernel recorder and lab probe loaded, JAX imported, the devices initialised): ready for
+    one submission, and used once.
 
     It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
 
     def __init__(self, limits: Limits, lab_probe: Path | None):
         self.limits, self.with_lab_probe = limits, lab_probe is not None
-        self.probe_digest = _digest(lab_probe)
+        self.lab_probe_digest = _digest(lab_probe)
         self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
         try:
             os.chmod(self.root, 0o755)
             self.workdir = self.root / "work"  # the kernel's only writable directory
-            self.probe_dir = self.root / "probe"
+            self.modules_dir = self.root / "modules"  # the modules the kernel loads, read-only to it
             self.facts_dir = self.workdir / ".facts"
-            for d in (self.workdir, self.probe_dir, self.facts_dir):
+            for d in (self.workdir, self.modules_dir, self.facts_dir):
                 d.mkdir()
-            shutil.copyfile(HOUSEKEEPING_SOURCE, self.probe_dir / f"{HOUSEKEEPING_MODULE}.py")
-            shutil.copyfile(PROBE_SOURCE, self.probe_dir / f"{PROBE_MODULE}.py")
+            shutil.copyfile(HOUSEKEEPING_SOURCE, self.modules_dir / f"{HOUSEKEEPING_MODULE}.py")
+            shutil.copyfile(RECORDER_SOURCE, self.modules_dir / f"{RECORDER_MODULE}.py")
             if lab_probe is not None:
-                shutil.copyfile(lab_probe, self.probe_dir / f"{LAB_PROBE_MODULE}.py")
-            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.probe_dir])
+                shutil.copyfile(lab_probe, self.modules_dir / f"{LAB_PROBE_MODULE}.py")
+            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.modules_dir])
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
             raise
@@ -88,7 +88,7 @@ class StartedKernel:
 
     def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
         """Was it made for these limits and this lab probe (compared by content)?"""
-        return limits == self.limits and _digest(lab_probe) == self.probe_digest
+        return limits == self.limits and _digest(lab_probe) == self.lab_probe_digest
 
     async def start(self) -> None:
         """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
@@ -100,7 +100,10 @@ class StartedKernel:
             self.client.watch_output_channel()
             ended = self.facts_dir / WARM_UP_ENDED if self.with_lab_probe else None
             startup = startup_code(
-                str(self.probe_dir), self.with_lab_probe, self.limits.output_bytes_total, str(ended) if ended else None
+                str(self.modules_dir),
+                self.with_lab_probe,
+                self.limits.output_bytes_total,
+                str(ended) if ended else None,
             )
             cell = await self.run_code(startup, self.limits.startup_timeout, warm_up_ended=ended)
             self.failure = cell_error(cell)

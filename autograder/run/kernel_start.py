@@ -1,12 +1,12 @@
 """Starting a submission's kernel, and starting a fresh one when that fails: a failed start is the
 harness's fault, never the student's.
 
-A start fails when the kernel's process exits before its first reply (jupyter_client's "Kernel died
-before replying to kernel_info"), does not answer in time, is gone once started, or when the start-up
-code (the housekeeping, the probes, JAX's devices) fails. No student code has run then, so nothing is
-lost by starting again: the failed kernel is shut down and a fresh one (process, directory, uid) is
-started, up to ``START_ATTEMPTS`` times, each failure logged with the tail of that kernel's log (and
-whether the out-of-memory killer struck meanwhile: a kernel runs with ``oom_score_adj`` 1000, so on a
+A start fails when the kernel's process exits before its first reply (jupyter_client's "Kernel died before
+replying to kernel_info"), does not answer in time, is gone once started, or when the start-up code (the
+housekeeping, the kernel recorder, the lab probe, JAX's devices) fails. No student code has run then, so
+nothing is lost by starting again: the failed kernel is shut down and a fresh one (process, directory,
+uid) is started, up to ``START_ATTEMPTS`` times, each failure logged with the tail of that kernel's log
+(and whether the out-of-memory killer struck meanwhile: a kernel runs with ``oom_score_adj`` 1000, so on a
 machine short of memory a kernel just starting is the process it picks when no larger kernel runs). When
 every attempt fails, the run ends as ``KERNEL_FAILED_TO_START``, which a grade reports as the harness's
 error (grading/grade_status.py), not as a score.

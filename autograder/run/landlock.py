@@ -187,7 +187,8 @@ def landlock_command(
     return [sys.executable, "-I", "-S", str(script), *(part for option in options for part in option), "--", *argv]
 
 
-PROBE = """
+# What landlock_problem runs behind Landlock: refused the file outside its allow-list, it writes the one inside.
+TRIAL = """
 import sys
 try:
     open(sys.argv[1]).read(); print('open')
@@ -207,13 +208,13 @@ def landlock_problem() -> str | None:
         abi_version()
     except OSError as exc:
         return str(exc)
-    with tempfile.TemporaryDirectory(prefix="autograder-landlock-probe-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="autograder-landlock-trial-") as scratch:
         outside, inside = Path(scratch, "outside"), Path(scratch, "inside")
         outside.write_text("x")
         inside.mkdir()
         python = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
         system = [Path(p) for p in ("/usr", "/lib", "/lib64", "/etc")]
-        argv = [sys.executable, "-I", "-S", "-c", PROBE, str(outside), str(inside / "written")]
+        argv = [sys.executable, "-I", "-S", "-c", TRIAL, str(outside), str(inside / "written")]
         command = landlock_command(argv, [*sorted(python), *system], [inside], [])
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=30)

@@ -1,7 +1,7 @@
 """The processes a cell leaves behind in the sandbox: found and stopped before anything else runs.
 
 A cell may fork children that outlive it: a fork bomb that holds the kernel's process limit, so that
-the probe cannot start a thread, or a background writer that tampers with the working directory
+the kernel recorder cannot start a thread, or a background writer that tampers with the working directory
 after its cell has ended. After every cell the harness stops every process of the run other than
 the harness's own (the sandbox's launcher and init, and the kernel): every descendant of the
 launcher (inside bubblewrap's pid namespace an orphan is re-parented to the sandbox's init, so it

@@ -122,7 +122,8 @@ def filter_command(argv: list[str], directory: Path | None = None) -> list[str]:
     return [sys.executable, "-I", "-S", str(script), *argv]
 
 
-PROBE = """
+# What filter_problem runs behind the filter: it may open no IP or netlink socket, and still a Unix one.
+TRIAL = """
 import socket
 for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK):
     try:
@@ -143,7 +144,7 @@ def filter_problem() -> str | None:
 
     if platform.machine() not in SYSCALLS:
         return f"no seccomp filter for the {platform.machine()} architecture"
-    command = filter_command([sys.executable, "-I", "-S", "-c", PROBE])
+    command = filter_command([sys.executable, "-I", "-S", "-c", TRIAL])
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:

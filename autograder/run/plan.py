@@ -4,7 +4,7 @@ A submission is aligned with its lab's template (the student notebook ``assign``
 always run in the template's version, so an edited or deleted setup cell cannot break grading (the
 change is reported); answer cells run in the student's version; cells the student added run after the
 cell they follow and belong to that cell's task. A task's facts are captured right after its last cell.
-The cells that check a task from the notebook are never run, whether the submission kept, edited,
+The self-check cells (``ag.check``) are never run, whether the submission kept, edited,
 deleted or copied them (code added to one is reported as not run).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder.run.check_cells import is_check_cell, is_check_code
+from autograder.run.self_check_cells import is_self_check_cell, is_self_check_code
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,12 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
     changes: list[str] = []
     steps: list[RunCell | CaptureTask] = []
 
-    def skip_check_cell(s: int) -> bool:
-        """Check cells never run in grading; code added to one is reported as not run."""
+    def skip_self_check_cell(s: int) -> bool:
+        """Self-check cells never run in grading; code added to one is reported as not run."""
         cell, t = submission.cells[s], matches[s]
-        if is_check_code(cell.source):
+        if is_self_check_code(cell.source):
             return True
-        if not (is_check_cell(cell) or (t is not None and is_check_cell(template.cells[t]))):
+        if not (is_self_check_cell(cell) or (t is not None and is_self_check_cell(template.cells[t]))):
             return False
         if has_code(cell.source):
             changes.append(
@@ -102,16 +102,16 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
     def add_student_cells(anchor_index: int, task: str | None) -> None:
         for s in followers.get(anchor_index, []):
             cell = submission.cells[s]
-            if cell.cell_type == "code" and cell.source.strip() and not skip_check_cell(s):
+            if cell.cell_type == "code" and cell.source.strip() and not skip_self_check_cell(s):
                 steps.append(RunCell(cell.source, "student", task, s + 1, f"cell {s + 1}"))
 
     add_student_cells(-1, None)
     for t, tcell in enumerate(template.cells):
         task = tcell.metadata.get("autograder", {}).get("task")
         s = matched_cell.get(t)
-        if tcell.cell_type == "code" and is_check_cell(tcell):
+        if tcell.cell_type == "code" and is_self_check_cell(tcell):
             if s is not None:
-                skip_check_cell(s)
+                skip_self_check_cell(s)
         elif tcell.cell_type == "code":
             if _is_answer(tcell):
                 if s is not None:

@@ -244,7 +244,7 @@ def try_bubblewrap_in_background() -> None:
     """Start trying bubblewrap and the network filter now, on a thread of its own, so that a grade's
     imports overlap the tries (about 0.15 s and 0.1 s) and the answers are ready when the kernel starts."""
     threading.Thread(
-        target=lambda: (sandbox_problem(), filter_problem()), name="autograder-sandbox-probe", daemon=True
+        target=lambda: (sandbox_problem(), filter_problem()), name="autograder-sandbox-trial", daemon=True
     ).start()
 
 
@@ -254,11 +254,11 @@ def _bubblewrap_problem() -> str | None:
         if shutil.which(tool) is None:
             package = "bubblewrap" if tool == "bwrap" else "util-linux"
             return f"`{tool}` is not installed (Debian package {package})"
-    probe = Path(os.environ.get("TMPDIR", "/tmp"))
+    scratch = Path(os.environ.get("TMPDIR", "/tmp"))
     argv = [sys.executable, "-I", "-S", "-c", "print('ok')"]  # no site-packages to import: 0.1 s sooner
     lease = lease_uid()
     try:
-        done = _run_probe(bwrap_command(argv, probe, [], {}, ResourceLimits(), lease.uid if lease else None))
+        done = _run_trial(bwrap_command(argv, scratch, [], {}, ResourceLimits(), lease.uid if lease else None))
     finally:
         if lease:
             lease.release()
@@ -269,7 +269,8 @@ def _bubblewrap_problem() -> str | None:
     return None
 
 
-def _run_probe(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess | str:
+def _run_trial(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess | str:
+    """Run a command that tries whether a sandbox works here: its result, or why it could not run."""
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=30, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -315,11 +316,11 @@ def uid_sandbox_problem() -> str | None:
             "(chmod 0700; run_autograder does this on Gradescope)"
         )
     lease = UidLease()
-    home = Path(tempfile.mkdtemp(prefix="autograder-probe-"))
+    home = Path(tempfile.mkdtemp(prefix="autograder-uid-trial-"))
     try:
         make_private(home, lease.uid)
         env = sandbox_environment({}, str(home))
-        done = _run_probe(uid_command([sys.executable, "-c", "print('ok')"], env, ResourceLimits(), lease.uid), home)
+        done = _run_trial(uid_command([sys.executable, "-c", "print('ok')"], env, ResourceLimits(), lease.uid), home)
     finally:
         lease.release()
         shutil.rmtree(home, ignore_errors=True)

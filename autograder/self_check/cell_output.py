@@ -1,4 +1,4 @@
-"""What a check from the notebook shows: each task's public checks with their messages and layout
+"""What the self-check shows under its cell: each task's public checks with their messages and layout
 pictures (drawn as on the feedback page), "not attempted" for a task not done yet, "no public checks"
 for a task checked only in grading, or a plain message saying why nothing could be checked."""
 
@@ -17,7 +17,7 @@ from autograder.grading import (
 )
 
 SCOPE = "autograder-check"
-SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the check's own output is styled
+SELECTOR = f"div.{SCOPE}"  # every rule starts with it: nothing outside the self-check's own output is styled
 NOT_ATTEMPTED = "not attempted"
 NO_PUBLIC_CHECKS = "no public checks"
 # A light card with its own foreground and background on every element, so that it reads the same in a
@@ -39,8 +39,8 @@ NOTE = (
 
 
 @dataclass(frozen=True)
-class TaskCheck:
-    """One task's result: its public checks, or the names it binds when none of them is defined yet."""
+class TaskSelfCheck:
+    """One task's self-check: its public checks, or the names it binds when none of them is defined yet."""
 
     task: str
     checks: tuple[CheckResult, ...] = ()
@@ -71,37 +71,37 @@ class TaskCheck:
 
 
 @dataclass(frozen=True)
-class NotebookCheck:
-    """The result of one ``check`` call: its tasks, or the problem that kept them from being checked;
+class SelfCheckReport:
+    """The result of one self-check (an ``ag.check`` call): its tasks, or the problem that kept them from being checked;
     ``warning``, shown above the tasks, what may make them differ from grading (an untested JAX)."""
 
     lab: str | None
-    tasks: tuple[TaskCheck, ...] = ()
+    tasks: tuple[TaskSelfCheck, ...] = ()
     problem: str | None = None
     warning: str | None = None
 
 
-def _task_html(check: TaskCheck) -> str:
-    task = escape_with_code(check.task)
-    if not check.attempted:
-        names = ", ".join(f"`{name}`" for name in check.undefined)
+def _task_html(result: TaskSelfCheck) -> str:
+    task = escape_with_code(result.task)
+    if not result.attempted:
+        names = ", ".join(f"`{name}`" for name in result.undefined)
         body = (
             f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
             f"<p>{escape_with_code(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
             "</section>"
         )
-    elif not check.checks:
+    elif not result.checks:
         body = (
             f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
             "</h2><p>This task is checked only when your notebook is graded.</p></section>"
         )
     else:
-        body = task_section(TaskResult(check.task, check.points, check.checks))
-    return f"<div data-task='{task}' data-verdict='{escape(check.verdict)}'>{body}</div>"
+        body = task_section(TaskResult(result.task, result.points, result.checks))
+    return f"<div data-task='{task}' data-verdict='{escape(result.verdict)}'>{body}</div>"
 
 
-def check_html(report: NotebookCheck) -> str:
-    """The HTML shown under the check cell; its styles reach nothing outside it."""
+def self_check_html(report: SelfCheckReport) -> str:
+    """The HTML shown under the self-check cell; its styles reach nothing outside it."""
     lab = f" data-lab='{escape(report.lab)}'" if report.lab else ""
     parts = [f"<style>{STYLE}</style><div class='{SCOPE}'{lab}>"]
     if report.problem:

@@ -1,5 +1,5 @@
 """The notebook's handle on the checker process (``task_checker.py``): started on first use, kept alive
-between checks (so its references stay computed), started again when it has died. Requests and
+between self-checks (so its references stay computed), started again when it has died. Requests and
 replies are JSON lines over its stdin and stdout; what it logs goes to a file, quoted if it dies."""
 
 from __future__ import annotations

@@ -19,11 +19,11 @@ from typing import Any
 
 import nbformat
 
-from autograder.facts import LAB_PROBE_MODULE, TaskCapture, probe_capture, task_seed
+from autograder.facts import LAB_PROBE_MODULE, TaskCapture, record_task_facts, task_seed
 from autograder.grading import CheckResult, tested_range, version_problem
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.run import DEVICE_COUNT
-from autograder.self_check.cell_output import NotebookCheck, TaskCheck, check_html
+from autograder.self_check.cell_output import SelfCheckReport, TaskSelfCheck, self_check_html
 from autograder.self_check.checker_process import CheckerError, CheckerProcess
 
 DEVICE_HELP = f"""Make this the first cell of the notebook:
@@ -37,42 +37,46 @@ then restart the kernel and run the notebook again from the top: the setting onl
 _checker: CheckerProcess | None = None
 
 
-class CheckProblem(Exception):
-    """Why nothing could be checked, in words for the student."""
+class SelfCheckProblem(Exception):
+    """Why the self-check could check nothing, in words for the student."""
 
 
 def check(task: str | None = None, lab: str | None = None) -> None:
-    """Check ``task`` (or every task) of the notebook this is called from, and show the result."""
+    """The self-check: check ``task`` (or every task) of the notebook this is called from, and show the
+    result. Its name is the one handed-out notebooks call (``ag.check``)."""
     from IPython.display import HTML, display
 
     try:
-        report = check_namespace(sys._getframe(1).f_globals, task, lab)
+        report = self_check_namespace(sys._getframe(1).f_globals, task, lab)
     except Exception as exc:  # a fault of the harness: a message, not a traceback, under the student's cell
-        report = NotebookCheck(lab, problem=f"The check itself failed ({type(exc).__name__}: {exc}).")
-    display(HTML(check_html(report)))
+        report = SelfCheckReport(lab, problem=f"The check itself failed ({type(exc).__name__}: {exc}).")
+    display(HTML(self_check_html(report)))
 
 
-def check_namespace(namespace: Mapping[str, Any], task: str | None = None, lab: str | None = None) -> NotebookCheck:
-    """The public checks of ``task`` (every task when None) on what ``namespace`` binds now."""
+def self_check_namespace(
+    namespace: Mapping[str, Any], task: str | None = None, lab: str | None = None
+) -> SelfCheckReport:
+    """The self-check of what ``namespace`` binds now: the public checks of ``task`` (every task when
+    None)."""
     lab_id = None
     try:
         lab_id = find_lab(lab, namespace)
         problem = device_problem()
         if problem:
-            raise CheckProblem(problem)
-        tasks = _check_tasks(load_lab(lab_id), namespace, task)
-        return NotebookCheck(lab_id, tasks, warning=jax_version_warning())
-    except CheckProblem as problem:
-        return NotebookCheck(lab_id, problem=str(problem))
+            raise SelfCheckProblem(problem)
+        tasks = _self_check_tasks(load_lab(lab_id), namespace, task)
+        return SelfCheckReport(lab_id, tasks, warning=jax_version_warning())
+    except SelfCheckProblem as problem:
+        return SelfCheckReport(lab_id, problem=str(problem))
     except (CheckerError, LabError) as exc:
-        return NotebookCheck(lab_id, problem=f"The check could not run: {exc}")
+        return SelfCheckReport(lab_id, problem=f"The check could not run: {exc}")
 
 
 def find_lab(lab: str | None, namespace: Mapping[str, Any]) -> str:
     """The lab given, or the one in the metadata of the notebook file this kernel runs."""
     if lab is not None:
         if lab not in lab_ids():
-            raise CheckProblem(f"There is no lab {lab!r}; the labs are {', '.join(lab_ids())}.")
+            raise SelfCheckProblem(f"There is no lab {lab!r}; the labs are {', '.join(lab_ids())}.")
         return lab
     for path in _notebook_paths(namespace):
         try:
@@ -81,7 +85,7 @@ def find_lab(lab: str | None, namespace: Mapping[str, Any]) -> str:
             continue
         if found:
             return found
-    raise CheckProblem(
+    raise SelfCheckProblem(
         f'Which lab is this? Say it, e.g. check("t1", lab="{lab_ids()[0]}"); the labs are {", ".join(lab_ids())}.'
     )
 
@@ -126,13 +130,13 @@ def jax_version_warning() -> str | None:
     return None if problem is None else f"{problem}\n\nThe results below may differ from your grade."
 
 
-def _check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) -> tuple[TaskCheck, ...]:
+def _self_check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) -> tuple[TaskSelfCheck, ...]:
     if task is not None and task not in lab.captures:
-        raise CheckProblem(f"{lab.id} has no task {task!r}; its tasks are {', '.join(lab.captures)}.")
+        raise SelfCheckProblem(f"{lab.id} has no task {task!r}; its tasks are {', '.join(lab.captures)}.")
     tasks = [task] if task is not None else list(lab.captures)
     _load_lab_probe(lab)
     seed = secrets.randbelow(2**31)
-    directory = Path(tempfile.mkdtemp(prefix="autograder-check-")).resolve()
+    directory = Path(tempfile.mkdtemp(prefix="autograder-self-check-")).resolve()
     try:
         undefined, facts = {}, {}
         for name in tasks:
@@ -140,11 +144,11 @@ def _check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) -> tu
             undefined[name] = _undefined(capture, namespace)
             if not undefined[name]:
                 facts[name] = str(directory / name)
-                probe_capture(capture.manifest(facts[name], task_seed(seed, name)), namespace)
+                record_task_facts(capture.manifest(facts[name], task_seed(seed, name)), namespace)
         checks = _run_checks(lab.id, seed, facts) if facts else []
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    return tuple(TaskCheck(name, tuple(c for c in checks if c.task == name), undefined[name]) for name in tasks)
+    return tuple(TaskSelfCheck(name, tuple(c for c in checks if c.task == name), undefined[name]) for name in tasks)
 
 
 def _undefined(capture: TaskCapture, namespace: Mapping[str, Any]) -> tuple[str, ...]:
@@ -154,7 +158,7 @@ def _undefined(capture: TaskCapture, namespace: Mapping[str, Any]) -> tuple[str,
 
 
 def _load_lab_probe(lab: Lab) -> None:
-    """The lab's own kernel-side probe functions, where the probe looks for them."""
+    """The lab's own kernel-side probe functions, where the kernel recorder looks for them."""
     path = lab.kernel_probe_path
     loaded = sys.modules.get(LAB_PROBE_MODULE)
     if path is None or (loaded is not None and getattr(loaded, "__file__", None) == str(path)):

@@ -4,13 +4,13 @@ It runs apart from the student's kernel, in a fresh Python with the harness's 8 
 and their references are the harness's whatever the notebook patched. It reads one JSON request a line
 on stdin and answers each with one JSON line on stdout::
 
-    {"id": 1, "lab": "lab2_three_ways", "seed": 123, "tasks": {"t1": "/tmp/autograder-check-x/t1"}}
+    {"id": 1, "lab": "lab2_three_ways", "seed": 123, "tasks": {"t1": "/tmp/autograder-self-check-x/t1"}}
     {"id": 1, "checks": [{"task": "t1", "name": "test_t1_layout", "passed": false, ...}, ...]}
     {"id": 2, "error": "unknown lab 'lab9'; labs: ..."}
 
-Each task names the directory the probe wrote its facts to (read with ``load_task_facts``: JSON and
+Each task names the directory the kernel recorder wrote its facts to (read with ``load_task_facts``: JSON and
 ``.npy``, nothing unpickled); ``seed`` is the one the task's inputs were made from, as in grading.
-The process keeps the references it computed, so a check after the first is quick.
+The process keeps the references it computed, so a self-check after the first is quick.
 
     python -m autograder.self_check.task_checker
 """

@@ -7,7 +7,7 @@ from autograder.authoring import markers
 from autograder.authoring.assign import assign_lab, render, student_notebook
 from autograder.cli import main
 from autograder.lab import lab_ids, load_lab
-from autograder.run.check_cells import is_check_cell, is_check_code
+from autograder.run.self_check_cells import is_self_check_cell, is_self_check_code
 
 
 def _solution(*cells):
@@ -36,9 +36,9 @@ def test_answers_become_the_prompt_and_everything_else_stays():
         setup, question(), nbformat.v4.new_markdown_cell("Bind `y`."), answer, partial, raw("# END QUESTION")
     )
     student = student_notebook(nb, "labX")
-    sources = [c.source for c in student.cells if not is_check_cell(c)]
+    sources = [c.source for c in student.cells if not is_self_check_cell(c)]
     assert sources == ["import jax\nx = 1", "Bind `y`.", "### Your code here", "def f(a):\n    ### Your code here"]
-    tags = [c.metadata["autograder"] for c in student.cells if not is_check_cell(c)]
+    tags = [c.metadata["autograder"] for c in student.cells if not is_self_check_cell(c)]
     assert tags == [
         {"task": None, "answer": False},
         {"task": "t1", "answer": False},
@@ -87,11 +87,11 @@ def test_locked_cells_are_the_solutions_byte_for_byte(lab_id):
     solution = nbformat.read(lab.solution_path, as_version=4)
     by_id = {c.id: c for c in solution.cells}
     for cell in lab.template.cells:
-        if not cell.metadata["autograder"]["answer"] and not is_check_cell(cell):
+        if not cell.metadata["autograder"]["answer"] and not is_self_check_cell(cell):
             assert cell.source == by_id[cell.id].source
 
 
-def test_a_check_cell_follows_each_task_and_one_explains_them_after_the_first_cell():
+def test_a_self_check_cell_follows_each_task_and_one_explains_them_after_the_first_cell():
     first = nbformat.v4.new_markdown_cell("# Lab X")
     nb = _solution(
         first,
@@ -106,34 +106,38 @@ def test_a_check_cell_follows_each_task_and_one_explains_them_after_the_first_ce
         raw("# END QUESTION"),
     )
     student = student_notebook(nb, "labX")
-    kinds = [("check " if is_check_cell(c) else "") + (c.metadata["autograder"]["task"] or "-") for c in student.cells]
+    kinds = [
+        ("check " if is_self_check_cell(c) else "") + (c.metadata["autograder"]["task"] or "-") for c in student.cells
+    ]
     assert kinds == ["-", "check -", "-", "t1", "t1", "check t1", "-", "t2", "check t2"]
     assert "ag.check(" in student.cells[1].source and student.cells[1].cell_type == "markdown"
     assert student.cells[5].source.splitlines()[-1] == 'ag.check("t1", lab="labX")'
-    assert is_check_code(student.cells[5].source) and student.cells[5].id == "check-t1"
+    assert is_self_check_code(student.cells[5].source) and student.cells[5].id == "check-t1"
     assert student.cells[8].metadata["autograder"] == {"task": "t2", "answer": False, "check": True}
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())
-def test_every_task_of_a_lab_has_its_check_cell(lab_id):
+def test_every_task_of_a_lab_has_its_self_check_cell(lab_id):
     lab = load_lab(lab_id)
-    checks = [c for c in lab.template.cells if is_check_cell(c) and c.cell_type == "code"]
-    assert [c.metadata["autograder"]["task"] for c in checks] == [t.id for t in lab.tasks]
-    assert all(f'lab="{lab_id}"' in c.source for c in checks)
+    self_checks = [c for c in lab.template.cells if is_self_check_cell(c) and c.cell_type == "code"]
+    assert [c.metadata["autograder"]["task"] for c in self_checks] == [t.id for t in lab.tasks]
+    assert all(f'lab="{lab_id}"' in c.source for c in self_checks)
 
 
-def test_check_reports_a_stale_assignment(tmp_path):
+def test_compare_only_reports_a_stale_assignment(tmp_path):
     lab = load_lab("lab2_three_ways")
     target = tmp_path / "assignment.ipynb"
-    assert assign_lab(lab.solution_path, target, lab.id, check=True).changed
+    assert assign_lab(lab.solution_path, target, lab.id, compare_only=True).changed
     assert not target.exists()
-    assign_lab(lab.solution_path, target, lab.id, check=False)
-    assert not assign_lab(lab.solution_path, target, lab.id, check=True).changed
+    assign_lab(lab.solution_path, target, lab.id, compare_only=False)
+    assert not assign_lab(lab.solution_path, target, lab.id, compare_only=True).changed
     target.write_text(target.read_text().replace("Your code here", "Your code"))
-    assert assign_lab(lab.solution_path, target, lab.id, check=True).changed
+    assert assign_lab(lab.solution_path, target, lab.id, compare_only=True).changed
+    assert assign_lab(lab.solution_path, target, lab.id, check=True).changed  # the earlier name
+    assert "Your code here" not in target.read_text()
 
 
-def test_cli_check_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, capsys):
+def test_cli_compare_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, capsys):
     for lab_id in lab_ids():
         (tmp_path / "solutions" / lab_id).mkdir(parents=True)
         src = load_lab(lab_id).solution_path
@@ -141,7 +145,17 @@ def test_cli_check_exits_nonzero_naming_the_stale_file(tmp_path, monkeypatch, ca
             (tmp_path / "solutions" / lab_id / src.name).write_bytes(src.read_bytes())
     monkeypatch.setenv("AUTOGRADER_ROOT", str(tmp_path))
     labs = [lab for lab in lab_ids() if (tmp_path / "solutions" / lab / f"{lab}.ipynb").exists()]
-    assert main(["assign", "--check", *labs]) == 1
+    assert main(["assign", "--compare", *labs]) == 1
     assert "is stale" in capsys.readouterr().out
+    assert main(["assign", "--check", *labs]) == 1  # --compare's earlier name, hidden from the help
+    assert "--check" not in _assign_help(capsys)
     assert main(["assign", "--no-verify", *labs]) == 0
+    assert main(["assign", "--compare", *labs]) == 0
     assert main(["assign", "--check", *labs]) == 0
+
+
+def _assign_help(capsys) -> str:
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["assign", "--help"])
+    return capsys.readouterr().out

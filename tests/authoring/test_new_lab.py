@@ -90,10 +90,10 @@ def test_assign_refuses_a_solution_that_loses_points_or_a_blank_task_that_earns_
     assert not lab.assignment_path.exists() and f"{lab.assignment_path} not written (`--no-verify`" in err
 
     assert main(["assign", "--no-verify", "lab9"]) == 0 and lab.assignment_path.exists()
-    assert main(["assign", "--check", "lab9"]) == 0  # up to date; verifying only when asked
-    assert main(["assign", "--check", "--verify", "lab9"]) == 1
+    assert main(["assign", "--compare", "lab9"]) == 0  # up to date; verifying only when asked
+    assert main(["assign", "--compare", "--verify", "lab9"]) == 1
     assert "check test_t2_reduces_with_psum" in capsys.readouterr().err
-    assert lab.assignment_path.exists()  # --check never writes nor removes
+    assert lab.assignment_path.exists()  # --compare never writes nor removes
 
 
 @pytest.mark.parametrize("n_tasks", [1, 2, 3, 5, 8, 25])

@@ -1,5 +1,6 @@
 """What a task's text commonly demands beyond a value: every device holding the right block, a tuple where
-a tuple is asked, a type bound with jax.typeof — recorded by the real probe and read back as a grader does."""
+a tuple is asked, a type bound with jax.typeof — recorded by the real kernel recorder and read back as a
+grader does."""
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +10,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import CheckFailure, MeshSpec, assert_allclose, assert_type, found_tuple
-from autograder.facts import probe
+from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 
@@ -17,15 +18,15 @@ MESH = MeshSpec((8,), ("x",), "explicit")
 
 
 def named(tmp_path, **namespace):
-    """The facts of ``namespace``'s names, as the probe records them right after a task."""
+    """The facts of ``namespace``'s names, as the kernel recorder records them right after a task."""
     capture = TaskCapture("t1", names=tuple(namespace))
-    probe.capture(capture.manifest(str(tmp_path / "t1"), 3), namespace)
+    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), namespace)
     return load_task_facts(tmp_path / "t1", "t1").names
 
 
 def called(tmp_path, function):
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input((64,), mesh=MESH, spec=("x",)),)),))
-    probe.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     call = load_task_facts(tmp_path / "t1", "t1").calls["fn"]
     assert call.error is None, call.error
     return call

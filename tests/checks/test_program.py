@@ -1,5 +1,5 @@
 """How a function is built (jitted, with shard_map, what jit was given) and which mesh axes an array
-lies on: the checks on the probe's records, with the messages a student reads."""
+lies on: the checks on the kernel recorder's records, with the messages a student reads."""
 
 import functools
 
@@ -18,7 +18,7 @@ from autograder.checks import (
     assert_jitted,
     assert_uses,
 )
-from autograder.facts import probe
+from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 
@@ -27,9 +27,9 @@ SHAPE = (16, 8)
 
 
 def recorded(tmp_path, function):
-    """The probe's record of a call of ``function`` on a (16, 8) input sharded over 'x'."""
+    """The kernel recorder's record of a call of ``function`` on a (16, 8) input sharded over 'x'."""
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input(SHAPE, mesh=MESH, spec=("x", None)),)),))
-    probe.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     return load_task_facts(tmp_path / "t1", "t1").calls["fn"]
 
 

@@ -1,5 +1,6 @@
-"""Which collectives a function writes inside shard_map: recorded by the probe from the trace, checked with
-the messages a student reads — a psum told apart from the all-reduce XLA inserts for a plain jnp.sum."""
+"""Which collectives a function writes inside shard_map: recorded by the kernel recorder from the trace,
+checked with the messages a student reads — a psum told apart from the all-reduce XLA inserts for a plain
+jnp.sum."""
 
 import jax
 import jax.numpy as jnp
@@ -16,7 +17,7 @@ from autograder.checks import (
     assert_shard_map_collectives,
     shard_map_collectives,
 )
-from autograder.facts import probe
+from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
@@ -26,9 +27,9 @@ RING = [(i, (i + 1) % 8) for i in range(8)]
 
 
 def recorded(tmp_path, function):
-    """The probe's record of a call of ``function`` on a length-64 input sharded over 'x'."""
+    """The kernel recorder's record of a call of ``function`` on a length-64 input sharded over 'x'."""
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input((64,), mesh=MESH, spec=("x",)),), hlo=True),))
-    probe.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     call = load_task_facts(tmp_path / "t1", "t1").calls["fn"]
     assert call.error is None, call.error
     return call
@@ -216,7 +217,7 @@ def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_i
                 ),
             ),
         )
-        probe.capture(capture.manifest(str(tmp_path / "t4"), 3), {"mm": matmul})
+        recorder.capture(capture.manifest(str(tmp_path / "t4"), 3), {"mm": matmul})
         return load_task_facts(tmp_path / "t4", "t4").calls["mm"]
 
     def stacked(a, b):  # every rhs block brought by ppermute, stacked, then one product
@@ -251,11 +252,12 @@ AUTO = MeshSpec((8,), ("x",), "auto")  # where a shard_map reshards what it is g
 
 
 def _matmul_call(tmp_path, function, placed=True):
-    """The probe's record of ``function(lhs, rhs)`` on a (32, 64) and a (64, 16) input, both rows over 'x'
-    (or, not ``placed``, uncommitted numpy arrays: jit refuses committed ones its in_shardings contradict)."""
+    """The kernel recorder's record of ``function(lhs, rhs)`` on a (32, 64) and a (64, 16) input, both rows
+    over 'x' (or, not ``placed``, uncommitted numpy arrays: jit refuses committed ones its in_shardings
+    contradict)."""
     mesh, spec = (AUTO, ("x", None)) if placed else (None, None)
     args = (Input((32, 64), key=1, mesh=mesh, spec=spec), Input((64, 16), key=2, mesh=mesh, spec=spec))
-    probe.capture(
+    recorder.capture(
         TaskCapture("t4", calls=(Call("mm", "mm", args=args),)).manifest(str(tmp_path / "t4"), 3), {"mm": function}
     )
     call = load_task_facts(tmp_path / "t4", "t4").calls["mm"]

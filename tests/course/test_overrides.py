@@ -21,9 +21,9 @@ from autograder.course.overrides import (
     Override,
     OverrideError,
     apply_overrides,
-    check_overrides,
     current_overrides,
     parse_overrides,
+    validate_overrides,
 )
 from autograder.grading.results import GradeResult
 from autograder.lab import load_lab
@@ -76,7 +76,7 @@ def test_the_last_row_wins_and_auto_goes_back_to_the_automatic_points():
 def test_bad_rows_are_refused_naming_the_line(row, message):
     rows = parse_overrides(HEADER + "ada,t3,5,fine,ta\n" + row + "\n")
     with pytest.raises(OverrideError, match="line 3: " + message.replace(".", r"\.")):
-        check_overrides(rows, {"ada", "bo"}, TASK_POINTS)
+        validate_overrides(rows, {"ada", "bo"}, TASK_POINTS)
 
 
 @pytest.mark.parametrize("points", ["ten", "nan", "inf", ""])

@@ -1,7 +1,7 @@
 """The lab notebooks as a student runs them: the students' wheel installed into a fresh venv, each
 lab's notebook copied out of the checkout and run top to bottom by a kernel of that venv started the way
 Jupyter starts one (no XLA_FLAGS, no JAX_PLATFORMS). Filled in, no cell raises and every check passes;
-untouched, no check cell shows a traceback. Each notebook runs once per session, two at a time."""
+untouched, no self-check cell shows a traceback. Each notebook runs once per session, two at a time."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from student_install import filled_notebook, installed_venv, kernel_spec, plain_
 
 from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
 from autograder.lab import lab_ids, load_lab
-from autograder.run.check_cells import is_check_cell
+from autograder.run.self_check_cells import is_self_check_cell
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
@@ -72,8 +72,8 @@ def _errors(nb) -> list[str]:
     ]
 
 
-def _check_cells(nb) -> list[tuple[str, str, list]]:
-    """(task, shown html, error and stream outputs) of each check cell."""
+def _self_check_cells(nb) -> list[tuple[str, str, list]]:
+    """(task, shown html, error and stream outputs) of each self-check cell."""
     return [
         (
             cell.metadata["autograder"]["task"],
@@ -81,7 +81,7 @@ def _check_cells(nb) -> list[tuple[str, str, list]]:
             [o for o in cell.outputs if o.output_type in ("error", "stream")],
         )
         for cell in nb.cells
-        if cell.cell_type == "code" and is_check_cell(cell)
+        if cell.cell_type == "code" and is_self_check_cell(cell)
     ]
 
 
@@ -107,7 +107,7 @@ def test_a_filled_notebook_runs_top_to_bottom_and_every_check_passes(student_run
     setup = [cell for cell in nb.cells if cell.get("id") == CELL_ID]
     assert setup, f"no cell with the setup cell's id {CELL_ID!r}: the lab's first code cell must be the setup cell"
     assert RESTART_MESSAGE not in str(setup[0].outputs)
-    checks = _check_cells(nb)
+    checks = _self_check_cells(nb)
     assert [task for task, _, _ in checks] == [t.id for t in load_lab(lab_id).tasks]
     for task, html, other in checks:  # a task checked only in grading (timing) has no public checks
         assert VERDICT.findall(html) in ([(task, "passed")], [(task, NO_PUBLIC_CHECKS)]), html
@@ -117,8 +117,8 @@ def test_a_filled_notebook_runs_top_to_bottom_and_every_check_passes(student_run
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lab_id", lab_ids())
-def test_an_untouched_notebook_shows_no_traceback_in_its_check_cells(student_runs, lab_id):
-    checks = _check_cells(student_runs[lab_id, "untouched"])
+def test_an_untouched_notebook_shows_no_traceback_in_its_self_check_cells(student_runs, lab_id):
+    checks = _self_check_cells(student_runs[lab_id, "untouched"])
     assert [task for task, _, _ in checks] == [t.id for t in load_lab(lab_id).tasks]
     for task, html, other in checks:
         assert [t for t, _ in VERDICT.findall(html)] == [task], html

@@ -1,5 +1,5 @@
-"""The check tests' recorded facts (tests/support/recorded_facts.py, by the real probe): what they record
-is what facts/fact_reader.py accepts, with the JAX data intact."""
+"""The check tests' recorded facts (tests/support/recorded_facts.py, by the real kernel recorder): what
+they record is what facts/fact_reader.py accepts, with the JAX data intact."""
 
 import math
 
@@ -27,7 +27,7 @@ def test_other_kinds_round_trip():
     assert fact_of(P("x", None)).spec == (("x",), None)
     named = fact_of(NamedSharding(jax.make_mesh((8,), ("x",)), P(None, "x")))
     assert (named.kind, named.type, named.spec) == ("spec", "NamedSharding", (None, ("x",)))
-    nan = fact_of(float("nan"))  # the probe writes JSON's NaN, read back as a float
+    nan = fact_of(float("nan"))  # the kernel recorder writes JSON's NaN, read back as a float
     assert nan.type == "float" and math.isnan(nan.value)
     tree = fact_of([jnp.ones(2), {"w": jnp.ones(3)}])
     assert len(tree.leaves) == 2 and tree.paths == ("[0]", "[1]['w']")

@@ -15,7 +15,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.facts import probe
+from autograder.facts import recorder
 from autograder.facts.taken_facts import TakenFacts, copy_facts
 from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
@@ -27,9 +27,9 @@ from autograder.run.live_execution import LiveExecution
 LAB2 = "lab2_three_ways"
 
 
-def _probe_writes(directory, task, namespace, lab_id=LAB2, seed=7):
+def _recorder_writes(directory, task, namespace, lab_id=LAB2, seed=7):
     capture = load_lab(lab_id).captures[task]
-    probe.capture(capture.manifest(str(directory), seed), namespace)
+    recorder.capture(capture.manifest(str(directory), seed), namespace)
 
 
 def _a_sharded(spec):
@@ -48,10 +48,10 @@ def jax_array(values, sharding):
 
 def test_facts_rewritten_in_the_kernels_directory_after_they_were_taken_are_not_read(tmp_path):
     written = tmp_path / "work" / ".facts" / "t1"
-    _probe_writes(written, "t1", {"A_sharded": _a_sharded(("x", "y"))})
+    _recorder_writes(written, "t1", {"A_sharded": _a_sharded(("x", "y"))})
     taken = TakenFacts(tmp_path / "taken")
     taken.take("t1", written, "")
-    _probe_writes(written, "t1", {"A_sharded": _a_sharded((None, None))})  # a later cell forges them
+    _recorder_writes(written, "t1", {"A_sharded": _a_sharded((None, None))})  # a later cell forges them
     facts = taken.read("t1")
     assert facts.names["A_sharded"].sharding.spec == (("x",), ("y",))
 
@@ -81,7 +81,7 @@ def test_facts_too_large_are_an_error_of_their_task(tmp_path, monkeypatch):
     assert "could not be taken" in taken.error("t1") and "MiB" in taken.error("t1")
 
 
-def test_missing_facts_keep_the_probes_own_error(tmp_path):
+def test_missing_facts_keep_the_recorders_own_error(tmp_path):
     taken = TakenFacts(tmp_path / "taken")
     taken.take("t2", tmp_path / "never-written", " (RuntimeError: boom)")
     assert taken.read("t2") is None
@@ -120,7 +120,7 @@ def test_a_task_is_checked_while_the_notebook_goes_on(tmp_path):
     )
     grader.start()
     written = tmp_path / "t1"
-    _probe_writes(written, "t1", {"A_sharded": _a_sharded(("x", "y"))})
+    _recorder_writes(written, "t1", {"A_sharded": _a_sharded(("x", "y"))})
     cells.append(_cell("t1"))
     taken.take("t1", written, "")
     live.task_taken()

@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 import autograder.self_check as ag
 from autograder.authoring.setup_cell import JAX_HIGH, JAX_LOW, SOURCE, UNTESTED_JAX_MESSAGE
 from autograder.grading import versions
-from autograder.self_check.cell_output import NotebookCheck, check_html
+from autograder.self_check.cell_output import SelfCheckReport, self_check_html
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
@@ -67,6 +67,6 @@ def test_ag_check_warns_above_its_results_and_still_checks(monkeypatch):
     monkeypatch.setattr(metadata, "version", lambda name: "0.14.0" if name == "jax" else real_version(name))
     warning = ag.jax_version_warning()
     assert warning.startswith("This kernel has jax 0.14.0") and "may differ from your grade" in warning
-    html = check_html(NotebookCheck("lab2_three_ways", (), warning=warning))
+    html = self_check_html(SelfCheckReport("lab2_three_ways", (), warning=warning))
     assert "data-verdict='warning'" in html and "This kernel has jax 0.14.0" in html
     assert "data-verdict='problem'" not in html  # a warning, not a problem: the tasks are still shown

@@ -67,9 +67,9 @@ def test_a_folder_is_allowed_without_the_package_inside_it(tmp_path):
 
 
 def test_the_kernels_allow_list_holds_python_and_the_system_but_not_the_harness(tmp_path):
-    read, write, listed = kernel_allowlist(tmp_path / "work", [tmp_path / "probe"])
+    read, write, listed = kernel_allowlist(tmp_path / "work", [tmp_path / "modules"])
     assert write[0] == tmp_path / "work" and Path("/tmp") not in write
-    assert {Path("/usr"), Path("/etc"), tmp_path / "probe", Path(sys.prefix).resolve()} <= set(read)
+    assert {Path("/usr"), Path("/etc"), tmp_path / "modules", Path(sys.prefix).resolve()} <= set(read)
     package = PACKAGE_DIR.resolve()
     assert not [p for p in read + write if package.is_relative_to(p) or p.is_relative_to(package)]
     assert all(package.is_relative_to(p) for p in listed)

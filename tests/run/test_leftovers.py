@@ -74,7 +74,7 @@ def _alive(pids):
     return alive
 
 
-def _check(process, launcher, harness, uid=None):
+def _assert_only_the_harness_lives_on(process, launcher, harness, uid=None):
     process.stdin.write("go\n")
     process.stdin.flush()
     assert process.stdout.readline().split()[0] == "started"
@@ -94,7 +94,7 @@ def test_leftovers_of_an_unsandboxed_kernel_are_stopped(tmp_path):
     process, launcher, harness = _start([sys.executable, "-c", KERNEL], cwd=tmp_path)
     assert harness == {process.pid}
     try:
-        _check(process, launcher, harness)
+        _assert_only_the_harness_lives_on(process, launcher, harness)
     finally:  # without a pid namespace or a uid of its own, an orphan is out of reach: a trusted run only
         os.kill(int((tmp_path / "orphan.pid").read_text()), 9)
 
@@ -112,7 +112,7 @@ def test_leftovers_in_the_sandbox_are_stopped_orphans_included(tmp_path):
         command = bwrap_command([sys.executable, "-c", KERNEL], workdir, [], {}, ResourceLimits(), uid)
         process, launcher, harness = _start(command, cwd=tmp_path)
         assert len(harness) >= 2  # bubblewrap, and the kernel inside
-        _check(process, launcher, harness)
+        _assert_only_the_harness_lives_on(process, launcher, harness)
     finally:
         if lease:
             lease.release()

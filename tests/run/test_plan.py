@@ -5,11 +5,11 @@ import copy
 import nbformat
 import pytest
 
-from autograder.authoring.check_cell_text import new_check_cell
 from autograder.authoring.known_grades import answer_cells, solution_answers
+from autograder.authoring.self_check_cell_text import new_self_check_cell
 from autograder.lab import lab_ids, load_lab
-from autograder.run.check_cells import is_check_cell, is_check_code
 from autograder.run.plan import CaptureTask, RunCell, build_plan
+from autograder.run.self_check_cells import is_self_check_cell, is_self_check_code
 
 
 def _template():
@@ -101,8 +101,8 @@ def test_lab_cells_after_the_students_last_code_are_skipped():
     assert [s for s in _steps(build_plan(template, template)) if s[0] != "capture"] == []
 
 
-def _with_check_cells(nb):
-    """The notebook with a check cell after each task's last cell, as ``assign`` makes them."""
+def _with_self_check_cells(nb):
+    """The notebook with a self-check cell after each task's last cell, as ``assign`` makes them."""
     nb = copy.deepcopy(nb)
     cells = []
     for index, cell in enumerate(nb.cells):
@@ -110,7 +110,7 @@ def _with_check_cells(nb):
         task = cell.metadata["autograder"]["task"]
         later = [c.metadata["autograder"]["task"] for c in nb.cells[index + 1 :]]
         if task is not None and task not in later:
-            cells.append(new_check_cell(task, "x"))
+            cells.append(new_self_check_cell(task, "x"))
     nb.cells = cells
     return nb
 
@@ -120,10 +120,10 @@ def _runs(plan):
     return [("capture", s.task) if isinstance(s, CaptureTask) else (s.origin, s.source, s.task) for s in plan.steps]
 
 
-def test_check_cells_are_not_run_and_old_submissions_without_them_plan_the_same():
+def test_self_check_cells_are_not_run_and_old_submissions_without_them_plan_the_same():
     old_template = _template()
-    template = _with_check_cells(old_template)
-    assert sum(is_check_cell(c) for c in template.cells) == 2
+    template = _with_self_check_cells(old_template)
+    assert sum(is_self_check_cell(c) for c in template.cells) == 2
     answers = {"answer1": "y = A", "answer2": "z = B"}
     kept = build_plan(template, _answered(template, **answers))
     old = build_plan(template, _answered(old_template, **answers))
@@ -132,14 +132,14 @@ def test_check_cells_are_not_run_and_old_submissions_without_them_plan_the_same(
     assert not any("check" in s.source for s in kept.steps if isinstance(s, RunCell))
 
 
-def test_edited_deleted_or_copied_check_cells_are_not_run():
-    template = _with_check_cells(_template())
+def test_edited_deleted_or_copied_self_check_cells_are_not_run():
+    template = _with_self_check_cells(_template())
     reference = _runs(build_plan(template, _answered(template, answer1="y = A", answer2="z = B")))
     nb = _answered(template, answer1="y = A", answer2="z = B")
-    checks = [c for c in nb.cells if is_check_cell(c)]
-    checks[0].source = "import autograder.self_check as ag\nag.check()"  # edited, still only a check
-    nb.cells.remove(checks[1])  # deleted
-    copied = copy.deepcopy(checks[0])
+    self_checks = [c for c in nb.cells if is_self_check_cell(c)]
+    self_checks[0].source = "import autograder.self_check as ag\nag.check()"  # edited, still only a self-check
+    nb.cells.remove(self_checks[1])  # deleted
+    copied = copy.deepcopy(self_checks[0])
     copied.id = "copied"
     nb.cells.append(copied)
     nb.cells.insert(1, nbformat.v4.new_code_cell("ag.check('t1')"))  # added by the student
@@ -147,32 +147,38 @@ def test_edited_deleted_or_copied_check_cells_are_not_run():
     assert _runs(plan) == reference and plan.changes == ()
 
 
-def test_code_put_in_a_check_cell_is_reported_as_not_run():
-    template = _with_check_cells(_template())
+def test_code_put_in_a_self_check_cell_is_reported_as_not_run():
+    template = _with_self_check_cells(_template())
     nb = _answered(template, answer1="y = A", answer2="z = B")
-    check = next(c for c in nb.cells if is_check_cell(c))
-    check.source += "\nw = 3"
+    self_check = next(c for c in nb.cells if is_self_check_cell(c))
+    self_check.source += "\nw = 3"
     plan = build_plan(template, nb)
     assert not any("w = 3" in s.source for s in plan.steps if isinstance(s, RunCell))
-    position = nb.cells.index(check) + 1
+    position = nb.cells.index(self_check) + 1
     assert plan.changes == (
         f"cell {position} is a check cell holding other code: check cells are not run when "
         "grading, so that code was not run",
     )
 
 
-def test_a_cell_is_check_code_only_when_it_does_nothing_but_check():
-    assert is_check_code('import autograder.self_check as ag\nag.check("t1", lab="x")')
-    assert is_check_code("ag.check()") and is_check_code("from autograder.self_check import check\ncheck('t2')")
-    assert is_check_code('import autograder.notebook as ag\nag.check("t1")')  # assigned before the rename
-    assert is_check_code("from autograder import notebook\nnotebook.check()")
-    assert not is_check_code("import autograder.grading as ag\nag.check()")
-    assert not is_check_code("ag.check()\ny = 1")
-    assert not is_check_code("model.check()") and not is_check_code("# ag.check()") and not is_check_code("ag.check(")
+def test_a_cell_is_self_check_code_only_when_it_does_nothing_but_the_self_check():
+    assert is_self_check_code('import autograder.self_check as ag\nag.check("t1", lab="x")')
+    assert is_self_check_code("ag.check()") and is_self_check_code(
+        "from autograder.self_check import check\ncheck('t2')"
+    )
+    assert is_self_check_code('import autograder.notebook as ag\nag.check("t1")')  # assigned before the rename
+    assert is_self_check_code("from autograder import notebook\nnotebook.check()")
+    assert not is_self_check_code("import autograder.grading as ag\nag.check()")
+    assert not is_self_check_code("ag.check()\ny = 1")
+    assert (
+        not is_self_check_code("model.check()")
+        and not is_self_check_code("# ag.check()")
+        and not is_self_check_code("ag.check(")
+    )
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())
-def test_a_lab_submission_plans_the_same_with_or_without_its_check_cells(lab_id):
+def test_a_lab_submission_plans_the_same_with_or_without_its_self_check_cells(lab_id):
     lab = load_lab(lab_id)
     nb = copy.deepcopy(lab.template)
     solved = solution_answers(lab)
@@ -180,9 +186,9 @@ def test_a_lab_submission_plans_the_same_with_or_without_its_check_cells(lab_id)
         for index, source in zip(indices, solved[task]):
             nb.cells[index].source = source
     without = copy.deepcopy(nb)
-    without.cells = [c for c in nb.cells if not is_check_cell(c)]
+    without.cells = [c for c in nb.cells if not is_self_check_cell(c)]
     assert len(without.cells) == len(nb.cells) - len(lab.tasks) - 1
-    with_checks, old = build_plan(lab.template, nb), build_plan(lab.template, without)
-    assert _runs(with_checks) == _runs(old)
-    assert with_checks.changes == old.changes == ()
-    assert [s.task for s in with_checks.steps if isinstance(s, CaptureTask)] == [t.id for t in lab.tasks]
+    with_self_checks, old = build_plan(lab.template, nb), build_plan(lab.template, without)
+    assert _runs(with_self_checks) == _runs(old)
+    assert with_self_checks.changes == old.changes == ()
+    assert [s.task for s in with_self_checks.steps if isinstance(s, CaptureTask)] == [t.id for t in lab.tasks]

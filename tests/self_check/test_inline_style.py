@@ -1,9 +1,9 @@
-"""The check cell's styles reach only its own output, and its card brings its own colours (readable in
+"""The self-check cell's styles reach only its own output, and its card brings its own colours (readable in
 a dark theme: the browser test measures it in JupyterLab's)."""
 
 import re
 
-from autograder.self_check.cell_output import SELECTOR, STYLE, NotebookCheck, check_html
+from autograder.self_check.cell_output import SELECTOR, STYLE, SelfCheckReport, self_check_html
 
 
 def _rules(css: str) -> list[tuple[list[str], str]]:
@@ -30,5 +30,5 @@ def test_the_card_sets_its_foreground_and_background():
 
 
 def test_the_output_is_one_wrapper_div_with_its_style():
-    html = check_html(NotebookCheck("lab2_three_ways", problem="no devices"))
+    html = self_check_html(SelfCheckReport("lab2_three_ways", problem="no devices"))
     assert re.fullmatch(r"<style>[^<]*</style><div class='autograder-check'[^>]*>.*</div>", html, re.S)

@@ -1,6 +1,7 @@
-"""Checking a task from inside the notebook (``autograder.self_check``): the verdicts are grading's public
-verdicts, the student's kernel shows them inline (lab 2 run end to end, once per session), and what can go
-wrong (no lab, wrong devices, a task not attempted, a checker that dies) is said plainly."""
+"""The self-check, a task checked from inside the notebook (``autograder.self_check``): the verdicts are
+grading's public verdicts, the student's kernel shows them under the cell (lab 2 run end to end, once per
+session), and what can go wrong (no lab, wrong devices, a task not attempted, a checker that dies) is said
+plainly."""
 
 from __future__ import annotations
 
@@ -26,23 +27,29 @@ from autograder.authoring.known_grades import make_submission, solved
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.grading.pytest_plugin import CheckResult
 from autograder.lab import load_lab
-from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED, NotebookCheck, TaskCheck, check_html
+from autograder.self_check.cell_output import (
+    NO_PUBLIC_CHECKS,
+    NOT_ATTEMPTED,
+    SelfCheckReport,
+    TaskSelfCheck,
+    self_check_html,
+)
 from autograder.self_check.checker_process import FOLDER_PREFIX, CheckerProcess, checker_environment
 
 LAB = load_lab("lab2_three_ways")
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
 
 
-# Inline verdicts are grading's public verdicts, on the facts of each known-grade submission
+# The self-check's verdicts are grading's public verdicts, on the facts of each known-grade submission
 
 
 @pytest.mark.parametrize("lab_id", list(CASES_BY_LAB))
-def test_inline_verdicts_equal_the_public_verdicts_of_grading(lab_grades, lab_inline_checks, lab_id):
+def test_self_check_verdicts_equal_the_public_verdicts_of_grading(lab_grades, lab_self_checks, lab_id):
     lab, grades = lab_grades(lab_id)
-    inline = lab_inline_checks(lab_id)
-    assert set(inline) == set(grades)
+    self_checks = lab_self_checks(lab_id)
+    assert set(self_checks) == set(grades)
     failures = 0
-    for name, checks in inline.items():  # a verdict on timing is measured anew by each: not compared
+    for name, checks in self_checks.items():  # a verdict on timing is measured anew by each: not compared
         tasks = {c.task for c in checks}
         graded = {
             c.name: c.passed
@@ -55,15 +62,17 @@ def test_inline_verdicts_equal_the_public_verdicts_of_grading(lab_grades, lab_in
         assert not any(c.hidden for c in checks)
         failures += sum(not c.passed for c in fixed_checks(lab_id, checks))
     public_tasks = {c.task for t in grades["solution"].tasks for c in t.checks if not c.hidden}
-    assert {c.task for c in inline["solution"]} == public_tasks
-    assert all(c.passed for c in fixed_checks(lab_id, inline["solution"])) and failures  # both verdicts were compared
+    assert {c.task for c in self_checks["solution"]} == public_tasks
+    assert (
+        all(c.passed for c in fixed_checks(lab_id, self_checks["solution"])) and failures
+    )  # both verdicts were compared
 
 
-# The lab's notebooks run with their check cells in a kernel, as a student runs them
+# The lab's notebooks run with their self-check cells in a kernel, as a student runs them
 
 
-def _check_outputs(nb) -> list[tuple[str, str]]:
-    """(html, other output) of each code cell that checks, in order."""
+def _self_check_outputs(nb) -> list[tuple[str, str]]:
+    """(html, other output) of each self-check cell, in order."""
     found = []
     for cell in nb.cells:
         if cell.cell_type == "code" and ("ag.check(" in cell.source):
@@ -91,10 +100,10 @@ def _run(nb, directory: Path):
 
 @pytest.fixture(scope="session")
 def checked_notebooks(tmp_path_factory):
-    """Lab 2 run in plain kernels with its check cells: the solution's answers; the untouched student
+    """Lab 2 run in plain kernels with its self-check cells: the solution's answers; the untouched student
     notebook, with a last cell checking every task of the lab its file names; and a wrong layout in t1,
     up to t1's check."""
-    directory = tmp_path_factory.mktemp("inline")
+    directory = tmp_path_factory.mktemp("self-check")
     solution = nbformat.read(make_submission(LAB, solved(*(t.id for t in LAB.tasks)), directory / "s.ipynb"), 4)
     untouched = copy.deepcopy(LAB.template)
     untouched.cells.append(nbformat.v4.new_code_cell("import autograder.self_check as ag\nag.check()"))
@@ -113,7 +122,7 @@ def checked_notebooks(tmp_path_factory):
 
 @pytest.mark.slow
 def test_every_check_of_the_solution_passes_in_the_notebook(checked_notebooks):
-    outputs = _check_outputs(checked_notebooks["solution"])
+    outputs = _self_check_outputs(checked_notebooks["solution"])
     assert len(outputs) == len(LAB.tasks)
     for task, (html, other) in zip(LAB.tasks, outputs):
         assert VERDICT.findall(html) == [(task.id, "passed")], html
@@ -122,7 +131,7 @@ def test_every_check_of_the_solution_passes_in_the_notebook(checked_notebooks):
 
 @pytest.mark.slow
 def test_the_untouched_notebook_shows_failed_or_not_attempted_without_a_traceback(checked_notebooks):
-    outputs = _check_outputs(checked_notebooks["untouched"])
+    outputs = _self_check_outputs(checked_notebooks["untouched"])
     assert len(outputs) == len(LAB.tasks) + 1
     for task, (html, other) in zip(LAB.tasks, outputs):
         assert [t for t, _ in VERDICT.findall(html)] == [task.id]
@@ -135,7 +144,7 @@ def test_the_untouched_notebook_shows_failed_or_not_attempted_without_a_tracebac
 
 @pytest.mark.slow
 def test_a_wrong_layout_shows_the_expected_and_found_pictures(checked_notebooks):
-    ((html, other),) = _check_outputs(checked_notebooks["wrong_layout"])
+    ((html, other),) = _self_check_outputs(checked_notebooks["wrong_layout"])
     assert VERDICT.findall(html) == [("t1", "partial")] and other == "[]"
     expected, found = re.findall(r"(?:expected|found)<pre>(.*?)</pre>", html, re.S)
     assert "CPU 0" in expected and expected != found
@@ -145,11 +154,11 @@ def test_a_wrong_layout_shows_the_expected_and_found_pictures(checked_notebooks)
 
 
 def test_tasks_not_attempted_are_said_so_without_running_checks():
-    report = ag.check_namespace({"A": 1}, None, LAB.id)
+    report = ag.self_check_namespace({"A": 1}, None, LAB.id)
     assert report.problem is None
     assert [(t.task, t.verdict) for t in report.tasks] == [(t.id, NOT_ATTEMPTED) for t in LAB.tasks]
     assert report.tasks[0].undefined == ("A_sharded",)
-    assert "None of <code>A_sharded</code> is defined yet" in check_html(report)
+    assert "None of <code>A_sharded</code> is defined yet" in self_check_html(report)
 
 
 def test_the_lab_is_read_from_the_notebook_file_or_asked_for(tmp_path, monkeypatch):
@@ -159,20 +168,20 @@ def test_the_lab_is_read_from_the_notebook_file_or_asked_for(tmp_path, monkeypat
     monkeypatch.setenv("JPY_SESSION_NAME", f"somewhere/{LAB.assignment_path.name}")
     assert ag.find_lab(None, {}) == LAB.id
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ag.CheckProblem, match='lab="lab1_distributed_arrays"'):
+    with pytest.raises(ag.SelfCheckProblem, match='lab="lab1_distributed_arrays"'):
         ag.find_lab(None, {})
-    report = ag.check_namespace({}, "t1", None)
+    report = ag.self_check_namespace({}, "t1", None)
     assert report.problem and "Which lab is this?" in report.problem
-    assert "There is no lab 'lab9'" in ag.check_namespace({}, "t1", "lab9").problem
-    assert "has no task 't99'; its tasks are t1, t2" in ag.check_namespace({}, "t99", LAB.id).problem
+    assert "There is no lab 'lab9'" in ag.self_check_namespace({}, "t1", "lab9").problem
+    assert "has no task 't99'; its tasks are t1, t2" in ag.self_check_namespace({}, "t99", LAB.id).problem
 
 
 def test_a_kernel_without_8_cpu_devices_is_told_how_to_set_them():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "JAX_"))}
     env["JAX_PLATFORMS"] = "cpu"
     code = (
-        "import autograder.self_check as ag\nfrom autograder.self_check.cell_output import check_html\n"
-        f"print(check_html(ag.check_namespace({{'A_sharded': 1}}, 't1', {LAB.id!r})))"
+        "import autograder.self_check as ag\nfrom autograder.self_check.cell_output import self_check_html\n"
+        f"print(self_check_html(ag.self_check_namespace({{'A_sharded': 1}}, 't1', {LAB.id!r})))"
     )
     shown = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
@@ -218,10 +227,10 @@ def test_an_interrupted_cell_leaves_the_checker_serving_and_an_orphaned_checker_
         checker.close()
 
 
-# The inline result renders in a browser
+# The self-check's result renders in a browser
 
 
-def _report() -> NotebookCheck:
+def _report() -> SelfCheckReport:
     mesh = MeshSpec((2, 4), ("x", "y"))
     expected = render_layout(Layout.of_spec(mesh, ("x", "y"), (4, 16)))
     found = render_layout(Layout.of_spec(mesh, ("y", "x"), (4, 16)))
@@ -239,11 +248,13 @@ def _report() -> NotebookCheck:
             found_picture=found,
         ),
     )
-    return NotebookCheck(LAB.id, (TaskCheck("t1", t1), TaskCheck("t2", undefined=("A_xN", "A_Ny")), TaskCheck("t3")))
+    return SelfCheckReport(
+        LAB.id, (TaskSelfCheck("t1", t1), TaskSelfCheck("t2", undefined=("A_xN", "A_Ny")), TaskSelfCheck("t3"))
+    )
 
 
-def test_the_inline_result_shows_points_messages_and_pictures_escaped():
-    html = check_html(_report())
+def test_the_self_check_result_shows_points_messages_and_pictures_escaped():
+    html = self_check_html(_report())
     assert VERDICT.findall(html) == [("t1", "partial"), ("t2", NOT_ATTEMPTED), ("t3", NO_PUBLIC_CHECKS)]
     assert "checked only when your notebook is graded" in html
     assert "3 / 8" in html and "expected<pre>" in html and "found<pre>" in html and "CPU 0" in html
@@ -252,11 +263,11 @@ def test_the_inline_result_shows_points_messages_and_pictures_escaped():
 
 
 @pytest.mark.skipif(chromium() is None, reason="chromium is not installed")
-def test_the_inline_result_renders_in_a_headless_browser(tmp_path):
+def test_the_self_check_result_renders_in_a_headless_browser(tmp_path):
     page = tmp_path / "cell.html"
     page.write_text(
         "<!doctype html><html><head><meta charset='utf-8'></head><body><div class='output'>"
-        f"{check_html(_report())}</div></body></html>"
+        f"{self_check_html(_report())}</div></body></html>"
     )
     shot = tmp_path / "cell.png"
     dom = render(page, shot)
@@ -267,7 +278,7 @@ def test_the_inline_result_renders_in_a_headless_browser(tmp_path):
 
 
 def test_a_labs_own_probe_runs_in_the_students_kernel():
-    report = ag.check_namespace({"layer_out": 1.0}, "t6", "lab3_fsdp_tp")
+    report = ag.self_check_namespace({"layer_out": 1.0}, "t6", "lab3_fsdp_tp")
     ((task),) = report.tasks
     assert report.problem is None and task.verdict == "failed"
     assert any("name 'tp_layer' is not defined" in c.message for c in task.checks), task.checks

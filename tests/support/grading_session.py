@@ -37,14 +37,14 @@ def grade_all(
     directory: Path,
     workers: int = 2,
     include_reference: bool = True,
-    inline: dict | None = None,
+    self_checks: dict | None = None,
     groups: list[CaseGroup] | None = None,
 ) -> dict:
     """name -> GradeResult for every case, and the solution and the untouched student notebook.
 
     With ``groups`` (``case_groups.grouped`` of the cases), the cases of a group are graded in one notebook:
     each case's name maps to its group's grade, to be judged with ``case_problems(..., group)``; without,
-    each case is graded alone. With ``inline``, also name -> the public checks the notebook's checker
+    each case is graded alone. With ``self_checks``, also name -> the public checks the self-check's checker
     finds on the facts of that very grading, for each task whose facts were read (the facts are not kept:
     they can be large)."""
     if groups is None:
@@ -57,21 +57,23 @@ def grade_all(
         jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
     pool = _grading_processes(workers)
     futures = {
-        name: pool.submit(_graded, lab.id, path, limits, inline is not None) for name, (path, limits) in jobs.items()
+        name: pool.submit(_graded, lab.id, path, limits, self_checks is not None)
+        for name, (path, limits) in jobs.items()
     }
     graded = {name: future.result() for name, future in futures.items()}
     by_name = {name: name for name in jobs} | {case.name: group.name for group in groups for case in group.cases}
-    if inline is not None:
-        inline.update({name: graded[job][1] for name, job in by_name.items()})
+    if self_checks is not None:
+        self_checks.update({name: graded[job][1] for name, job in by_name.items()})
     return {name: graded[job][0] for name, job in by_name.items()}
 
 
-def _graded(lab_id: str, path: Path, limits: Limits, inline: bool):
-    """In a grading process: the grade, and the public checks of its facts with ``inline``."""
+def _graded(lab_id: str, path: Path, limits: Limits, with_self_check: bool):
+    """In a grading process: the grade, and with ``with_self_check`` the public checks of its facts as the
+    self-check's checker finds them."""
     lab = load_lab(lab_id)
     executions = []
     result = grade_notebook(path, GradeOptions(lab_id, limits=limits, seed=SEED, on_execution=executions.append))
-    if not inline or not executions:
+    if not with_self_check or not executions:
         return result, None
     (execution,) = executions
     return result, public_checks(lab, execution.facts, SEED, execution.fact_errors)

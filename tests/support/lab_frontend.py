@@ -90,7 +90,7 @@ def _up_to_check_of_t1(nb):
 def lab_notebooks(root: Path) -> dict[str, str]:
     """Lab 2's notebooks, written under ``root``: name -> path under ``root``. ``filled``: every answer
     filled in; ``untouched`` and ``wrong`` (task 1 answered with the wrong layout): the notebook up to
-    task 1's check cell."""
+    task 1's self-check cell."""
     filled = filled_notebook(LAB, root)
     nbformat.write(_up_to_check_of_t1(copy.deepcopy(LAB.template)), root / "untouched.ipynb")
     wrong = make_submission(LAB, {"t1": WRONG_T1}, root / "wrong.ipynb")

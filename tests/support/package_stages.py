@@ -22,7 +22,7 @@ STAGES = [
     "autograder.labs",  # each lab's graders and references
     "autograder.grading",  # one notebook's grade from its facts
     "autograder.authoring",  # a TA's tools: solution notebook -> student notebook (verified), a new lab's scaffold
-    "autograder.self_check",  # what the student's notebook imports, and the check it runs in a process of its own
+    "autograder.self_check",  # what the student's notebook imports, and the self-check it runs in a process of its own
     "autograder.notebook",  # the name notebooks assigned before the rename import: self_check itself
     "autograder.course",  # a class's term: batches, gradebook, Gradescope
     "autograder.mutation",  # a TA's measure of a lab's graders: mutants of its solution, graded as a batch

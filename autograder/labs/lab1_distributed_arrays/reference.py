@@ -190,7 +190,7 @@ SET_UP_AHEAD = {"t8": (gradient_calls,)}
 
 @shareable
 def sharding_of(fact: Fact, name: str) -> jax.sharding.Sharding:
-    """The sharding the probe recorded for an array, rebuilt here; it must lay out the blocks it recorded."""
+    """The sharding the kernel recorder recorded for an array, rebuilt here; it must lay out the blocks it recorded."""
     layout = Layout.of_fact(fact, name)
     recorded = fact.sharding
     assert recorded is not None  # Layout.of_fact refuses an array without one

@@ -2,7 +2,7 @@
 
 Layouts are compared block by block (which device holds which block), never by the spelling of a spec.
 What a compiled program needs is read from code the grader compiles itself, for the layouts recorded
-from the student's arrays; functions are run by the probe on inputs the student has never seen.
+from the student's arrays; functions are run by the kernel recorder on inputs the student has never seen.
 """
 
 import jax

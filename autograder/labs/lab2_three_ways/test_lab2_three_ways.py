@@ -1,7 +1,7 @@
 """Graders of lab 2, "three ways to parallelize": one test per gradable fact, worth its points.
 
 Layouts are compared block by block (which device holds which block), never by spelling of the spec;
-functions are run by the probe on inputs the student has never seen, and compared here with the
+functions are run by the kernel recorder on inputs the student has never seen, and compared here with the
 reference computed in this process.
 """
 

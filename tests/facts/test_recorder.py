@@ -1,5 +1,6 @@
-"""The probe's records, read back through the facts validator: round trips, and forged files refused; and
-the probe beside the kernel's housekeeping, both loaded as the kernel loads them."""
+"""The kernel recorder's records, read back through the facts validator: round trips, and forged files
+refused; and the recorder beside the kernel's housekeeping, both loaded as the kernel loads them; and a lab's
+own probe, run by the recorder."""
 
 import importlib.util
 import json
@@ -17,26 +18,26 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec
-from autograder.facts import probe
+from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture, build_argument
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
 from autograder.run import kernel_housekeeping
-from autograder.run.kernel_code import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, PROBE_MODULE, PROBE_SOURCE
+from autograder.run.kernel_code import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, RECORDER_MODULE, RECORDER_SOURCE
 
 
-def _capture(tmp_path, namespace, capture, recorder=probe):
+def _capture(tmp_path, namespace, capture, loaded_recorder=recorder):
     out = tmp_path / capture.task
-    recorder.capture(capture.manifest(str(out), 7), namespace)
+    loaded_recorder.capture(capture.manifest(str(out), 7), namespace)
     return load_task_facts(out, capture.task)
 
 
 def _in_kernel(tmp_path, monkeypatch):
-    """The housekeeping and the probe as the kernel loads them: each file copied alone under its name in
+    """The housekeeping and the kernel recorder as the kernel loads them: each file copied alone under its name in
     the kernel, the housekeeping first; both are taken out of ``sys.modules`` after the test."""
     loaded = []
-    for name, source in ((HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE), (PROBE_MODULE, PROBE_SOURCE)):
-        copy = tmp_path / "probe" / f"{name}.py"
+    for name, source in ((HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE), (RECORDER_MODULE, RECORDER_SOURCE)):
+        copy = tmp_path / "modules" / f"{name}.py"
         copy.parent.mkdir(exist_ok=True)
         shutil.copyfile(source, copy)
         spec = importlib.util.spec_from_file_location(name, copy)
@@ -197,7 +198,7 @@ def test_missing_facts_are_refused(tmp_path):
 def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
     from autograder.facts.capture import Probe
 
-    module = types.ModuleType(probe.LAB_PROBE_MODULE)
+    module = types.ModuleType(recorder.LAB_PROBE_MODULE)
 
     def build(namespace, seed, params):
         print("building")
@@ -207,7 +208,7 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
         raise RuntimeError("student class failed")
 
     module.build, module.broken = build, broken
-    monkeypatch.setitem(sys.modules, probe.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(sys.modules, recorder.LAB_PROBE_MODULE, module)
     capture = TaskCapture("t6", probes=(Probe("b", "build", (("n", 3),)), Probe("x", "broken")))
     facts = _capture(tmp_path, {"Cls": lambda: lambda n: np.arange(n)}, capture)
     assert facts.probes["b"].error is None and facts.probes["b"].stdout == "building\n"
@@ -217,11 +218,11 @@ def test_a_labs_own_probe_records_what_it_returns(tmp_path, monkeypatch):
 
 
 def test_the_kernels_own_output_cut_is_recorded_with_the_facts(tmp_path, monkeypatch):
-    housekeeping, kernel_probe = _in_kernel(tmp_path, monkeypatch)
-    assert _capture(tmp_path, {}, TaskCapture("t1"), kernel_probe).output_cut is False
+    housekeeping, kernel_recorder = _in_kernel(tmp_path, monkeypatch)
+    assert _capture(tmp_path, {}, TaskCapture("t1"), kernel_recorder).output_cut is False
     monkeypatch.setitem(housekeeping._output, "cut", True)
-    assert _capture(tmp_path, {}, TaskCapture("t2"), kernel_probe).output_cut is True
-    assert _capture(tmp_path, {}, TaskCapture("t3")).output_cut is False  # the package's probe: no cap here
+    assert _capture(tmp_path, {}, TaskCapture("t2"), kernel_recorder).output_cut is True
+    assert _capture(tmp_path, {}, TaskCapture("t3")).output_cut is False  # the package's recorder: no cap here
 
 
 def test_an_output_cut_that_is_not_a_bool_is_refused(tmp_path):
@@ -276,10 +277,10 @@ def test_a_forged_program_record_is_refused(tmp_path):
 
 
 def _lab_probe_with(monkeypatch, **functions):
-    module = types.ModuleType(probe.LAB_PROBE_MODULE)
+    module = types.ModuleType(recorder.LAB_PROBE_MODULE)
     for name, function in functions.items():
         setattr(module, name, function)
-    monkeypatch.setitem(sys.modules, probe.LAB_PROBE_MODULE, module)
+    monkeypatch.setitem(sys.modules, recorder.LAB_PROBE_MODULE, module)
     monkeypatch.setitem(kernel_housekeeping._warm_up, "thread", None)
 
 
@@ -299,11 +300,11 @@ def test_a_lab_probe_waits_for_the_warm_up_that_started_with_the_kernel(tmp_path
         return {}
 
     _lab_probe_with(monkeypatch, warm_up=warm_up, build=build)
-    housekeeping, kernel_probe = _in_kernel(tmp_path, monkeypatch)
+    housekeeping, kernel_recorder = _in_kernel(tmp_path, monkeypatch)
     housekeeping.start_warm_up()  # returns at once: the warm-up runs on its own thread
     assert housekeeping._warm_up["thread"].is_alive() and events == []
     threading.Timer(0.3, release.set).start()
-    _capture(tmp_path, {}, TaskCapture("t6", probes=(Probe("b", "build"),)), kernel_probe)
+    _capture(tmp_path, {}, TaskCapture("t6", probes=(Probe("b", "build"),)), kernel_recorder)
     assert events == ["warmed", "probed"]
 
 

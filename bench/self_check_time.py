@@ -1,4 +1,4 @@
-"""How long does checking a task from the notebook take? ``autograder.self_check`` on lab 2's solution.
+"""How long does the self-check take? ``autograder.self_check`` on lab 2's solution.
 
 The solution's code cells up to task t6 are executed in this process (which, like a student's kernel,
 has 8 CPU devices set before JAX starts); then a layout task (t1: ``A_sharded``, values and layout) and a
@@ -7,7 +7,7 @@ function task (t6: ``layer_man`` called on fresh inputs, its HLO compiled) are c
 alternating. A check is timed as the notebook's cell does it: capture in this process, public checks in
 the checker process, the HTML built. Prints the median, the range, and the load average around it.
 
-    python bench/inline_check.py --runs 10
+    python bench/self_check_time.py --runs 10
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time  # noqa: E402
 import autograder.self_check as ag  # noqa: E402
 from autograder.authoring.markers import parse_questions, read_solution  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
-from autograder.self_check.cell_output import check_html  # noqa: E402
+from autograder.self_check.cell_output import self_check_html  # noqa: E402
 
 LAB = "lab2_three_ways"
 TASKS = {"t1": "layout task", "t6": "function task"}
@@ -44,10 +44,10 @@ def solution_namespace(last_task: str) -> dict:
     return namespace
 
 
-def timed_check(namespace: dict, task: str) -> float:
+def timed_self_check(namespace: dict, task: str) -> float:
     started = time.perf_counter()
-    report = ag.check_namespace(namespace, task, LAB)
-    check_html(report)
+    report = ag.self_check_namespace(namespace, task, LAB)
+    self_check_html(report)
     seconds = time.perf_counter() - started
     verdicts = [t.verdict for t in report.tasks]
     if report.problem or verdicts != ["passed"]:
@@ -66,12 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     for task, kind in TASKS.items():
         print(
             f"first check of {task} ({kind}; the first one starts the checker; each computes its task's "
-            f"references): {timed_check(namespace, task):.2f} s"
+            f"references): {timed_self_check(namespace, task):.2f} s"
         )
     times = {task: [] for task in TASKS}
     for _ in range(args.runs):
         for task in TASKS:
-            times[task].append(timed_check(namespace, task))
+            times[task].append(timed_self_check(namespace, task))
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     for task, kind in TASKS.items():
         t = times[task]

@@ -1,7 +1,7 @@
-"""The cells ``assign`` adds to a student notebook for checking a task from the notebook: after each task,
-a code cell ``ag.check("tN", lab=...)``, and near the top a markdown cell that explains it. Both are
-tagged ``{"autograder": {"check": true, ...}}`` in their metadata, by which the run's plan
-(``run/check_cells.py``) knows them and leaves them out: grading never runs them.
+"""The self-check cells ``assign`` adds to a student notebook: after each task, a code cell
+``ag.check("tN", lab=...)``, and near the top a markdown cell that explains it. Both are tagged
+``{"autograder": {"check": true, ...}}`` in their metadata, by which the run's plan
+(``run/self_check_cells.py``) knows them and leaves them out: grading never runs them.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ They need two things in this notebook's kernel, both named in the notebook's fir
 * 8 CPU devices: the first code cell sets them before JAX starts; run it first, in a fresh kernel."""
 
 
-def check_source(task: str, lab_id: str) -> str:
+def self_check_source(task: str, lab_id: str) -> str:
     return (
         f"# Check task {task} (public checks; this cell is not run when grading)\n"
         f"import {SELF_CHECK_MODULE} as ag\n"
@@ -51,8 +51,8 @@ def new_intro_cell(lab_id: str) -> nbformat.NotebookNode:
     return cell
 
 
-def new_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell(check_source(task, lab_id))
+def new_self_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(self_check_source(task, lab_id))
     cell.id = f"check-{task}"
     cell.metadata["autograder"] = {"task": task, "answer": False, "check": True}
     return cell

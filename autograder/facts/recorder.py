@@ -1,4 +1,5 @@
-"""The probe: imported into the student's kernel before any student cell, it records facts as plain data.
+"""The kernel recorder: imported into the student's kernel before any student cell, it records facts as
+plain data.
 
 This file runs in the untrusted kernel, so it holds no answers and no checks: it only describes what
 it finds (values as ``.npy`` without pickles, layouts, types, compiled HLO) and calls student functions
@@ -6,7 +7,7 @@ on inputs whose seed the grader chooses at grading time. It imports nothing from
 harness copies it into the kernel as a standalone module, after the kernel's housekeeping
 (run/kernel_housekeeping.py: the output cap, the lab probe's warm-up, reaping children), which it finds
 there by its module name. The grader imports ``make_input`` from here to rebuild the very same inputs in
-its own process, and a student's own check (``ag.check``) records with ``capture``.
+its own process, and the student's self-check (``ag.check``) records with ``capture``.
 
 References to the library functions it uses are taken at import, before student code runs, so a
 notebook that later patches ``jax.typeof`` or ``numpy.save`` does not change what is recorded.
@@ -67,7 +68,7 @@ MAX_TREE_LEAVES = 256
 
 # The kernel's housekeeping (run/kernel_housekeeping.py), which the harness loads into the kernel before
 # this module, under this name: whether it had cut the output, and the lab probe's warm-up to wait for.
-# Imported from the package (the grader's process, a student's own check), this module finds none: no
+# Imported from the package (the grader's process, the student's self-check), this module finds none: no
 # output was cut and no warm-up runs there.
 HOUSEKEEPING_MODULE = "_autograder_housekeeping"
 _housekeeping = sys.modules.get(HOUSEKEEPING_MODULE)

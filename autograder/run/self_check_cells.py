@@ -1,0 +1,68 @@
+"""How grading recognises the self-check cells ``assign`` adds to a student notebook (it never runs them:
+the grading kernel cannot import the harness, and must not).
+
+After each task comes a code cell ``ag.check("tN", lab=...)`` and, near the top, a markdown cell that
+explains it (``authoring/self_check_cell_text.py`` writes them). Both are tagged
+``{"autograder": {"check": true, ...}}`` in their metadata (the tag, the cells' ids and their text are what
+notebooks handed out already carry: they stay as they are); a self-check cell's code is known by what it
+does.
+"""
+
+from __future__ import annotations
+
+import ast
+
+SELF_CHECK_MODULE = "autograder.self_check"  # what the self-check cells import
+EARLIER_MODULE = "autograder.notebook"  # the same module, as notebooks assigned before the rename import it
+SELF_CHECK_MODULES = (SELF_CHECK_MODULE, EARLIER_MODULE)
+
+
+def is_self_check_cell(cell) -> bool:
+    """Whether a cell was added by ``assign`` for the self-check (by its tag, which copies of it keep)."""
+    meta = cell.get("metadata", {}).get("autograder")
+    return isinstance(meta, dict) and meta.get("check") is True
+
+
+def is_self_check_code(source: str) -> bool:
+    """Whether code does nothing but the self-check: imports of ``autograder.self_check`` (or its earlier
+    name, ``autograder.notebook``) and calls of its ``check`` (as ``ag.check``, the name the self-check
+    cells use, or under the name the same code imports it as)."""
+    try:
+        statements = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return False
+    modules, functions = {"ag"}, set()
+    for statement in statements:
+        if isinstance(statement, ast.Import) and all(
+            a.name in SELF_CHECK_MODULES and a.asname for a in statement.names
+        ):
+            modules |= {a.asname for a in statement.names if a.asname}
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module == "autograder"
+            and all(f"autograder.{a.name}" in SELF_CHECK_MODULES for a in statement.names)
+        ):
+            modules |= {a.asname or a.name for a in statement.names}
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module in SELF_CHECK_MODULES
+            and all(a.name == "check" for a in statement.names)
+        ):
+            functions |= {a.asname or a.name for a in statement.names}
+        elif not (isinstance(statement, ast.Expr) and _is_self_check_call(statement.value, modules, functions)):
+            return False
+    return bool(statements)
+
+
+def _is_self_check_call(node: ast.expr, modules: set[str], functions: set[str]) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    function = node.func
+    if isinstance(function, ast.Name):
+        return function.id in functions
+    return (
+        isinstance(function, ast.Attribute)
+        and function.attr == "check"
+        and isinstance(function.value, ast.Name)
+        and function.value.id in modules
+    )
