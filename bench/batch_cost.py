@@ -17,7 +17,10 @@ measurements, the checks; and the batch's own work: warming the references, publ
 feedback page, the gradebook, the class summaries). A phase's sum can exceed the wall time: workers run
 side by side, and a grading's checks load while its kernel starts.
 
-    python bench/batch_cost.py [--labs lab2_three_ways lab4_collectives] [--copies 8] [--rounds 2]
+With ``--unpinned-too``, each round also runs a batch whose workers are not pinned to cores of their own
+(``AUTOGRADER_PIN_WORKERS=off``: every timed task then holds up the whole machine), printed beside.
+
+    python bench/batch_cost.py [--labs lab2_three_ways lab4_collectives] [--copies 8] [--rounds 2] [--unpinned-too]
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from grading_overhead import bare_once  # noqa: E402
 
 from autograder.course.batch_timing import TIMING_FILE  # noqa: E402
+from autograder.course.dask_cluster import PIN_VARIABLE  # noqa: E402
 from autograder.course.gradebook import GRADE_FILE  # noqa: E402
 from autograder.lab import lab_ids, load_lab  # noqa: E402
 
@@ -64,13 +68,15 @@ def bare(paths: list[Path], workers: int) -> float:
     return time.perf_counter() - started
 
 
-def batch(lab_id: str, folder: Path, out: Path, workers: int | None) -> float:
-    """Wall seconds of ``autograder batch`` on the class."""
+def batch(lab_id: str, folder: Path, out: Path, workers: int | None, pinned: bool = True) -> float:
+    """Wall seconds of ``autograder batch`` on the class (its workers pinned to cores of their own, as the
+    batch does where there is a core for each, or not)."""
     command = [sys.executable, "-m", "autograder", "batch", str(folder), "--lab", lab_id, "--out", str(out)]
     if workers is not None:
         command += ["--workers", str(workers)]
     started = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, PIN_VARIABLE: "on" if pinned else "off"}
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     return time.perf_counter() - started
 
 
@@ -87,15 +93,20 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workers", type=int, default=None, help="default: the batch's own (one per core)")
+    parser.add_argument("--unpinned-too", action="store_true", help="also a batch whose workers share every core")
     args = parser.parse_args()
     workers = args.workers or os.cpu_count() or 1
     print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {args.copies} copies, {workers} at a time")
     for lab_id in args.labs:
         with tempfile.TemporaryDirectory(prefix="batch-cost-") as tmp:
             paths = make_class(lab_id, Path(tmp) / "class", args.copies)
-            bare_runs, batch_runs = [], []
+            bare_runs, batch_runs, unpinned_runs = [], [], []
             for round_ in range(args.rounds):
                 bare_runs.append(bare(paths, workers))
+                if args.unpinned_too:
+                    out = Path(tmp) / f"unpinned{round_}"
+                    unpinned_runs.append(batch(lab_id, paths[0].parent, out, args.workers, pinned=False))
+                    unpinned_timing, unpinned_scores = batch_timing(out)
                 out = Path(tmp) / f"out{round_}"
                 batch_runs.append(batch(lab_id, paths[0].parent, out, args.workers))
                 timing, scores = batch_timing(out)
@@ -106,8 +117,17 @@ def main() -> None:
                 f" batch {' '.join(f'{s:.1f}' for s in batch_runs)}); scores of the last batch:"
                 f" {sorted(set(scores))}"
             )
+            cores = sorted(map(tuple, timing.get("worker_cores", {}).values()))
             phases = ", ".join(f"{phase} {seconds:.1f} s" for phase, seconds in timing["phases"].items())
-            print(f"   summed over the class: {phases}")
+            print(f"   workers' cores {cores}; summed over the class: {phases}")
+            if unpinned_runs:
+                unpinned = statistics.median(unpinned_runs)
+                phases = ", ".join(f"{phase} {s:.1f} s" for phase, s in unpinned_timing["phases"].items())
+                print(
+                    f"   unpinned: batch {unpinned:.1f} s ÷ bare = {unpinned / statistics.median(bare_runs):.2f}"
+                    f" (batch {' '.join(f'{s:.1f}' for s in unpinned_runs)}); scores {sorted(set(unpinned_scores))};"
+                    f" summed: {phases}"
+                )
             print(f"   the batch itself: warming {timing['warming']:.1f} s, publishing {timing['publishing']:.1f} s")
 
 

@@ -10,6 +10,7 @@ before anything imports JAX.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +21,8 @@ from autograder.run import Limits
 
 if TYPE_CHECKING:
     from autograder.course.grading_progress import GradingProgress
+
+PIN_VARIABLE = "AUTOGRADER_PIN_WORKERS"  # "off": a local cluster's workers share every core (bench/batch_cost.py)
 
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict) -> dict:
@@ -93,8 +96,8 @@ def pin_workers(client) -> dict[str, tuple[int, ...]]:
 
     addresses = sorted(client.scheduler_info()["workers"])
     cores = process_cores()
-    if len(addresses) > len(cores):  # workers share cores: a timed task keeps the whole machine
-        return worker_cores(client)
+    if len(addresses) > len(cores) or os.environ.get(PIN_VARIABLE, "on").lower() in ("off", "0", "false", "no"):
+        return worker_cores(client)  # workers share cores: a timed task keeps the whole machine
     return {
         address: client.run(pin_process, core, workers=[address])[address]
         for address, core in zip(addresses, cores, strict=False)

@@ -24,6 +24,7 @@ from autograder.course.batch_timing import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import load_lab
+from autograder.run.core_pinning import process_cores
 from autograder.run.limits import Limits
 
 LAB = load_lab("lab2_three_ways")
@@ -191,6 +192,10 @@ def test_local_workers_grade_like_one_by_one(class_of_24, one_by_one, tmp_path):
     assert all(phases["kernel_start"] > 0 and phases["cells"] > 0 for phases in ran)
     assert any(phases["capture"] > 0 and phases["checks"] > 0 for phases in ran)
     assert abs(timing["phases"]["cells"] - sum(phases["cells"] for phases in ran)) < 0.01 * len(ran)
+    # with a core for each, each worker (its kernels, its grader) runs on a core of its own
+    cores = sorted(tuple(worker) for worker in timing["worker_cores"].values())
+    if len(process_cores()) >= 2:
+        assert len(cores) == 2 and all(len(worker) == 1 for worker in cores) and cores[0] != cores[1]
     # a rerun with everything graded grades nothing again
     log = (tmp_path / "out" / LOG_FILE).read_text()
     again = _batch([folder, "--out", tmp_path / "out", "--workers", "2"])
