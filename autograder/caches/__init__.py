@@ -1,9 +1,10 @@
 """Caches: what the grader keeps on this machine between processes.
 
-``machine_cache`` owns the cache directory and JAX's compilation cache under it; ``reference_cache``
-stores the labs' deterministic reference results there (``@cached_reference``); ``warm`` computes them
-all ahead of a batch; ``shared_results`` is what the students' package gets of them (``@shareable``
-code, or stored results). The run reads the compilation cache; the labs' references read and write here.
+``machine_cache`` owns the cache directory and JAX's compilation cache under it; ``reference_cache`` stores
+the labs' deterministic reference results there (``@cached_reference``), each an entry of
+``reference_entry``; ``warm`` computes them all ahead of a batch; ``shared_results`` is what the students'
+package gets of them (``@shareable`` code, or stored results). The run reads the compilation cache; the
+labs' references read and write here.
 """
 
 from typing import TYPE_CHECKING

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from autograder.caches.reference_cache import read_entry, write_entry
+from autograder.caches.reference_entry import read_entry, write_entry
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -1,8 +1,9 @@
 """Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
 
 Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body``
-for the collectives a function writes, ``program`` for how it is built, ``numeric``, ``timing``); the labs'
-graders import them from this door, loaded on first use.
+for the collectives a function writes, ``program`` for how it is built, ``numeric``, ``timing`` for students'
+time claims against ``measurement``, the grader's own); the labs' graders import them from this door, loaded
+on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -39,6 +40,14 @@ if TYPE_CHECKING:
         layout_hint,
         render_layout,
     )
+    from autograder.checks.measurement import (
+        MeasuredRatio,
+        TimingStats,
+        called_once,
+        measure_interleaved,
+        measured_ratio,
+        median_is_settled,
+    )
     from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
     from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
@@ -51,16 +60,10 @@ if TYPE_CHECKING:
         shard_map_collectives,
     )
     from autograder.checks.timing import (
-        MeasuredRatio,
-        TimingStats,
         assert_faster_verdict,
         assert_speedup_claim,
         assert_time_consistent,
-        called_once,
         format_seconds,
-        measure_interleaved,
-        measured_ratio,
-        median_is_settled,
     )
     from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 

@@ -1,10 +1,10 @@
 """Mutation testing of a lab's graders, for the TA: how hard they are to fool.
 
 ``operators`` makes the small changes students make in these labs (a jit dropped, a PartitionSpec entry
-swapped, a collective replaced by a cousin, a timing without its warm-up ...), ``mutants`` applies them
-to the solution's answer cells, ``grading`` grades each mutant as a submission on the batch machinery,
-``equivalents`` reads the mutants a lab accepts as equivalent, and ``report`` counts and shows what
-survived. Above the course's batches, which it uses.
+swapped, a collective replaced by a cousin, a timing without its warm-up ...), ``source_mutants`` tries them
+on a cell's answer lines, ``mutants`` on the solution's answer cells, ``grading`` grades each mutant as a
+submission on the batch machinery, ``equivalents`` reads the mutants a lab accepts as equivalent, and
+``report`` counts and shows what survived. Above the course's batches, which it uses.
 """
 
 from typing import TYPE_CHECKING

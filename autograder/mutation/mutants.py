@@ -21,7 +21,8 @@ import nbformat
 
 from autograder.authoring import has_solution, parse_questions, read_solution
 from autograder.lab import Lab
-from autograder.mutation.operators import OPERATORS, answer_lines, mutate
+from autograder.mutation.operators import OPERATORS
+from autograder.mutation.source_mutants import answer_lines, mutate
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,7 @@
-"""The mutation operators: each a small change a student makes in these labs, applied to answer lines only.
+"""The mutation operators: each a small change a student makes in these labs, in libcst's nodes.
 
-A cell's source is parsed with libcst, which keeps its formatting, so that a mutant differs from the
-solution by the change alone and its diff reads as one. An operator looks at one node and proposes its
-replacements; ``mutate`` tries every operator on every node that lies wholly on answer lines, in the
-source's order, and keeps each distinct result once: the same source gives the same mutants, in the same
-order.
+An operator looks at one node (and its ``Site``: what it sees of the cell) and proposes its replacements,
+as edits of the syntax tree; which nodes it is shown, and which of its edits count, is source_mutants.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +10,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 JIT = {"jax.jit", "jit", "nnx.jit"}
 SPEC = {"P", "PartitionSpec", "jax.sharding.PartitionSpec"}
@@ -21,7 +17,6 @@ REDUCTIONS = ("psum", "psum_scatter", "pmean")
 SCATTER_ONLY = {"scatter_dimension", "tiled"}  # keywords psum and pmean do not take
 PRINTING = {"print", "jax.debug.visualize_array_sharding", "jax.debug.print", "display"}
 COLLECTING = {"append", "extend", "update", "add", "insert"}  # a method call that keeps a result, not a warm-up
-TIMERS = ("perf_counter", "time.time(", "timeit")
 NEGATED = {
     cst.GreaterThan: cst.LessThanEqual,
     cst.LessThanEqual: cst.GreaterThan,
@@ -34,16 +29,6 @@ NEGATED = {
     cst.Is: cst.IsNot,
     cst.IsNot: cst.Is,
 }
-
-
-@dataclass(frozen=True)
-class SourceMutant:
-    """One change of a cell: the operator that made it, what it did (in words), where, and the new source."""
-
-    operator: str
-    description: str
-    line: int
-    source: str
 
 
 # An edit: the nodes to replace (by identity) with their replacements, or removed (cst.RemovalSentinel).
@@ -109,6 +94,17 @@ def _parenthesized(site: Site, node: cst.BaseExpression) -> str:
     return code if isinstance(node, simple) else f"({code})"
 
 
+def spec_axes(args) -> list[str]:
+    """The axis names a PartitionSpec's arguments name, alone or in tuples."""
+    strings = [
+        string.evaluated_value
+        for arg in args
+        for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
+        if isinstance(string, cst.SimpleString)
+    ]
+    return [axis for axis in strings if isinstance(axis, str)]  # a bytes literal names no mesh axis
+
+
 # The operators: each takes a node and its site and yields (edit, description).
 
 
@@ -141,7 +137,7 @@ def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
             new = arg.with_changes(value=cst.Name("None"))
             yield {node: _with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: entry {i} replaced by None"
         elif isinstance(value, cst.Name) and value.value == "None":
-            present = set(_spec_axes(args))
+            present = set(spec_axes(args))
             for axis in (a for a in site.axis_names if a not in present):
                 new = arg.with_changes(value=cst.SimpleString(repr(axis)))
                 yield (
@@ -471,110 +467,3 @@ OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] 
     "restore": restore,
     "whole_operand": whole_operand,
 }
-
-
-class _Printed(cst.CSTVisitor):
-    """The ids of the nodes inside the arguments of a printing call (``print``, ``display``...)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: set[int] = set()
-        self._depth = 0
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        if self._depth:
-            self.found.add(id(node))
-        if dotted(node.func) in PRINTING:
-            self._depth += 1
-        return True
-
-    def leave_Call(self, original_node: cst.Call) -> None:
-        if dotted(original_node.func) in PRINTING:
-            self._depth -= 1
-
-
-class _Nodes(cst.CSTVisitor):
-    """Every node, in the source's order, with its lines."""
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[tuple[cst.CSTNode, range]] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        position = self.get_metadata(PositionProvider, node)
-        self.found.append((node, range(position.start.line, position.end.line + 1)))
-        return True
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, edit: Edit):
-        super().__init__()
-        self.edit = edit
-
-    def on_leave(self, original_node, updated_node):
-        return self.edit.get(original_node, updated_node) if original_node in self.edit else updated_node
-
-
-def _spec_axes(args) -> list[str]:
-    """The axis names a PartitionSpec's arguments name, alone or in tuples."""
-    strings = [
-        string.evaluated_value
-        for arg in args
-        for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
-        if isinstance(string, cst.SimpleString)
-    ]
-    return [axis for axis in strings if isinstance(axis, str)]  # a bytes literal names no mesh axis
-
-
-def _axis_names(nodes) -> tuple[str, ...]:
-    """The axis names the source's PartitionSpecs use, in order of first use."""
-    return tuple(
-        dict.fromkeys(
-            axis
-            for node, _ in nodes
-            if isinstance(node, cst.Call) and dotted(node.func) in SPEC
-            for axis in _spec_axes(node.args)
-        )
-    )
-
-
-def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> list[SourceMutant]:
-    """The mutants of ``source``, each one change by one operator to nodes on ``answer_lines`` (1-based)
-    alone; distinct and in a fixed order. Raises ``libcst.ParserSyntaxError`` for a source that does not parse."""
-    wrapper = MetadataWrapper(cst.parse_module(source))
-    visitor = _Nodes()
-    wrapper.visit(visitor)
-    module = wrapper.module
-    lines_of = {id(node): lines for node, lines in visitor.found}
-    printing = _Printed()
-    module.visit(printing)
-    site = Site(module, _axis_names(visitor.found), any(timer in source for timer in TIMERS), frozenset(printing.found))
-    seen, mutants = {source}, []
-    for name in operators:
-        for node, lines in visitor.found:
-            for edit, description in OPERATORS[name](node, site):
-                touched = [lines_of.get(id(n), lines) for n in edit]
-                if not all(set(t) <= answer_lines for t in touched):
-                    continue
-                new = module.visit(_Replace(edit)).code
-                if new not in seen:
-                    seen.add(new)
-                    mutants.append(SourceMutant(name, description, min(t.start for t in touched), new))
-    return mutants
-
-
-def answer_lines(source: str) -> set[int]:
-    """The lines (1-based) between ``# BEGIN SOLUTION`` and ``# END SOLUTION`` markers, and each line
-    ending with ``# SOLUTION``: what a student writes."""
-    lines, inside = set(), False
-    for number, line in enumerate(source.split("\n"), start=1):
-        stripped = line.strip()
-        if stripped.startswith("# BEGIN SOLUTION"):
-            inside = True
-        elif stripped.startswith("# END SOLUTION"):
-            inside = False
-        elif inside or line.rstrip().endswith("# SOLUTION"):
-            lines.add(number)
-    return lines

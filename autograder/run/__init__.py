@@ -9,7 +9,8 @@ into the kernel alone, caps its output, runs the lab probe's warm-up and reaps t
 left), within the ``limits`` declared once for every command and context;
 ``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or the
 ``kernel_pool``) runs its cells and has the kernel recorder write each task's facts (``live_execution`` hands each
-task over as soon as it is taken; ``run_status`` names how a run and each cell ended); ``leftovers``
+task over as soon as it is taken; ``run_status`` names how a run and each cell ended, ``execution``
+what it produced); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels wait; a
 ``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning``
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from autograder.run.core_pinning import pin_process, process_cores
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
-    from autograder.run.execute import Execution, Executor, execute_plan
+    from autograder.run.execute import execute_plan
+    from autograder.run.execution import Execution, Executor
     from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_kernel_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits

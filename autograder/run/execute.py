@@ -19,9 +19,8 @@ import shutil
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbclient.exceptions import DeadKernelError
@@ -29,6 +28,7 @@ from nbclient.exceptions import DeadKernelError
 from autograder.facts import TakenFacts, TaskCapture, task_seed
 from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
+from autograder.run.execution import CellOutcome, Execution
 from autograder.run.kernel_client import TIMEOUT_ENAME, cell_error
 from autograder.run.kernel_code import WARM_UP_WAIT, reap_children_code, recorder_code, wait_for_warm_up_code
 from autograder.run.kernel_lifecycle import StartedKernel
@@ -43,49 +43,9 @@ from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.timed_turns import TimedTurn
 
 if TYPE_CHECKING:
-    from autograder.facts import TaskFacts
+    pass
 
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
-
-
-@dataclass(frozen=True)
-class CellOutcome:
-    label: str
-    origin: str
-    task: str | None
-    status: CellStatus
-    error: str | None
-    seconds: float
-    output_truncated: bool = False
-    leftover_processes: int = 0  # processes the cell started that were still running when it ended
-
-
-@dataclass(frozen=True)
-class Execution:
-    """What running a submission produced: facts per task, and how the run went."""
-
-    status: RunStatus
-    reason: str | None
-    ended_at: str | None
-    facts: dict[str, TaskFacts]
-    fact_errors: dict[str, str]
-    cells: tuple[CellOutcome, ...]
-    seconds: float
-    changes: tuple[str, ...] = field(default_factory=tuple)
-    output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
-    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (kernel_start.py)
-    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the run (phase_clock.py)
-
-    def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
-        """(facts, error) of a task: (None, None) when the run did not reach it."""
-        return self.facts.get(task), self.fact_errors.get(task)
-
-    def wait_for(self, task: str) -> None:
-        """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
-
-    def checking(self):
-        """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
-        return contextlib.nullcontext()
 
 
 class _Hung(Exception):
@@ -265,13 +225,6 @@ def _current_label(run: _Run) -> str | None:
     executed = len(run.cells)
     cells = [s for s in run.plan.steps if isinstance(s, RunCell)]
     return cells[executed].label if executed < len(cells) else None
-
-
-class Executor(Protocol):
-    """What runs a request and hands back its execution: ``execute_plan``, or a batch worker's kernel
-    pool (``KernelPool.execute``). With ``live``, a grader in another thread follows the run."""
-
-    def __call__(self, request: RunRequest, live: LiveExecution | None = None) -> Execution: ...
 
 
 async def execute_plan_async(

@@ -25,18 +25,9 @@ from autograder.run.landlock import landlock_command
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
-from autograder.run.sandbox import (
-    BUBBLEWRAP,
-    NO_SANDBOX,
-    SandboxUnavailable,
-    bwrap_command,
-    lease_uid,
-    make_private,
-    sandbox_environment,
-    sandbox_level,
-    uid_command,
-)
-from autograder.run.sandbox_levels import LANDLOCK_LEVELS
+from autograder.run.sandbox import bwrap_command, sandbox_environment, sandbox_level, uid_command
+from autograder.run.sandbox_levels import BUBBLEWRAP, LANDLOCK_LEVELS, NO_SANDBOX
+from autograder.run.uid_lease import SandboxUnavailable, lease_uid, make_private
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.

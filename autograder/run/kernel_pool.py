@@ -23,7 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.run.execute import Execution, execute_plan_async
+from autograder.run.execute import execute_plan_async
+from autograder.run.execution import Execution
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution

@@ -18,6 +18,7 @@ import pytest
 import reference_subjects as subjects
 
 from autograder.caches import reference_cache as rc
+from autograder.caches import reference_entry
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"  # where reference_subjects is
@@ -106,12 +107,12 @@ def test_a_value_round_trips_exactly(tmp_path):
         "nested": ([(), []], {"inner": ({},)}),
     }
     path, key = tmp_path / "entry.npz", {"test": 1}
-    rc.write_entry(path, key, value)
-    back = rc.read_entry(path, key)
+    reference_entry.write_entry(path, key, value)
+    back = reference_entry.read_entry(path, key)
     assert _same(back, value)
     assert not back["f32"].flags.writeable
-    rc.write_entry(path, key, [math.nan])
-    assert math.isnan(rc.read_entry(path, key)[0])
+    reference_entry.write_entry(path, key, [math.nan])
+    assert math.isnan(reference_entry.read_entry(path, key)[0])
 
 
 def test_results_are_numpy_and_read_only_whether_computed_or_read(cache):
@@ -131,7 +132,7 @@ def test_what_cannot_be_stored_or_keyed_is_refused_clearly(cache):
     with pytest.raises(TypeError, match="found a list"):
         subjects.table([2])
     with pytest.raises(TypeError, match="string keys"):
-        rc.encode({1: 2})
+        reference_entry.encode({1: 2})
 
 
 @pytest.mark.parametrize("library", ["jax", "jaxlib", "numpy"])
@@ -199,17 +200,17 @@ def _rewrite_npz(path: Path, change) -> None:
 
 
 def _edit_description(members):
-    document = json.loads(members[rc.STRUCTURE_MEMBER].tobytes())
+    document = json.loads(members[reference_entry.STRUCTURE_MEMBER].tobytes())
     document["value"]["dict"][1][1] = "edited"  # the label, without recomputing the checksum
-    members[rc.STRUCTURE_MEMBER] = np.frombuffer(json.dumps(document).encode(), np.uint8)
+    members[reference_entry.STRUCTURE_MEMBER] = np.frombuffer(json.dumps(document).encode(), np.uint8)
 
 
 def _edit_description_and_checksum(members):
-    document = json.loads(members[rc.STRUCTURE_MEMBER].tobytes())
+    document = json.loads(members[reference_entry.STRUCTURE_MEMBER].tobytes())
     document["arrays"][0]["shape"] = [3, 2]
     document.pop("sha256")
-    document["sha256"] = rc._document_digest(document)
-    members[rc.STRUCTURE_MEMBER] = np.frombuffer(json.dumps(document).encode(), np.uint8)
+    document["sha256"] = reference_entry._document_digest(document)
+    members[reference_entry.STRUCTURE_MEMBER] = np.frombuffer(json.dumps(document).encode(), np.uint8)
 
 
 def _corrupt(kind: str, path: Path, marker: Path) -> None:

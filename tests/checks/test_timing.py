@@ -18,8 +18,8 @@ from autograder.checks import (
     format_seconds,
     measure_interleaved,
     measured_ratio,
+    measurement,
     median_is_settled,
-    timing,
 )
 
 
@@ -63,7 +63,7 @@ def test_measure_interleaved_blocks_until_the_result_is_ready():
 
 
 class FakeClock:
-    """Stands in for ``time`` in the timing module: a call "takes" exactly the seconds it is given."""
+    """Stands in for ``time`` in the measurement module: a call "takes" exactly the seconds it is given."""
 
     def __init__(self):
         self.now = 0.0
@@ -83,7 +83,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock()
-    monkeypatch.setattr(timing, "time", fake)
+    monkeypatch.setattr(measurement, "time", fake)
     return fake
 
 

@@ -2,7 +2,7 @@
 cut it first, and processes a cell left running."""
 
 from autograder.grading.pipeline import execution_notes
-from autograder.run.execute import CellOutcome, Execution
+from autograder.run.execution import CellOutcome, Execution
 from autograder.run.limits import Limits
 
 

@@ -20,7 +20,7 @@ from autograder.facts.taken_facts import TakenFacts, copy_facts
 from autograder.grading.pytest_plugin import run_graders
 from autograder.lab import load_lab
 from autograder.run import kernel_housekeeping, quiet
-from autograder.run.execute import CellOutcome
+from autograder.run.execution import CellOutcome
 from autograder.run.kernel_client import TRUNCATION_MARK
 from autograder.run.live_execution import LiveExecution
 

@@ -11,7 +11,7 @@ import pytest
 
 from autograder.lab import load_lab
 from autograder.mutation.mutants import lab_mutants, mutant_id, submission
-from autograder.mutation.operators import answer_lines, mutate
+from autograder.mutation.source_mutants import answer_lines, mutate
 
 
 def _mutants(source: str, operator: str) -> list[str]:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from autograder.checks import timing
+from autograder.checks import measurement
 from autograder.run import KERNEL_MALLOC_ENV, kernel_environment
 from autograder.run.sandbox import sandbox_environment
 
@@ -67,6 +67,6 @@ def test_the_grader_measures_under_them(monkeypatch):
         yield True
         seen.append("back")
 
-    monkeypatch.setattr(timing, "under_kernel_malloc", recorded)
-    stats = timing.measure_interleaved({"noop": lambda: seen.append("call")}, repeats=2, warmup=0)
+    monkeypatch.setattr(measurement, "under_kernel_malloc", recorded)
+    stats = measurement.measure_interleaved({"noop": lambda: seen.append("call")}, repeats=2, warmup=0)
     assert seen == ["set", "call", "call", "back"] and len(stats["noop"].samples) == 2

@@ -12,7 +12,8 @@ import pytest
 
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.limits import ResourceLimits
-from autograder.run.sandbox import bwrap_command, lease_uid, sandbox_problem
+from autograder.run.sandbox import bwrap_command, sandbox_problem
+from autograder.run.uid_lease import lease_uid
 
 # The "kernel": waits for a line, then leaves processes behind and says how many it started.
 KERNEL = textwrap.dedent("""

@@ -21,17 +21,14 @@ from autograder.run.landlock import abi_version, landlock_command, landlock_prob
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
 from autograder.run.sandbox import (
-    SandboxUnavailable,
-    UidLease,
     bwrap_command,
-    lease_uid,
-    make_private,
     readable_by_others,
     sandbox_environment,
     sandbox_level,
     sandbox_problem,
     uid_command,
 )
+from autograder.run.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private
 
 needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")

@@ -312,13 +312,13 @@ def test_a_cpu_quota_is_read_from_the_cgroup_and_makes_samples_span_several_peri
 
 
 def test_a_sample_under_a_quota_is_the_mean_of_as_many_calls_as_fill_it(monkeypatch):
-    from autograder.checks import timing
+    from autograder.checks import measurement
 
     calls = []
     clock = iter(range(1000))
-    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock) * 0.01)  # each call: 10 ms
-    monkeypatch.setattr(timing.jax, "block_until_ready", lambda value: value)
-    assert timing._seconds_per_call(lambda: calls.append(1), 0.05) == pytest.approx(0.01)
+    monkeypatch.setattr(measurement.time, "perf_counter", lambda: next(clock) * 0.01)  # each call: 10 ms
+    monkeypatch.setattr(measurement.jax, "block_until_ready", lambda value: value)
+    assert measurement._seconds_per_call(lambda: calls.append(1), 0.05) == pytest.approx(0.01)
     assert len(calls) == 5
     calls.clear()
-    assert timing._seconds_per_call(lambda: calls.append(1), 0.0) == pytest.approx(0.01) and len(calls) == 1
+    assert measurement._seconds_per_call(lambda: calls.append(1), 0.0) == pytest.approx(0.01) and len(calls) == 1

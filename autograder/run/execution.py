@@ -1,0 +1,65 @@
+"""What a run produced: its facts per task, each cell's outcome, how it ended; and what produces one.
+
+Apart from the executor (execute.py) so that what reads an execution (the graders, the self-check) names
+it without the kernel's machinery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from autograder.run.run_status import CellStatus, RunStatus
+
+if TYPE_CHECKING:
+    from autograder.facts import TaskFacts
+    from autograder.run.live_execution import LiveExecution
+    from autograder.run.run_request import RunRequest
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    label: str
+    origin: str
+    task: str | None
+    status: CellStatus
+    error: str | None
+    seconds: float
+    output_truncated: bool = False
+    leftover_processes: int = 0  # processes the cell started that were still running when it ended
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What running a submission produced: facts per task, and how the run went."""
+
+    status: RunStatus
+    reason: str | None
+    ended_at: str | None
+    facts: dict[str, TaskFacts]
+    fact_errors: dict[str, str]
+    cells: tuple[CellOutcome, ...]
+    seconds: float
+    changes: tuple[str, ...] = field(default_factory=tuple)
+    output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
+    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (kernel_start.py)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the run (phase_clock.py)
+
+    def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
+        """(facts, error) of a task: (None, None) when the run did not reach it."""
+        return self.facts.get(task), self.fact_errors.get(task)
+
+    def wait_for(self, task: str) -> None:
+        """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
+
+    def checking(self):
+        """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
+        return contextlib.nullcontext()
+
+
+class Executor(Protocol):
+    """What runs a request and hands back its execution: ``execute_plan``, or a batch worker's kernel
+    pool (``KernelPool.execute``). With ``live``, a grader in another thread follows the run."""
+
+    def __call__(self, request: RunRequest, live: LiveExecution | None = None) -> Execution: ...
