@@ -35,7 +35,7 @@ from pathlib import Path
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import lab_ids, load_lab
 from autograder.run.devices import kernel_environment
-from autograder.run.sandbox import KERNEL_MALLOC_ARENAS, KERNEL_MALLOC_MMAP_THRESHOLD
+from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from cgroup_box import box_problem, run_in_box  # noqa: E402  (the tests' support: a cgroup of given limits)
@@ -175,8 +175,7 @@ def bare_in_box(lab_id: str, scratch: Path, memory_mb: int, cpus: float):
     env = {
         **kernel_environment(clean_environment()),
         "HOME": str(folder),
-        "MALLOC_ARENA_MAX": KERNEL_MALLOC_ARENAS,
-        "MALLOC_MMAP_THRESHOLD_": KERNEL_MALLOC_MMAP_THRESHOLD,
+        **KERNEL_MALLOC_ENV,
     }
     return run_in_box(
         [sys.executable, "-c", BARE_RUN, str(folder / "lab.ipynb")], memory_mb * 2**20, cpus, env=env, cwd=folder
