@@ -147,7 +147,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         futures = {}
         try:
             if client is not None:
-                timing.worker_cores = {address: list(cores) for address, cores in worker_cores(client).items()}
+                timing.worker_cores = worker_cores(client)
             if any(s.path is not None for s in todo):
                 warming = time.monotonic()
                 warm_references(client, options.lab, progress)

@@ -23,7 +23,7 @@ class BatchTiming:
     phases: dict[str, float] = field(default_factory=dict)  # summed over the grades of this run
     warming: float = 0.0  # the references computed ahead, on the workers
     publishing: float = 0.0  # each result's feedback page, gradebook row and class summaries, here
-    worker_cores: dict[str, list[int]] = field(default_factory=dict)  # each worker's, as it graded
+    worker_cores: dict[str, tuple[int, ...]] = field(default_factory=dict)  # each worker's, as it graded
 
     def add(self, result: GradeResult, publishing: float) -> None:
         self.graded += 1

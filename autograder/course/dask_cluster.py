@@ -10,7 +10,6 @@ before anything imports JAX.
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -89,19 +88,17 @@ def worker_cores(client) -> dict[str, tuple[int, ...]]:
     return client.run(process_cores)
 
 
-def pin_workers(client) -> dict[str, tuple[int, ...]]:
+def pin_workers(client) -> None:
     """Pin each worker of a local cluster to a core of its own when the machine has one for each (a timed
-    task then holds up only its own core: autograder/run/core_locks.py); returns each worker's cores."""
-    from autograder.run import pin_process, process_cores
+    task then holds up only its own core: autograder/run/core_locks.py); ``worker_cores`` tells the outcome."""
+    from autograder.run import pin_process, process_cores, switched_off
 
     addresses = sorted(client.scheduler_info()["workers"])
     cores = process_cores()
-    if len(addresses) > len(cores) or os.environ.get(PIN_VARIABLE, "on").lower() in ("off", "0", "false", "no"):
-        return worker_cores(client)  # workers share cores: a timed task keeps the whole machine
-    return {
-        address: client.run(pin_process, core, workers=[address])[address]
-        for address, core in zip(addresses, cores, strict=False)
-    }
+    if len(addresses) > len(cores) or switched_off(PIN_VARIABLE):
+        return  # workers share cores: a timed task keeps the whole machine
+    for address, core in zip(addresses, cores, strict=False):
+        client.run(pin_process, core, workers=[address])
 
 
 def dask_client(workers: int | None = None, scheduler: str | None = None):

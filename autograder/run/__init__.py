@@ -14,7 +14,7 @@ what it produced); ``leftovers``
 stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
 ``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels wait; a
 ``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning``
-wait only for what shares their core),
+wait only for what shares their core; ``env_switch`` reads the variables that turn either off),
 ``machine_quiet`` has both sides' timing start once the processors are idle, ``kernel_malloc`` gives
 both sides the kernel's malloc settings, ``kernel_pool`` starts the next kernel ahead, and ``phase_clock``
 counts where a grading's time goes. Grading reads
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from autograder.run.core_pinning import pin_process, process_cores
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
+    from autograder.run.env_switch import switched_off
     from autograder.run.execute import execute_plan
     from autograder.run.execution import Execution, Executor
     from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_kernel_malloc

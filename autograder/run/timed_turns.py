@@ -22,8 +22,8 @@ Two locks under a directory private to the grader's user do it, with ``flock``: 
 holder keeps it exclusive, so no new cell starts) and ``cells`` (each running kernel's code holds it
 shared; the holder waits until it gets it exclusive, i.e. until the cells in flight have ended). Each is a
 file per core (core_locks.py), and a process locks those of the cores it may run on: a batch's workers
-pinned to cores of their own hold up only what runs on their own core; every other grading, all of them. A lock
-ends with the process that holds it: a grader that dies never leaves the others waiting. Every wait is
+pinned to cores of their own hold up only what runs on their own core; every other grading, all of them.
+A lock ends with the process that holds it: a grader that dies never leaves the others waiting. Every wait is
 bounded (``MAX_WAIT``); past it the run goes on, and says so in the log.
 """
 
@@ -43,6 +43,7 @@ from pathlib import Path
 
 from autograder.run import quiet
 from autograder.run.core_locks import CoreLock
+from autograder.run.env_switch import switched_off
 
 DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
 QUIET_MACHINE_VARIABLE = "AUTOGRADER_TIMED_TURNS"  # "off": no turn is taken (the bench compares without)
@@ -68,20 +69,16 @@ def turns_directory() -> Path:
 
 
 def timed_turns_enabled() -> bool:
-    return os.environ.get(QUIET_MACHINE_VARIABLE, "on").lower() not in ("off", "0", "false", "no")
+    return not switched_off(QUIET_MACHINE_VARIABLE)
 
 
 def _open(name: str) -> CoreLock:
     return CoreLock(turns_directory(), name)
 
 
-def _try_lock(lock: CoreLock, operation: int) -> bool:
-    return lock.take(operation)
-
-
 async def _lock(lock: CoreLock, operation: int, deadline: float) -> bool:
     """``flock`` without blocking the event loop; False if ``deadline`` passed first."""
-    while not _try_lock(lock, operation):
+    while not lock.take(operation):
         if time.monotonic() >= deadline:
             return False
         await asyncio.sleep(POLL)
@@ -90,7 +87,7 @@ async def _lock(lock: CoreLock, operation: int, deadline: float) -> bool:
 
 def _lock_here(lock: CoreLock, operation: int, deadline: float) -> bool:
     """``flock`` from a thread without an event loop (the grader's); False if ``deadline`` passed first."""
-    while not _try_lock(lock, operation):
+    while not lock.take(operation):
         if time.monotonic() >= deadline:
             return False
         time.sleep(POLL)
@@ -254,9 +251,9 @@ class CellTurn:
     async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
         """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock:
         True once held, False past the deadline, None if it became part of its own process's turn."""
-        if _try_lock(gate, fcntl.LOCK_SH):
+        if gate.take(fcntl.LOCK_SH):
             gate.unlock()
-            if _try_lock(cells, fcntl.LOCK_SH):
+            if cells.take(fcntl.LOCK_SH):
                 return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
             steps = _passing(gate, cells, deadline, self._part_of_the_turn)
@@ -279,7 +276,7 @@ class CellTurn:
         hold = None
         if self._cells is not None:
             hold = _open("cells")
-            if not _try_lock(hold, fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
+            if not hold.take(fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
                 hold.close()
                 hold = None
         return BackgroundHold(hold)
@@ -292,7 +289,7 @@ def _passing(
     each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
     True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
     for lock, unlock in ((gate, True), (cells, False)):
-        while not _try_lock(lock, fcntl.LOCK_SH):
+        while not lock.take(fcntl.LOCK_SH):
             if part_of_the_turn():
                 return None
             if time.monotonic() >= deadline:
@@ -451,7 +448,7 @@ async def pass_the_gate(label: str = "a kernel's start") -> None:
     started = time.monotonic()
     gate = _open("gate")
     try:
-        while not _try_lock(gate, fcntl.LOCK_SH):
+        while not gate.take(fcntl.LOCK_SH):
             if _process.held() or time.monotonic() >= started + MAX_WAIT:
                 break
             await asyncio.sleep(POLL)

@@ -1,0 +1,14 @@
+"""A rule of the harness that an environment variable can turn off, for a benchmark's comparison: the
+timed turns (``AUTOGRADER_TIMED_TURNS``) and a batch's workers pinned to cores (``AUTOGRADER_PIN_WORKERS``)
+read their variable the same way."""
+
+from __future__ import annotations
+
+import os
+
+OFF = ("off", "0", "false", "no")
+
+
+def switched_off(variable: str) -> bool:
+    """Whether ``variable`` says off (any case); unset, or any other value, is on."""
+    return os.environ.get(variable, "on").lower() in OFF
