@@ -31,7 +31,7 @@ from autograder.run import (
     checks_waiting,
     measuring,
     min_sample_seconds,
-    under_kernel_malloc,
+    under_timing_malloc,
     wait_for_quiet,
     wait_until_machine_quiet,
 )
@@ -85,7 +85,7 @@ def measure_interleaved(
             wait_for_quiet(QUIET_TIMEOUT)
             turn.enter_context(measuring())  # the machine's timed turn: no other grading runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
-        with GRADER_PHASES.timed(MEASURE), under_kernel_malloc():  # as the student's kernel times
+        with GRADER_PHASES.timed(MEASURE), under_timing_malloc():  # as the student's kernel times
             return _measure(fns, repeats, warmup, min_repeats, precision)
 
 

@@ -1,24 +1,22 @@
 """The run: a submission's cells executed in a sandboxed kernel, task by task, with its facts taken.
 
-``plan`` splits the notebook into tasks (leaving out the student's self-check cells, which ``assign``
-adds and ``self_check_cells`` recognises); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel
-the student's code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle,
-``kernel_client`` talks to it, ``kernel_code`` is what the harness runs in it, and ``kernel_start``
-starts a fresh kernel when one fails to start, a fault of the harness's; ``kernel_housekeeping``, copied
-into the kernel alone, caps its output, runs the lab probe's warm-up and reaps the children a cell
-left), within the ``limits`` declared once for every command and context;
-``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or the
-``kernel_pool``) runs its cells and has the kernel recorder write each task's facts (``live_execution`` hands each
-task over as soon as it is taken; ``run_status`` names how a run and each cell ended, ``execution``
-what it produced); ``leftovers``
-stops what a cell left running, ``quiet`` keeps the grader's timings away from running student code,
-``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels wait; a
-``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning``
-wait only for what shares their core; ``env_switch`` reads the variables that turn either off),
-``machine_quiet`` has both sides' timing start once the processors are idle, ``kernel_malloc`` gives
-both sides the kernel's malloc settings, ``kernel_pool`` starts the next kernel ahead, and ``phase_clock``
-counts where a grading's time goes. Grading reads
-what the run hands on: each task's facts.
+``plan`` splits the notebook into tasks (leaving out the student's self-check cells, which ``assign`` adds and
+``self_check_cells`` recognises); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel the student's
+code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle, ``kernel_client`` talks
+to it, ``kernel_code`` is what the harness runs in it, and ``kernel_start`` starts a fresh kernel when one
+fails to start, a fault of the harness's; ``kernel_housekeeping``, copied into the kernel alone, caps its
+output, runs the lab probe's warm-up and reaps the children a cell left), within the ``limits`` declared once
+for every command and context; ``run_request`` names what one run is asked to do, and an ``Executor``
+(``execute``, or the ``kernel_pool``) runs its cells and has the kernel recorder write each task's facts
+(``live_execution`` hands each task over as soon as it is taken; ``run_status`` names how a run and each cell
+ended, ``execution`` what it produced); ``leftovers`` stops what a cell left running, ``quiet`` keeps the
+grader's timings away from running student code, ``timed_turns`` lets a task that times code run alone on its
+cores (other gradings' kernels wait; a ``core_locks`` file per core, so that a batch's workers pinned to cores
+of their own by ``core_pinning`` wait only for what shares their core; ``env_switch`` reads the variables that
+turn either off), ``machine_quiet`` has both sides' timing start once the processors are idle,
+``kernel_malloc`` has the kernel give memory back and both sides time with large blocks kept, ``kernel_pool``
+starts the next kernel ahead, and ``phase_clock`` counts where a grading's time goes. Grading reads what the
+run hands on: each task's facts.
 """
 
 from typing import TYPE_CHECKING
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
     from autograder.run.env_switch import switched_off
     from autograder.run.execute import execute_plan
     from autograder.run.execution import Execution, Executor
-    from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_kernel_malloc
+    from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_timing_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution

@@ -30,7 +30,13 @@ from autograder.run import quiet
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.execution import CellOutcome, Execution
 from autograder.run.kernel_client import TIMEOUT_ENAME, cell_error
-from autograder.run.kernel_code import WARM_UP_WAIT, reap_children_code, recorder_code, wait_for_warm_up_code
+from autograder.run.kernel_code import (
+    WARM_UP_WAIT,
+    after_timed_task_code,
+    before_timed_cell_code,
+    reap_children_code,
+    recorder_code,
+)
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
@@ -71,6 +77,7 @@ class _Run:
         if live is not None:
             live.timed_turn = self.timed_turn  # released by the grader once it has measured
         self.interrupted: str | None = None  # the last cell that had to be interrupted
+        self.timing_malloc = False  # the kernel's malloc keeps large blocks for a timed task (kernel_malloc.py)
         self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
         self.cells: list[CellOutcome] = []
         self.phases = PhaseClock()
@@ -96,6 +103,7 @@ class _Run:
                 try:
                     for step in self.plan.steps:
                         if isinstance(step, CaptureTask):
+                            await self.end_timing()
                             await self.capture(step.task)
                             continue
                         if self.times_code(step.task):
@@ -118,15 +126,26 @@ class _Run:
 
     async def until_idle(self, label: str) -> None:
         """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
-        own warm-up has ended, so that neither runs against the student's timing; then, briefly, for the
+        own warm-up has ended, so that neither runs against the student's timing, and have the kernel's
+        malloc keep large blocks, as the grader's does when it measures; then, briefly, wait for the
         machine to be quiet (machine_quiet.py: what is already under way, which no turn stops)."""
         if self.live is not None:
             await self.live.until_grader_idle()
         try:
-            await self.run_code(wait_for_warm_up_code(), WARM_UP_WAIT + 30)
+            await self.run_code(before_timed_cell_code(), WARM_UP_WAIT + 30)
         except TimeoutError:
             raise _Hung(label) from None
+        self.timing_malloc = True
         await until_machine_quiet(label)
+
+    async def end_timing(self) -> None:
+        """After a timed task's cells: the kernel's malloc gives memory back again (kernel_malloc.py)."""
+        if self.timing_malloc:
+            self.timing_malloc = False
+            try:
+                await self.run_code(after_timed_task_code(), 30)
+            except TimeoutError:
+                raise _Hung("the end of a timed task") from None
 
     def times_code(self, task: str | None) -> bool:
         capture = self.captures.get(task) if task else None

@@ -3,7 +3,8 @@
 Before any student cell, ``startup_code`` loads the kernel's housekeeping, the kernel recorder and the
 lab's probe (copied into the kernel's modules folder as standalone modules under the names below), caps
 the output, fixes the devices and starts the lab probe's warm-up; between the student's cells the harness
-waits for that warm-up (``wait_for_warm_up_code``), reaps the children a cell left
+waits for that warm-up and has malloc keep large blocks before a cell that times code
+(``before_timed_cell_code``, undone by ``after_timed_task_code``), reaps the children a cell left
 (``reap_children_code``) and has the recorder take a task's facts (``recorder_code``). Kept apart from the
 kernel's lifecycle (kernel_lifecycle.py) so that the words said to the kernel can be read in one place.
 """
@@ -48,8 +49,18 @@ def startup_code(modules_dir: str, with_lab_probe: bool, output_limit: int, warm
     )
 
 
-def wait_for_warm_up_code() -> str:
-    return f"__import__({HOUSEKEEPING_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
+def before_timed_cell_code() -> str:
+    """Before each cell of a task that times code: the lab probe's warm-up has ended, and malloc keeps
+    large blocks (kernel_malloc.py)."""
+    return (
+        f"__import__({HOUSEKEEPING_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
+        f"__import__({HOUSEKEEPING_MODULE!r}).malloc_for_timing()\n"
+    )
+
+
+def after_timed_task_code() -> str:
+    """After a task that times code, before its facts are recorded: malloc gives memory back again."""
+    return f"__import__({HOUSEKEEPING_MODULE!r}).malloc_for_memory()\n"
 
 
 def reap_children_code() -> str:

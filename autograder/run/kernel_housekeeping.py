@@ -1,11 +1,12 @@
 """The kernel's housekeeping: loaded into the student's kernel before any student cell, it keeps the kernel
 in the shape the harness needs while the cells run, and records nothing.
 
-It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its
-own (``start_warm_up``, ``wait_for_warm_up``) and reaps the children the harness stopped
-(``reap_children``). It imports nothing from ``autograder``: the harness copies it into the kernel as a
-standalone module, beside the kernel recorder (facts/recorder.py), which reads from it whether the output was cut and
-waits for the warm-up before a lab probe.
+It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its own
+(``start_warm_up``, ``wait_for_warm_up``), reaps the children the harness stopped (``reap_children``) and
+switches malloc between saving memory and timing (``malloc_for_timing``, ``malloc_for_memory``;
+kernel_malloc.py says why). It imports nothing from ``autograder``: the harness copies it into the kernel as a
+standalone module, beside the kernel recorder (facts/recorder.py), which reads from it whether the output was
+cut and waits for the warm-up before a lab probe.
 
 References to the builtins and library functions it uses are taken at import, before student code runs,
 so a notebook that later patches ``builtins.len`` or ``os.waitpid`` does not change what it does.
@@ -13,6 +14,7 @@ so a notebook that later patches ``builtins.len`` or ``os.waitpid`` does not cha
 
 import builtins
 import contextlib
+import ctypes
 import os
 import sys
 import threading
@@ -27,6 +29,24 @@ _os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (kernel_code.py reads it here)
 WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel_code.WARM_UP_WAIT)
+
+# glibc's malloc thresholds (kernel_malloc.py): a block this large or larger is mapped on its own, and
+# freed memory this large at the heap's top goes back to the system.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+SAVING_MMAP_THRESHOLD = 64 * 2**10  # the kernel's, from its start (MALLOC_MMAP_THRESHOLD_)
+SAVING_TRIM_THRESHOLD = 128 * 2**10  # glibc's default
+TIMING_MMAP_THRESHOLD = 4 * 2**20 * ctypes.sizeof(ctypes.c_long)  # the most glibc's own threshold grows to
+TIMING_TRIM_THRESHOLD = 2 * TIMING_MMAP_THRESHOLD  # as glibc keeps it beside a grown threshold
+
+
+def _libc_function(name):
+    try:
+        return getattr(ctypes.CDLL(None), name)  # the process's own C library: no search, no subprocess
+    except (OSError, AttributeError):  # not glibc: the thresholds are not ours to set
+        return None
+
+
+_mallopt, _malloc_trim = _libc_function("mallopt"), _libc_function("malloc_trim")
 
 
 TRUNCATION_MARK = "[output truncated by the grader]"
@@ -135,3 +155,24 @@ def reap_children():
         if pid == 0:
             return reaped
         reaped += 1
+
+
+def malloc_for_timing():
+    """Before a task's cells that measure time: large blocks stay in the heap once freed, so that a call's
+    time does not depend on what the heap happened to hold before (kernel_malloc.py). True if set."""
+    return _set_thresholds(TIMING_MMAP_THRESHOLD, TIMING_TRIM_THRESHOLD)
+
+
+def malloc_for_memory():
+    """After them: large blocks mapped on their own again, and what the timed cells left in the heap given
+    back to the system. True if set."""
+    done = _set_thresholds(SAVING_MMAP_THRESHOLD, SAVING_TRIM_THRESHOLD)
+    if done and _malloc_trim is not None:
+        _malloc_trim(0)
+    return done
+
+
+def _set_thresholds(mmap_threshold, trim_threshold):
+    if _mallopt is None:
+        return False
+    return bool(_mallopt(M_MMAP_THRESHOLD, mmap_threshold)) and bool(_mallopt(M_TRIM_THRESHOLD, trim_threshold))

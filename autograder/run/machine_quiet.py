@@ -2,14 +2,13 @@
 wait (briefly, bounded) until the machine's processors are idle.
 
 The timed turn (``timed_turns``) stops what the harness starts: other gradings' cells, checks and kernel
-starts. Work already under way is out of its reach: a kernel of another grading shutting down (JAX's
-teardown, a gigabyte freed), the computations a notebook dispatched and never waited for, another user's
-job. Either side's timing taken through such a moment is off by several times (lab 3's solution once
-reported 17.5 ms for a 2 ms ``all_gather``). So both sides first wait until the processors have been
-idle for a short window, as read from ``/proc/stat``, at most ``MAX_WAIT`` seconds; where it cannot be
-read, or the machine stays busy (a shared host), timing goes on, and the log says so. The processors read
-are those the grading may run on (``core_pinning``): a batch's worker pinned to a core of its own waits for
-its core to be idle, not for the other workers' cores.
+starts. Work already under way is out of its reach: a kernel of another grading shutting down (JAX's teardown,
+a gigabyte freed), the computations a notebook dispatched and never waited for, another user's job. Either
+side's timing taken through such a moment can be off by several times. So both sides first wait until the
+processors have been idle for a short window, as read from ``/proc/stat``, at most ``MAX_WAIT`` seconds; where
+it cannot be read, or the machine stays busy (a shared host), timing goes on, and the log says so. The
+processors read are those the grading may run on (``core_pinning``): a batch's worker pinned to a core of its
+own waits for its core to be idle, not for the other workers' cores.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The kernel's malloc settings (autograder/run/kernel_malloc.py): every kernel runs with them, sandboxed or
-not, whatever the grader's environment says, and the grader takes them before it measures, so that a time
-measured in the kernel and the grader's own measurement cost the same."""
+"""The kernel's malloc settings (autograder/run/kernel_malloc.py): every kernel saves memory with them, sandboxed
+or not, whatever the grader's environment says; a task that times code, and the grader's own measurement,
+run with large blocks kept in the heap, so that a call costs the same whatever the heap held before."""
 
 from __future__ import annotations
 
@@ -11,36 +11,97 @@ import sys
 import pytest
 
 from autograder.checks import measurement
+from autograder.facts.capture import TaskCapture
 from autograder.run import KERNEL_MALLOC_ENV, kernel_environment
-from autograder.run.sandbox import sandbox_environment
+from autograder.run.execute import execute_plan
+from autograder.run.limits import Limits
+from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
+from autograder.run.sandbox import sandbox_environment, sandbox_problem
 
-# In a fresh process: how many of 50 blocks of 100 KiB malloc maps on their own, before, during and after
-# under_kernel_malloc() (glibc's default threshold is 128 KiB; the kernel's is 64 KiB).
+glibc = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+
+# How many of 50 blocks of 100 KiB malloc maps on their own (the kernel's threshold is 64 KiB).
 MAPPED_BLOCKS = """
 import ctypes
-from autograder.run.kernel_malloc import under_kernel_malloc
 
-class MallInfo2(ctypes.Structure):
-    names = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
-    _fields_ = [(name, ctypes.c_size_t) for name in names.split()]
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
 
-libc = ctypes.CDLL(None)
-libc.mallinfo2.restype = MallInfo2
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = [ctypes.c_void_p]
+_libc = ctypes.CDLL(None)
+_libc.mallinfo2.restype = _MallInfo2
+_libc.malloc.restype = ctypes.c_void_p
+_libc.free.argtypes = [ctypes.c_void_p]
 
 def mapped_among_50_blocks():
-    blocks = [libc.malloc(100 * 1024) for _ in range(50)]  # 5 MB: more than the heap's top holds
-    mapped = libc.mallinfo2().hblks
+    blocks = [_libc.malloc(100 * 1024) for _ in range(50)]  # 5 MB: more than the heap's top holds
+    mapped = _libc.mallinfo2().hblks
     for block in blocks:
-        libc.free(block)
-    return mapped - libc.mallinfo2().hblks
+        _libc.free(block)
+    return mapped - _libc.mallinfo2().hblks
+"""
+
+# In a fresh process started with the kernel's settings: the blocks mapped under them, with the grader's
+# timing thresholds, and after.
+GRADER_SIDE = (
+    MAPPED_BLOCKS
+    + """
+from autograder.run.kernel_malloc import under_timing_malloc
 
 before = mapped_among_50_blocks()
-with under_kernel_malloc() as taken:
+with under_timing_malloc() as taken:
     during = mapped_among_50_blocks()
 print(before, taken, during, mapped_among_50_blocks())
 """
+)
+
+# Page faults of one call that allocates, fills and frees 8 MB, after two such calls: with timing's
+# thresholds, whether the heap is fresh or already holds free memory, and with the kernel's.
+FAULTS_PER_CALL = """
+import ctypes, resource, sys
+from autograder.run import kernel_housekeeping as housekeeping
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes, libc.free.argtypes = [ctypes.c_size_t], [ctypes.c_void_p]
+SIZE = 8 * 2**20
+
+def call():
+    block = libc.malloc(SIZE)
+    ctypes.memset(block, 1, SIZE)
+    libc.free(block)
+
+def faults_per_call():
+    call(); call()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(5):
+        call()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 5
+
+saving = faults_per_call()
+housekeeping.malloc_for_timing()
+fresh = faults_per_call()
+housekeeping.malloc_for_memory()
+freed = [libc.malloc(20 * 2**10) for _ in range(1000)]  # 20 MB in small blocks, run together once freed
+for block in freed:
+    libc.free(block)
+housekeeping.malloc_for_timing()
+with_history = faults_per_call()
+print(saving, fresh, with_history)
+"""
+
+
+def _run_with_kernel_settings(code: str) -> list[str]:
+    shown = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=kernel_environment(),
+    )
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout.split()
 
 
 def test_every_kernel_gets_the_settings_and_none_inherited():
@@ -50,12 +111,18 @@ def test_every_kernel_gets_the_settings_and_none_inherited():
     assert {k: v for k, v in sandbox_environment(unsandboxed).items() if k.startswith("MALLOC_")} == KERNEL_MALLOC_ENV
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_the_grader_process_takes_them_meanwhile_a_100_kib_block_is_then_mapped_on_its_own():
-    shown = subprocess.run([sys.executable, "-c", MAPPED_BLOCKS], capture_output=True, text=True, timeout=60)
-    assert shown.returncode == 0, shown.stderr
-    before, taken, during, after = shown.stdout.split()
-    assert (int(before), taken, int(after)) == (0, "True", 0) and int(during) >= 40
+@glibc
+def test_the_grader_measures_with_large_blocks_kept_in_the_heap():
+    before, taken, during, after = _run_with_kernel_settings(GRADER_SIDE)
+    assert int(before) >= 40, "the kernel's own settings map 100 KiB blocks on their own"
+    assert (taken, int(during), int(after)) == ("True", 0, 0)
+
+
+@glibc
+def test_a_timed_call_costs_no_page_faults_whatever_the_heap_held_before():
+    saving, fresh, with_history = (float(n) for n in _run_with_kernel_settings(FAULTS_PER_CALL))
+    assert fresh <= 4 and with_history <= 4, (fresh, with_history)
+    assert saving >= 10 * max(fresh, with_history, 1), "the kernel's settings fault a mapped block in on each call"
 
 
 def test_the_grader_measures_under_them(monkeypatch):
@@ -67,6 +134,35 @@ def test_the_grader_measures_under_them(monkeypatch):
         yield True
         seen.append("back")
 
-    monkeypatch.setattr(measurement, "under_kernel_malloc", recorded)
+    monkeypatch.setattr(measurement, "under_timing_malloc", recorded)
     stats = measurement.measure_interleaved({"noop": lambda: seen.append("call")}, repeats=2, warmup=0)
     assert seen == ["set", "call", "call", "back"] and len(stats["noop"].samples) == 2
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+@glibc
+def test_only_a_timed_task_s_cells_run_with_large_blocks_kept():
+    """In the real sandboxed kernel: a cell of an untimed task, of a timed one, and of an untimed one after
+    it, each counting how many 100 KiB blocks malloc maps on their own."""
+    count = "mapped = mapped_among_50_blocks()"
+    plan = Plan(
+        (
+            RunCell(MAPPED_BLOCKS + count, "student", "t1", 1, "cell 1"),
+            CaptureTask("t1"),
+            RunCell(count, "student", "t2", 2, "cell 2"),
+            CaptureTask("t2"),
+            RunCell(count, "student", "t3", 3, "cell 3"),
+            CaptureTask("t3"),
+        ),
+        (),
+    )
+    captures = {
+        "t1": TaskCapture("t1", names=("mapped",)),
+        "t2": TaskCapture("t2", names=("mapped",), times_code=True),
+        "t3": TaskCapture("t3", names=("mapped",)),
+    }
+    execution = execute_plan(RunRequest(plan, captures, Limits(cell_timeout=60, total_timeout=300), seed=1))
+    assert execution.status == "completed", execution.reason
+    assert [c.error for c in execution.cells] == [None, None, None]
+    mapped = [execution.facts[task].get("mapped").value for task in ("t1", "t2", "t3")]
+    assert mapped[0] >= 40 and mapped[1] == 0 and mapped[2] >= 40, mapped
