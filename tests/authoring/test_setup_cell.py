@@ -102,10 +102,11 @@ def _graded(notebook, lab_id: str, root=None) -> dict:
 
 @pytest.mark.slow
 def test_the_grade_is_the_same_without_the_setup_cell(lab_grades, tmp_path):
-    """The lab 2 solution as the lab is (the session's grading of it), and graded against a copy of the lab
+    """The lab 4 solution as the lab is (the session's grading of it), and graded against a copy of the lab
     whose notebooks have no setup cell: the same checks pass, for the same points (but for the verdicts
-    judged against the grader's own timing of each grading, MEASURED_VERDICTS)."""
-    lab, grades = lab_grades("lab2_three_ways")
+    judged against the grader's own timing of each grading, MEASURED_VERDICTS). Lab 4: the quickest lab
+    to grade again; the setup cell is the same in every lab."""
+    lab, grades = lab_grades("lab4_collectives")
     root = tmp_path / "root"
     for path in (lab.solution_path, lab.assignment_path):
         nb = nbformat.read(path, as_version=4)
