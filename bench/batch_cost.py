@@ -42,9 +42,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from grading_overhead import bare_once  # noqa: E402
 
 from autograder.course.batch_timing import TIMING_FILE  # noqa: E402
-from autograder.course.dask_cluster import PIN_VARIABLE  # noqa: E402
 from autograder.course.gradebook import GRADE_FILE  # noqa: E402
 from autograder.lab import lab_ids, load_lab  # noqa: E402
+from autograder.run.core_pinning import PIN_VARIABLE  # noqa: E402
 
 
 def make_class(lab_id: str, folder: Path, copies: int) -> list[Path]:

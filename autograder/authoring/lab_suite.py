@@ -7,18 +7,16 @@ checks that the lab's requirement table holds (``requirement_table``), that the 
 full marks with each task's checks adding up to the task's points, that the untouched student notebook
 scores zero, and that each known-grade submission of ``tests/labs/<lab>_submissions.py`` loses exactly
 the points its ``Case`` states. Each notebook is graded once, two at a time, each in a grading process of
-its own (as a batch's workers grade); known-grade cases that can share a notebook share one
-(``case_groups``).
+its own pinned to a core of its own where there are enough (as a batch's workers grade); known-grade cases
+that can share a notebook share one (``case_groups``).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
-import multiprocessing
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
@@ -30,7 +28,7 @@ from autograder.authoring.grade_expectations import case_problems, full_marks_pr
 from autograder.authoring.known_grades import Case, make_submission
 from autograder.authoring.requirement_table import table_problems
 from autograder.lab import Lab, load_lab
-from autograder.run import Limits
+from autograder.run import Limits, pinned_process_pool
 
 LAB_VARIABLE = "AUTOGRADER_TEST_LAB"
 SEED = 20261121
@@ -91,7 +89,7 @@ def _grades() -> dict:
     for name, group in groups.items():
         path = make_submission(lab, group.answers, folder / f"{name}.ipynb")
         jobs[name] = (path, Limits(cell_timeout=group.cell_timeout))
-    with ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with pinned_process_pool(WORKERS) as pool:
         futures = {name: pool.submit(_graded, lab.id, path, limits) for name, (path, limits) in jobs.items()}
         graded = {name: future.result() for name, future in futures.items()}
     return graded | {case: graded[group.name] for case, group in _groups().items()}

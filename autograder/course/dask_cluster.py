@@ -21,8 +21,6 @@ from autograder.run import Limits
 if TYPE_CHECKING:
     from autograder.course.grading_progress import GradingProgress
 
-PIN_VARIABLE = "AUTOGRADER_PIN_WORKERS"  # "off": a local cluster's workers share every core (bench/batch_cost.py)
-
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict) -> dict:
     """Grade one submission where this runs (a Dask worker) within the limits ``limits_data`` gives
@@ -91,13 +89,10 @@ def worker_cores(client) -> dict[str, tuple[int, ...]]:
 def pin_workers(client) -> None:
     """Pin each worker of a local cluster to a core of its own when the machine has one for each (a timed
     task then holds up only its own core: autograder/run/core_locks.py); ``worker_cores`` tells the outcome."""
-    from autograder.run import pin_process, process_cores, switched_off
+    from autograder.run import cores_to_pin, pin_process
 
     addresses = sorted(client.scheduler_info()["workers"])
-    cores = process_cores()
-    if len(addresses) > len(cores) or switched_off(PIN_VARIABLE):
-        return  # workers share cores: a timed task keeps the whole machine
-    for address, core in zip(addresses, cores, strict=False):
+    for address, core in zip(addresses, cores_to_pin(len(addresses)), strict=False):
         client.run(pin_process, core, workers=[address])
 
 

@@ -25,7 +25,7 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
-    from autograder.run.core_pinning import pin_process, process_cores
+    from autograder.run.core_pinning import PIN_VARIABLE, cores_to_pin, pin_process, pinned_process_pool, process_cores
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.env_switch import switched_off

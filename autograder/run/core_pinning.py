@@ -1,14 +1,21 @@
 """The cores a process runs on, and pinning a whole process to one of them.
 
 A batch's local workers are pinned to cores of their own where the machine has a core for each
-(course/dask_cluster.py): a worker's kernels and its grader then run on its core alone, and a timed task
+(course/dask_cluster.py), and so are the grading processes of ``autograder test`` and of the test suite
+(``pinned_process_pool``): a worker's kernels and its grader then run on its core alone, and a timed task
 holds up only what shares that core (core_locks.py), not the whole machine. A kernel of 8 virtual devices
 uses about one core (shared/JAX_NOTES.md), so pinning costs a worker little of its own speed.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+
+from autograder.run.env_switch import switched_off
+
+PIN_VARIABLE = "AUTOGRADER_PIN_WORKERS"  # "off": grading processes share every core (bench/batch_cost.py compares)
 
 
 def process_cores() -> tuple[int, ...]:
@@ -32,3 +39,32 @@ def pin_process(core: int) -> tuple[int, ...]:
         except ProcessLookupError:  # the thread ended meanwhile
             pass
     return process_cores()
+
+
+def cores_to_pin(workers: int) -> tuple[int, ...]:
+    """The cores for ``workers`` grading processes, one each: this process's cores where there is one for
+    each of them, else none (they share every core, and a timed task keeps the whole machine); none too
+    with ``AUTOGRADER_PIN_WORKERS=off``."""
+    cores = process_cores()
+    return cores if workers <= len(cores) and not switched_off(PIN_VARIABLE) else ()
+
+
+def pinned_process_pool(workers: int) -> ProcessPoolExecutor:
+    """``workers`` grading processes, spawned (JAX's threads do not survive a fork), each pinned to a core
+    of its own where there are enough (``cores_to_pin``)."""
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_pin_to_next_core,
+        initargs=(context.Value("i", 0), cores_to_pin(workers)),
+    )
+
+
+def _pin_to_next_core(taken, cores: tuple[int, ...]) -> None:
+    """In a new process of the pool: pin it to the next of ``cores`` (none: it runs on every core)."""
+    if not cores:
+        return
+    with taken.get_lock():
+        index, taken.value = taken.value, taken.value + 1
+    pin_process(cores[index % len(cores)])

@@ -1,10 +1,9 @@
 """Grading a lab's test notebooks once per session, two at a time (one kernel per core), each in a grading
-process of its own, as a batch's workers do."""
+process of its own pinned to a core of its own where there are enough, as a batch's workers are."""
 
 from __future__ import annotations
 
 import atexit
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from autograder.authoring.case_groups import CaseGroup
 from autograder.authoring.known_grades import make_submission
 from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import load_lab
+from autograder.run import pinned_process_pool
 from autograder.run.limits import Limits
 from autograder.self_check.task_checker import public_checks
 
@@ -20,13 +20,15 @@ _pools: dict[int, ProcessPoolExecutor] = {}
 
 
 def _grading_processes(workers: int) -> ProcessPoolExecutor:
-    """The session's grading processes, started once (spawned: JAX's threads do not survive a fork).
+    """The session's grading processes, started once, each pinned to a core of its own where the machine
+    has one for each (run/core_pinning.py): a timed task then holds up only its own core, and the other
+    process grades on.
 
     Processes, not threads of the test process: the machine's timed turn keeps other processes' kernels
     waiting while a grading times a task, but lets the kernels of its own process's gradings run on (they
     share its one pytest session, run_graders), so two gradings in threads would time each other's load."""
     if workers not in _pools:
-        _pools[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        _pools[workers] = pinned_process_pool(workers)
         atexit.register(_pools[workers].shutdown, cancel_futures=True)
     return _pools[workers]
 
