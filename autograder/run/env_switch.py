@@ -1,6 +1,6 @@
 """A rule of the harness that an environment variable can turn off, for a benchmark's comparison: the
-timed turns (``AUTOGRADER_TIMED_TURNS``) and a batch's workers pinned to cores (``AUTOGRADER_PIN_WORKERS``)
-read their variable the same way."""
+timed turns (``AUTOGRADER_TIMED_TURNS``) and grading processes pinned to cores (``AUTOGRADER_PIN_WORKERS``:
+a batch's workers, a grading pool's processes) read their variable the same way."""
 
 from __future__ import annotations
 

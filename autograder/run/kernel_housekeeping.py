@@ -39,14 +39,16 @@ TIMING_MMAP_THRESHOLD = 4 * 2**20 * ctypes.sizeof(ctypes.c_long)  # the most gli
 TIMING_TRIM_THRESHOLD = 2 * TIMING_MMAP_THRESHOLD  # as glibc keeps it beside a grown threshold
 
 
-def _libc_function(name):
+def libc_function(name):
+    """The C library's function ``name``, or None where it has none (not glibc: the thresholds are not ours
+    to set)."""
     try:
         return getattr(ctypes.CDLL(None), name)  # the process's own C library: no search, no subprocess
-    except (OSError, AttributeError):  # not glibc: the thresholds are not ours to set
+    except (OSError, AttributeError):
         return None
 
 
-_mallopt, _malloc_trim = _libc_function("mallopt"), _libc_function("malloc_trim")
+_mallopt, _malloc_trim = libc_function("mallopt"), libc_function("malloc_trim")
 
 
 TRUNCATION_MARK = "[output truncated by the grader]"

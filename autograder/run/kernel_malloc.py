@@ -22,10 +22,9 @@ in their own Jupyter runs under glibc's defaults, whose thresholds grow to the s
 from __future__ import annotations
 
 import contextlib
-import ctypes
 from collections.abc import Iterator
 
-from autograder.run.kernel_housekeeping import SAVING_MMAP_THRESHOLD, malloc_for_timing
+from autograder.run.kernel_housekeeping import SAVING_MMAP_THRESHOLD, libc_function, malloc_for_timing
 
 ARENAS = 2
 KERNEL_MALLOC_ENV = {"MALLOC_ARENA_MAX": str(ARENAS), "MALLOC_MMAP_THRESHOLD_": str(SAVING_MMAP_THRESHOLD)}
@@ -39,9 +38,8 @@ def under_timing_malloc() -> Iterator[bool]:
     (True), or as it is where they cannot be set (False). Afterwards the thresholds stay (they are those
     glibc's own grow to as a process frees large blocks; the grader's other checks run at full speed under
     them) and the number of arenas is glibc's again."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    mallopt = libc_function("mallopt")
+    if mallopt is None:
         yield False
         return
     taken = malloc_for_timing() and bool(mallopt(_M_ARENA_MAX, ARENAS))
