@@ -3,6 +3,7 @@ code and library versions, never trusted when damaged; ``autograder warm`` and t
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -303,28 +304,40 @@ def test_warm_fills_the_cache_and_a_second_run_finds_everything_cached(tmp_path)
     first = _warm(tmp_path, "lab2_three_ways")
     assert first.returncode == 0, first.stderr[-2000:]
     assert re.search(
-        r"lab2_three_ways: 3 computed, 0 already cached \([\d.]+ s\): layer_data\(\), "
+        r"lab2_three_ways: 4 computed, 0 already cached \([\d.]+ s\): array_a\(\), layer_data\(\), "
         r"regression_setup\(\), trained_params\(\)",
         first.stdout,
     ), first.stdout
     entries = list((tmp_path / "references" / "autograder.labs.lab2_three_ways.reference").glob("*.npz"))
-    assert len(entries) == 3
+    assert len(entries) == 4
     second = _warm(tmp_path, "lab2_three_ways")
     assert second.returncode == 0, second.stderr[-2000:]
-    assert re.search(r"lab2_three_ways: 0 computed, 3 already cached", second.stdout), second.stdout
+    assert re.search(r"lab2_three_ways: 0 computed, 4 already cached", second.stdout), second.stdout
     unknown = _warm(tmp_path, "lab9")
     assert unknown.returncode == 2 and "unknown lab 'lab9'" in unknown.stderr
 
 
 def test_every_labs_cached_calls_are_cached_references():
+    from autograder.caches.reference_cache import CachedReference
     from autograder.caches.warm import cached_calls, describe
-    from autograder.lab import lab_ids
+    from autograder.lab import lab_ids, load_lab
 
     for lab_id in lab_ids():
         calls = cached_calls(lab_id)
         assert calls, lab_id
         names = [describe(call) for call in calls]
         assert not any("times" in name for name in names), "timings are measured per grade, never cached"
+        # a reference left out is stored by the first grading that needs it: an image's cache (Gradescope's)
+        # is then not warm, and a read-only one recomputes it in every grading
+        module = load_lab(lab_id).reference
+        without_arguments = [
+            name
+            for name, value in vars(module).items()
+            if isinstance(value, CachedReference)
+            and value.function.__module__ == module.__name__
+            and not inspect.signature(value.function).parameters
+        ]
+        assert [name for name in without_arguments if f"{name}()" not in names] == [], f"{lab_id}: not in CACHED_CALLS"
     assert "rng_communicates(False)" in [describe(c) for c in cached_calls("lab1_distributed_arrays")]
 
 

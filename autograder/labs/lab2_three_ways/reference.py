@@ -119,7 +119,7 @@ def grad_loss_times() -> GradLossTimes:
 
 
 # What `autograder warm` and `autograder batch` store ahead of grading (the grader's timings stay per grade).
-CACHED_CALLS = (layer_data, regression_setup, trained_params)
+CACHED_CALLS = (array_a, layer_data, regression_setup, trained_params)
 # What a grading that checks a task sets up ahead, while the kernel starts: the measurement after the
 # notebook then only times.
 SET_UP_AHEAD = {"t8": (grad_loss_calls,)}
