@@ -17,21 +17,25 @@ from pathlib import Path
 
 import psutil
 import pytest
+from grading_session import grade_files
 from hostile_submissions import FAKE_RESULTS
+from lab4_collectives_submissions import T1_PSUM_OF_PLACED_BLOCKS
 
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.batch_timing import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE
-from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import load_lab
 from autograder.run.core_pinning import process_cores
 from autograder.run.limits import Limits
 
-LAB = load_lab("lab2_three_ways")
+# Lab 4: the quickest lab to run, as a batch's own work (workers, resuming, the gradebook) is what is tested
+LAB = load_lab("lab4_collectives")
 CELL_TIMEOUT = 8
+T1, T2 = 25, 30  # the points of a right t1 and t2; T1_PSUM_OF_PLACED_BLOCKS earns WRONG_T1 of t1's
+WRONG_T1 = 16
 KINDS = {  # kind -> answers (None: a file that is not a notebook)
     "correct": solved("t1", "t2"),
-    "wrong": {"t1": "A_sharded = jax.device_put(A, NamedSharding(mesh, P('y', 'x')))", **solved("t2")},
+    "wrong": {"t1": T1_PSUM_OF_PLACED_BLOCKS, **solved("t2")},
     "crashing": {**solved("t1"), "t2": "import os\nos._exit(3)"},
     "hanging": {"t1": "while True:\n    pass", **solved("t2")},
     "hostile": {"t1": FAKE_RESULTS, **solved("t2")},
@@ -48,7 +52,7 @@ def _write_kind(kind: str, path: Path) -> Path:
     elif kind == "corrupt":
         path.write_text(LAB.assignment_path.read_text()[:5000])
     elif kind == "in_a_folder":
-        path = make_submission(LAB, KINDS[kind], path.parent / path.stem / "lab2.ipynb")
+        path = make_submission(LAB, KINDS[kind], path.parent / path.stem / "lab4.ipynb")
     else:
         make_submission(LAB, KINDS[kind], path)
     return path
@@ -138,16 +142,11 @@ def class_of_8(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def one_by_one(tmp_path_factory):
-    """The grade of each kind of submission, graded alone."""
+    """The grade of each kind of submission, graded alone (two at a time, in the session's grading processes)."""
     folder = tmp_path_factory.mktemp("alone")
-    grades = {}
-    for kind in KINDS:
-        path = _write_kind(kind, folder / f"{kind}.ipynb")
-        if path.is_dir() or kind == "in_a_folder":
-            path = folder / kind / "lab2.ipynb"
-        result = grade_notebook(path, GradeOptions(LAB.id, limits=Limits(cell_timeout=CELL_TIMEOUT)))
-        grades[kind] = (result.status, {t.task: t.score for t in result.tasks})
-    return grades
+    jobs = {kind: (_write_kind(kind, folder / f"{kind}.ipynb"), Limits(cell_timeout=CELL_TIMEOUT)) for kind in KINDS}
+    graded = grade_files(LAB.id, jobs)
+    return {kind: (result.status, {t.task: t.score for t in result.tasks}) for kind, (result, _) in graded.items()}
 
 
 def _assert_same_as_one_by_one(out: Path, students: dict[str, str], one_by_one: dict) -> None:
@@ -162,10 +161,11 @@ def _assert_same_as_one_by_one(out: Path, students: dict[str, str], one_by_one: 
 
 
 def test_kinds_grade_as_expected_alone(one_by_one):
-    assert one_by_one["correct"] == ("graded", {**dict.fromkeys(one_by_one["correct"][1], 0), "t1": 8, "t2": 8})
-    assert one_by_one["crashing"][0] == "kernel died" and one_by_one["crashing"][1]["t1"] == 8
-    assert one_by_one["hanging"][1]["t2"] == 8 and one_by_one["hanging"][1]["t1"] == 0
-    assert one_by_one["hostile"][1]["t1"] == 0 and one_by_one["hostile"][1]["t2"] == 8
+    assert one_by_one["correct"] == ("graded", {**dict.fromkeys(one_by_one["correct"][1], 0), "t1": T1, "t2": T2})
+    assert one_by_one["wrong"] == ("graded", {**one_by_one["correct"][1], "t1": WRONG_T1})
+    assert one_by_one["crashing"][0] == "kernel died" and one_by_one["crashing"][1]["t1"] == T1
+    assert one_by_one["hanging"][1]["t2"] == T2 and one_by_one["hanging"][1]["t1"] == 0
+    assert one_by_one["hostile"][1]["t1"] == 0 and one_by_one["hostile"][1]["t2"] == T2
     assert one_by_one["not_a_notebook"][0] == one_by_one["corrupt"][0] == "not a notebook"
 
 
@@ -292,7 +292,7 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
 def test_gradescope_export_zip_is_read(tmp_path, one_by_one):
     export = tmp_path / "export"
     for number in (101, 102):
-        make_submission(LAB, KINDS["correct"], export / f"submission_{number}" / "lab2_three_ways.ipynb")
+        make_submission(LAB, KINDS["correct"], export / f"submission_{number}" / f"{LAB.id}.ipynb")
     (export / "submission_metadata.yml").write_text(
         "submission_101:\n  :submitters:\n  - :name: Ada\n    :sid: s-1\n"
         "submission_102:\n  :submitters:\n  - :name: Bo\n    :sid: s-2\n"
@@ -315,7 +315,7 @@ def test_regrade_replaces_only_the_named_students_and_keeps_overrides(tmp_path):
     first = _batch([folder, "--out", out, "--workers", "2"])
     _, stderr = first.communicate(timeout=900)
     assert first.returncode == 0, stderr[-3000:]
-    assert {s: r["t1"] for s, r in _grades(out).items()} == {"untouched": "0", "right": "8", "wrong": "3"}
+    assert {s: r["t1"] for s, r in _grades(out).items()} == {"untouched": "0", "right": f"{T1}", "wrong": f"{WRONG_T1}"}
     assert main(["override", str(out), "right", "t3", "6", "--comment", "explained it in words", "--grader", "ta"]) == 0
     saved = {s: (out / s / GRADE_FILE).read_bytes() for s in ("untouched", "right", "wrong")}
     # "wrong" resubmits a correct t1; "untouched" changes its file too, but is not regraded
@@ -330,10 +330,14 @@ def test_regrade_replaces_only_the_named_students_and_keeps_overrides(tmp_path):
     rows = _grades(out)
     assert {s: (r["t1"], r["t3"]) for s, r in rows.items()} == {
         "untouched": ("0", "0"),
-        "right": ("8", "6"),
-        "wrong": ("8", "0"),
+        "right": (f"{T1}", "6"),
+        "wrong": (f"{T1}", "0"),
     }
-    assert (rows["right"]["score"], rows["right"]["auto_score"], rows["right"]["t3_auto"]) == ("14", "8", "0")
+    assert (rows["right"]["score"], rows["right"]["auto_score"], rows["right"]["t3_auto"]) == (
+        f"{T1 + 6}",
+        f"{T1}",
+        "0",
+    )
     assert (out / "untouched" / GRADE_FILE).read_bytes() == saved["untouched"]
     assert (out / "wrong" / GRADE_FILE).read_bytes() != saved["wrong"]
     log = [line.split("\t") for line in (out / LOG_FILE).read_text().splitlines()]
@@ -344,6 +348,6 @@ def test_regrade_replaces_only_the_named_students_and_keeps_overrides(tmp_path):
         ("wrong", "graded"),
         ("wrong", "regraded"),
     ]
-    assert [entry[2] for entry in log if entry[0] == "wrong"] == ["3", "8"]
+    assert [entry[2] for entry in log if entry[0] == "wrong"] == [f"{WRONG_T1}", f"{T1}"]
     assert "explained it in words" in (out / "right" / "feedback.html").read_text()
     assert (out / "similarity.html").is_file() and "href='similarity.html'" in (out / "report.html").read_text()

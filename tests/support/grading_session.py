@@ -57,16 +57,23 @@ def grade_all(
     for group in groups:
         path = make_submission(lab, group.answers, directory / f"{group.name}.ipynb")
         jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
-    pool = _grading_processes(workers)
-    futures = {
-        name: pool.submit(_graded, lab.id, path, limits, self_checks is not None)
-        for name, (path, limits) in jobs.items()
-    }
-    graded = {name: future.result() for name, future in futures.items()}
+    graded = grade_files(lab.id, jobs, workers, with_self_check=self_checks is not None)
     by_name = {name: name for name in jobs} | {case.name: group.name for group in groups for case in group.cases}
     if self_checks is not None:
         self_checks.update({name: graded[job][1] for name, job in by_name.items()})
     return {name: graded[job][0] for name, job in by_name.items()}
+
+
+def grade_files(
+    lab_id: str, jobs: dict[str, tuple[Path, Limits]], workers: int = 2, with_self_check: bool = False
+) -> dict:
+    """name -> (GradeResult, the public checks of its facts or None) for each notebook file of ``jobs``
+    (name -> (path, limits)), graded ``workers`` at a time in the session's grading processes."""
+    pool = _grading_processes(workers)
+    futures = {
+        name: pool.submit(_graded, lab_id, path, limits, with_self_check) for name, (path, limits) in jobs.items()
+    }
+    return {name: future.result() for name, future in futures.items()}
 
 
 def _graded(lab_id: str, path: Path, limits: Limits, with_self_check: bool):
