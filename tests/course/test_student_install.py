@@ -15,7 +15,7 @@ import pytest
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
-from student_install import filled_notebook, installed_venv, kernel_spec, plain_environment, untouched_notebook
+from student_install import filled_notebook, kernel_spec, plain_environment, untouched_notebook
 
 from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
 from autograder.lab import lab_ids, load_lab
@@ -23,11 +23,6 @@ from autograder.run.self_check_cells import is_self_check_cell
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
-
-
-@pytest.fixture(scope="session")
-def student_python(tmp_path_factory) -> Path:
-    return installed_venv(tmp_path_factory.mktemp("student-install"))
 
 
 def _run(path: Path, kernels: Path, kernel_name: str) -> nbformat.NotebookNode:
@@ -46,7 +41,7 @@ def _run(path: Path, kernels: Path, kernel_name: str) -> nbformat.NotebookNode:
 
 
 @pytest.fixture(scope="session")
-def student_runs(student_python, tmp_path_factory, request):
+def student_runs(students_wheel_python, tmp_path_factory, request):
     """(lab id, 'filled' | 'untouched') -> the notebook run from a folder outside the checkout, for the
     labs of ``--lab`` (default: every lab)."""
     directory = tmp_path_factory.mktemp("student-notebooks")
@@ -56,7 +51,7 @@ def student_runs(student_python, tmp_path_factory, request):
         notebooks[lab.id, "filled"] = filled_notebook(lab, directory / "filled")
         notebooks[lab.id, "untouched"] = untouched_notebook(lab, directory / "untouched")
     # The kernel spec is written once, before the runs: a run reading it while another rewrote it found it empty.
-    name = kernel_spec(kernels, student_python)
+    name = kernel_spec(kernels, students_wheel_python)
     with ThreadPoolExecutor(2) as pool:
         runs = {key: pool.submit(_run, path, kernels, name) for key, path in notebooks.items()}
         return {key: run.result() for key, run in runs.items()}
@@ -85,17 +80,22 @@ def _self_check_cells(nb) -> list[tuple[str, str, list]]:
     ]
 
 
-def test_the_venv_imports_the_installed_students_wheel_not_the_checkout(student_python):
+def test_the_venv_imports_the_installed_students_wheel_not_the_checkout(students_wheel_python):
     code = (
         "import autograder, importlib.metadata as m, importlib.util as u; print(autograder.__file__); "
         "print(m.version('jax-labs-autograder-student')); print(u.find_spec('autograder.course'))"
     )
     found = subprocess.run(
-        [str(student_python), "-c", code], capture_output=True, text=True, timeout=120, env=plain_environment(), cwd="/"
+        [str(students_wheel_python), "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=plain_environment(),
+        cwd="/",
     )
     assert found.returncode == 0, found.stderr
     path, version, course = found.stdout.split()
-    assert Path(path).is_relative_to(student_python.parent.parent), found.stdout
+    assert Path(path).is_relative_to(students_wheel_python.parent.parent), found.stdout
     assert course == "None", "the students' package carries the course's tools"
 
 
