@@ -1,8 +1,8 @@
 """The lab in a real front end: JupyterLab on localhost with a fresh user and a kernel with the students'
 wheel installed, its notebooks opened in headless Chromium, every cell run through the app, and the
-check results read from the rendered page —
-the filled lab 2 notebook passes every task, an untouched one says "not attempted", a wrong layout shows
-the expected and found pictures, and the results read well in the dark theme. Screenshots are kept."""
+check results read from the rendered page — the filled lab 4 notebook passes every task, an untouched one
+says "not attempted", a wrong layout (lab 2's first task) shows the expected and found pictures, and the
+results read well in the dark theme. Screenshots are kept."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The lab in the classic interface many courses and JupyterHubs default to: Notebook 7 (the ``notebook``
 package, 7 or later) on localhost with a fresh user and a kernel with the students' wheel installed, its
 notebooks opened at /notebooks/... in headless Chromium, every cell run from its menu (Run, then Run All
-Cells), and the check results read from the rendered page — the filled lab 2 notebook passes every task,
-an untouched one says "not attempted", a wrong layout shows the expected and found pictures. Screenshots
-are kept."""
+Cells), and the check results read from the rendered page — the filled lab 4 notebook passes every task,
+an untouched one says "not attempted", a wrong layout (lab 2's first task) shows the expected and found
+pictures. Screenshots are kept."""
 
 from __future__ import annotations
 
