@@ -1,6 +1,6 @@
 """The self-check, a task checked from inside the notebook (``autograder.self_check``): the verdicts are
-grading's public verdicts, the student's kernel shows them under the cell (lab 2 run end to end, once per
-session), and what can go wrong (no lab, wrong devices, a task not attempted, a checker that dies) is said
+grading's public verdicts, the student's kernel shows them under the cell (labs 4 and 2 run end to end, once
+per session), and what can go wrong (no lab, wrong devices, a task not attempted, a checker that dies) is said
 plainly."""
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ from autograder.self_check.cell_output import (
 from autograder.self_check.checker_process import FOLDER_PREFIX, CheckerProcess, checker_environment
 
 LAB = load_lab("lab2_three_ways")
+# The solution run with its self-checks: lab 4, the quickest to run, whose timed task's verdict is clear on
+# any machine (every lab's filled notebook is also run so in test_student_install.py)
+SOLVED_LAB = load_lab("lab4_collectives")
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")
 
 
@@ -100,11 +103,12 @@ def _run(nb, directory: Path):
 
 @pytest.fixture(scope="session")
 def checked_notebooks(tmp_path_factory):
-    """Lab 2 run in plain kernels with its self-check cells: the solution's answers; the untouched student
-    notebook, with a last cell checking every task of the lab its file names; and a wrong layout in t1,
-    up to t1's check."""
+    """Plain kernels running self-check cells: lab 4 with the solution's answers; lab 2's untouched student
+    notebook, with a last cell checking every task of the lab its file names; and lab 2 with a wrong layout
+    in t1, up to t1's check."""
     directory = tmp_path_factory.mktemp("self-check")
-    solution = nbformat.read(make_submission(LAB, solved(*(t.id for t in LAB.tasks)), directory / "s.ipynb"), 4)
+    answers = solved(*(t.id for t in SOLVED_LAB.tasks))
+    solution = nbformat.read(make_submission(SOLVED_LAB, answers, directory / "s.ipynb"), 4)
     untouched = copy.deepcopy(LAB.template)
     untouched.cells.append(nbformat.v4.new_code_cell("import autograder.self_check as ag\nag.check()"))
     wrong = nbformat.read(
@@ -123,8 +127,8 @@ def checked_notebooks(tmp_path_factory):
 @pytest.mark.slow
 def test_every_check_of_the_solution_passes_in_the_notebook(checked_notebooks):
     outputs = _self_check_outputs(checked_notebooks["solution"])
-    assert len(outputs) == len(LAB.tasks)
-    for task, (html, other) in zip(LAB.tasks, outputs):
+    assert len(outputs) == len(SOLVED_LAB.tasks)
+    for task, (html, other) in zip(SOLVED_LAB.tasks, outputs):
         assert VERDICT.findall(html) == [(task.id, "passed")], html
         assert other == "[]"
 
