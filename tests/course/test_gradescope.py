@@ -1,7 +1,5 @@
 """The Gradescope autograder end to end: the zip is built, unpacked into Gradescope's layout, installed
-by its setup.sh into a fresh venv, and run_autograder grades each submission into results.json. Lab 4,
-the quickest to run: lab 2, the heaviest, is graded in Gradescope's container by
-test_gradescope_container.py."""
+by its setup.sh into a fresh venv, and run_autograder grades each submission into results.json."""
 
 import json
 import os
@@ -14,6 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from gradescope_session import (
+    GRADESCOPE_LAB,
     UID_LEVEL,
     Installation,
     kept_kernel_roots,
@@ -32,9 +31,8 @@ from autograder.run.landlock import landlock_problem
 from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
 
-LAB = load_lab("lab4_collectives")
-MEASURED_VERDICT = "t5: `collective_faster`"  # the Gradescope test of lab 4's verdict on the grader's own timing
-T1, T2 = 25, 30  # the points of lab 4's t1 and t2
+LAB = load_lab(GRADESCOPE_LAB)
+MEASURED_VERDICT = "t8: `cpu_faster`"  # the Gradescope test of lab 2's verdict on the grader's own timing
 AS_ROOT = os.geteuid() == 0
 
 HOSTILE = """
@@ -65,9 +63,9 @@ open(REPORT, 'w').write(json.dumps(attempts))
 def hostile_code(root: Path, package: Path, other_results: Path, clone: Path, report: Path) -> str:
     reads = {
         "a clone's solution": clone,
-        "graders": package / "labs" / LAB.id / f"test_{LAB.id}.py",
-        "reference solutions": package / "labs" / LAB.id / "reference.py",
-        "the lab's notebook": root / "source" / "lab" / "assignments" / LAB.id / f"{LAB.id}.ipynb",
+        "graders": package / "labs" / GRADESCOPE_LAB / f"test_{GRADESCOPE_LAB}.py",
+        "reference solutions": package / "labs" / GRADESCOPE_LAB / "reference.py",
+        "the lab's notebook": root / "source" / "lab" / "assignments" / GRADESCOPE_LAB / f"{GRADESCOPE_LAB}.ipynb",
         "the zip's config": root / "source" / "config.json",
         "another results file": other_results,
         "the submission's metadata": root / "submission_metadata.json",
@@ -97,10 +95,10 @@ def gradescope(tmp_path_factory):
     listeners = Listeners()
     kept: list[Path] = []  # the hostile run's kernel roots, holding its reports
     try:
-        install = Installation(scratch, lab=LAB.id)
+        install = Installation(scratch)
         jobs = {
-            "solution": ({f"{LAB.id}.ipynb": LAB.solution_path.read_bytes()}, True),
-            "untouched": ({f"{LAB.id}.ipynb": LAB.assignment_path.read_bytes()}, True),
+            "solution": ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, True),
+            "untouched": ({"lab2_three_ways.ipynb": LAB.assignment_path.read_bytes()}, True),
             "kernel_dies": (
                 {
                     "lab.ipynb": notebook_bytes(
@@ -109,7 +107,7 @@ def gradescope(tmp_path_factory):
                 },
                 True,
             ),
-            "corrupt": ({f"{LAB.id}.ipynb": b'{"cells": [ truncated'}, True),
+            "corrupt": ({"lab2_three_ways.ipynb": b'{"cells": [ truncated'}, True),
             "two_notebooks": ({"a.ipynb": LAB.assignment_path.read_bytes(), "b.ipynb": b"{}"}, True),
         }
         report = network_report = None
@@ -130,7 +128,7 @@ def gradescope(tmp_path_factory):
                 scratch / "hostile", package, other / "results.json", clone / "lab.ipynb", report
             ) + attempts_code(listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch), network_report)
             jobs["hostile"] = ({"lab.ipynb": notebook_bytes({"t1": SOLUTION, "t2": code}, scratch, "hostile")}, False)
-            jobs["solution at the uid level"] = ({f"{LAB.id}.ipynb": LAB.solution_path.read_bytes()}, False)
+            jobs["solution at the uid level"] = ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, False)
             (scratch / "hostile").mkdir()
             (scratch / "hostile" / "submission_metadata.json").write_text('{"users": [{"email": "a@b.c"}]}')
         with ThreadPoolExecutor(2) as pool:
@@ -162,8 +160,8 @@ def _task_scores(results: dict) -> dict:
 
 
 def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
-    first = build_autograder_zip(LAB.id, tmp_path / "first.zip")
-    again = build_autograder_zip(LAB.id, tmp_path / "again.zip")
+    first = build_autograder_zip(GRADESCOPE_LAB, tmp_path / "first.zip")
+    again = build_autograder_zip(GRADESCOPE_LAB, tmp_path / "again.zip")
     assert again.read_bytes() == first.read_bytes()
     with zipfile.ZipFile(again) as archive:
         names = archive.namelist()
@@ -173,7 +171,7 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
     assert {"setup.sh", "run_autograder", "config.json", "requirements.txt"} <= set(names)
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     assert any(n.startswith("wheels/jax_labs_autograder-") and n.endswith(".whl") for n in names)
-    assert config["lab"] == LAB.id and config["hidden_visibility"] == "after_published"
+    assert config["lab"] == GRADESCOPE_LAB and config["hidden_visibility"] == "after_published"
     assert "jax==" in requirements and all("==" in line for line in requirements.splitlines())
     assert "soupsieve" not in requirements  # left for pip to resolve on the image's Python
 
@@ -208,8 +206,7 @@ def test_the_untouched_notebook_gets_zero_and_hidden_checks_wait_for_publishing(
 def test_a_kernel_that_dies_keeps_the_points_earned_before(gradescope):
     results, output, _ = gradescope["kernel_dies"]
     assert results["extra_data"]["status"] == "kernel died", output
-    scores = _task_scores(results)
-    assert results["score"] == T1 + T2 and scores["t1"] == T1 and scores["t2"] == T2, output
+    assert results["score"] == 16 and _task_scores(results)["t1"] == 8 and _task_scores(results)["t2"] == 8
     assert "died" in results["output"]
 
 
@@ -235,7 +232,7 @@ def test_without_bubblewrap_a_hostile_notebook_at_the_uid_level_gets_nothing(gra
     results, output, root = gradescope["hostile"]
     assert results["extra_data"]["sandbox"] == UID_LEVEL, output
     assert "Sandbox: uid, network " in results["output"]
-    assert _task_scores(results).get("t1") == T1 and results["score"] == T1, output
+    assert _task_scores(results).get("t1") == 8 and results["score"] == 8, output
     report = gradescope["hostile report"]
     assert report is not None, "the hostile cell did not run to its end"
     assert "read graders" in report and "kill the grader" in report
@@ -272,7 +269,7 @@ def test_a_wrong_hidden_visibility_is_refused():
     from autograder.course.gradescope_config import GradescopeConfig, GradescopeError
 
     with pytest.raises(GradescopeError, match="hidden_visibility must be one of"):
-        GradescopeConfig(LAB.id, hidden_visibility="never")
+        GradescopeConfig(GRADESCOPE_LAB, hidden_visibility="never")
 
 
 def test_the_run_autograder_script_writes_results_without_the_harness(tmp_path):
