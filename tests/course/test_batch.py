@@ -19,7 +19,7 @@ import psutil
 import pytest
 from grading_session import grade_files
 from hostile_submissions import FAKE_RESULTS
-from lab4_collectives_submissions import T1_PSUM_OF_PLACED_BLOCKS
+from lab4_collectives_submissions import CASES
 
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.batch_timing import TIMING_FILE
@@ -31,11 +31,12 @@ from autograder.run.limits import Limits
 # Lab 4: the quickest lab to run, as a batch's own work (workers, resuming, the gradebook) is what is tested
 LAB = load_lab("lab4_collectives")
 CELL_TIMEOUT = 8
-T1, T2 = 25, 30  # the points of a right t1 and t2; T1_PSUM_OF_PLACED_BLOCKS earns WRONG_T1 of t1's
-WRONG_T1 = 16
+T1, T2 = (int(task.points) for task in LAB.tasks if task.id in ("t1", "t2"))  # a right t1's and t2's points
+WRONG = next(case for case in CASES if case.name == "t1_psum_of_placed_blocks")  # a known-grade wrong t1
+WRONG_T1 = WRONG.scores["t1"]
 KINDS = {  # kind -> answers (None: a file that is not a notebook)
     "correct": solved("t1", "t2"),
-    "wrong": {"t1": T1_PSUM_OF_PLACED_BLOCKS, **solved("t2")},
+    "wrong": {**WRONG.answers, **solved("t2")},
     "crashing": {**solved("t1"), "t2": "import os\nos._exit(3)"},
     "hanging": {"t1": "while True:\n    pass", **solved("t2")},
     "hostile": {"t1": FAKE_RESULTS, **solved("t2")},
