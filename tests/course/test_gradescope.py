@@ -16,12 +16,11 @@ from gradescope_session import (
     UID_LEVEL,
     Installation,
     kept_kernel_roots,
-    python_searchable_by_all,
     remove_scratch,
-    restore_modes,
     traversable_scratch,
 )
 from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
+from searchable_python import python_searchable_by_all, restore_modes
 
 from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.course.gradescope_run import find_notebook
@@ -91,7 +90,7 @@ def gradescope(tmp_path_factory):
     if sandbox_problem() is not None and not AS_ROOT:
         pytest.skip(f"no sandbox here: {sandbox_problem()}")
     scratch = traversable_scratch()
-    restore = python_searchable_by_all() if AS_ROOT else []
+    restore = python_searchable_by_all() if AS_ROOT else None
     listeners = Listeners()
     kept: list[Path] = []  # the hostile run's kernel roots, holding its reports
     try:

@@ -16,11 +16,10 @@ from gradescope_session import (
     GRADESCOPE_LAB,
     UID_LEVEL,
     Installation,
-    python_searchable_by_all,
     remove_scratch,
-    restore_modes,
     traversable_scratch,
 )
+from searchable_python import python_searchable_by_all, restore_modes
 
 from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.lab import load_lab
@@ -40,7 +39,7 @@ def installation():
     if sandbox_problem() is not None and not AS_ROOT:
         pytest.skip(f"no sandbox here: {sandbox_problem()}")
     scratch = traversable_scratch()
-    restore = python_searchable_by_all() if AS_ROOT else []
+    restore = python_searchable_by_all() if AS_ROOT else None
     try:
         yield Installation(scratch)
     finally:

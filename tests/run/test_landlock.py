@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
+from gradescope_session import traversable_scratch
+from searchable_python import python_searchable_by_all, restore_modes
 
 import autograder.run.sandbox
 from autograder.facts.capture import TaskCapture

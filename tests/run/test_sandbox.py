@@ -11,8 +11,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from gradescope_session import python_searchable_by_all, restore_modes, traversable_scratch
+from gradescope_session import traversable_scratch
 from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root_copy_of_id
+from searchable_python import python_searchable_by_all, restore_modes
 
 import autograder
 import autograder.run.sandbox

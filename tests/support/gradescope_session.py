@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -136,25 +135,6 @@ def _path_without(directory: Path, tool: str) -> str:
             if entry.name != tool and not target.exists() and os.access(entry.path, os.X_OK):
                 target.symlink_to(entry.path)
     return str(directory)
-
-
-def python_searchable_by_all() -> list[tuple[Path, int]]:
-    """Let every user search the directories above this Python and, when it runs from a venv, above
-    the venv too (the uid level runs the kernel as another user; Gradescope's Python lives in /usr).
-    Returns what to restore."""
-    changed = []
-    above = {d for prefix in (sys.base_prefix, sys.prefix) for d in Path(prefix).resolve().parents}
-    for directory in sorted(above):
-        mode = stat.S_IMODE(os.stat(directory).st_mode)
-        if not mode & stat.S_IXOTH:
-            os.chmod(directory, mode | stat.S_IXOTH)
-            changed.append((directory, mode))
-    return changed
-
-
-def restore_modes(changed: list[tuple[Path, int]]) -> None:
-    for directory, mode in changed:
-        os.chmod(directory, mode)
 
 
 def remove_scratch(scratch: Path) -> None:
