@@ -159,7 +159,12 @@ class TimedTurn:
             if not _process.join():
                 deadline = started + MAX_WAIT
                 gate, cells = _open("gate"), _open("cells")
-                got = await _lock(gate, fcntl.LOCK_EX, deadline) and await _lock(cells, fcntl.LOCK_EX, deadline)
+                try:
+                    got = await _lock(gate, fcntl.LOCK_EX, deadline) and await _lock(cells, fcntl.LOCK_EX, deadline)
+                except BaseException:  # cancelled while it waited (the run's deadline): the gate must not stay shut
+                    gate.close()
+                    cells.close()
+                    raise
                 _process.taken([cells, gate])
                 self._warn_if(not got, label)
         finally:
@@ -228,6 +233,9 @@ class CellTurn:
         gate, cells = _open("gate"), _open("cells")
         try:
             passed = await self._pass(gate, cells, deadline)
+        except BaseException:
+            cells.close()
+            raise
         finally:
             gate.close()
         waited = time.monotonic() - started

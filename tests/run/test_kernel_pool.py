@@ -4,16 +4,20 @@ kernel process and no directory behind. Plans of a few cells, no lab notebook.""
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import threading
 from pathlib import Path
 
 import psutil
 import pytest
 
+from autograder.facts.fact_reader import PARSER_LOCK
+from autograder.facts.taken_facts import TakenFacts
 from autograder.run import kernel_pool
 from autograder.run.execute import execute_plan_async
 from autograder.run.limits import Limits
-from autograder.run.plan import Plan, RunCell
+from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)
@@ -36,6 +40,8 @@ SEE_NO_TRACES = _plan(
     f"import os\nassert not os.path.exists({str(Path(kernel_pool.__file__).parent)!r}), 'the harness is visible'",
     "import subprocess\nsubprocess.Popen(['sleep', '600'])",  # stopped when the cell ends
 )
+
+CAPTURED = Plan((RunCell("x = 1", "student", "t1", 1, "cell 1"), CaptureTask("t1")), ())  # one task's facts to read
 
 
 @pytest.fixture
@@ -84,6 +90,30 @@ def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(p
     assert not warm.root.exists() and not cold.root.exists()  # used, shut down, removed
     assert _gone(warm_pid) and _gone(cold_pid)
     assert warm.km.uid is None or warm.km.uid != cold.km.uid  # a uid lease of its own
+
+
+def test_a_run_waiting_to_read_its_facts_leaves_the_kernels_loop_free(pool, monkeypatch):
+    """A grader holds the facts' parser lock for its whole session, and may wait inside it for the machine's
+    timed turn. A run that ends meanwhile waits for that lock to read its facts, off the loop that serves
+    the worker's kernels, where a spare kernel's hold on the turn is let go: on the loop, two gradings
+    waited on each other for good."""
+    reading = threading.Event()
+    read_all = TakenFacts.read_all
+
+    def noted(self):
+        reading.set()
+        return read_all(self)
+
+    monkeypatch.setattr(TakenFacts, "read_all", noted)
+    with PARSER_LOCK:  # this thread plays the grader
+        done: list = []
+        runner = threading.Thread(target=lambda: done.append(pool.execute(RunRequest(CAPTURED, {}, LIMITS, 1))))
+        runner.start()
+        assert reading.wait(120), "the run did not end"
+        answered = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, result="loop free"), pool._loop)
+        assert answered.result(timeout=10) == "loop free"
+    runner.join(60)
+    assert done and done[0].status == "completed", done
 
 
 def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_path):

@@ -111,6 +111,37 @@ def test_a_timed_task_waits_for_the_cells_in_flight():
     cell.join(10)
 
 
+def test_a_timed_task_cancelled_while_it_waits_for_the_cells_in_flight_leaves_the_gate_open():
+    """A run cut by its deadline while its timed task waited for another grading's cell: the gate it had
+    shut is open again, so that grading's next cells and checks go on (before, it stayed shut until the
+    process ended, and every check of every grading on the machine waited its whole MAX_WAIT)."""
+    in_flight, cell_may_end = threading.Event(), threading.Event()
+
+    async def long_cell():
+        async with CellTurn(2):
+            in_flight.set()
+            while not cell_may_end.is_set():
+                await asyncio.sleep(0.01)
+
+    cell = in_thread(long_cell)
+    in_flight.wait(10)
+
+    async def cut_while_waiting():
+        task = asyncio.ensure_future(TimedTurn(owner=1).acquire("t8"))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cut_while_waiting())
+    cell_may_end.set()
+    cell.join(10)
+    events: list[str] = []
+    next_cell = in_thread(cell_of(3, events, "next cell"))
+    next_cell.join(5)
+    assert events == ["next cell"]
+
+
 def test_a_timed_task_waits_for_what_a_kernel_runs_between_its_cells_until_it_ends():
     """A lab probe's warm-up, started by a kernel's start-up cell, compiles on after the cell: held from
     inside the cell, it keeps a timed task waiting until it ends, as a cell in flight would."""
