@@ -7,7 +7,9 @@ import stat
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
+import searchable_python
 from searchable_python import Searchable
 
 
@@ -32,13 +34,13 @@ def test_a_holder_that_dies_without_letting_go_does_not_keep_the_mode_forever(tm
     private, state = tmp_path / "private", tmp_path / "state"
     private.mkdir(mode=0o700)
     state.mkdir()
-    support = os.path.dirname(sys.modules[Searchable.__module__].__file__)
     dying = textwrap.dedent(f"""
         import os, sys
-        sys.path.insert(0, {support!r})
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(searchable_python.__file__).parent)!r})
         from searchable_python import Searchable
-        Searchable([__import__('pathlib').Path({str(private)!r})], __import__('pathlib').Path({str(state)!r}))
-        os._exit(0)
+        Searchable([Path({str(private)!r})], Path({str(state)!r}))
+        os._exit(0)  # without letting go
     """)
     subprocess.run([sys.executable, "-c", dying], check=True)
     assert _mode(private) == 0o701  # it never let go...

@@ -32,6 +32,8 @@ from autograder.run.sandbox import sandbox_problem
 
 LAB = load_lab(GRADESCOPE_LAB)
 MEASURED_VERDICT = "t8: `cpu_faster`"  # the Gradescope test of lab 2's verdict on the grader's own timing
+T1, T2 = (int(task.points) for task in LAB.tasks if task.id in ("t1", "t2"))  # a right t1's and t2's points
+NOTEBOOK = f"{LAB.id}.ipynb"  # the submission's name, as a student downloads it
 AS_ROOT = os.geteuid() == 0
 
 HOSTILE = """
@@ -96,8 +98,8 @@ def gradescope(tmp_path_factory):
     try:
         install = Installation(scratch)
         jobs = {
-            "solution": ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, True),
-            "untouched": ({"lab2_three_ways.ipynb": LAB.assignment_path.read_bytes()}, True),
+            "solution": ({NOTEBOOK: LAB.solution_path.read_bytes()}, True),
+            "untouched": ({NOTEBOOK: LAB.assignment_path.read_bytes()}, True),
             "kernel_dies": (
                 {
                     "lab.ipynb": notebook_bytes(
@@ -106,7 +108,7 @@ def gradescope(tmp_path_factory):
                 },
                 True,
             ),
-            "corrupt": ({"lab2_three_ways.ipynb": b'{"cells": [ truncated'}, True),
+            "corrupt": ({NOTEBOOK: b'{"cells": [ truncated'}, True),
             "two_notebooks": ({"a.ipynb": LAB.assignment_path.read_bytes(), "b.ipynb": b"{}"}, True),
         }
         report = network_report = None
@@ -127,7 +129,7 @@ def gradescope(tmp_path_factory):
                 scratch / "hostile", package, other / "results.json", clone / "lab.ipynb", report
             ) + attempts_code(listeners.tcp_port, listeners.udp_port, setuid_root_copy_of_id(scratch), network_report)
             jobs["hostile"] = ({"lab.ipynb": notebook_bytes({"t1": SOLUTION, "t2": code}, scratch, "hostile")}, False)
-            jobs["solution at the uid level"] = ({"lab2_three_ways.ipynb": LAB.solution_path.read_bytes()}, False)
+            jobs["solution at the uid level"] = ({NOTEBOOK: LAB.solution_path.read_bytes()}, False)
             (scratch / "hostile").mkdir()
             (scratch / "hostile" / "submission_metadata.json").write_text('{"users": [{"email": "a@b.c"}]}')
         with ThreadPoolExecutor(2) as pool:
@@ -205,7 +207,8 @@ def test_the_untouched_notebook_gets_zero_and_hidden_checks_wait_for_publishing(
 def test_a_kernel_that_dies_keeps_the_points_earned_before(gradescope):
     results, output, _ = gradescope["kernel_dies"]
     assert results["extra_data"]["status"] == "kernel died", output
-    assert results["score"] == 16 and _task_scores(results)["t1"] == 8 and _task_scores(results)["t2"] == 8
+    scores = _task_scores(results)
+    assert results["score"] == T1 + T2 and scores["t1"] == T1 and scores["t2"] == T2, output
     assert "died" in results["output"]
 
 
@@ -231,7 +234,7 @@ def test_without_bubblewrap_a_hostile_notebook_at_the_uid_level_gets_nothing(gra
     results, output, root = gradescope["hostile"]
     assert results["extra_data"]["sandbox"] == UID_LEVEL, output
     assert "Sandbox: uid, network " in results["output"]
-    assert _task_scores(results).get("t1") == 8 and results["score"] == 8, output
+    assert _task_scores(results).get("t1") == T1 and results["score"] == T1, output
     report = gradescope["hostile report"]
     assert report is not None, "the hostile cell did not run to its end"
     assert "read graders" in report and "kill the grader" in report

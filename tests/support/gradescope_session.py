@@ -16,7 +16,7 @@ from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.run.landlock import landlock_problem
 from autograder.run.network_filter import filter_problem
 
-GRADESCOPE_LAB = "lab2_three_ways"
+GRADESCOPE_LAB = "lab2_three_ways"  # the lab of the Gradescope tests and of the image's; the heaviest in memory
 # The level run_autograder grades at without bubblewrap on this machine.
 UID_LEVEL = (
     "uid" + ("+seccomp" if filter_problem() is None else "") + ("+landlock" if landlock_problem() is None else "")
