@@ -8,8 +8,9 @@ cgroup's ``oom_kill`` counter tells that it was memory. Where no cgroup can be r
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+
+from autograder.run.system_tools import system_tool
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 UNLIMITED = 2**60  # v1 says "no limit" with a number near 2**63
@@ -80,7 +81,8 @@ def oom_kills() -> int | None:
 def oom_first(argv: list[str]) -> list[str]:
     """``argv`` run as the first process the out-of-memory killer picks (``oom_score_adj`` 1000), so
     that a notebook outgrowing the container kills its kernel, not the grader."""
-    return ["choom", "-n", "1000", "--", *argv] if shutil.which("choom") else argv
+    choom = system_tool("choom")
+    return [choom, "-n", "1000", "--", *argv] if choom else argv
 
 
 OUT_OF_MEMORY = "the notebook ran out of memory"

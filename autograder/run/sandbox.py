@@ -43,6 +43,7 @@ from autograder.run.sandbox_levels import (  # noqa: F401
     UID_SECCOMP,
     UID_SECCOMP_LANDLOCK,
 )
+from autograder.run.system_tools import system_command, system_tool_problem
 from autograder.run.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private, setpriv_args
 
 
@@ -72,7 +73,7 @@ def bwrap_command(
     argv: list[str], workdir: Path, readonly: list[Path], env: dict[str, str], limits: ResourceLimits, uid: int | None
 ) -> list[str]:
     """The command that runs ``argv`` in the sandbox, with ``workdir`` its only writable directory."""
-    command = ["prlimit", *limits.prlimit_args(), "--", "bwrap"]
+    command = [system_command("prlimit"), *limits.prlimit_args(), "--", "bwrap"]
     for system in ("/usr", "/etc"):
         command += ["--ro-bind", system, system]
     for link in ("lib", "lib64", "bin", "sbin"):
@@ -135,13 +136,13 @@ def uid_command(argv: list[str], env: dict[str, str], limits: ResourceLimits, ui
     a private directory of ``uid`` (``make_private``)."""
     assignments = [f"{key}={value}" for key, value in sorted(env.items())]
     return [
-        "prlimit",
+        system_command("prlimit"),
         *limits.prlimit_args(),
         "--",
         *setpriv_args(uid),
         "--pdeathsig=KILL",
         "--",
-        "env",
+        system_command("env"),
         "-i",
         *assignments,
         *argv,
@@ -184,10 +185,11 @@ def try_bubblewrap_in_background() -> None:
 
 @functools.cache
 def _bubblewrap_problem() -> str | None:
-    for tool in ("bwrap", "prlimit") + (("setpriv",) if os.geteuid() == 0 else ()):
-        if shutil.which(tool) is None:
-            package = "bubblewrap" if tool == "bwrap" else "util-linux"
-            return f"`{tool}` is not installed (Debian package {package})"
+    if shutil.which("bwrap") is None:
+        return "`bwrap` is not installed (Debian package bubblewrap)"
+    for tool in ("prlimit",) + (("setpriv",) if os.geteuid() == 0 else ()):
+        if problem := system_tool_problem(tool):
+            return problem
     scratch = Path(os.environ.get("TMPDIR", "/tmp"))
     argv = [sys.executable, "-I", "-S", "-c", "print('ok')"]  # no site-packages to import: 0.1 s sooner
     lease = lease_uid()
@@ -241,8 +243,8 @@ def uid_sandbox_problem() -> str | None:
     if os.geteuid() != 0:
         return "it needs root, to run the kernel as a uid of its own"
     for tool in ("prlimit", "setpriv", "env"):
-        if shutil.which(tool) is None:
-            return f"`{tool}` is not installed (Debian package util-linux / coreutils)"
+        if problem := system_tool_problem(tool):
+            return problem
     exposed = [str(p) for p in harness_paths() if readable_by_others(p)]
     if exposed:
         return (

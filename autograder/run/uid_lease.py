@@ -12,6 +12,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from autograder.run.system_tools import system_command
+
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
 
@@ -62,7 +64,7 @@ def lease_uid() -> UidLease | None:
 def setpriv_args(uid: int) -> list[str]:
     """Become ``uid`` with no groups, no capabilities, and no way to gain any (no_new_privs)."""
     return [
-        "setpriv",
+        system_command("setpriv"),
         f"--reuid={uid}",
         f"--regid={uid}",
         "--clear-groups",

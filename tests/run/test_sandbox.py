@@ -248,6 +248,33 @@ def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader
 
 
 @needs_root
+def test_uid_level_runs_the_systems_own_tools_whatever_path_holds(uid_scratch, monkeypatch, tmp_path):
+    """Commands named like the sandbox's first in PATH (a folder of tools, busybox) are not what runs as
+    root: prlimit, setpriv and env come from the system's folders (system_tools.py)."""
+    for name in ("prlimit", "setpriv", "env"):
+        (tmp_path / name).write_text("#!/bin/sh\necho not the system tool >&2\nexit 3\n")
+        (tmp_path / name).chmod(0o755)
+    (tmp_path / "choom").mkdir()  # a folder of that name: found by a lookup that does not look twice
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    out, err = run_as_uid(uid_scratch, "print('ok')")
+    assert out == "ok", err
+    monkeypatch.setattr(autograder.run.sandbox, "readable_by_others", lambda path: False)  # as on Gradescope
+    assert autograder.run.sandbox.uid_sandbox_problem.__wrapped__() is None
+
+
+def test_a_missing_system_tool_is_named_with_the_one_path_offers_instead(monkeypatch, tmp_path):
+    from autograder.run import system_tools
+
+    (tmp_path / "nonesuch-tool").write_text("#!/bin/sh\n")
+    (tmp_path / "nonesuch-tool").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    problem = system_tools.system_tool_problem("nonesuch-tool")
+    assert problem.startswith("`nonesuch-tool` is not installed in the system's folders (/usr/local/sbin")
+    assert f"PATH's `{tmp_path / 'nonesuch-tool'}` is not the system's, and is not used" in problem
+    assert system_tools.system_tool_problem("env") is None and system_tools.system_tool("env").startswith("/")
+
+
+@needs_root
 def test_uid_level_resource_limits_hold(uid_scratch):
     out, err = run_as_uid(uid_scratch, MEMORY_AND_FILE, LIMITS)
     assert out.split() == ["MemoryError", "EFBIG"], err

@@ -125,14 +125,16 @@ def _clean_environment() -> dict[str, str]:
 
 
 def _path_without(directory: Path, tool: str) -> str:
-    """A PATH with every command of this one but ``tool``."""
+    """A PATH with every command of this one but ``tool``: the first of each name that is a command, as a
+    lookup finds it (a folder of that name, executable as folders are, is passed over)."""
     directory.mkdir()
     for folder in os.environ["PATH"].split(os.pathsep):
         if not os.path.isdir(folder):
             continue
         for entry in os.scandir(folder):
             target = directory / entry.name
-            if entry.name != tool and not target.exists() and os.access(entry.path, os.X_OK):
+            command = os.path.isfile(entry.path) and os.access(entry.path, os.X_OK)
+            if entry.name != tool and command and not os.path.lexists(target):
                 target.symlink_to(entry.path)
     return str(directory)
 
