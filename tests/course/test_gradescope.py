@@ -1,5 +1,7 @@
 """The Gradescope autograder end to end: the zip is built, unpacked into Gradescope's layout, installed
-by its setup.sh into a fresh venv, and run_autograder grades each submission into results.json."""
+by its setup.sh into a fresh venv, and run_autograder grades each submission into results.json. Lab 4,
+the quickest to run: lab 2, the heaviest, is graded in Gradescope's container by
+test_gradescope_container.py."""
 
 import json
 import os
@@ -12,7 +14,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from gradescope_session import (
-    GRADESCOPE_LAB,
     UID_LEVEL,
     Installation,
     kept_kernel_roots,
@@ -30,8 +31,8 @@ from autograder.run.landlock import landlock_problem
 from autograder.run.network_filter import filter_problem
 from autograder.run.sandbox import sandbox_problem
 
-LAB = load_lab(GRADESCOPE_LAB)
-MEASURED_VERDICT = "t8: `cpu_faster`"  # the Gradescope test of lab 2's verdict on the grader's own timing
+LAB = load_lab("lab4_collectives")
+MEASURED_VERDICT = "t5: `collective_faster`"  # the Gradescope test of lab 4's verdict on the grader's own timing
 T1, T2 = (int(task.points) for task in LAB.tasks if task.id in ("t1", "t2"))  # a right t1's and t2's points
 NOTEBOOK = f"{LAB.id}.ipynb"  # the submission's name, as a student downloads it
 AS_ROOT = os.geteuid() == 0
@@ -64,9 +65,9 @@ open(REPORT, 'w').write(json.dumps(attempts))
 def hostile_code(root: Path, package: Path, other_results: Path, clone: Path, report: Path) -> str:
     reads = {
         "a clone's solution": clone,
-        "graders": package / "labs" / GRADESCOPE_LAB / f"test_{GRADESCOPE_LAB}.py",
-        "reference solutions": package / "labs" / GRADESCOPE_LAB / "reference.py",
-        "the lab's notebook": root / "source" / "lab" / "assignments" / GRADESCOPE_LAB / f"{GRADESCOPE_LAB}.ipynb",
+        "graders": package / "labs" / LAB.id / f"test_{LAB.id}.py",
+        "reference solutions": package / "labs" / LAB.id / "reference.py",
+        "the lab's notebook": root / "source" / "lab" / "assignments" / LAB.id / f"{LAB.id}.ipynb",
         "the zip's config": root / "source" / "config.json",
         "another results file": other_results,
         "the submission's metadata": root / "submission_metadata.json",
@@ -96,7 +97,7 @@ def gradescope(tmp_path_factory):
     listeners = Listeners()
     kept: list[Path] = []  # the hostile run's kernel roots, holding its reports
     try:
-        install = Installation(scratch)
+        install = Installation(scratch, lab=LAB.id)
         jobs = {
             "solution": ({NOTEBOOK: LAB.solution_path.read_bytes()}, True),
             "untouched": ({NOTEBOOK: LAB.assignment_path.read_bytes()}, True),
@@ -161,8 +162,8 @@ def _task_scores(results: dict) -> dict:
 
 
 def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
-    first = build_autograder_zip(GRADESCOPE_LAB, tmp_path / "first.zip")
-    again = build_autograder_zip(GRADESCOPE_LAB, tmp_path / "again.zip")
+    first = build_autograder_zip(LAB.id, tmp_path / "first.zip")
+    again = build_autograder_zip(LAB.id, tmp_path / "again.zip")
     assert again.read_bytes() == first.read_bytes()
     with zipfile.ZipFile(again) as archive:
         names = archive.namelist()
@@ -172,7 +173,7 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
     assert {"setup.sh", "run_autograder", "config.json", "requirements.txt"} <= set(names)
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
     assert any(n.startswith("wheels/jax_labs_autograder-") and n.endswith(".whl") for n in names)
-    assert config["lab"] == GRADESCOPE_LAB and config["hidden_visibility"] == "after_published"
+    assert config["lab"] == LAB.id and config["hidden_visibility"] == "after_published"
     assert "jax==" in requirements and all("==" in line for line in requirements.splitlines())
     assert "soupsieve" not in requirements  # left for pip to resolve on the image's Python
 
@@ -271,7 +272,7 @@ def test_a_wrong_hidden_visibility_is_refused():
     from autograder.course.gradescope_config import GradescopeConfig, GradescopeError
 
     with pytest.raises(GradescopeError, match="hidden_visibility must be one of"):
-        GradescopeConfig(GRADESCOPE_LAB, hidden_visibility="never")
+        GradescopeConfig(LAB.id, hidden_visibility="never")
 
 
 def test_the_run_autograder_script_writes_results_without_the_harness(tmp_path):

@@ -16,7 +16,7 @@ from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.run.landlock import landlock_problem
 from autograder.run.network_filter import filter_problem
 
-GRADESCOPE_LAB = "lab2_three_ways"  # the lab of the Gradescope tests and of the image's; the heaviest in memory
+GRADESCOPE_LAB = "lab2_three_ways"  # the lab of the container's tests and of the image's; the heaviest in memory
 # The level run_autograder grades at without bubblewrap on this machine.
 UID_LEVEL = (
     "uid" + ("+seccomp" if filter_problem() is None else "") + ("+landlock" if landlock_problem() is None else "")
@@ -31,12 +31,12 @@ def traversable_scratch() -> Path:
 
 
 class Installation:
-    """The zip built once (or the one given), and setup.sh run once into a venv that reuses this machine's
-    packages."""
+    """The zip of ``lab`` built once (or the one given), and setup.sh run once into a venv that reuses this
+    machine's packages."""
 
-    def __init__(self, scratch: Path, zip_path: Path | None = None):
+    def __init__(self, scratch: Path, zip_path: Path | None = None, lab: str = GRADESCOPE_LAB):
         self.scratch = scratch
-        self.zip = zip_path or build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
+        self.zip = zip_path or build_autograder_zip(lab, scratch / "autograder.zip")
         self.bin = scratch / "bin"
         self.cache = scratch / "image-cache"  # the reference cache setup.sh warms, as in the image
         source = self.unpack(scratch / "setup")
