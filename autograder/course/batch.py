@@ -26,6 +26,7 @@ from autograder.course.dask_cluster import (
     dask_client,
     default_workers,
     grade_on_worker,
+    prepare_workers,
     warm_references,
     worker_cores,
 )
@@ -145,10 +146,13 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
         client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
         futures = {}
+        prepared: list = []  # kept while the batch runs
         try:
             if client is not None:
                 timing.worker_cores = worker_cores(client)
             if any(s.path is not None for s in todo):
+                assert client is not None  # started above: there is work to do
+                prepared = prepare_workers(client, options.lab, limits)
                 warming = time.monotonic()
                 warm_references(client, options.lab, progress)
                 timing.warming = time.monotonic() - warming
@@ -186,7 +190,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                     )
                 record(submission, result)
         finally:
-            for future in futures:
+            for future in [*futures, *prepared]:
                 future.cancel()
             close_client(client, cluster)
             if todo:

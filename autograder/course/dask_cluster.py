@@ -3,9 +3,10 @@ an existing one given by its scheduler's address), what each worker runs (a subm
 lab's cached references computed once ahead, its spare kernel shut down at the end) and the cluster's
 release.
 
-A class's batch (batch.py) and a lab's mutants (autograder.mutation) both grade on it. This module
-imports no JAX: a worker imports it first, and the grading and warming functions set up the devices
-before anything imports JAX.
+Before the first submission, every worker is prepared (a spare kernel starting, JAX loaded) while one
+of them warms the references. A class's batch (batch.py) and a lab's mutants (autograder.mutation) both
+grade on it. This module imports no JAX: a worker imports it first, and the grading, preparing and
+warming functions set up the devices before anything imports JAX.
 """
 
 from __future__ import annotations
@@ -41,6 +42,39 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
                 lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None
             )
     return result.to_dict()
+
+
+def prepare_on_worker(lab: str, limits_data: dict) -> None:
+    """Make this worker (a Dask worker) ready for its first submission while the references warm: a spare
+    kernel starting for the lab's submissions, the grader's devices set and JAX loaded. Else the first
+    grading of each worker waits for both, one after the other."""
+    from autograder.run import configure_grader_process, worker_pool
+
+    configure_grader_process()
+    from autograder.lab import load_lab
+
+    worker_pool().prepare(Limits.from_dict(limits_data), load_lab(lab).kernel_probe_path)
+    import jax
+
+    jax.devices()
+
+
+def prepare_workers(client, lab: str, limits_data: dict) -> list:
+    """Run ``prepare_on_worker`` on every worker of the cluster, without waiting: the futures, to be kept
+    for as long as the batch runs (Dask forgets a task whose future is dropped). A failure costs nothing
+    but the head start: the first grading starts its own kernel."""
+    return [
+        client.submit(
+            prepare_on_worker,
+            lab,
+            limits_data,
+            workers=[address],
+            allow_other_workers=False,
+            key=f"prepare-{lab}-{address}-{time.time_ns()}",
+            pure=False,
+        )
+        for address in sorted(client.scheduler_info()["workers"])
+    ]
 
 
 def release_kernels() -> None:

@@ -2,7 +2,8 @@
 
 While a submission is graded, the pool starts the next sandboxed kernel (process started, startup code
 run: kernel recorder and lab probe loaded, JAX imported, devices initialised), so that a kernel's start-up
-is off the next submission's critical path. A kernel is used once: each submission gets a fresh process, a
+is off the next submission's critical path; ``prepare`` starts the first one before any submission
+arrives. A kernel is used once: each submission gets a fresh process, a
 fresh working directory and a fresh uid lease. The spare kernel is made for the limits and the lab probe
 of the submission just claimed; one that does not fit the next submission, failed to start, died or does
 not answer while it waited is shut down, and the submission gets a kernel started for it, as
@@ -92,6 +93,23 @@ class KernelPool:
             return
         self._spare = (kernel, self._loop.create_task(_start_after(kernel, after)))
 
+    def prepare(self, limits: Limits, lab_probe: Path | None) -> None:
+        """Start a spare kernel now, for submissions of these limits and lab probe, so that the first one
+        does not wait for a kernel's start either (a batch's worker, while the lab's references warm)."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the kernel pool is closed")
+            asyncio.run_coroutine_threadsafe(self._prepare(limits, lab_probe), self._loop).result()
+
+    async def _prepare(self, limits: Limits, lab_probe: Path | None) -> None:
+        if self._spare is not None:
+            return
+        try:
+            kernel = StartedKernel(limits, lab_probe)
+        except Exception:  # e.g. no uid left: the first submission gets a kernel started for it
+            return
+        self._spare = (kernel, self._loop.create_task(_start_when_the_gate_is_open(kernel)))
+
     async def spare(self) -> StartedKernel | None:
         """The spare kernel once its start has ended (for tests and diagnostics)."""
         if self._spare is None:
@@ -131,6 +149,10 @@ class KernelPool:
 
 async def _start_after(kernel: StartedKernel, first: StartedKernel) -> None:
     await first.start_ended.wait()
+    await _start_when_the_gate_is_open(kernel)
+
+
+async def _start_when_the_gate_is_open(kernel: StartedKernel) -> None:
     await pass_the_gate()  # not while another grading times code
     await kernel.start()
 

@@ -92,6 +92,29 @@ def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(p
     assert warm.km.uid is None or warm.km.uid != cold.km.uid  # a uid lease of its own
 
 
+def test_a_prepared_kernel_serves_the_first_submission_and_one_for_other_limits_is_not_used(pool, tmp_path):
+    """A batch's worker starts its first kernel before any submission arrives (``prepare``): the first
+    submission gets it, started; prepared for other limits, it is shut down and one is started to fit."""
+    pool.prepare(LIMITS, None)
+    prepared = pool.run(pool.spare())
+    assert prepared is not None and prepared.state == "started" and prepared.failure is None
+    first = pool.execute(RunRequest(SEE_NO_TRACES, {}, LIMITS, 1))
+    assert first.status == "completed" and _cells(first) == [("ok", None)] * 7
+    assert pool.used[0][0] is prepared and pool.used[0][1]  # started ahead
+    pool.prepare(LIMITS, None)  # a spare is there already (started after the first): nothing more
+    spare = pool.run(pool.spare())
+    assert spare is not prepared and spare.state == "started"
+    pool.close()
+    other = kernel_pool.KernelPool()
+    try:
+        other.prepare(LIMITS, None)
+        wrong = other.run(other.spare())
+        assert other.execute(RunRequest(_plan("pass"), {}, Limits(cell_timeout=31), 2)).status == "completed"
+        assert not wrong.root.exists()  # did not fit: shut down, not used
+    finally:
+        other.close()
+
+
 def test_a_run_waiting_to_read_its_facts_leaves_the_kernels_loop_free(pool, monkeypatch):
     """A grader holds the facts' parser lock for its whole session, and may wait inside it for the machine's
     timed turn. A run that ends meanwhile waits for that lock to read its facts, off the loop that serves
