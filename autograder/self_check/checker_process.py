@@ -80,6 +80,10 @@ class CheckerProcess:
                 env=checker_environment(),
                 text=True,
                 encoding="utf-8",
+                # A session of its own: Jupyter kills a kernel's whole process group at shutdown, which
+                # would take the checker with it before it could remove its folder; outside that group, it
+                # reads the end of its input once the kernel is gone, and removes the folder itself.
+                start_new_session=True,
             )
         self._replies = queue.Queue()
         threading.Thread(target=_read_lines, args=(self._process.stdout, self._replies), daemon=True).start()

@@ -5,17 +5,20 @@ plainly."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
 import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from html import unescape
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 from headless_chromium import chromium, render
 from jupyter_client import AsyncKernelManager
@@ -213,8 +216,9 @@ def test_the_checker_answers_reports_bad_requests_and_is_restarted_when_it_dies(
 
 
 def test_an_interrupted_cell_leaves_the_checker_serving_and_an_orphaned_checker_removes_its_folder(tmp_path):
-    """Interrupting a student's cell signals the kernel's whole process group, the checker included; a
-    kernel killed at shutdown never closes its checker, whose folder (and log) would stay behind."""
+    """An interrupt sent to the checker (as one for the kernel's whole process group would be, did the
+    checker not have a session of its own) leaves it serving; a kernel killed at shutdown never closes its
+    checker, whose folder (and log) would stay behind."""
     checker = CheckerProcess(timeout=300)
     try:
         assert checker.request({"lab": LAB.id, "seed": 1, "tasks": {}})["checks"] == []
@@ -229,6 +233,44 @@ def test_an_interrupted_cell_leaves_the_checker_serving_and_an_orphaned_checker_
         assert not folder.exists()
     finally:
         checker.close()
+
+
+def _ended(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_kernel_killed_with_its_process_group_leaves_no_checker_or_folder_behind(tmp_path):
+    """Jupyter stops a kernel by killing its whole process group. The checker it started is in a session
+    of its own: it outlives the kill, reads the end of its input and removes its folder and log."""
+    kernel_code = (
+        "from autograder.self_check.checker_process import CheckerProcess\n"
+        "checker = CheckerProcess(timeout=300)\n"
+        f"checker.request({{'lab': {LAB.id!r}, 'seed': 1, 'tasks': {{}}}})\n"
+        "print(checker.pid, checker._directory, flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", kernel_code], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    pid, folder = kernel.stdout.readline().split()
+    try:
+        assert Path(folder).is_dir()
+        os.killpg(kernel.pid, signal.SIGKILL)
+        kernel.wait(60)
+        deadline = time.monotonic() + 60
+        while Path(folder).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(folder).exists(), "the checker's folder stayed behind"
+        while not _ended(int(pid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _ended(int(pid)), "the checker outlived its kernel"
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(int(pid), signal.SIGKILL)
+        subprocess.run(["rm", "-rf", folder], check=False)
 
 
 # The self-check's result renders in a browser
