@@ -46,6 +46,7 @@ from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, 
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import Captures, RunRequest
 from autograder.run.run_status import CellStatus, RunStatus
+from autograder.run.stale_roots import claim
 from autograder.run.timed_turns import TimedTurn
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class _Run:
         self.interrupted: str | None = None  # the last cell that had to be interrupted
         self.timing_malloc = False  # the kernel's malloc keeps large blocks for a timed task (kernel_malloc.py)
         self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
+        claim(self.taken.directory)  # removed by a later grader should this one be killed (stale_roots.py)
         self.cells: list[CellOutcome] = []
         self.phases = PhaseClock()
         if live is not None:

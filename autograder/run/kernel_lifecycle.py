@@ -31,6 +31,7 @@ from autograder.run.kernel_code import (
 from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
 from autograder.run.kernel_manager import HarnessKernelManager
 from autograder.run.limits import Limits
+from autograder.run.stale_roots import claim, disown, sweep_once
 from autograder.run.timed_turns import CellTurn
 
 
@@ -44,9 +45,11 @@ class StartedKernel:
     def __init__(self, limits: Limits, lab_probe: Path | None):
         self.limits, self.with_lab_probe = limits, lab_probe is not None
         self.lab_probe_digest = _digest(lab_probe)
+        sweep_once()  # the roots a killed grader left behind (stale_roots.py)
         self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
         try:
             os.chmod(self.root, 0o755)
+            claim(self.root)
             self.workdir = self.root / "work"  # the kernel's only writable directory
             self.modules_dir = self.root / "modules"  # the modules the kernel loads, read-only to it
             self.facts_dir = self.workdir / ".facts"
@@ -159,6 +162,7 @@ class StartedKernel:
             # to the process's own stderr: the graders, still checking in another thread, may hold
             # sys.stdout redirected into their log
             print(f"kept {self.root}", file=sys.__stderr__, flush=True)
+            disown(self.root)
         else:
             shutil.rmtree(self.root, ignore_errors=True)
 

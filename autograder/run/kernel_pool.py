@@ -81,10 +81,10 @@ class KernelPool:
         await _discard(kernel, starting)
         return None
 
-    def _warm(self, limits: Limits, lab_probe: Path | None, after: StartedKernel) -> None:
+    def _warm(self, limits: Limits, lab_probe: Path | None, after: StartedKernel | None) -> None:
         """Start the next kernel in the background once ``after`` has started (two starts at once
-        would slow the submission waiting for the first). One spare at most: an execution that
-        claimed nothing while another was claiming leaves the spare it finds."""
+        would slow the submission waiting for the first), or at once without one. One spare at most: an
+        execution that claimed nothing while another was claiming leaves the spare it finds."""
         if self._spare is not None:
             return
         try:
@@ -99,16 +99,7 @@ class KernelPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
-            asyncio.run_coroutine_threadsafe(self._prepare(limits, lab_probe), self._loop).result()
-
-    async def _prepare(self, limits: Limits, lab_probe: Path | None) -> None:
-        if self._spare is not None:
-            return
-        try:
-            kernel = StartedKernel(limits, lab_probe)
-        except Exception:  # e.g. no uid left: the first submission gets a kernel started for it
-            return
-        self._spare = (kernel, self._loop.create_task(_start_when_the_gate_is_open(kernel)))
+            self._loop.call_soon_threadsafe(self._warm, limits, lab_probe, None)
 
     async def spare(self) -> StartedKernel | None:
         """The spare kernel once its start has ended (for tests and diagnostics)."""
@@ -147,12 +138,9 @@ class KernelPool:
             await _discard(*spare)
 
 
-async def _start_after(kernel: StartedKernel, first: StartedKernel) -> None:
-    await first.start_ended.wait()
-    await _start_when_the_gate_is_open(kernel)
-
-
-async def _start_when_the_gate_is_open(kernel: StartedKernel) -> None:
+async def _start_after(kernel: StartedKernel, first: StartedKernel | None) -> None:
+    if first is not None:
+        await first.start_ended.wait()
     await pass_the_gate()  # not while another grading times code
     await kernel.start()
 
