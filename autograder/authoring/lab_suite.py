@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -89,9 +90,12 @@ def _grades() -> dict:
     for name, group in groups.items():
         path = make_submission(lab, group.answers, folder / f"{name}.ipynb")
         jobs[name] = (path, Limits(cell_timeout=group.cell_timeout))
-    with pinned_process_pool(WORKERS) as pool:
-        futures = {name: pool.submit(_graded, lab.id, path, limits) for name, (path, limits) in jobs.items()}
-        graded = {name: future.result() for name, future in futures.items()}
+    try:
+        with pinned_process_pool(WORKERS) as pool:
+            futures = {name: pool.submit(_graded, lab.id, path, limits) for name, (path, limits) in jobs.items()}
+            graded = {name: future.result() for name, future in futures.items()}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the cases' notebooks, made for this grading alone
     return graded | {case: graded[group.name] for case, group in _groups().items()}
 
 

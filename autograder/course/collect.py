@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from autograder.run import claim
+
 MAX_ZIP_BYTES = 2 * 2**30
 IGNORED = {"submission_metadata.yml", ".DS_Store", "__MACOSX", "Thumbs.db"}
 
@@ -104,7 +106,9 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
     if source.is_file():
         if source.suffix != ".zip":
             raise CollectError(f"{source} is neither a folder nor a zip of submissions")
-        workdir = workdir or Path(tempfile.mkdtemp(prefix="autograder-class-"))
+        if workdir is None:
+            workdir = Path(tempfile.mkdtemp(prefix="autograder-class-"))
+            claim(workdir)  # removed by a later grader should this batch be killed (stale_roots.py)
         source = extract_zip(source, workdir)
     names, created = _gradescope_metadata(source)
     submissions: dict[str, CollectedSubmission] = {}

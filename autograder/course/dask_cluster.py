@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.grading import GradeResult, GradeStatus
-from autograder.run import Limits
+from autograder.run import Limits, claim
 
 if TYPE_CHECKING:
     from autograder.course.grading_progress import GradingProgress
@@ -33,6 +33,7 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
 
     limits = Limits.from_dict(limits_data)
     with tempfile.TemporaryDirectory(prefix="autograder-submission-") as folder:
+        claim(Path(folder))  # removed by a later grader should this worker be killed (stale_roots.py)
         path = Path(folder) / filename
         path.write_bytes(data)
         try:

@@ -15,7 +15,8 @@ cores (other gradings' kernels wait; a ``core_locks`` file per core, so that a b
 of their own by ``core_pinning`` wait only for what shares their core; ``env_switch`` reads the variables that
 turn either off), ``machine_quiet`` has both sides' timing start once the processors are idle,
 ``kernel_malloc`` has the kernel give memory back and both sides time with large blocks kept, ``kernel_pool``
-starts the next kernel ahead, and ``phase_clock`` counts where a grading's time goes. Grading reads what the
+starts the next kernel ahead, ``phase_clock`` counts where a grading's time goes, and ``stale_roots`` removes
+the folders a killed grader left. Grading reads what the
 run hands on: each task's facts.
 """
 
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     )
     from autograder.run.sandbox_levels import LEVEL_DESCRIPTIONS
     from autograder.run.self_check_cells import SELF_CHECK_MODULE
+    from autograder.run.stale_roots import claim
     from autograder.run.timed_turns import checks_running, checks_waiting, grading_with, measuring
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

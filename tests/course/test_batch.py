@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.lab import load_lab
 from autograder.run.core_pinning import process_cores
 from autograder.run.limits import Limits
+from autograder.run.stale_roots import OWNER_FILE
 
 # Lab 4: the quickest lab to run, as a batch's own work (workers, resuming, the gradebook) is what is tested
 LAB = load_lab("lab4_collectives")
@@ -266,6 +268,19 @@ def test_an_existing_dask_scheduler_grades_like_one_by_one(class_of_8, one_by_on
             process.wait(timeout=30)
 
 
+def _left_by_ended_graders() -> list[Path]:
+    """The harness's folders in the temporary directory whose maker has ended (stale_roots.py)."""
+    left = []
+    for folder in Path(tempfile.gettempdir()).glob("autograder-*"):
+        try:
+            pid = int((folder / OWNER_FILE).read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+            left.append(folder)
+    return left
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig, one_by_one):
     folder = tmp_path / "class"
@@ -282,9 +297,13 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
     first.communicate(timeout=120)
     graded_first = len(list(out.glob(f"*/{GRADE_FILE}")))
     assert 3 <= graded_first < len(students)
+    left = _left_by_ended_graders()
+    if sig == signal.SIGKILL:  # killed mid-grading: its workers' submission copies, kernel roots, facts
+        assert left
     second = _batch([folder, "--out", out, "--workers", "2"])
     _, stderr = second.communicate(timeout=1200)
     assert second.returncode == 0, stderr[-3000:]
+    assert not [folder for folder in left if folder.exists()]  # removed by the next grader (stale_roots.py)
     logged = [line.split("\t")[0] for line in (out / LOG_FILE).read_text().splitlines()]
     assert sorted(logged) == sorted(students)  # each graded exactly once, none lost
     _assert_same_as_one_by_one(out, students, one_by_one)
