@@ -16,8 +16,7 @@ of their own by ``core_pinning`` wait only for what shares their core; ``env_swi
 turn either off), ``machine_quiet`` has both sides' timing start once the processors are idle,
 ``kernel_malloc`` has the kernel give memory back and both sides time with large blocks kept, ``kernel_pool``
 starts the next kernel ahead, ``phase_clock`` counts where a grading's time goes, and ``stale_roots`` removes
-the folders a killed grader left. Grading reads what the
-run hands on: each task's facts.
+the folders a killed grader left. Grading reads what the run hands on: each task's facts.
 """
 
 from typing import TYPE_CHECKING

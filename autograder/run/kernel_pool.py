@@ -3,8 +3,8 @@
 While a submission is graded, the pool starts the next sandboxed kernel (process started, startup code
 run: kernel recorder and lab probe loaded, JAX imported, devices initialised), so that a kernel's start-up
 is off the next submission's critical path; ``prepare`` starts the first one before any submission
-arrives. A kernel is used once: each submission gets a fresh process, a
-fresh working directory and a fresh uid lease. The spare kernel is made for the limits and the lab probe
+arrives. A kernel is used once: each submission gets a fresh process, a fresh working directory and a
+fresh uid lease. The spare kernel is made for the limits and the lab probe
 of the submission just claimed; one that does not fit the next submission, failed to start, died or does
 not answer while it waited is shut down, and the submission gets a kernel started for it, as
 ``execute_plan`` would.

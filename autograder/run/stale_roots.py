@@ -1,7 +1,8 @@
 """Folders a killed grader left behind: a kernel's root (a copy of the submission, its log, what the
-student's code wrote) and a run's facts. A grader that ends removes its own; one killed (SIGKILL, out of
-memory, a batch's worker lost) cannot, and a later kernel leased the same uid could read a root's
-working directory where Landlock does not limit its files.
+student's code wrote), a run's facts, a batch worker's copy of a submission and a class unpacked from a
+zip. A grader that ends removes its own; one killed (SIGKILL, out of memory, a batch's worker lost)
+cannot, and a later kernel leased the same uid could read a root's working directory where Landlock does
+not limit its files.
 
 So each such folder names the process that made it (``claim``: its pid namespace, pid and start time,
 which a reused pid does not match), and a grader's first kernel removes every folder whose maker has

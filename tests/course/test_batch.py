@@ -21,6 +21,7 @@ import pytest
 from grading_session import grade_files
 from hostile_submissions import FAKE_RESULTS
 from lab4_collectives_submissions import CASES
+from process_ended import ended
 
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.batch_timing import TIMING_FILE
@@ -276,7 +277,7 @@ def _left_by_ended_graders() -> list[Path]:
             pid = int((folder / OWNER_FILE).read_text().split()[1])
         except (OSError, IndexError, ValueError):
             continue
-        if not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+        if ended(pid):
             left.append(folder)
     return left
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from process_ended import ended
 
 from autograder.facts.fact_reader import PARSER_LOCK
 from autograder.facts.taken_facts import TakenFacts
@@ -68,13 +69,6 @@ def _cells(execution) -> list[tuple[str, str | None]]:
     return [(c.status, c.error) for c in execution.cells]
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(pool, tmp_path):
     first = pool.execute(RunRequest(LEAVE_TRACES, {}, LIMITS, seed=1))
     assert first.status == "completed" and _cells(first) == [("ok", None)]
@@ -88,7 +82,7 @@ def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(p
     assert not was_warm  # the first submission had nothing warm: its kernel was started for it
     assert warm is spare and is_warm and warm_pid != cold_pid and warm.root != cold.root
     assert not warm.root.exists() and not cold.root.exists()  # used, shut down, removed
-    assert _gone(warm_pid) and _gone(cold_pid)
+    assert ended(warm_pid) and ended(cold_pid)
     assert warm.km.uid is None or warm.km.uid != cold.km.uid  # a uid lease of its own
 
 
@@ -151,7 +145,7 @@ def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_p
     other_lab = pool.execute(RunRequest(_plan(which_lab.format("b")), {}, LIMITS, 2, lab_probe=lab_b))
     assert _cells(other_lab) == [("ok", None)]
     assert not pool.used[-1][1]  # started for it, not the one warmed for lab a
-    assert not warmed_for_a.root.exists() and _gone(warmed_for_a.launcher)
+    assert not warmed_for_a.root.exists() and ended(warmed_for_a.launcher)
     warmed_for_b = pool.run(pool.spare())
     other_limits = Limits(cell_timeout=31, total_timeout=120)
     assert pool.execute(RunRequest(_plan("pass"), {}, other_limits, 3, lab_probe=lab_b)).status == "completed"
@@ -184,7 +178,7 @@ def test_after_close_no_kernel_process_or_directory_remains(pool):
     spare = pool.run(pool.spare())
     launcher = spare.km.provisioner.process.pid
     pool.close()
-    assert _gone(launcher) and not spare.root.exists()
+    assert ended(launcher) and not spare.root.exists()
     leftovers = [
         p for p in psutil.process_iter(["cmdline"]) if any(str(spare.root) in arg for arg in p.info["cmdline"] or [])
     ]
@@ -200,7 +194,7 @@ def test_the_worker_pool_is_made_once_and_closed_with_its_spare():
     spare = pool.run(pool.spare())
     launcher = spare.km.provisioner.process.pid
     kernel_pool.close_worker_pool()
-    assert not spare.root.exists() and _gone(launcher)
+    assert not spare.root.exists() and ended(launcher)
     assert kernel_pool.worker_pool() is not pool
     kernel_pool.close_worker_pool()
 
@@ -217,4 +211,4 @@ def test_executions_at_once_get_a_kernel_each_and_leave_none_behind(pool):
     spare = pool.run(pool.spare())
     assert spare is not None
     pool.close()
-    assert not any(k.root.exists() for k in [*kernels, spare]) and all(_gone(pid) for _, _, pid in pool.used)
+    assert not any(k.root.exists() for k in [*kernels, spare]) and all(ended(pid) for _, _, pid in pool.used)

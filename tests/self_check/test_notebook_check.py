@@ -18,12 +18,12 @@ from html import unescape
 from pathlib import Path
 
 import nbformat
-import psutil
 import pytest
 from headless_chromium import chromium, render
 from jupyter_client import AsyncKernelManager
 from lab_submissions import CASES_BY_LAB, fixed_checks
 from nbclient import NotebookClient
+from process_ended import ended
 
 import autograder.self_check as ag
 from autograder.authoring.known_grades import make_submission, solved
@@ -235,13 +235,6 @@ def test_an_interrupted_cell_leaves_the_checker_serving_and_an_orphaned_checker_
         checker.close()
 
 
-def _ended(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def test_a_kernel_killed_with_its_process_group_leaves_no_checker_or_folder_behind(tmp_path):
     """Jupyter stops a kernel by killing its whole process group. The checker it started is in a session
     of its own: it outlives the kill, reads the end of its input and removes its folder and log."""
@@ -264,9 +257,9 @@ def test_a_kernel_killed_with_its_process_group_leaves_no_checker_or_folder_behi
         while Path(folder).exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not Path(folder).exists(), "the checker's folder stayed behind"
-        while not _ended(int(pid)) and time.monotonic() < deadline:
+        while not ended(int(pid)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _ended(int(pid)), "the checker outlived its kernel"
+        assert ended(int(pid)), "the checker outlived its kernel"
     finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(int(pid), signal.SIGKILL)
