@@ -48,19 +48,34 @@ class TimingStats:
     def spread(self) -> float:
         """How far the samples range: the ratio of their 90th to their 10th percentile (of the largest to the
         smallest with fewer than 10), 1 for a single sample. A loaded machine, or a CPU quota, widens it."""
-        ordered = sorted(self.samples)
-        if len(ordered) < 2 or ordered[0] <= 0:
+        if len(self.samples) < 2 or self.fast <= 0:
             return 1.0
+        return self.slow / self.fast
+
+    @property
+    def fast(self) -> float:
+        """The 10th percentile of the samples (the smallest with fewer than 10): what a call takes when the
+        machine leaves it alone. Load only ever slows a call, so it stays put when the median climbs."""
+        return self._deciles()[0]
+
+    @property
+    def slow(self) -> float:
+        """The 90th percentile of the samples (the largest with fewer than 10)."""
+        return self._deciles()[-1]
+
+    def _deciles(self) -> tuple[float, float]:
+        ordered = sorted(self.samples) or [self.median]
         if len(ordered) < 10:
-            return ordered[-1] / ordered[0]
+            return ordered[0], ordered[-1]
         deciles = statistics.quantiles(ordered, n=10, method="inclusive")
-        return deciles[-1] / deciles[0]
+        return deciles[0], deciles[-1]
 
 
 TIE = 0.1  # gains under 10 % are too small to call on a shared machine: either verdict passes
 QUIET_TIMEOUT = 900.0  # longer than any run may last: past it, measure anyway
 MEDIAN_CONFIDENCE = 0.9  # of an early stop (each median within its precision) and of a measured ratio's interval
 DEFAULT_PRECISION = 0.1  # ±10 %: far inside the factors (2.5×, 4×) timing.py allows
+VERDICT_ROUNDS = 3  # a verdict still open after its rounds gets up to this many times as many
 
 
 def measure_interleaved(
@@ -69,6 +84,7 @@ def measure_interleaved(
     warmup: int = 2,
     min_repeats: int | None = None,
     precision: float = DEFAULT_PRECISION,
+    verdict: tuple[str, str] | None = None,
 ) -> dict[str, TimingStats]:
     """Time each function up to ``repeats`` times, one call of each per round (order alternating between
     rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds; never while
@@ -76,9 +92,17 @@ def measure_interleaved(
 
     With ``min_repeats``, it stops after that many rounds or more as soon as every function's median is
     known within ``precision`` (see ``median_is_settled``): a quiet machine gives tight samples and needs
-    few rounds, a loaded one gets all ``repeats``."""
+    few rounds, a loaded one gets all ``repeats``.
+
+    With ``verdict`` (numerator, denominator: the two functions whose ratio decides "is it faster?"), it
+    also goes on past ``repeats``, up to ``VERDICT_ROUNDS`` times as many, while the ratio's median lies
+    clear of a tie but its interval does not (``verdict_is_open``): a loaded machine scatters the rounds, and
+    more of them narrow the interval until it can tell, where a verdict left open would let either answer
+    pass."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
+    if verdict is not None and not set(verdict) <= set(fns):
+        raise ValueError(f"the verdict's two sides {verdict} must be among the functions timed, {sorted(fns)}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
     with checks_waiting(), contextlib.ExitStack() as turn:  # the check holds nothing while it waits
         with GRADER_PHASES.timed(TURN_WAIT):  # for its kernel to stop, then for the turn
@@ -86,25 +110,44 @@ def measure_interleaved(
             turn.enter_context(measuring())  # the machine's timed turn: no other grading runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
         with GRADER_PHASES.timed(MEASURE), under_timing_malloc():  # as the student's kernel times
-            return _measure(fns, repeats, warmup, min_repeats, precision)
+            return _measure(fns, repeats, warmup, min_repeats, precision, verdict)
 
 
 def _measure(
-    fns: dict[str, Callable[[], Any]], repeats: int, warmup: int, min_repeats: int, precision: float
+    fns: dict[str, Callable[[], Any]],
+    repeats: int,
+    warmup: int,
+    min_repeats: int,
+    precision: float,
+    verdict: tuple[str, str] | None,
 ) -> dict[str, TimingStats]:
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
     span = min_sample_seconds()  # under a CPU quota, a sample spans several scheduler periods
-    for round_index in range(warmup + repeats):
+    most = repeats if verdict is None else VERDICT_ROUNDS * repeats
+    for round_index in range(warmup + most):
         order = names if round_index % 2 == 0 else names[::-1]
         for name in order:
             elapsed = _seconds_per_call(fns[name], span)
             if round_index >= warmup:
                 samples[name].append(elapsed)
         done = round_index + 1 - warmup
-        if done >= min_repeats and done < repeats and all(median_is_settled(s, precision) for s in samples.values()):
+        if done < min_repeats or (verdict is not None and verdict_is_open(*(samples[side] for side in verdict))):
+            continue
+        if done >= repeats or all(median_is_settled(s, precision) for s in samples.values()):
             break
     return {name: TimingStats(statistics.median(s), tuple(s)) for name, s in samples.items()}
+
+
+def verdict_is_open(numerator: list[float], denominator: list[float]) -> bool:
+    """Whether the ratio of these rounds points one way (its median clear of a tie) while its interval
+    still allows the other answer: more rounds may settle it."""
+    ratio = measured_ratio(
+        TimingStats(statistics.median(numerator), tuple(numerator)),
+        TimingStats(statistics.median(denominator), tuple(denominator)),
+    )
+    clear_of_a_tie = not 1 / (1 + TIE) <= ratio.median <= 1 + TIE
+    return clear_of_a_tie and len(ratio.verdicts()) == 2
 
 
 def _seconds_per_call(fn: Callable[[], Any], span: float) -> float:

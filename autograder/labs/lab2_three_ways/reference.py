@@ -114,7 +114,7 @@ def grad_loss_times() -> GradLossTimes:
     """The grader's own seconds per call of grad_loss, one device vs data sharded over 8 (warm, blocked),
     and their ratio with its interval, measured now: a grading measures once (``per_grading``). Each
     median is known within ±10 %; `cpu_faster` is judged by the ratio's interval alone."""
-    stats = measure_interleaved(grad_loss_calls(), repeats=15, warmup=1, min_repeats=5)
+    stats = measure_interleaved(grad_loss_calls(), repeats=15, warmup=1, min_repeats=5, verdict=("single", "sharded"))
     return GradLossTimes(stats["single"], stats["sharded"], measured_ratio(stats["single"], stats["sharded"]))
 
 

@@ -72,7 +72,7 @@ def matmul_calls() -> dict[str, Callable[[], object]]:
 def matmul_times() -> MatmulTimes:
     """The grader's own seconds per call of both products (warm, blocked, interleaved), and their ratio
     with its interval, measured now: a grading measures once (``per_grading``)."""
-    stats = measure_interleaved(matmul_calls(), repeats=15, warmup=1, min_repeats=5)
+    stats = measure_interleaved(matmul_calls(), repeats=15, warmup=1, min_repeats=5, verdict=("gathered", "collective"))
     return MatmulTimes(stats["collective"], stats["gathered"], measured_ratio(stats["gathered"], stats["collective"]))
 
 
