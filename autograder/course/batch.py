@@ -7,9 +7,10 @@ student's results atomically as they arrive and rewrites the CSV gradebook after
 interrupted batch loses only what was in flight; running the same command again grades only
 the students without a saved result (and those named by ``--regrade``). Every run applies the
 instructor's overrides and late policy to the saved results and rewrites what they change, writes the
-similarity report, and rewrites the summaries, even when nothing is left to grade. Before the first
-submission is dispatched, one worker computes the lab's cached references (``autograder warm``), so
-that the others read them from the machine's cache instead of each computing them.
+similarity report, and rewrites the summaries, even when nothing is left to grade. Ahead of the first
+submission, the first worker free computes the lab's cached references (``autograder warm``), so that
+later gradings read them from the machine's cache instead of each computing them; the other workers
+grade meanwhile.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from autograder.course.dask_cluster import (
     default_workers,
     grade_on_worker,
     prepare_workers,
-    warm_references,
+    report_warming,
+    start_warming,
     worker_cores,
 )
 from autograder.course.gradebook import is_done, load_results, log_grading
@@ -147,15 +149,14 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
         futures = {}
         prepared: list = []  # kept while the batch runs
+        warming = None  # the references' warming, on the first worker free
         try:
             if client is not None:
                 timing.worker_cores = worker_cores(client)
             if any(s.path is not None for s in todo):
                 assert client is not None  # started above: there is work to do
                 prepared = prepare_workers(client, options.lab, limits)
-                warming = time.monotonic()
-                warm_references(client, options.lab, progress)
-                timing.warming = time.monotonic() - warming
+                warming = start_warming(client, options.lab)
             for submission in todo:
                 data = None if submission.path is None else _read(submission.path)
                 if data is None:
@@ -176,6 +177,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 futures[future] = submission
             if options.similarity:  # needs no grade: written while the workers grade
                 _write_similarity(options, lab, submissions)
+            if warming is not None:
+                timing.warming = report_warming(warming, progress)
             for future in as_completed(futures) if futures else ():
                 submission = futures[future]
                 try:
@@ -190,7 +193,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                     )
                 record(submission, result)
         finally:
-            for future in [*futures, *prepared]:
+            for future in [*futures, *prepared, *([] if warming is None else [warming])]:
                 future.cancel()
             close_client(client, cluster)
             if todo:

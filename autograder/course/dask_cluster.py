@@ -3,10 +3,10 @@ an existing one given by its scheduler's address), what each worker runs (a subm
 lab's cached references computed once ahead, its spare kernel shut down at the end) and the cluster's
 release.
 
-Before the first submission, every worker is prepared (a spare kernel starting, JAX loaded) while one
-of them warms the references. A class's batch (batch.py) and a lab's mutants (autograder.mutation) both
-grade on it. This module imports no JAX: a worker imports it first, and the grading, preparing and
-warming functions set up the devices before anything imports JAX.
+Before the first submission, every worker is prepared (a spare kernel starting, JAX loaded); then the
+first one free warms the references while the others grade. A class's batch (batch.py) and a lab's
+mutants (autograder.mutation) both grade on it. This module imports no JAX: a worker imports it first,
+and the grading, preparing and warming functions set up the devices before anything imports JAX.
 """
 
 from __future__ import annotations
@@ -87,24 +87,42 @@ def release_kernels() -> None:
         pool.close_worker_pool()
 
 
-def warm_on_worker(lab: str) -> str:
-    """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary."""
-    from autograder.run import configure_grader_process
+def warm_on_worker(lab: str) -> tuple[str, float]:
+    """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary
+    and the seconds it took. Another grading's timed task waits for it as for a check (``checks_running``):
+    it loads the machine as one."""
+    from autograder.run import checks_running, configure_grader_process
 
     configure_grader_process()
     from autograder.caches import warm_lab
 
-    return warm_lab(lab).summary()
+    with checks_running():
+        warmed = warm_lab(lab)
+    return warmed.summary(), warmed.seconds
+
+
+def start_warming(client, lab: str):
+    """Warm the lab's references on the first worker free, ahead of every grading queued after it (a higher
+    Dask priority); the future, for ``report_warming``. Gradings on the other workers do not wait for it: a
+    check reads a reference once it is stored, and until then computes it, as a grading without a batch
+    does, on a core that would otherwise stand idle."""
+    return client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False, priority=10)
+
+
+def report_warming(warming, progress: GradingProgress) -> float:
+    """Wait for ``start_warming``'s future and print its summary; the seconds the warming took (0 when it
+    failed: a failure is only reported, and each grading computes what it lacks)."""
+    try:
+        summary, seconds = warming.result()
+    except Exception as exc:
+        summary, seconds = f"the lab's references could not be computed ahead: {type(exc).__name__}: {exc}", 0.0
+    progress.progress.console.print(f"references: {summary}")
+    return seconds
 
 
 def warm_references(client, lab: str, progress: GradingProgress) -> None:
-    """Warm the lab's references on one worker and wait: every grading then reads them from disk. A
-    failure is only reported: each grading computes what it lacks."""
-    try:
-        summary = client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False).result()
-    except Exception as exc:
-        summary = f"the lab's references could not be computed ahead: {type(exc).__name__}: {exc}"
-    progress.progress.console.print(f"references: {summary}")
+    """Warm the lab's references on one worker and wait: every grading after it reads them from disk."""
+    report_warming(start_warming(client, lab), progress)
 
 
 def default_workers() -> int:
