@@ -9,7 +9,9 @@ on a quiet machine that is after 5 rounds, under load it takes them all.
 
 Whether sharding was "faster" is decided by this measurement alone: the single ÷ sharded ratio of each
 interleaved round, and a distribution-free 90 % interval of their median (``MeasuredRatio``). Load
-scatters the rounds, which widens the interval by itself; nothing a student reports widens it.
+scatters the rounds, which widens the interval by itself; nothing a student reports widens it. A
+measurement that decides a verdict takes more rounds while the median points one way and the interval
+does not yet (up to ``VERDICT_ROUNDS`` times as many): under load, fewer would leave it to either answer.
 """
 
 from __future__ import annotations

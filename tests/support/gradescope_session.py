@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 from autograder.course.gradescope_zip import build_autograder_zip
@@ -105,12 +104,23 @@ def kept_kernel_roots(output: str) -> list[Path]:
     return [Path(line.split(" ", 1)[1]) for line in output.splitlines() if line.startswith("kept /")]
 
 
+_UNPACK = """
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as archive:
+    archive.extractall(sys.argv[2])
+    for info in archive.infolist():  # zipfile does not restore modes
+        os.chmod(os.path.join(sys.argv[2], info.filename), info.external_attr >> 16 & 0o777)
+"""
+
+
 def unpack_zip(archive_path: Path, root: Path) -> Path:
-    """The zip's files in ``root/source``, with their modes, as Gradescope lays them out."""
-    with zipfile.ZipFile(archive_path) as archive:
-        archive.extractall(root / "source")
-        for info in archive.infolist():  # zipfile does not restore modes
-            os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
+    """The zip's files in ``root/source``, with their modes, as Gradescope lays them out.
+
+    A child process writes them. Tests run several run_autograder side by side on threads. Were this
+    process to write a run_autograder while another thread forks, the forked child would hold the file
+    open for writing until its own exec, and running the script in that moment fails with "Text file
+    busy" (ETXTBSY)."""
+    subprocess.run([sys.executable, "-c", _UNPACK, str(archive_path), str(root / "source")], check=True, timeout=300)
     return root / "source"
 
 
