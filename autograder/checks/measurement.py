@@ -47,14 +47,6 @@ class TimingStats:
     samples: tuple[float, ...]
 
     @property
-    def spread(self) -> float:
-        """How far the samples range: the ratio of their 90th to their 10th percentile (of the largest to the
-        smallest with fewer than 10), 1 for a single sample. A loaded machine, or a CPU quota, widens it."""
-        if len(self.samples) < 2 or self.fast <= 0:
-            return 1.0
-        return self.slow / self.fast
-
-    @property
     def fast(self) -> float:
         """The 10th percentile of the samples (the smallest with fewer than 10): what a call takes when the
         machine leaves it alone. Load only ever slows a call, so it stays put when the median climbs."""
@@ -62,7 +54,8 @@ class TimingStats:
 
     @property
     def slow(self) -> float:
-        """The 90th percentile of the samples (the largest with fewer than 10)."""
+        """The 90th percentile of the samples (the largest with fewer than 10): a loaded machine, or a CPU
+        quota, raises it, as it slows the student's own measurement."""
         return self._deciles()[-1]
 
     def _deciles(self) -> tuple[float, float]:

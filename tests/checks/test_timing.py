@@ -378,17 +378,18 @@ def test_a_measured_ratio_must_be_ordered_and_positive():
             MeasuredRatio(median, low, high)
 
 
-def test_the_spread_of_the_samples():
-    assert stats(0.01).spread == 1.0
-    assert stats(0.01, 0.02, 0.015).spread == pytest.approx(2.0)  # few samples: largest ÷ smallest
+def test_the_fastest_and_slowest_calls_of_the_samples():
+    assert stats(0.01).fast == stats(0.01).slow == 0.01
+    few = stats(0.01, 0.02, 0.015)  # few samples: the smallest and the largest
+    assert (few.fast, few.slow) == (0.01, 0.02)
     steady = stats(*([0.010] * 8 + [0.011, 0.012, 0.05]))  # one outlier among 11: the 90th percentile skips it
-    assert 1.0 <= steady.spread < 1.5
+    assert 1.0 <= steady.slow / steady.fast < 1.5
 
 
 def test_the_time_band_runs_from_the_grader_s_fastest_to_its_slowest_calls():
     quiet = stats(*([0.010] * 11))
     noisy = stats(0.004, 0.006, 0.010, 0.010, 0.010, 0.012, 0.015, 0.02, 0.025, 0.03, 0.03)  # under a quota
-    assert noisy.spread > 2.5 and noisy.median == 0.012
+    assert noisy.slow / noisy.fast > 2.5 and noisy.median == 0.012
     assert noisy.fast == pytest.approx(0.006) and noisy.slow == pytest.approx(0.03)  # 10th and 90th percentiles
     five_times = fact_of(0.060)  # 5× the noisy median, 6× the quiet one
     assert "more than 4× more" in message(assert_time_consistent, five_times, quiet, "t")
@@ -406,7 +407,7 @@ def test_load_never_lets_a_time_far_below_the_grader_s_fastest_calls_pass():
     a right time taken under the same load passes, and a time 5× below the fastest call (the clock stopped
     at the dispatch) still fails, however scattered the rest."""
     loaded = stats(0.010, 0.011, 0.012, 0.05, 0.1, 0.2, 0.3, 0.4, 0.4)
-    assert loaded.median == 0.1 and loaded.fast == 0.010 and loaded.spread == 40
+    assert loaded.median == 0.1 and loaded.fast == 0.010 and loaded.slow / loaded.fast == 40
     for right in (0.011, 0.1, 0.4, 1.2):
         assert_time_consistent(fact_of(right), loaded, "t_sharded")
     text = message(assert_time_consistent, fact_of(0.002), loaded, "t_sharded")
