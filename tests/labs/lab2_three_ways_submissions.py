@@ -357,20 +357,23 @@ CASES = [
         messages={"t6": "all-gather"},
     ),
     Case("training_unsharded", {"t7": ("x_sh, y_sh = x, y\nparams_sharded = train(params, x, y)")}, {"t7": 7}),
+    # The one-device call is timed over 10 calls without waiting for their results. The loop returns once
+    # the calls are dispatched, hundreds of times before their compute ends; a preemption between a call's
+    # dispatch and the clock is shared by the 10 calls (one unblocked call, timed alone, read a few times
+    # low on a loaded machine: too near the 4x tolerance for its grade to be known).
     Case(
         "dispatch_only_timing",
         {
             **solved("t7"),
             "t8": (
                 "def dispatch_only(fn, *args):\n"
-                "    times = []\n"
+                "    jax.block_until_ready(fn(*args))\n"
+                "    start = time.perf_counter()\n"
                 "    for _ in range(10):\n"
-                "        jax.block_until_ready(fn(*args))\n"
-                "        start = time.perf_counter()\n"
                 "        result = fn(*args)  # returns before the computation is done\n"
-                "        times.append(time.perf_counter() - start)\n"
-                "        jax.block_until_ready(result)\n"
-                "    return float(np.median(times))\n"
+                "    elapsed = time.perf_counter() - start\n"
+                "    jax.block_until_ready(result)\n"
+                "    return elapsed / 10\n"
                 "def blocked(fn, *args):\n"
                 "    jax.block_until_ready(fn(*args))\n"
                 "    start = time.perf_counter()\n"
