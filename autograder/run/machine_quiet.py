@@ -21,7 +21,7 @@ from pathlib import Path
 from autograder.run.core_pinning import process_cores
 
 PROC_STAT = Path("/proc/stat")
-WINDOW = 0.2  # seconds a reading of the machine's load spans
+WINDOW = 0.1  # seconds a reading of the machine's load spans
 BUSY_CPUS = 0.3  # at most this many processors' worth busy counts as quiet
 MAX_WAIT = 5.0  # seconds waited at most for a quiet machine
 
