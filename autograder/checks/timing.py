@@ -4,8 +4,9 @@ Why the tolerances are as they are (jax 0.10.2, 2 cores, 8 virtual CPU devices; 
 
 - A student's time is measured in another process at another moment, so it can only agree with ours
   within a factor: 4× for a time per call (wider than the load shifts of a median) of the span the
-  grader's own calls took, from its fastest to its slowest; 2.5× for a ratio of two times (load affects
-  both sides of a ratio alike, so it moves less than either time).
+  grader's own calls took, from its fastest to its slowest; 2.5× for a ratio of two times, of the span
+  its two sides' calls allow (a's fastest ÷ b's slowest to a's slowest ÷ b's fastest: a student who times
+  one function after the other may meet the load in one loop and not the other).
 - Load only ever slows a call. So however loaded the machine, the grader's fastest calls stay near the
   code's true time: a claim far below them is a mistake, never load.
 - The mistakes the checks must catch lie far outside those factors: timing only the dispatch (the clock
@@ -96,7 +97,13 @@ def assert_speedup_claim(
     claimed_a / claimed_b (within 5 %) and is within
     ``factor`` of the grader's measured ratio. Given the grader's own ``measured_a`` and ``measured_b``,
     each claimed time must first agree with it (``assert_time_consistent``): a speedup from unsound times
-    is not sound."""
+    is not sound.
+
+    Given the grader's samples of both (``TimingStats``), the range also reaches the ratios load can make
+    of two times measured one after the other, each somewhere between the grader's fastest and slowest
+    calls: from a's fastest ÷ b's slowest to a's slowest ÷ b's fastest. On a quiet machine those lie near
+    the median; on a loaded one a right answer that timed its two functions in turn is not failed for
+    the load its two loops met."""
     for claimed, measured, time_name in ((claimed_a, measured_a, a_name), (claimed_b, measured_b, b_name)):
         if measured is not None:
             assert_time_consistent(claimed, measured, time_name, accept=accept)
@@ -109,13 +116,25 @@ def assert_speedup_claim(
             f"{quote(name)}: expected {quote(a_name)} / {quote(b_name)} = {format_seconds(a)} / {format_seconds(b)}"
             f" = {own_ratio:.3g}, found {speedup:.3g}: the speedup must be computed from your two times"
         )
-    low, high = measured_ratio / factor, measured_ratio * factor
+    least, most = _load_extremes(measured_ratio, measured_a, measured_b)
+    low, high = least / factor, most * factor
     if not low <= speedup <= high:
+        spread = "" if least == most else f", {least:.3g}–{most:.3g} from its fastest and slowest calls,"
         raise CheckFailure(
             f"{quote(name)}: your speedup {speedup:.3g} is outside {low:.3g}–{high:.3g}, the range allowed around"
-            f" the grader's measured {measured_ratio:.3g} (a factor of {factor:g}): check that both times are"
-            " warm, blocked and per call"
+            f" the grader's measured {measured_ratio:.3g}{spread} (a factor of {factor:g}): check that both times"
+            " are warm, blocked and per call"
         )
+
+
+def _load_extremes(
+    median: float, measured_a: float | TimingStats | None, measured_b: float | TimingStats | None
+) -> tuple[float, float]:
+    """The least and greatest ratio a / b the grader's samples allow (a's fastest ÷ b's slowest, a's slowest
+    ÷ b's fastest), never narrower than the median; the median alone without both sides' samples."""
+    if not (isinstance(measured_a, TimingStats) and isinstance(measured_b, TimingStats)):
+        return median, median
+    return min(median, measured_a.fast / measured_b.slow), max(median, measured_a.slow / measured_b.fast)
 
 
 def assert_faster_verdict(

@@ -279,6 +279,38 @@ def test_a_speedup_from_a_time_far_from_the_grader_s_fails_on_that_time_first():
     assert_speedup_claim(0.7, 0.007, 0.010, 0.9, "speedup", measured_a=0.006, measured_b=0.011)
 
 
+LOADED_GATHERED = (0.010, 0.011, 0.012, 0.020, 0.040)  # the grader's calls on a loaded machine
+LOADED_COLLECTIVE = (0.025, 0.027, 0.030, 0.050, 0.100)
+
+
+def test_a_right_speedup_whose_two_loops_met_different_load_passes():
+    """A right answer timed one function, then the other, and the load met its second loop only. Both
+    times lie within the grader's calls (fastest 10 and 25 ms, slowest 40 and 100 ms); their ratio, 3.2×
+    below the grader's median, is one the load made of them, not a mistake."""
+    measured = {"measured_a": stats(*LOADED_GATHERED), "measured_b": stats(*LOADED_COLLECTIVE)}
+    assert_speedup_claim(0.125, 0.010, 0.080, 0.4, "speedup", factor=3.0, **measured)
+
+
+def test_the_same_speedup_fails_where_the_grader_s_calls_were_steady():
+    steady = {"measured_a": stats(0.010, 0.0101, 0.0102), "measured_b": stats(0.025, 0.0252, 0.0255)}
+    text = message(assert_speedup_claim, 0.125, 0.010, 0.080, 0.4, "speedup", factor=3.0, **steady)
+    assert text.startswith(
+        "`speedup`: your speedup 0.125 is outside 0.131–1.22, the range allowed around the grader's measured"
+        " 0.4, 0.392–0.408 from its fastest and slowest calls, (a factor of 3)"
+    )
+
+
+def test_a_speedup_beyond_what_load_can_make_of_sound_times_fails():
+    """Each time within 4× of the grader's calls, but 100 ms ÷ 10 ms is more than 3× the greatest ratio
+    those calls allow (40 ms ÷ 25 ms)."""
+    measured = {"measured_a": stats(*LOADED_GATHERED), "measured_b": stats(*LOADED_COLLECTIVE)}
+    text = message(assert_speedup_claim, 10.0, 0.100, 0.010, 0.4, "speedup", factor=3.0, **measured)
+    assert text.startswith(
+        "`speedup`: your speedup 10 is outside 0.0333–4.8, the range allowed around the grader's measured 0.4,"
+        " 0.1–1.6 from its fastest and slowest calls, (a factor of 3)"
+    )
+
+
 # measured_ratio: the grader's ratio, round by round, with the interval of its median
 
 
