@@ -359,7 +359,7 @@ CASES = [
     Case("training_unsharded", {"t7": ("x_sh, y_sh = x, y\nparams_sharded = train(params, x, y)")}, {"t7": 7}),
     # The one-device call is timed over 10 calls without waiting for their results. The loop returns once
     # the calls are dispatched, hundreds of times before their compute ends; a preemption between a call's
-    # dispatch and the clock is shared by the 10 calls (one unblocked call, timed alone, read a few times
+    # dispatch and the clock is shared by the 10 calls (one unblocked call, timed alone, read only a few times
     # low on a loaded machine: too near the 4x tolerance for its grade to be known).
     Case(
         "dispatch_only_timing",
