@@ -5,13 +5,20 @@ TYPE_CHECKING:`` it imports the names the stages above use, and ``lazy_exports``
 names load on first use. So a door costs nothing to open until a name is used: the student's kernel
 imports ``autograder.self_check`` without the grader's dependencies, and editors and type checkers read
 the same imports as plain code.
+
+Opening the package does one thing at once: every process that imports it, a command's, a Dask worker's
+or a student's kernel, imports nbformat a second sooner (``jsonschema_formats``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from autograder.jsonschema_formats import install as _leave_out_jsonschemas_iri_checker
+
 __version__ = "0.1.0"
+
+_leave_out_jsonschemas_iri_checker()
 
 if TYPE_CHECKING:
     from autograder.authoring import assign_lab
