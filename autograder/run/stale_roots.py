@@ -22,17 +22,24 @@ from pathlib import Path
 
 OWNER_FILE = ".autograder-owner"
 PREFIX = "autograder-"
+ENDED_STATES = ("Z", "X")  # /proc/PID/stat's states of a process that has ended: zombie, dead
 
 
 def _identity(pid: int) -> str | None:
-    """``pid``'s pid namespace, pid and start time, or None when it has ended (or cannot be read)."""
+    """``pid``'s pid namespace, pid and start time, or None when it has ended (or cannot be read).
+
+    A zombie has ended: a grader killed with its parent is an orphan, which waits as a zombie until the
+    machine's first process reaps it (a second or more on a busy machine; never, under a first process
+    that reaps nothing), and the next grader's sweep must not take it for a live one."""
     try:
         namespace = os.readlink(f"/proc/{pid}/ns/pid")
-        # the fields after the command's closing parenthesis start at the 3rd; the start time is the 22nd
-        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        # the fields after the command's closing parenthesis start at the 3rd (the state); the start time
+        # is the 22nd
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        state, start = fields[0], fields[19]
     except (OSError, IndexError):
         return None
-    return f"{namespace} {pid} {start}"
+    return None if state in ENDED_STATES else f"{namespace} {pid} {start}"
 
 
 def claim(folder: Path) -> None:

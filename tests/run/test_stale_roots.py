@@ -6,6 +6,9 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
+
+import psutil
 
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
@@ -51,6 +54,22 @@ def test_the_folders_of_a_grader_that_ended_are_removed_and_no_others(tmp_path):
     assert sorted(sweep(tmp_path)) == sorted(removed)
     assert not ended.exists() and not reused_pid.exists()
     assert all(folder.is_dir() for folder in (live, kept, unowned, elsewhere, not_the_harness))
+
+
+def test_the_folders_of_a_grader_that_is_a_zombie_are_removed(tmp_path):
+    """A killed grader's orphan waits as a zombie until the machine's first process reaps it: it has ended."""
+    zombie = tmp_path / "autograder-zombie"
+    grader = subprocess.Popen([sys.executable, "-c", KILLED_GRADER, str(zombie)])  # not waited for: a zombie
+    try:
+        deadline = time.monotonic() + 60
+        while psutil.Process(grader.pid).status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert psutil.Process(grader.pid).status() == psutil.STATUS_ZOMBIE
+        assert (zombie / OWNER_FILE).read_text().split()[1] == str(grader.pid)
+        assert sweep(tmp_path) == [zombie]
+        assert not zombie.exists()
+    finally:
+        grader.wait(timeout=60)
 
 
 def test_a_kernels_root_names_its_grader_until_it_is_kept():
