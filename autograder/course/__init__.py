@@ -18,7 +18,13 @@ if TYPE_CHECKING:
     from autograder.course.adjustments import record_override
     from autograder.course.batch import BatchError, BatchOptions, run_batch
     from autograder.course.collect import CollectError, collect_submissions
-    from autograder.course.dask_cluster import close_client, dask_client, grade_on_worker, warm_references
+    from autograder.course.dask_cluster import (
+        close_client,
+        dask_client,
+        grade_on_worker,
+        last_gradings,
+        warm_references,
+    )
     from autograder.course.gradebook import write_atomically
     from autograder.course.gradescope_config import (
         GRADESCOPE_LIMITS,

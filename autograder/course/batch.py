@@ -27,6 +27,7 @@ from autograder.course.dask_cluster import (
     dask_client,
     default_workers,
     grade_on_worker,
+    last_gradings,
     prepare_workers,
     report_warming,
     start_warming,
@@ -153,10 +154,13 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         try:
             if client is not None:
                 timing.worker_cores = worker_cores(client)
-            if any(s.path is not None for s in todo):
+            gradable = {s.student: index for index, s in enumerate(s for s in todo if s.path is not None)}
+            last = range(0)
+            if gradable:
                 assert client is not None  # started above: there is work to do
                 prepared = prepare_workers(client, options.lab, limits)
                 warming = start_warming(client, options.lab)
+                last = last_gradings(client, len(gradable))
             for submission in todo:
                 data = None if submission.path is None else _read(submission.path)
                 if data is None:
@@ -171,6 +175,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                     data,
                     options.lab,
                     limits,
+                    gradable[submission.student] in last,
                     key=f"grade-{submission.student}-{time.time_ns()}",
                     pure=False,
                 )

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from autograder.course.grading_progress import GradingProgress
 
 
-def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict) -> dict:
+def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict, last: bool = False) -> dict:
     """Grade one submission where this runs (a Dask worker) within the limits ``limits_data`` gives
-    (``Limits.to_dict``); returns the result as plain data."""
+    (``Limits.to_dict``); returns the result as plain data. ``last``: among the class's last gradings
+    (``last_gradings``), after which the worker starts no spare kernel."""
     from autograder.run import configure_grader_process, worker_pool
 
     configure_grader_process()
@@ -37,7 +38,8 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
         path = Path(folder) / filename
         path.write_bytes(data)
         try:
-            result = grade_notebook(path, GradeOptions(lab, limits=limits, executor=worker_pool().execute))
+            executor = worker_pool().executor(start_next=not last)
+            result = grade_notebook(path, GradeOptions(lab, limits=limits, executor=executor))
         except Exception as exc:  # the grader's own failure (e.g. no sandbox here): retried by a rerun
             result = GradeResult(
                 lab, filename, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}", 0.0, seed=None
@@ -76,6 +78,15 @@ def prepare_workers(client, lab: str, limits_data: dict) -> list:
         )
         for address in sorted(client.scheduler_info()["workers"])
     ]
+
+
+def last_gradings(client, count: int) -> range:
+    """Which of ``count`` gradings submitted in order are the last the cluster starts: those after which
+    no grading is left for any of its threads. Dask starts tasks of equal priority in the order they were
+    submitted, so a worker that takes one of these has nothing after it, and a spare kernel it started
+    would take the core from that grading, then be shut down unused. Should the guess be wrong (a worker
+    lost, a task moved), a later grading starts its own kernel."""
+    return range(max(0, count - sum(client.nthreads().values())), count)
 
 
 def release_kernels() -> None:

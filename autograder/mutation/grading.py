@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder.course import GradingProgress, close_client, dask_client, grade_on_worker, warm_references
+from autograder.course import (
+    GradingProgress,
+    close_client,
+    dask_client,
+    grade_on_worker,
+    last_gradings,
+    warm_references,
+)
 from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
 from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
@@ -78,7 +85,8 @@ def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple
             from dask.distributed import as_completed
 
             warm_references(client, lab.id, progress)
-            for name, nb in notebooks.items():
+            final = last_gradings(client, len(notebooks))
+            for index, (name, nb) in enumerate(notebooks.items()):
                 future = client.submit(
                     grade_on_worker,
                     name,
@@ -86,6 +94,7 @@ def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple
                     nbformat.writes(nb).encode(),
                     lab.id,
                     limits,
+                    index in final,
                     key=f"mutant-{name}-{time.time_ns()}",
                     pure=False,
                 )

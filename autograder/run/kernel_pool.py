@@ -3,11 +3,11 @@
 While a submission is graded, the pool starts the next sandboxed kernel (process started, startup code
 run: kernel recorder and lab probe loaded, JAX imported, devices initialised), so that a kernel's start-up
 is off the next submission's critical path; ``prepare`` starts the first one before any submission
-arrives. A kernel is used once: each submission gets a fresh process, a fresh working directory and a
-fresh uid lease. The spare kernel is made for the limits and the lab probe
-of the submission just claimed; one that does not fit the next submission, failed to start, died or does
-not answer while it waited is shut down, and the submission gets a kernel started for it, as
-``execute_plan`` would.
+arrives, and a grading told that none follows it (one of a class's last) starts none. A kernel is used
+once: each submission gets a fresh process, a fresh working directory and a fresh uid lease. The spare
+kernel is made for the limits and the lab probe of the submission just claimed; one that does not fit the
+next submission, failed to start, died or does not answer while it waited is shut down, and the
+submission gets a kernel started for it, as ``execute_plan`` would.
 
 jupyter_client's kernel managers and ZeroMQ's asyncio sockets belong to the event loop they were made
 on, so the pool owns one long-lived event loop on a thread of its own, on which every execution runs.
@@ -20,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import threading
 import time
 from pathlib import Path
 
 from autograder.run.execute import execute_plan_async
-from autograder.run.execution import Execution
+from autograder.run.execution import Execution, Executor
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
@@ -47,16 +48,21 @@ class KernelPool:
         self._lock = threading.Lock()
         atexit.register(self.close)
 
-    def execute(self, request: RunRequest, live: LiveExecution | None = None) -> Execution:
+    def execute(self, request: RunRequest, live: LiveExecution | None = None, *, start_next: bool = True) -> Execution:
         """``execute_plan``, in the spare kernel when it fits and is ready; then starts the next one
-        (an ``Executor``)."""
+        (an ``Executor``), unless ``start_next`` is False: no submission is expected after this one, and a
+        spare would only take the core from it, then be shut down unused."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
-            future = asyncio.run_coroutine_threadsafe(self._execute(request, live), self._loop)
+            future = asyncio.run_coroutine_threadsafe(self._execute(request, live, start_next), self._loop)
         return future.result()
 
-    async def _execute(self, request: RunRequest, live: LiveExecution | None) -> Execution:
+    def executor(self, start_next: bool = True) -> Executor:
+        """``execute`` as an ``Executor`` that starts the next kernel or not (``start_next``)."""
+        return functools.partial(self.execute, start_next=start_next)
+
+    async def _execute(self, request: RunRequest, live: LiveExecution | None, start_next: bool) -> Execution:
         limits, lab_probe = request.limits, request.lab_probe
         asked = time.monotonic()
         kernel = await self._claim(limits, lab_probe)
@@ -64,7 +70,8 @@ class KernelPool:
             kernel = StartedKernel(limits, lab_probe)
         else:
             kernel.waited = time.monotonic() - asked
-        self._warm(limits, lab_probe, after=kernel)
+        if start_next:
+            self._warm(limits, lab_probe, after=kernel)
         return await execute_plan_async(request, live, kernel)
 
     async def _claim(self, limits: Limits, lab_probe: Path | None) -> StartedKernel | None:

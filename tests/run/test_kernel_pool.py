@@ -109,6 +109,19 @@ def test_a_prepared_kernel_serves_the_first_submission_and_one_for_other_limits_
         other.close()
 
 
+def test_a_grading_with_none_after_it_starts_no_spare(pool):
+    """One of a class's last gradings (``executor(start_next=False)``) uses the kernel started ahead and
+    starts none after it: a spare would take its core, then be shut down unused. Should a submission come
+    after all, it gets a kernel started for it."""
+    pool.prepare(LIMITS, None)
+    prepared = pool.run(pool.spare())
+    assert pool.executor(start_next=False)(RunRequest(_plan("pass"), {}, LIMITS, 1)).status == "completed"
+    assert pool.used[0][0] is prepared and pool.used[0][1]  # started ahead
+    assert pool.run(pool.spare()) is None
+    assert pool.execute(RunRequest(_plan("pass"), {}, LIMITS, 2)).status == "completed"
+    assert not pool.used[1][1]  # started for it
+
+
 def test_a_run_waiting_to_read_its_facts_leaves_the_kernels_loop_free(pool, monkeypatch):
     """A grader holds the facts' parser lock for its whole session, and may wait inside it for the machine's
     timed turn. A run that ends meanwhile waits for that lock to read its facts, off the loop that serves
