@@ -50,8 +50,36 @@ def stat(tmp_path, monkeypatch):
     fake.stop.set()
 
 
-def test_an_idle_machine_is_quiet_after_one_window(stat):
-    assert machine_quiet.WINDOW <= machine_quiet.wait_until_machine_quiet("t4") < 0.6
+def test_an_idle_machine_is_quiet_after_a_first_glance(stat):
+    assert machine_quiet.FIRST_GLANCE <= machine_quiet.wait_until_machine_quiet("t4") < 0.6
+
+
+def _scripted(monkeypatch, readings: list[tuple[int, int]]) -> list[float]:
+    """/proc/stat's (busy, total) ticks read one after another from ``readings``; the sleeps, recorded."""
+    sleeps: list[float] = []
+    monkeypatch.setattr(machine_quiet, "_cpu_times", lambda cores: readings.pop(0))
+    monkeypatch.setattr(machine_quiet.time, "sleep", sleeps.append)
+    monkeypatch.setattr(machine_quiet, "process_cores", lambda: (0,))
+    return sleeps
+
+
+def test_one_busy_tick_at_the_first_glance_waits_for_the_whole_window(monkeypatch):
+    """Not one busy tick: quiet at once. One: the rest of the window decides (one tick in ten is under
+    ``BUSY_CPUS``), and a busy window is followed by another."""
+    first, window, rest = (
+        machine_quiet.FIRST_GLANCE,
+        machine_quiet.WINDOW,
+        machine_quiet.WINDOW - machine_quiet.FIRST_GLANCE,
+    )
+    sleeps = _scripted(monkeypatch, [(50, 100), (50, 103)])
+    machine_quiet.wait_until_machine_quiet("t4")
+    assert sleeps == [first]
+    sleeps = _scripted(monkeypatch, [(50, 100), (51, 103), (51, 110)])
+    machine_quiet.wait_until_machine_quiet("t4")
+    assert sleeps == [first, rest]
+    sleeps = _scripted(monkeypatch, [(50, 100), (53, 103), (60, 110), (61, 120)])
+    machine_quiet.wait_until_machine_quiet("t4")
+    assert sleeps == [first, rest, window]
 
 
 def test_a_busy_machine_is_waited_for_until_it_is_quiet_or_the_wait_is_over(stat):
