@@ -8,8 +8,9 @@ For each lab, a class of ``--copies`` copies of its solution (default 8):
 - batch: ``autograder batch`` of the same notebooks with ``--workers`` local workers (default: the
   batch's own default, one per core).
 
-Bare and batch alternate (bare, batch, bare, batch, …) ``--rounds`` times in this one run, so that both see
-the same machine; each is summarised by its median, and the line to read is batch ÷ bare. Under it, the
+The lab's references are warmed first (``autograder warm``), as on any machine after its first batch. Bare
+and batch alternate (bare, batch, bare, batch, …) ``--rounds`` times in this one run, so that both see the
+same machine; each is summarised by its median, and the line to read is batch ÷ bare. Under it, the
 batch's time per phase summed over the class, as the batch writes it (``batch-timing.json``, from each
 grade's phases, ``run/phase_clock.py``): kernel start, the cells (the student's and the lab's), capturing
 the facts, waiting for another grading's timed turn or a quiet machine, the grader's own timing
@@ -98,6 +99,9 @@ def main() -> None:
     workers = args.workers or os.cpu_count() or 1
     print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {args.copies} copies, {workers} at a time")
     for lab_id in args.labs:
+        # The lab's references are computed once per machine (``autograder warm``, or a first batch): the
+        # cost measured here is a class's, not that first time's.
+        subprocess.run([sys.executable, "-m", "autograder", "warm", lab_id], check=True, stdout=subprocess.DEVNULL)
         with tempfile.TemporaryDirectory(prefix="batch-cost-") as tmp:
             paths = make_class(lab_id, Path(tmp) / "class", args.copies)
             bare_runs, batch_runs, unpinned_runs = [], [], []
