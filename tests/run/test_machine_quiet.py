@@ -12,6 +12,7 @@ import time
 import pytest
 
 from autograder.run import machine_quiet
+from autograder.run.cpu_quota import CpuQuota
 
 
 class FakeStat:
@@ -60,6 +61,7 @@ def _scripted(monkeypatch, readings: list[tuple[int, int]]) -> list[float]:
     monkeypatch.setattr(machine_quiet, "_cpu_times", lambda cores: readings.pop(0))
     monkeypatch.setattr(machine_quiet.time, "sleep", sleeps.append)
     monkeypatch.setattr(machine_quiet, "process_cores", lambda: (0,))
+    monkeypatch.setattr(machine_quiet, "container_cpu_quota", lambda: None)
     return sleeps
 
 
@@ -102,3 +104,12 @@ def test_a_grading_pinned_to_one_core_waits_for_that_core_alone(stat, monkeypatc
     assert machine_quiet.wait_until_machine_quiet("t4") < 0.6
     stat.busy[1] = 1.0
     assert machine_quiet.wait_until_machine_quiet("t4") >= 1.0
+
+
+def test_under_a_cpu_quota_the_whole_window_is_waited(monkeypatch):
+    """Half a CPU (Gradescope's container): a first glance with not one busy tick does not end the wait;
+    the window spans the scheduler's period, so the timing starts on a new period's quota."""
+    sleeps = _scripted(monkeypatch, [(50, 100), (50, 110)])
+    monkeypatch.setattr(machine_quiet, "container_cpu_quota", lambda: CpuQuota(0.5, 0.1))
+    machine_quiet.wait_until_machine_quiet("t4")
+    assert sleeps == [machine_quiet.WINDOW]
