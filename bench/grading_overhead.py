@@ -53,6 +53,10 @@ def bare_once(notebook: Path, without_self_check_cells: bool = False) -> tuple[f
         client = NotebookClient(
             nb, kernel_name="python3", timeout=600, allow_errors=True, resources={"metadata": {"path": workdir}}
         )
+        # Its sockets are files in the working directory, as the harness's kernels' are: TCP ports picked
+        # before the kernel binds them collide now and then when two kernels start at once.
+        client.create_kernel_manager()
+        client.km.transport, client.km.ip = "ipc", str(Path(workdir) / "kernel")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         client.execute(env=kernel_environment())  # starts, runs every cell, shuts the kernel down
