@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autograder.authoring.case_groups import CaseGroup
 from autograder.authoring.known_grades import make_submission
+from autograder.course.dask_cluster import warm_on_worker
 from autograder.grading import GradeOptions, grade_notebook
 from autograder.lab import load_lab
 from autograder.run import pinned_process_pool
@@ -48,31 +49,53 @@ def grade_all(
     each case's name maps to its group's grade, to be judged with ``case_problems(..., group)``; without,
     each case is graded alone. With ``self_checks``, also name -> the public checks the self-check's checker
     finds on the facts of that very grading, for each task whose facts were read (the facts are not kept:
-    they can be large)."""
+    they can be large).
+
+    The order keeps both processes busy to the end, as a batch does: one process computes the lab's
+    references while the other runs the solution, then the groups longest first, the untouched notebook
+    last (it runs no cell: graded early, its checks would compute the references a second time)."""
     if groups is None:
         groups = [CaseGroup((case,)) for case in cases]
     jobs = {}
     if include_reference:
-        jobs = {"solution": (lab.solution_path, Limits()), "untouched": (lab.assignment_path, Limits())}
-    for group in groups:
+        jobs = {"solution": (lab.solution_path, Limits())}
+    for group in sorted(groups, key=lambda group: _reach(lab, group), reverse=True):
         path = make_submission(lab, group.answers, directory / f"{group.name}.ipynb")
         jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
-    graded = grade_files(lab.id, jobs, workers, with_self_check=self_checks is not None)
+    if include_reference:
+        jobs["untouched"] = (lab.assignment_path, Limits())
+    graded = grade_files(lab.id, jobs, workers, with_self_check=self_checks is not None, warm=include_reference)
     by_name = {name: name for name in jobs} | {case.name: group.name for group in groups for case in group.cases}
     if self_checks is not None:
         self_checks.update({name: graded[job][1] for name, job in by_name.items()})
     return {name: graded[job][0] for name, job in by_name.items()}
 
 
+def _reach(lab, group: CaseGroup) -> int:
+    """How far into the lab a group's notebook runs: grading stops after the last answered task
+    (run/plan.py), so this orders the notebooks longest first."""
+    order = [task.id for task in lab.tasks]
+    return max((order.index(task) for task in group.answers if task in order), default=-1)
+
+
 def grade_files(
-    lab_id: str, jobs: dict[str, tuple[Path, Limits]], workers: int = 2, with_self_check: bool = False
+    lab_id: str,
+    jobs: dict[str, tuple[Path, Limits]],
+    workers: int = 2,
+    with_self_check: bool = False,
+    warm: bool = False,
 ) -> dict:
     """name -> (GradeResult, the public checks of its facts or None) for each notebook file of ``jobs``
-    (name -> (path, limits)), graded ``workers`` at a time in the session's grading processes."""
+    (name -> (path, limits)), graded ``workers`` at a time in the session's grading processes. With
+    ``warm``, the first process free computes the lab's references first (``autograder warm``), as a
+    batch's first worker does: the gradings then read them instead of each computing them."""
     pool = _grading_processes(workers)
+    warming = pool.submit(warm_on_worker, lab_id) if warm else None
     futures = {
         name: pool.submit(_graded, lab_id, path, limits, with_self_check) for name, (path, limits) in jobs.items()
     }
+    if warming is not None:
+        warming.result()
     return {name: future.result() for name, future in futures.items()}
 
 
