@@ -1,4 +1,4 @@
-"""``autograder batch``: a class of mixed submissions graded in parallel (24 on local workers, and one of
+"""``autograder batch``: a class of mixed submissions graded in parallel (16 on local workers, and one of
 each kind on an existing Dask scheduler with two workers) to the same grades as one by one; interrupted runs resume
 with every submission graded exactly once; the gradebook, feedback pages and class report."""
 
@@ -131,10 +131,10 @@ def _grades(out: Path) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
-def class_of_24(tmp_path_factory):
-    """Three students of each kind: more submissions than workers, of every kind, in any order."""
-    folder = tmp_path_factory.mktemp("class24")
-    return folder, _make_class(folder, copies=3)
+def class_of_16(tmp_path_factory):
+    """Two students of each kind: more submissions than workers, of every kind, in any order."""
+    folder = tmp_path_factory.mktemp("class16")
+    return folder, _make_class(folder, copies=2)
 
 
 @pytest.fixture(scope="session")
@@ -173,8 +173,8 @@ def test_kinds_grade_as_expected_alone(one_by_one):
     assert one_by_one["not_a_notebook"][0] == one_by_one["corrupt"][0] == "not a notebook"
 
 
-def test_local_workers_grade_like_one_by_one(class_of_24, one_by_one, tmp_path):
-    folder, students = class_of_24
+def test_local_workers_grade_like_one_by_one(class_of_16, one_by_one, tmp_path):
+    folder, students = class_of_16
     done = _batch([folder, "--out", tmp_path / "out", "--workers", "2"])
     kernels = _watch_kernels(done)
     stdout, stderr = done.communicate(timeout=1800)
