@@ -104,11 +104,19 @@ def _measured_verdict_problems(tasks: Iterable[TaskResult], measured: Collection
             continue
         if check.passed or not re.search(r"found (True|False)\b", check.message):
             continue
-        found = VERDICT_FAILURE.search(check.message)
-        if found is None:
+        if VERDICT_FAILURE.search(check.message) is None:
             problems.append(f"{check.name}: its message gives no interval: {check.message}")
-            continue
-        expected, low, high = found.groups()
-        if not (float(low) > 1 if expected == "True" else high != "∞" and float(high) < 1):
+        elif not measured_side_failure(check.message):
             problems.append(f"{check.name} failed with the grader's interval across 1: {check.message}")
     return problems
+
+
+def measured_side_failure(message: str) -> bool:
+    """Whether a verdict's failure ``message`` gives the grader's interval wholly on the other side of 1
+    from the answer found: the one way a measured verdict of a right answer may fail (the machine, at
+    that moment, made the other answer true)."""
+    found = VERDICT_FAILURE.search(message)
+    if found is None:
+        return False
+    expected, low, high = found.groups()
+    return float(low) > 1 if expected == "True" else high != "∞" and float(high) < 1

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import solution_results
+from solution_results import measured_verdict_titles
+
 from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
 from autograder.authoring.known_grades import Case
 from autograder.grading import CheckResult, GradeResult, GradeStatus, TaskResult
+from autograder.lab import load_lab
 
 LAB = SimpleNamespace(tasks=[SimpleNamespace(id="t1", points=3), SimpleNamespace(id="t2", points=2)])
 MEASURED = frozenset({"test_t2_verdict"})
@@ -66,3 +70,29 @@ def test_a_case_loses_exactly_its_points_whatever_the_measured_verdict_says():
     assert "do not say 'a tuple'" in case_problems(LAB, said, grade(t1_passed=False), MEASURED)[0]
     timed_out = Case("slow", {}, {}, status="timeout")
     assert case_problems(LAB, timed_out, grade(), MEASURED)[0].startswith("status graded, expected timeout")
+
+
+def test_gradescope_results_of_a_solution_are_judged_alike():
+    """tests/support/solution_results.py: the tests that grade lab 2's solution for another purpose (a warm
+    cache, a container) excuse its measured verdict only as the lab's tests do."""
+    lab = load_lab("lab2_three_ways")
+    (title,) = measured_verdict_titles(lab)
+
+    def results(output: str, t1: str = "passed") -> dict:
+        t1_score = 8 if t1 == "passed" else 0
+        tests = [
+            {"name": "t1: `mesh` is a 2-D mesh", "status": t1, "score": t1_score, "max_score": 8, "output": ""},
+            {"name": f"t8: {title}", "status": "failed", "score": 0, "max_score": 4, "output": output},
+        ]
+        return {"score": lab.max_score - 4 - (8 - t1_score), "tests": tests, "output": ""}
+
+    below = (
+        "`cpu_faster`: expected False, found True: the grader measured single ÷ sharded = 0.609"
+        " (90% interval 0.41–0.81 over 15 rounds), so the sharded code is clearly slower"
+    )
+    across = below.replace("0.41–0.81", "0.8–1.3")
+    judged = solution_results.full_marks_problems
+    assert judged(results(below), lab) == []
+    assert any("t8" in problem for problem in judged(results(across), lab))
+    assert any("t1" in problem for problem in judged(results(below, t1="failed"), lab))
+    assert any("the score is" in problem for problem in judged({**results(below), "score": 100}, lab))
