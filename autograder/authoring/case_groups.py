@@ -14,7 +14,7 @@ answer.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from autograder.authoring.known_grades import SOLUTION, Case
@@ -72,6 +72,18 @@ def grouped(cases: list[Case], timed: Collection[str] = ()) -> list[CaseGroup]:
         else:
             groups.append([case])
     return [CaseGroup(tuple(members)) for members in groups]
+
+
+def longest_first(lab: Lab, groups: Iterable[CaseGroup]) -> list[CaseGroup]:
+    """The groups, those whose notebook runs furthest into the lab first (in their order otherwise): grading
+    stops after the last answered task (run/plan.py), so graded in this order by a few processes, none is
+    left alone with a long notebook at the end."""
+    order = [task.id for task in lab.tasks]
+
+    def reach(group: CaseGroup) -> int:
+        return max((order.index(task) for task in group.answers if task in order), default=-1)
+
+    return sorted(groups, key=reach, reverse=True)
 
 
 def _shares(case: Case, timed: Collection[str]) -> bool:

@@ -15,6 +15,6 @@ if TYPE_CHECKING:
     from autograder.caches.machine_cache import cache_root, enable_compilation_cache
     from autograder.caches.reference_cache import CachedReference, cached_reference
     from autograder.caches.shared_results import StoredResult, is_shareable, shareable, write_results
-    from autograder.caches.warm import warm_lab, warm_labs
+    from autograder.caches.warm import WarmResult, warm_lab, warm_labs
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -99,16 +99,11 @@ def release_kernels() -> None:
 
 
 def warm_on_worker(lab: str) -> tuple[str, float]:
-    """Compute and store the lab's cached references where this runs (a Dask worker); returns a summary
-    and the seconds it took. Another grading's timed task waits for it as for a check (``checks_running``):
-    it loads the machine as one."""
-    from autograder.run import checks_running, configure_grader_process
+    """Compute and store the lab's cached references where this runs (a Dask worker, ``warm_here``);
+    returns a summary and the seconds it took."""
+    from autograder.grading import warm_here
 
-    configure_grader_process()
-    from autograder.caches import warm_lab
-
-    with checks_running():
-        warmed = warm_lab(lab)
+    warmed = warm_here(lab)
     return warmed.summary(), warmed.seconds
 
 

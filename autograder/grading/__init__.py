@@ -4,8 +4,8 @@
 reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
 is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of;
 ``terminal_table`` prints it and ``feedback`` words it for the student, on a page ``html_page`` builds
-as it builds the course's reports. The student's self-check and the course's batches take
-``GradeResult`` from here.
+as it builds the course's reports; ``reference_warming`` computes a lab's references ahead of its
+gradings. The student's self-check and the course's batches take ``GradeResult`` from here.
 """
 
 from typing import TYPE_CHECKING
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from autograder.grading.notebook_file import read_submission
     from autograder.grading.pipeline import grade_notebook
     from autograder.grading.pytest_plugin import GraderError, run_graders
+    from autograder.grading.reference_warming import warm_here
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult, shown_points
     from autograder.grading.terminal_table import print_grade
     from autograder.grading.versions import (

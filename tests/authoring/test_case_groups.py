@@ -3,9 +3,11 @@ share one, and each judged on its own tasks of the shared grade, on constructed 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from test_grade_expectations import LAB, MEASURED, check, grade, verdict
 
-from autograder.authoring.case_groups import CaseGroup, grouped
+from autograder.authoring.case_groups import CaseGroup, grouped, longest_first
 from autograder.authoring.grade_expectations import case_problems
 from autograder.authoring.known_grades import SOLUTION, Case
 
@@ -90,3 +92,16 @@ def test_a_task_no_case_of_the_group_answers_must_still_score_0():
     t2_scored = grade(verdict(True, ""), t1_passed=False)  # t2's time check passes: 1 point nobody answered
     (scores, _) = case_problems(LAB, t1_wrong, t2_scored, MEASURED, group)
     assert scores.startswith("scores {'t1': 0.0, 't2': 1}, expected {'t1': 0, 't2': 0}")
+
+
+def test_the_groups_that_run_furthest_into_the_lab_are_graded_first():
+    """Grading stops after a notebook's last answered task: those that run to a later task go first, so
+    that a few processes grading them in turn are not left with one long notebook at the end."""
+    lab = SimpleNamespace(tasks=[SimpleNamespace(id=task) for task in ("t1", "t2", "t3")])
+    groups = [
+        CaseGroup((Case("t1_only", {"t1": "a = 1"}, {}),)),
+        CaseGroup((Case("to_t3", {"t1": SOLUTION, "t3": "c = 1"}, {}),)),
+        CaseGroup((Case("to_t2", {"t2": "b = 1"}, {}),)),
+        CaseGroup((Case("also_to_t3", {"t3": "c = 2"}, {}),)),
+    ]
+    assert [group.name for group in longest_first(lab, groups)] == ["to_t3", "also_to_t3", "to_t2", "t1_only"]

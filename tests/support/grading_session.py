@@ -7,10 +7,9 @@ import atexit
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from autograder.authoring.case_groups import CaseGroup
+from autograder.authoring.case_groups import CaseGroup, longest_first
 from autograder.authoring.known_grades import make_submission
-from autograder.course.dask_cluster import warm_on_worker
-from autograder.grading import GradeOptions, grade_notebook
+from autograder.grading import GradeOptions, grade_notebook, warm_here
 from autograder.lab import load_lab
 from autograder.run import pinned_process_pool
 from autograder.run.limits import Limits
@@ -59,7 +58,7 @@ def grade_all(
     jobs = {}
     if include_reference:
         jobs = {"solution": (lab.solution_path, Limits())}
-    for group in sorted(groups, key=lambda group: _reach(lab, group), reverse=True):
+    for group in longest_first(lab, groups):
         path = make_submission(lab, group.answers, directory / f"{group.name}.ipynb")
         jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
     if include_reference:
@@ -69,13 +68,6 @@ def grade_all(
     if self_checks is not None:
         self_checks.update({name: graded[job][1] for name, job in by_name.items()})
     return {name: graded[job][0] for name, job in by_name.items()}
-
-
-def _reach(lab, group: CaseGroup) -> int:
-    """How far into the lab a group's notebook runs: grading stops after the last answered task
-    (run/plan.py), so this orders the notebooks longest first."""
-    order = [task.id for task in lab.tasks]
-    return max((order.index(task) for task in group.answers if task in order), default=-1)
 
 
 def grade_files(
@@ -90,7 +82,7 @@ def grade_files(
     ``warm``, the first process free computes the lab's references first (``autograder warm``), as a
     batch's first worker does: the gradings then read them instead of each computing them."""
     pool = _grading_processes(workers)
-    warming = pool.submit(warm_on_worker, lab_id) if warm else None
+    warming = pool.submit(warm_here, lab_id) if warm else None
     futures = {
         name: pool.submit(_graded, lab_id, path, limits, with_self_check) for name, (path, limits) in jobs.items()
     }
