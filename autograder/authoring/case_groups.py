@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from autograder.authoring.known_grades import SOLUTION, Case
+from autograder.authoring.known_grades import SOLUTION, Case, make_submission
 from autograder.lab import Lab
 from autograder.run import Limits
 
@@ -72,6 +73,23 @@ def grouped(cases: list[Case], timed: Collection[str] = ()) -> list[CaseGroup]:
         else:
             groups.append([case])
     return [CaseGroup(tuple(members)) for members in groups]
+
+
+def grading_jobs(
+    lab: Lab, groups: Iterable[CaseGroup], folder: Path, with_reference: bool = True
+) -> dict[str, tuple[Path, Limits]]:
+    """name -> (notebook, limits) of a lab's test gradings: each group's notebook, written in ``folder``,
+    and with ``with_reference`` the solution and the untouched student notebook. In the order that keeps a
+    few processes busy to the end: the solution first (the longest), the groups ``longest_first``, the
+    untouched notebook last (it runs no cell: graded early, its checks would compute the lab's references
+    beside the solution's)."""
+    jobs = {"solution": (lab.solution_path, Limits())} if with_reference else {}
+    for group in longest_first(lab, groups):
+        path = make_submission(lab, group.answers, folder / f"{group.name}.ipynb")
+        jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
+    if with_reference:
+        jobs["untouched"] = (lab.assignment_path, Limits())
+    return jobs
 
 
 def longest_first(lab: Lab, groups: Iterable[CaseGroup]) -> list[CaseGroup]:

@@ -8,9 +8,8 @@ full marks with each task's checks adding up to the task's points, that the unto
 scores zero, and that each known-grade submission of ``tests/labs/<lab>_submissions.py`` loses exactly
 the points its ``Case`` states. Each notebook is graded once, two at a time, each in a grading process of
 its own pinned to a core of its own where there are enough (as a batch's workers grade); known-grade cases
-that can share a notebook share one (``case_groups``). As a batch does, the first process free computes
-the lab's references while the other grades the solution; the groups follow longest first, the untouched
-notebook last (it runs no cell: graded early, its checks would compute the references a second time).
+that can share a notebook share one (``case_groups``); as a batch does, the first process free computes
+the lab's references while the other grades the solution, and the rest follow in ``grading_jobs``'s order.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ from types import ModuleType
 import pytest
 
 from autograder.authoring.assign import assign_lab
-from autograder.authoring.case_groups import CaseGroup, grouped, longest_first, timed_tasks
+from autograder.authoring.case_groups import CaseGroup, grading_jobs, grouped, timed_tasks
 from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
-from autograder.authoring.known_grades import Case, make_submission
+from autograder.authoring.known_grades import Case
 from autograder.authoring.requirement_table import table_problems
 from autograder.grading import warm_here
 from autograder.lab import Lab, load_lab
@@ -88,12 +87,8 @@ def _grades() -> dict:
     group's notebook's grade)."""
     lab = _lab()
     folder = Path(tempfile.mkdtemp(prefix=f"autograder-test-{lab.id}-"))
-    jobs = {"solution": (lab.solution_path, Limits())}
-    groups = {group.name: group for group in _groups().values()}
-    for group in longest_first(lab, groups.values()):
-        path = make_submission(lab, group.answers, folder / f"{group.name}.ipynb")
-        jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
-    jobs["untouched"] = (lab.assignment_path, Limits())
+    groups = {group.name: group for group in _groups().values()}  # each once: its cases share it
+    jobs = grading_jobs(lab, groups.values(), folder)
     try:
         with pinned_process_pool(WORKERS) as pool:
             pool.submit(warm_here, lab.id)  # a failure costs only the time: each grading computes what it lacks

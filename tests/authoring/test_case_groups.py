@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from lab_submissions import CASES_BY_LAB
 from test_grade_expectations import LAB, MEASURED, check, grade, verdict
 
-from autograder.authoring.case_groups import CaseGroup, grouped, longest_first
+from autograder.authoring.case_groups import CaseGroup, grading_jobs, grouped, longest_first, timed_tasks
 from autograder.authoring.grade_expectations import case_problems
 from autograder.authoring.known_grades import SOLUTION, Case
+from autograder.lab import load_lab
 
 
 def names(groups):
@@ -105,3 +107,13 @@ def test_the_groups_that_run_furthest_into_the_lab_are_graded_first():
         CaseGroup((Case("also_to_t3", {"t3": "c = 2"}, {}),)),
     ]
     assert [group.name for group in longest_first(lab, groups)] == ["to_t3", "also_to_t3", "to_t2", "t1_only"]
+
+
+def test_a_labs_gradings_run_the_solution_first_and_the_untouched_notebook_last(tmp_path):
+    lab = load_lab("lab4_collectives")
+    groups = grouped(CASES_BY_LAB[lab.id], timed_tasks(lab))
+    jobs = grading_jobs(lab, groups, tmp_path)
+    assert list(jobs) == ["solution", *(group.name for group in longest_first(lab, groups)), "untouched"]
+    assert jobs["solution"][0] == lab.solution_path and jobs["untouched"][0] == lab.assignment_path
+    assert all(jobs[group.name][0] == tmp_path / f"{group.name}.ipynb" for group in groups)
+    assert list(grading_jobs(lab, groups, tmp_path, with_reference=False)) == list(jobs)[1:-1]

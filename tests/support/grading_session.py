@@ -7,8 +7,7 @@ import atexit
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from autograder.authoring.case_groups import CaseGroup, longest_first
-from autograder.authoring.known_grades import make_submission
+from autograder.authoring.case_groups import CaseGroup, grading_jobs
 from autograder.grading import GradeOptions, grade_notebook, warm_here
 from autograder.lab import load_lab
 from autograder.run import pinned_process_pool
@@ -50,19 +49,11 @@ def grade_all(
     finds on the facts of that very grading, for each task whose facts were read (the facts are not kept:
     they can be large).
 
-    The order keeps both processes busy to the end, as a batch does: one process computes the lab's
-    references while the other runs the solution, then the groups longest first, the untouched notebook
-    last (it runs no cell: graded early, its checks would compute the references a second time)."""
+    As a batch does, one process computes the lab's references while the other grades the solution; the
+    rest follow in ``grading_jobs``'s order, which keeps both processes busy to the end."""
     if groups is None:
         groups = [CaseGroup((case,)) for case in cases]
-    jobs = {}
-    if include_reference:
-        jobs = {"solution": (lab.solution_path, Limits())}
-    for group in longest_first(lab, groups):
-        path = make_submission(lab, group.answers, directory / f"{group.name}.ipynb")
-        jobs[group.name] = (path, Limits(cell_timeout=group.cell_timeout))
-    if include_reference:
-        jobs["untouched"] = (lab.assignment_path, Limits())
+    jobs = grading_jobs(lab, groups, directory, with_reference=include_reference)
     graded = grade_files(lab.id, jobs, workers, with_self_check=self_checks is not None, warm=include_reference)
     by_name = {name: name for name in jobs} | {case.name: group.name for group in groups for case in group.cases}
     if self_checks is not None:
