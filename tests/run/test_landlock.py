@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from gradescope_session import traversable_scratch
-from searchable_python import python_searchable_by_all, restore_modes
+from uid_level import at_the_uid_level
 
-import autograder.run.sandbox
 from autograder.facts.capture import TaskCapture
 from autograder.paths import PACKAGE_DIR
 from autograder.run.execute import execute_plan
@@ -24,7 +23,6 @@ from autograder.run.landlock import (
     SCOPE_SIGNAL,
     TRUNCATE,
     handled_rights,
-    landlock_problem,
     parse,
 )
 from autograder.run.limits import Limits
@@ -104,23 +102,16 @@ found, refused = ' '.join(found), ' '.join(refused)  # facts of plain values
 def uid_level(monkeypatch):
     """Bubblewrap left out, the uid level allowed though this checkout is readable by any user (Landlock
     keeps it from the kernel), and a Python the kernel's uid can run; a course's clone readable by all."""
-    if os.geteuid() != 0:
-        pytest.skip("the uid level needs root (CI runs as root)")
-    if landlock_problem() is not None:
-        pytest.skip(f"no Landlock in this OS kernel: {landlock_problem()}")
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "bubblewrap left out by the test")
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
-    restore = python_searchable_by_all()
-    scratch = traversable_scratch()
-    clone = scratch / "ta-clone" / "solutions"
-    clone.mkdir(parents=True)
-    (clone / "lab2_three_ways.ipynb").write_text('{"cells": ["the answer"]}')
-    for path in (scratch / "ta-clone", clone):
-        os.chmod(path, 0o755)
-    os.chmod(clone / "lab2_three_ways.ipynb", 0o644)
-    yield clone / "lab2_three_ways.ipynb"
-    restore_modes(restore)
-    subprocess.run(["rm", "-rf", str(scratch)], check=False)
+    with at_the_uid_level(monkeypatch):
+        scratch = traversable_scratch()
+        clone = scratch / "ta-clone" / "solutions"
+        clone.mkdir(parents=True)
+        (clone / "lab2_three_ways.ipynb").write_text('{"cells": ["the answer"]}')
+        for path in (scratch / "ta-clone", clone):
+            os.chmod(path, 0o755)
+        os.chmod(clone / "lab2_three_ways.ipynb", 0o644)
+        yield clone / "lab2_three_ways.ipynb"
+        subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
 def test_a_kernel_at_the_uid_level_computes_sharded_but_reads_no_solution(uid_level):
