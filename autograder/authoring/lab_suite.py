@@ -72,7 +72,7 @@ def _graded(lab_id: str, path: Path, limits: Limits):
     from autograder.run import configure_grader_process
 
     configure_grader_process()
-    return grade_notebook(path, GradeOptions(lab_id, limits=limits, seed=SEED))
+    return grade_notebook(path, GradeOptions(lab_id, limits=limits, seed=SEED, course_notebook=True))
 
 
 @functools.cache

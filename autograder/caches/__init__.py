@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.caches.machine_cache import cache_root, enable_compilation_cache
+    from autograder.caches.machine_cache import cache_root, enable_compilation_cache, make_private_dirs
     from autograder.caches.reference_cache import CachedReference, cached_reference
     from autograder.caches.shared_results import StoredResult, is_shareable, shareable, write_results
     from autograder.caches.warm import WarmResult, warm_lab, warm_labs

@@ -20,7 +20,9 @@ class GradeOptions:
     pytest) only once the kernel has ended and its memory is free: the least memory at once, where memory
     is short (a Gradescope container), at the cost of the time the overlap saves. ``on_check`` is given
     the checks done so far after each (see ``run_graders``); ``on_execution`` the execution the grade was
-    made from, with its facts (not called when the notebook was not run)."""
+    made from, with its facts (not called when the notebook was not run). ``course_notebook``: the notebook
+    is the course's own (a known-grade case of ``autograder test``, a mutant of the solution), never a
+    student's: its kernel may read what the lab's solution compiled (run/compiled_programs.py)."""
 
     lab_id: str | None = None
     _: KW_ONLY  # the rest by name
@@ -31,3 +33,4 @@ class GradeOptions:
     overlap: bool = True
     on_check: Callable[[list[CheckResult]], None] | None = None
     on_execution: Callable[[Execution], None] | None = None
+    course_notebook: bool = False

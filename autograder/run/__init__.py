@@ -15,8 +15,10 @@ cores (other gradings' kernels wait; a ``core_locks`` file per core, so that a b
 of their own by ``core_pinning`` wait only for what shares their core; ``env_switch`` reads the variables that
 turn either off), ``machine_quiet`` has both sides' timing start once the processors are idle,
 ``kernel_malloc`` has the kernel give memory back and both sides time with large blocks kept, ``kernel_pool``
-starts the next kernel ahead, ``phase_clock`` counts where a grading's time goes, and ``stale_roots`` removes
-the folders a killed grader left. Grading reads what the run hands on: each task's facts.
+starts the next kernel ahead, ``compiled_programs`` keeps what a run of the lab's solution compiled for the
+kernels of the course's own notebooks (never a student's), ``phase_clock`` counts where a grading's time
+goes, and ``stale_roots`` removes the folders a killed grader left. Grading reads what the run hands on:
+each task's facts.
 """
 
 from typing import TYPE_CHECKING
@@ -24,6 +26,11 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
+    from autograder.run.compiled_programs import (
+        COMPILED_PROGRAMS_VARIABLE,
+        CompiledPrograms,
+        compiled_programs_folder,
+    )
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
     from autograder.run.core_pinning import PIN_VARIABLE, cores_to_pin, pin_process, pinned_process_pool, process_cores
     from autograder.run.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds

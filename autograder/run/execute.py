@@ -260,9 +260,9 @@ async def execute_plan_async(
     plan, captures, limits, seed = request.plan, request.captures, request.limits, request.seed
     lab_probe, submission = request.lab_probe, request.submission
     started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
-    if kernel is not None and not kernel.fits(limits, lab_probe):
+    if kernel is not None and not kernel.fits(limits, lab_probe, request.compiled):
         await kernel.close()
-        raise ValueError("the kernel given was started for other limits or another lab probe")
+        raise ValueError("the kernel given was started for other limits, lab probe or compiled programs")
     try:
         run = _Run(plan, captures, seed, limits, submission, live)
     except BaseException:
@@ -274,7 +274,8 @@ async def execute_plan_async(
     kills_before = oom_kills()
     try:
         asked = time.monotonic()
-        start = await start_kernel(limits, lab_probe, kernel, owner=id(run))  # a failed start is tried again
+        # a failed start is tried again
+        start = await start_kernel(limits, lab_probe, kernel, owner=id(run), compiled=request.compiled)
         run.phases.add(KERNEL_START, time.monotonic() - asked + (kernel.waited if kernel is not None else 0.0))
         if start.kernel is None:
             reason = not_started_reason(start.failures)
@@ -303,6 +304,7 @@ async def execute_plan_async(
         if live is not None:
             live.ended(status, reason, ended_at)
         if start is not None and start.kernel is not None:
+            start.kernel.ended_well = status == RunStatus.COMPLETED
             await start.kernel.close()
         seconds = time.monotonic() - started
         # Off the event loop: reading takes the parser's lock, which a grader holds while it waits for the

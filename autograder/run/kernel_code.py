@@ -27,10 +27,17 @@ WARM_UP_ENDED = "warm-up-ended"  # the file the warm-up creates in the facts fol
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
 
 
-def startup_code(modules_dir: str, with_lab_probe: bool, output_limit: int, warm_up_ended: str | None = None) -> str:
+def startup_code(
+    modules_dir: str,
+    with_lab_probe: bool,
+    output_limit: int,
+    warm_up_ended: str | None = None,
+    compilation_settings: str = "",
+) -> str:
     """Run before any student cell: load the housekeeping, the kernel recorder and the lab probe (from
-    ``modules_dir``), cap the output, fix the device count for the kernel's life and start the lab probe's
-    warm-up, which creates ``warm_up_ended`` once it has ended (see run/kernel_housekeeping.py).
+    ``modules_dir``), cap the output, fix the device count for the kernel's life, set where compiled
+    programs are read or written (``compilation_settings``: compiled_programs.py) and start the lab
+    probe's warm-up, which creates ``warm_up_ended`` once it has ended (see run/kernel_housekeeping.py).
 
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
@@ -44,7 +51,8 @@ def startup_code(modules_dir: str, with_lab_probe: bool, output_limit: int, warm
         f"{HOUSEKEEPING_MODULE}.cap_output({output_limit})\n"
         "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
-        f"{HOUSEKEEPING_MODULE}.start_warm_up({warm_up_ended!r})\n"
+        + compilation_settings
+        + f"{HOUSEKEEPING_MODULE}.start_warm_up({warm_up_ended!r})\n"
         f"del _ag_sys, _ag_jax, {', '.join(modules)}\n"
     )
 

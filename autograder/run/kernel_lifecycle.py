@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.run.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
 from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
 from autograder.run.kernel_code import (
     HOUSEKEEPING_MODULE,
@@ -40,11 +41,14 @@ class StartedKernel:
     (housekeeping, kernel recorder and lab probe loaded, JAX imported, the devices initialised): ready for
     one submission, and used once.
 
-    It is made for one lab probe and one ``Limits``; ``fits`` says whether it may run a given plan."""
+    It is made for one lab probe, one ``Limits`` and one use of the lab's compiled programs
+    (compiled_programs.py); ``fits`` says whether it may run a given plan."""
 
-    def __init__(self, limits: Limits, lab_probe: Path | None):
+    def __init__(self, limits: Limits, lab_probe: Path | None, compiled: CompiledPrograms | None = None):
         self.limits, self.with_lab_probe = limits, lab_probe is not None
         self.lab_probe_digest = _digest(lab_probe)
+        self.compiled = compiled
+        self.ended_well = False  # set once the run of its notebook completed: a filling kernel's to keep
         sweep_once()  # the roots a killed grader left behind (stale_roots.py)
         self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
         try:
@@ -89,9 +93,15 @@ class StartedKernel:
             },
         )
 
-    def fits(self, limits: Limits, lab_probe: Path | None) -> bool:
-        """Was it made for these limits and this lab probe (compared by content)?"""
-        return limits == self.limits and _digest(lab_probe) == self.lab_probe_digest
+    def fits(self, limits: Limits, lab_probe: Path | None, compiled: CompiledPrograms | None = None) -> bool:
+        """Was it made for these limits, this lab probe (compared by content) and this use of compiled
+        programs?"""
+        return limits == self.limits and _digest(lab_probe) == self.lab_probe_digest and compiled == self.compiled
+
+    @property
+    def fills(self) -> bool:
+        """Does it write the compiled programs it leaves for the lab (a run of the lab's solution)?"""
+        return self.compiled is not None and self.compiled.fill
 
     async def start(self) -> None:
         """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
@@ -107,6 +117,7 @@ class StartedKernel:
                 self.with_lab_probe,
                 self.limits.output_bytes_total,
                 str(ended) if ended else None,
+                self._compilation_settings(),
             )
             cell = await self.run_code(startup, self.limits.startup_timeout, warm_up_ended=ended)
             self.failure = cell_error(cell)
@@ -143,6 +154,22 @@ class StartedKernel:
             await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
         return cell
 
+    def _compilation_settings(self) -> str:
+        """Where the kernel looks up and writes compiled programs: a filling kernel writes in its working
+        directory; a kernel of a course's notebook reads its copy of the lab's folder, once left."""
+        if self.compiled is None:
+            return ""
+        if self.fills:
+            return settings_code(self.workdir / KERNEL_DIR, writes=True)
+        if copy_for_kernel(self.compiled.folder, self.workdir):
+            return settings_code(self.workdir / KERNEL_DIR, writes=False)
+        return ""
+
+    def _warm_up_ended(self) -> bool:
+        """No warm-up was still compiling when the kernel was stopped (it could have left an entry cut
+        short)."""
+        return not self.with_lab_probe or (self.facts_dir / WARM_UP_ENDED).exists()
+
     def _let_warm_up_go(self) -> None:
         if self.warm_up_hold is not None:
             self.warm_up_hold.cancel()  # release_when lets go of the hold as it ends
@@ -158,6 +185,9 @@ class StartedKernel:
         if self.client.kc is not None:
             self.client.stop_watching_output_channel()
             self.client.kc.stop_channels()
+        if self.fills and self.ended_well and self._warm_up_ended():
+            assert self.compiled is not None
+            await asyncio.to_thread(leave, self.workdir, self.compiled.folder)
         if os.environ.get("AUTOGRADER_KEEP_RUNS"):
             # to the process's own stderr: the graders, still checking in another thread, may hold
             # sys.stdout redirected into their log

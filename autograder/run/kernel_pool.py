@@ -23,8 +23,10 @@ import contextlib
 import functools
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
+from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.execute import execute_plan_async
 from autograder.run.execution import Execution, Executor
 from autograder.run.kernel_lifecycle import StartedKernel
@@ -63,24 +65,26 @@ class KernelPool:
         return functools.partial(self.execute, start_next=start_next)
 
     async def _execute(self, request: RunRequest, live: LiveExecution | None, start_next: bool) -> Execution:
-        limits, lab_probe = request.limits, request.lab_probe
+        limits, lab_probe, compiled = request.limits, request.lab_probe, request.compiled
         asked = time.monotonic()
-        kernel = await self._claim(limits, lab_probe)
+        kernel = await self._claim(limits, lab_probe, compiled)
         if kernel is None:  # started by the execution, as execute_plan does
-            kernel = StartedKernel(limits, lab_probe)
+            kernel = StartedKernel(limits, lab_probe, compiled)
         else:
             kernel.waited = time.monotonic() - asked
-        if start_next:
-            self._warm(limits, lab_probe, after=kernel)
+        if start_next:  # for a submission like this one; a run of the solution fills the lab's folder once
+            self._warm(limits, lab_probe, after=kernel, compiled=replace(compiled, fill=False) if compiled else None)
         return await execute_plan_async(request, live, kernel)
 
-    async def _claim(self, limits: Limits, lab_probe: Path | None) -> StartedKernel | None:
+    async def _claim(
+        self, limits: Limits, lab_probe: Path | None, compiled: CompiledPrograms | None
+    ) -> StartedKernel | None:
         """The spare kernel, once started, if it fits and is ready; else None (it is shut down)."""
         spare, self._spare = self._spare, None
         if spare is None:
             return None
         kernel, starting = spare
-        if kernel.fits(limits, lab_probe):
+        if kernel.fits(limits, lab_probe, compiled):
             with contextlib.suppress(Exception):
                 await starting
             if await kernel.ready():
@@ -88,14 +92,20 @@ class KernelPool:
         await _discard(kernel, starting)
         return None
 
-    def _warm(self, limits: Limits, lab_probe: Path | None, after: StartedKernel | None) -> None:
+    def _warm(
+        self,
+        limits: Limits,
+        lab_probe: Path | None,
+        after: StartedKernel | None,
+        compiled: CompiledPrograms | None = None,
+    ) -> None:
         """Start the next kernel in the background once ``after`` has started (two starts at once
         would slow the submission waiting for the first), or at once without one. One spare at most: an
         execution that claimed nothing while another was claiming leaves the spare it finds."""
         if self._spare is not None:
             return
         try:
-            kernel = StartedKernel(limits, lab_probe)
+            kernel = StartedKernel(limits, lab_probe, compiled)
         except Exception:  # e.g. no uid left: the next submission gets a kernel started for it
             return
         self._spare = (kernel, self._loop.create_task(_start_after(kernel, after)))

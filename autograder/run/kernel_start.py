@@ -19,6 +19,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.container_memory import oom_kills
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
@@ -44,13 +45,14 @@ async def start_kernel(
     kernel: StartedKernel | None = None,
     owner: int | None = None,
     attempts: int = START_ATTEMPTS,
+    compiled: CompiledPrograms | None = None,
 ) -> KernelStart:
     """Start ``kernel`` (or a new one), and fresh ones while starting fails, ``attempts`` times at most;
     a kernel a pool started already is only checked. ``owner`` is the run each kernel serves (its
     ``CellTurn``'s owner). A cancelled start shuts its kernel down."""
     failures: list[str] = []
     for attempt in range(1, attempts + 1):
-        kernel = kernel or StartedKernel(limits, lab_probe)
+        kernel = kernel or StartedKernel(limits, lab_probe, compiled)
         kernel.turn.owner = owner
         kills_before = oom_kills()
         try:

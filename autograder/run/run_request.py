@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.facts import TaskCapture
+from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.limits import Limits
 from autograder.run.plan import Plan
 
@@ -21,7 +22,8 @@ class RunRequest:
     """One run: ``plan`` in a fresh kernel within ``limits``, each task's facts taken as ``captures``
     says (or a function returning them, called once the kernel is starting), seeded with ``seed``;
     ``lab_probe`` is the lab's kernel_probe.py, if it has one, and a copy of ``submission`` is put in
-    the kernel's working directory."""
+    the kernel's working directory; ``compiled`` is the lab's folder of compiled programs
+    (compiled_programs.py), read, or filled by a run of the lab's solution."""
 
     plan: Plan
     captures: Captures
@@ -29,3 +31,4 @@ class RunRequest:
     seed: int
     lab_probe: Path | None = None
     submission: Path | None = None
+    compiled: CompiledPrograms | None = None
