@@ -40,6 +40,7 @@ def grade_all(
     include_reference: bool = True,
     self_checks: dict | None = None,
     groups: list[CaseGroup] | None = None,
+    course_notebooks: bool = True,
 ) -> dict:
     """name -> GradeResult for every case, and the solution and the untouched student notebook.
 
@@ -47,14 +48,17 @@ def grade_all(
     each case's name maps to its group's grade, to be judged with ``case_problems(..., group)``; without,
     each case is graded alone. With ``self_checks``, also name -> the public checks the self-check's checker
     finds on the facts of that very grading, for each task whose facts were read (the facts are not kept:
-    they can be large).
+    they can be large). With ``course_notebooks`` (as ``autograder test`` grades the known-grade cases), their
+    kernels load what the solution compiled; without, each is graded as a student's.
 
     As a batch does, one process computes the lab's references while the other grades the solution; the
     rest follow in ``grading_jobs``'s order, which keeps both processes busy to the end."""
     if groups is None:
         groups = [CaseGroup((case,)) for case in cases]
     jobs = grading_jobs(lab, groups, directory, with_reference=include_reference)
-    graded = grade_files(lab.id, jobs, workers, with_self_check=self_checks is not None, warm=include_reference)
+    graded = grade_files(
+        lab.id, jobs, workers, self_checks is not None, warm=include_reference, course_notebooks=course_notebooks
+    )
     by_name = {name: name for name in jobs} | {case.name: group.name for group in groups for case in group.cases}
     if self_checks is not None:
         self_checks.update({name: graded[job][1] for name, job in by_name.items()})
@@ -67,27 +71,33 @@ def grade_files(
     workers: int = 2,
     with_self_check: bool = False,
     warm: bool = False,
+    course_notebooks: bool = False,
 ) -> dict:
     """name -> (GradeResult, the public checks of its facts or None) for each notebook file of ``jobs``
     (name -> (path, limits)), graded ``workers`` at a time in the session's grading processes. With
     ``warm``, the first process free computes the lab's references first (``autograder warm``), as a
-    batch's first worker does: the gradings then read them instead of each computing them."""
+    batch's first worker does: the gradings then read them instead of each computing them. With
+    ``course_notebooks``, the notebooks are graded as the course's own (``GradeOptions.course_notebook``)."""
     pool = _grading_processes(workers)
     warming = pool.submit(warm_here, lab_id) if warm else None
     futures = {
-        name: pool.submit(_graded, lab_id, path, limits, with_self_check) for name, (path, limits) in jobs.items()
+        name: pool.submit(_graded, lab_id, path, limits, with_self_check, course_notebooks)
+        for name, (path, limits) in jobs.items()
     }
     if warming is not None:
         warming.result()
     return {name: future.result() for name, future in futures.items()}
 
 
-def _graded(lab_id: str, path: Path, limits: Limits, with_self_check: bool):
+def _graded(lab_id: str, path: Path, limits: Limits, with_self_check: bool, course_notebook: bool):
     """In a grading process: the grade, and with ``with_self_check`` the public checks of its facts as the
     self-check's checker finds them."""
     lab = load_lab(lab_id)
     executions = []
-    result = grade_notebook(path, GradeOptions(lab_id, limits=limits, seed=SEED, on_execution=executions.append))
+    options = GradeOptions(
+        lab_id, limits=limits, seed=SEED, on_execution=executions.append, course_notebook=course_notebook
+    )
+    result = grade_notebook(path, options)
     if not with_self_check or not executions:
         return result, None
     (execution,) = executions
