@@ -21,7 +21,7 @@ class GradeOptions:
     is short (a Gradescope container), at the cost of the time the overlap saves. ``on_check`` is given
     the checks done so far after each (see ``run_graders``); ``on_execution`` the execution the grade was
     made from, with its facts (not called when the notebook was not run). ``course_notebook``: the notebook
-    is the course's own (a known-grade case of ``autograder test``, a mutant of the solution), never a
+    is the course's own (a known-grade case of ``autograder test``, its untouched notebook), never a
     student's: its kernel may read what the lab's solution compiled (run/compiled_programs.py)."""
 
     lab_id: str | None = None

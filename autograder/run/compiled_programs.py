@@ -12,7 +12,7 @@ compiles. JAX's persistent compilation cache can hand it over, and two rules kee
   never added to;
 - **they are the solution, compiled**: a kernel that could read them, or only tell whether a program of
   its own is among them, would have an answer key. So a student's kernel never sees them: only the run
-  of a notebook the course wrote (its solution, a known-grade case, a mutant of its solution) gets a copy
+  of a notebook the course wrote (its solution, a known-grade case of ``autograder test``) gets a copy
   of its own, in its working directory, and reads it without writing (its minimum compile time for a
   write is beyond any compilation).
 
