@@ -1,13 +1,13 @@
 """Timing starts on a quiet machine (autograder/run/machine_quiet.py): a reading of /proc/stat that shows
 idle processors lets it start at once, a busy one makes it wait (bounded), an unreadable one waits not;
-the processors read are those the grading may run on."""
+the processors read are those the grading may run on. The processors and the clock are the test's own
+(``FakeMachine``), so that no test depends on the real machine's load."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
-import time
+import types
 
 import pytest
 
@@ -15,51 +15,63 @@ from autograder.run import machine_quiet
 from autograder.run.cpu_quota import CpuQuota
 
 
-class FakeStat:
-    """A /proc/stat of two processors, each busy (``busy[core]`` of each tick) or idle, its counters
-    advancing."""
+class FakeMachine:
+    """Two processors on a clock of the test's own, read as /proc/stat would read them: each is busy
+    ``busy[core]`` of the time, a change (``at``) taking effect when the clock reaches it. The waits advance
+    the clock, so what is measured does not depend on how busy the real machine is."""
 
-    def __init__(self, path):
-        self.path, self.busy, self.stop = path, [0.0, 0.0], threading.Event()
-        self.user, self.idle = [0, 0], [0, 0]
-        self.write()
-        threading.Thread(target=self.run, daemon=True).start()
+    def __init__(self):
+        self.now, self.busy, self.changes = 0.0, [0.0, 0.0], []
+        self.jiffies = [[0.0, 0.0], [0.0, 0.0]]  # per processor: busy, total (a jiffy is 10 ms)
+        self.lock = threading.Lock()
 
-    def write(self):  # whole at once, as the kernel serves the real one
-        lines = [f"cpu  {sum(self.user)} 0 0 {sum(self.idle)} 0 0 0 0 0 0"]
-        lines += [f"cpu{core} {self.user[core]} 0 0 {self.idle[core]} 0 0 0 0 0 0" for core in (0, 1)]
-        temporary = self.path.with_suffix(".new")
-        temporary.write_text("\n".join(lines) + "\nintr 0\n")
-        os.replace(temporary, self.path)
+    def at(self, when: float, core: int, busy: float) -> None:
+        self.changes.append((when, core, busy))
 
-    def run(self):
-        while not self.stop.is_set():
-            for core in (0, 1):
-                busy = int(100 * self.busy[core])
-                self.user[core], self.idle[core] = self.user[core] + busy, self.idle[core] + 100 - busy
-            self.write()
-            time.sleep(0.02)
+    def sleep(self, seconds: float) -> None:
+        with self.lock:
+            end = self.now + seconds
+            while self.now < end - 1e-9:
+                step = min(0.01, end - self.now)
+                for when, core, busy in [c for c in self.changes if c[0] <= self.now]:
+                    self.busy[core] = busy
+                    self.changes.remove((when, core, busy))
+                for core in (0, 1):
+                    self.jiffies[core][0] += 100 * step * self.busy[core]
+                    self.jiffies[core][1] += 100 * step
+                self.now += step
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def cpu_times(self, cores: tuple[int, ...]) -> tuple[int, int]:
+        with self.lock:
+            return (
+                int(sum(self.jiffies[core][0] for core in cores) + 1e-6),
+                int(sum(self.jiffies[core][1] for core in cores) + 1e-6),
+            )
 
 
 @pytest.fixture
-def stat(tmp_path, monkeypatch):
-    fake = FakeStat(tmp_path / "stat")
-    monkeypatch.setattr(machine_quiet, "PROC_STAT", fake.path)
+def stat(monkeypatch):
+    fake = FakeMachine()
+    monkeypatch.setattr(machine_quiet, "time", types.SimpleNamespace(sleep=fake.sleep, monotonic=fake.monotonic))
+    monkeypatch.setattr(machine_quiet, "_cpu_times", fake.cpu_times)
     monkeypatch.setattr(machine_quiet, "MAX_WAIT", 1.0)
     monkeypatch.setattr(machine_quiet, "process_cores", lambda: (0, 1))
-    yield fake
-    fake.stop.set()
+    monkeypatch.setattr(machine_quiet, "container_cpu_quota", lambda: None)
+    return fake
 
 
 def test_an_idle_machine_is_quiet_after_a_first_glance(stat):
-    assert machine_quiet.FIRST_GLANCE <= machine_quiet.wait_until_machine_quiet("t4") < 0.6
+    assert machine_quiet.wait_until_machine_quiet("t4") == pytest.approx(machine_quiet.FIRST_GLANCE)
 
 
 def _scripted(monkeypatch, readings: list[tuple[int, int]]) -> list[float]:
     """/proc/stat's (busy, total) ticks read one after another from ``readings``; the sleeps, recorded."""
     sleeps: list[float] = []
     monkeypatch.setattr(machine_quiet, "_cpu_times", lambda cores: readings.pop(0))
-    monkeypatch.setattr(machine_quiet.time, "sleep", sleeps.append)
+    monkeypatch.setattr(machine_quiet, "time", types.SimpleNamespace(sleep=sleeps.append, monotonic=lambda: 0.0))
     monkeypatch.setattr(machine_quiet, "process_cores", lambda: (0,))
     monkeypatch.setattr(machine_quiet, "container_cpu_quota", lambda: None)
     return sleeps
@@ -86,22 +98,25 @@ def test_one_busy_tick_at_the_first_glance_waits_for_the_whole_window(monkeypatc
 
 def test_a_busy_machine_is_waited_for_until_it_is_quiet_or_the_wait_is_over(stat):
     stat.busy[0] = 1.0  # one of the two processors
-    assert machine_quiet.wait_until_machine_quiet("t4") >= 1.0  # it stayed busy: timing goes on after MAX_WAIT
-    threading.Timer(0.5, lambda: stat.busy.__setitem__(0, 0.0)).start()
+    waited = machine_quiet.wait_until_machine_quiet("t4")
+    assert 1.0 <= waited < 1.0 + machine_quiet.WINDOW + 1e-6  # it stayed busy: timing goes on after MAX_WAIT
+    stat.at(stat.now + 0.5, 0, 0.0)
     waited = asyncio.run(machine_quiet.until_machine_quiet("t4"))
-    assert 0.5 <= waited < 1.0 + 3 * machine_quiet.WINDOW
+    assert 0.5 <= waited <= 0.5 + 2 * machine_quiet.WINDOW + 1e-6
 
 
 def test_an_unreadable_proc_stat_waits_not(tmp_path, monkeypatch):
+    sleeps: list[float] = []
     monkeypatch.setattr(machine_quiet, "PROC_STAT", tmp_path / "missing")
-    assert machine_quiet.wait_until_machine_quiet("t4") < 0.1
+    monkeypatch.setattr(machine_quiet, "time", types.SimpleNamespace(sleep=sleeps.append, monotonic=lambda: 0.0))
+    assert machine_quiet.wait_until_machine_quiet("t4") == 0.0 and sleeps == []
 
 
 def test_a_grading_pinned_to_one_core_waits_for_that_core_alone(stat, monkeypatch):
     """A batch's worker pinned to a core of its own: the other workers' busy cores are not its to wait for."""
     monkeypatch.setattr(machine_quiet, "process_cores", lambda: (1,))
     stat.busy[0] = 1.0
-    assert machine_quiet.wait_until_machine_quiet("t4") < 0.6
+    assert machine_quiet.wait_until_machine_quiet("t4") == pytest.approx(machine_quiet.FIRST_GLANCE)
     stat.busy[1] = 1.0
     assert machine_quiet.wait_until_machine_quiet("t4") >= 1.0
 
