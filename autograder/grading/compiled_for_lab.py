@@ -16,8 +16,10 @@ def compiled_programs(lab: Lab, notebook: Path, course_notebook: bool) -> Compil
     student's notebook, a lab without its solution here, or with ``AUTOGRADER_COMPILED_PROGRAMS`` off (a
     benchmark's comparison)."""
     solution = lab.solution_path
-    is_solution = solution.is_file() and notebook.resolve() == solution.resolve()
-    if switched_off(COMPILED_PROGRAMS_VARIABLE) or not (is_solution or (course_notebook and solution.is_file())):
+    if switched_off(COMPILED_PROGRAMS_VARIABLE) or not solution.is_file():
+        return None
+    is_solution = notebook.resolve() == solution.resolve()
+    if not (is_solution or course_notebook):
         return None
     try:
         reads = CompiledPrograms(compiled_programs_folder(lab.id, solution))

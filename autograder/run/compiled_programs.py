@@ -96,10 +96,8 @@ def copy_for_kernel(folder: Path, workdir: Path) -> bool:
     if not _is_ours(folder):
         return False
     target = workdir / KERNEL_DIR
-    target.mkdir(mode=0o755)
-    for entry in _entries(folder):
-        shutil.copyfile(entry, target / entry.name, follow_symlinks=False)
-        os.chmod(target / entry.name, 0o644)
+    target.mkdir()
+    _copy(_entries(folder), target, 0o644)
     os.chmod(target, 0o755)  # the kernel's user reads it; its working directory is its own
     return True
 
@@ -116,9 +114,7 @@ def leave(workdir: Path, folder: Path) -> bool:
     try:
         make_private_dirs(folder.parent)
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder.parent))
-        for entry in entries:
-            shutil.copyfile(entry, staging / entry.name, follow_symlinks=False)
-            os.chmod(staging / entry.name, 0o600)
+        _copy(entries, staging, 0o600)
         try:
             staging.rename(folder)
         except OSError:  # another grader left it first
@@ -128,6 +124,12 @@ def leave(workdir: Path, folder: Path) -> bool:
         log.warning("the solution's compiled programs were not kept: %s", exc)
         return False
     return True
+
+
+def _copy(entries: list[Path], target: Path, mode: int) -> None:
+    for entry in entries:
+        shutil.copyfile(entry, target / entry.name, follow_symlinks=False)
+        os.chmod(target / entry.name, mode)
 
 
 def _entries(folder: Path) -> list[Path]:
