@@ -4,8 +4,8 @@
 reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
 is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of;
 ``terminal_table`` prints it and ``feedback`` words it for the student, on a page ``html_page`` builds
-as it builds the course's reports; ``compiled_for_lab`` says which runs leave and read the programs the
-lab's solution compiled; ``reference_warming`` computes a lab's references ahead of its gradings. The
+as it builds the course's reports; ``course_runs`` says what a run of the course's own notebook gets that a
+student's never does; ``reference_warming`` computes a lab's references ahead of its gradings. The
 student's self-check and the course's batches take ``GradeResult`` from here.
 """
 

@@ -22,7 +22,8 @@ class GradeOptions:
     the checks done so far after each (see ``run_graders``); ``on_execution`` the execution the grade was
     made from, with its facts (not called when the notebook was not run). ``course_notebook``: the notebook
     is the course's own (a known-grade case of ``autograder test``, its untouched notebook), never a
-    student's: its kernel may read what the lab's solution compiled (run/compiled_programs.py)."""
+    student's: its kernel may read what the lab's solution compiled and its malloc keeps large blocks
+    (course_runs.py)."""
 
     lab_id: str | None = None
     _: KW_ONLY  # the rest by name

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.grading.check_result import CheckResult
-from autograder.grading.compiled_for_lab import compiled_programs
+from autograder.grading.course_runs import compiled_programs, course_limits
 from autograder.grading.grade_options import GradeOptions
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.graded_run import start_run
@@ -83,6 +83,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan, compiled = build_plan(template, nb), compiled_programs(lab, path, options.course_notebook)
+    limits = course_limits(limits, lab, path, options.course_notebook)
     request = RunRequest(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, compiled)
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
     run = start_run(options.executor, request, options.overlap)

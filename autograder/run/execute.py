@@ -141,8 +141,9 @@ class _Run:
         await until_machine_quiet(label)
 
     async def end_timing(self) -> None:
-        """After a timed task's cells: the kernel's malloc gives memory back again (kernel_malloc.py)."""
-        if self.timing_malloc:
+        """After a timed task's cells: the kernel's malloc gives memory back again where it saves memory
+        (kernel_malloc.py)."""
+        if self.timing_malloc and self.limits.saves_memory:
             self.timing_malloc = False
             try:
                 await self.run_code(after_timed_task_code(), 30)

@@ -33,9 +33,11 @@ def startup_code(
     output_limit: int,
     warm_up_ended: str | None = None,
     compilation_settings: str = "",
+    saves_memory: bool = True,
 ) -> str:
     """Run before any student cell: load the housekeeping, the kernel recorder and the lab probe (from
-    ``modules_dir``), cap the output, fix the device count for the kernel's life, set where compiled
+    ``modules_dir``), cap the output, have malloc keep large blocks unless it ``saves_memory``
+    (kernel_malloc.py), fix the device count for the kernel's life, set where compiled
     programs are read or written (``compilation_settings``: compiled_programs.py) and start the lab
     probe's warm-up, which creates ``warm_up_ended`` once it has ended (see run/kernel_housekeeping.py).
 
@@ -49,7 +51,8 @@ def startup_code(
         + "".join(f"import {m}\n" for m in modules)
         + f"_ag_sys.path.remove({modules_dir!r})\n"
         f"{HOUSEKEEPING_MODULE}.cap_output({output_limit})\n"
-        "import jax as _ag_jax\n"
+        + ("" if saves_memory else f"{HOUSEKEEPING_MODULE}.malloc_for_timing()\n")
+        + "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
         + compilation_settings
         + f"{HOUSEKEEPING_MODULE}.start_warm_up({warm_up_ended!r})\n"

@@ -118,6 +118,7 @@ class StartedKernel:
                 self.limits.output_bytes_total,
                 str(ended) if ended else None,
                 self._compilation_settings(),
+                self.limits.saves_memory,
             )
             cell = await self.run_code(startup, self.limits.startup_timeout, warm_up_ended=ended)
             self.failure = cell_error(cell)
