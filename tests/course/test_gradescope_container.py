@@ -23,6 +23,7 @@ from gradescope_session import (
 )
 from searchable_python import python_searchable_by_all, restore_modes
 from solution_results import full_marks_problems
+from system_python_image import IMAGE_TEST_MODULE, start_build
 
 from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.lab import load_lab
@@ -39,9 +40,15 @@ needs_a_cgroup = pytest.mark.skipif(box_problem() is not None, reason=f"no cgrou
 
 
 @pytest.fixture(scope="module")
-def installation():
+def installation(request):
+    """The zip of the container's lab installed as setup.sh installs it. Where this session also tests the
+    image's build on the system Python, that build starts first, beside this installation and the runs
+    (system_python_image.py): pip on one core, where the installation's steps and the default container's
+    half a CPU leave the machine idle much of the time, and none of the runs' timing verdicts is judged."""
     if sandbox_problem() is not None and not AS_ROOT:
         pytest.skip(f"no sandbox here: {sandbox_problem()}")
+    if any(item.path.stem == IMAGE_TEST_MODULE for item in request.session.items):
+        start_build()
     scratch = traversable_scratch()
     restore = python_searchable_by_all() if AS_ROOT else None
     try:

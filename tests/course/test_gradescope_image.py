@@ -3,46 +3,28 @@ the zip): only what changes grades is pinned; pip resolves the rest for that int
 cannot work fails with one line naming its cause."""
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from gradescope_session import GRADESCOPE_LAB, remove_scratch, traversable_scratch, unpack_zip
+from system_python_image import SYSTEM_PYTHON, remove_build, run_setup, start_build
 
-from autograder.course.gradescope_zip import GRADE_DEPENDENCIES, build_autograder_zip
-
-SYSTEM_PYTHON = Path("/usr/bin/python3.11")
-
-
-def pip_cache() -> str:
-    """The machine's pip cache, so that a second build downloads nothing."""
-    done = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True)
-    return done.stdout.strip() or str(Path.home() / ".cache" / "pip")
-
-
-def run_setup(source: Path, scratch: Path, **variables) -> subprocess.CompletedProcess:
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": os.environ.get("HOME", "/root"),
-        "PIP_CACHE_DIR": pip_cache(),
-        "AUTOGRADER_GRADESCOPE_NO_APT": "1",
-        "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
-        "AUTOGRADER_GRADESCOPE_BIN": str(scratch / "bin"),
-        **variables,
-    }
-    return subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=900)
+from autograder.course.gradescope_zip import GRADE_DEPENDENCIES
 
 
 @pytest.fixture(scope="module")
-def zip_source():
-    scratch = traversable_scratch()
+def image_build():
+    """The session's build of the image on the system Python (system_python_image.py): the unpacked zip's
+    source, its scratch folder and setup.sh's run; started here unless an earlier module started it."""
     try:
-        archive = build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
-        yield unpack_zip(archive, scratch / "root"), scratch
+        yield start_build().result()
     finally:
-        remove_scratch(scratch)
+        remove_build()
+
+
+@pytest.fixture(scope="module")
+def zip_source(image_build):
+    source, scratch, _ = image_build
+    return source, scratch
 
 
 def test_only_what_changes_grades_is_pinned(zip_source):
@@ -52,9 +34,8 @@ def test_only_what_changes_grades_is_pinned(zip_source):
 
 
 @pytest.mark.skipif(not SYSTEM_PYTHON.is_file(), reason=f"{SYSTEM_PYTHON} is not installed here")
-def test_setup_builds_the_image_on_the_system_python(zip_source):
-    source, scratch = zip_source
-    done = run_setup(source, scratch, AUTOGRADER_GRADESCOPE_PYTHON=str(SYSTEM_PYTHON))
+def test_setup_builds_the_image_on_the_system_python(image_build):
+    source, scratch, done = image_build
     assert done.returncode == 0, done.stderr
     python = scratch / "venv" / "bin" / "python"
     report = subprocess.run(
