@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.caches.entry_lock import computing_alone
 from autograder.caches.machine_cache import cache_root
 from autograder.caches.reference_entry import EntryError, decode, encode, read_entry, write_entry
 from autograder.doors import door_origin, is_type_checking_block
@@ -209,11 +210,32 @@ class CachedReference:
 
     def _load_or_compute(self, args: tuple) -> Any:
         ref = self.reference(*args)
+        value = self._load(ref, args)
+        if value is not _MISSING:
+            return value
+        with computing_alone(ref.path):
+            value = self._load(ref, args, said=True)  # stored by another process while this one waited
+            if value is not _MISSING:
+                return value
+            value = self.function(*args)
+            description, arrays = encode(value)  # a TypeError here is the reference's own mistake: raised
+            try:
+                write_entry(ref.path, ref.key, value)
+            except OSError as exc:
+                log.warning("could not store %s%s in %s: %s", self.function.__qualname__, args, ref.path, exc)
+        # Return what a later process will read: the same types (numpy, not JAX, arrays), read-only.
+        return decode(description, [_read_only(a) for a in arrays])
+
+    def _load(self, ref: Reference, args: tuple, said: bool = False) -> Any:
+        """The stored value, or _MISSING where there is none or it cannot be trusted (logged unless
+        ``said`` already)."""
         try:
             return read_entry(ref.path, ref.key)
         except FileNotFoundError:
-            pass
+            return _MISSING
         except EntryError as exc:
+            if said:
+                return _MISSING
             log.warning(
                 "recomputing %s%s: its cache entry %s is not valid (%s)",
                 self.function.__qualname__,
@@ -221,14 +243,7 @@ class CachedReference:
                 ref.path,
                 exc,
             )
-        value = self.function(*args)
-        description, arrays = encode(value)  # a TypeError here is the reference's own mistake: raised
-        try:
-            write_entry(ref.path, ref.key, value)
-        except OSError as exc:
-            log.warning("could not store %s%s in %s: %s", self.function.__qualname__, args, ref.path, exc)
-        # Return what a later process will read: the same types (numpy, not JAX, arrays), read-only.
-        return decode(description, [_read_only(a) for a in arrays])
+            return _MISSING
 
     def cache_clear(self) -> None:
         """Forget the results memoised in this process (the disk entries stay)."""

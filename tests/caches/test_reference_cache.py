@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import reference_subjects as subjects
 
+from autograder.caches import entry_lock, reference_entry
 from autograder.caches import reference_cache as rc
-from autograder.caches import reference_entry
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"  # where reference_subjects is
@@ -79,6 +79,37 @@ def test_a_second_process_reads_what_the_first_computed(cache):
     assert _same(subjects.table(2), first) and computed() == ["table(2)"]
     subjects.table(3)
     assert computed() == ["table(2)", "table(3)"]  # other arguments, another entry
+
+
+def test_processes_that_miss_an_entry_at_once_compute_it_once(cache):
+    """Three processes ask for a missing entry together: one computes it, the others wait and read it
+    (entry_lock.py); the lock's file is gone afterwards."""
+    _, computed = cache
+    code = "import reference_subjects as s\nprint(s.slow_table(5).tolist())"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUPPORT), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
+    outputs = [process.communicate(timeout=120) for process in started]
+    assert [process.returncode for process in started] == [0, 0, 0], [err[-2000:] for _, err in outputs]
+    assert {out for out, _ in outputs} == {f"{(np.arange(5) / 3).tolist()}\n"}
+    assert computed() == ["slow_table(5)"]
+    path = subjects.slow_table.reference(5).path
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_where_no_lock_can_be_made_the_entry_is_computed_all_the_same(cache, monkeypatch):
+    _, computed = cache
+
+    def refused(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(entry_lock, "make_private_dirs", refused)
+    assert _same(subjects.table(3), subjects.table.function(3)) and computed() == ["table(3)", "table(3)"]
+    assert _entry_path(3).is_file()
 
 
 def test_entries_live_in_the_configured_directory_privately_and_leave_no_temporary_files(cache):

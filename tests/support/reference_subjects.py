@@ -37,3 +37,13 @@ def jax_result():
 @cached_reference
 def unstorable():
     return {1, 2}
+
+
+@cached_reference
+def slow_table(rows: int):
+    """A table that takes two seconds to compute: processes that ask for it at once overlap."""
+    import time
+
+    _log(f"slow_table({rows})")
+    time.sleep(2)
+    return np.arange(rows, dtype=np.float64) / 3
