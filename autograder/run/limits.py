@@ -46,7 +46,7 @@ class Limits:
     output_bytes_total: int = 8_000_000
     # The kernel's malloc gives freed memory back while cells run, so that a student's notebook fits its
     # container (kernel_malloc.py); False keeps large blocks from the start, as while timing: the course's
-    # own notebooks, which fit no container, run lab 2's cells in 7.5 s instead of 13.3 s.
+    # own notebooks, which fit no container (a lab 2 notebook's cells: 7.5 s instead of 13.3 s).
     saves_memory: bool = True
     sandbox: ResourceLimits | None = command_line(  # None: no sandbox (trusted notebooks only)
         ResourceLimits(), "--no-sandbox", "run the kernel without bubblewrap (only for notebooks you trust)"
