@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from gradescope_session import GRADESCOPE_LAB, remove_scratch, traversable_scratch, unpack_zip
@@ -24,7 +24,7 @@ SYSTEM_PYTHON = Path("/usr/bin/python3.11")
 IMAGE_TEST_MODULE = "test_gradescope_image"  # the module that reads the build
 
 _lock = threading.Lock()
-_builds: dict[str, Future] = {}
+_started: tuple[Path, Future] | None = None  # the build's scratch folder and its future, once started
 
 
 def pip_cache() -> str:
@@ -47,14 +47,8 @@ def run_setup(source: Path, scratch: Path, **variables) -> subprocess.CompletedP
     return subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=900)
 
 
-def _zip_source() -> tuple[Path, Path]:
-    scratch = traversable_scratch()
-    archive = build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip")
-    return unpack_zip(archive, scratch / "root"), scratch
-
-
-def _build() -> tuple[Path, Path, subprocess.CompletedProcess | None]:
-    source, scratch = _zip_source()
+def _build(scratch: Path) -> tuple[Path, Path, subprocess.CompletedProcess | None]:
+    source = unpack_zip(build_autograder_zip(GRADESCOPE_LAB, scratch / "autograder.zip"), scratch / "root")
     if not SYSTEM_PYTHON.is_file():
         return source, scratch, None
     return source, scratch, run_setup(source, scratch, AUTOGRADER_GRADESCOPE_PYTHON=str(SYSTEM_PYTHON))
@@ -63,21 +57,22 @@ def _build() -> tuple[Path, Path, subprocess.CompletedProcess | None]:
 def start_build() -> Future:
     """The session's build (the unpacked zip's source, its scratch folder, and setup.sh's run on the system
     Python, or None where that Python is missing), started now on a thread of its own unless it was."""
+    global _started
     with _lock:
-        if "image" not in _builds:
+        if _started is None:
+            scratch = traversable_scratch()
             pool = ThreadPoolExecutor(1, thread_name_prefix="system-python-image")
-            _builds["image"] = pool.submit(_build)
+            _started = scratch, pool.submit(_build, scratch)
             pool.shutdown(wait=False)
-        return _builds["image"]
+        return _started[1]
 
 
 def remove_build() -> None:
-    """Wait for the session's build, if one was started, and remove its folder."""
+    """Wait for the session's build, if one was started, and remove its folder, whether it was made or not."""
+    global _started
     with _lock:
-        build = _builds.pop("image", None)
-    if build is not None:
-        try:
-            _, scratch, _ = build.result()
-        except Exception:
-            return
+        started, _started = _started, None
+    if started is not None:
+        scratch, build = started
+        wait([build])
         remove_scratch(scratch)
