@@ -41,7 +41,7 @@ BIN="${{AUTOGRADER_GRADESCOPE_BIN:-/usr/local/bin}}"
 OFFLINE="${{AUTOGRADER_GRADESCOPE_OFFLINE:-}}"
 PYTHON="${{AUTOGRADER_GRADESCOPE_PYTHON:-}}"
 CACHE="${{AUTOGRADER_GRADESCOPE_CACHE:-/opt/autograder-cache}}"
-LOG="$(mktemp /tmp/autograder-setup.XXXXXX)"
+LOG="$(mktemp -t autograder-setup.XXXXXX)"  # in $TMPDIR, else /tmp; kept only when setup fails
 fail() {{ echo "setup.sh: $1" >&2; exit 1; }}
 recent_enough() {{ "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }}
 find_python() {{

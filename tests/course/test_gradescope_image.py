@@ -80,3 +80,4 @@ def test_a_pin_pip_cannot_meet_fails_with_one_line_naming_it(zip_source, tmp_pat
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("setup.sh: pip could not install the harness on Python 3.11"), lines
     assert "numpy==0.0.1" in lines[0]
+    assert f"(pip's output: {tmp_path}/autograder-setup." in lines[0]  # kept, in $TMPDIR

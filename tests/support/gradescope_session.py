@@ -46,6 +46,7 @@ class Installation:
             "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
             "AUTOGRADER_GRADESCOPE_BIN": str(self.bin),
             "AUTOGRADER_GRADESCOPE_CACHE": str(self.cache),
+            "TMPDIR": str(scratch),  # where setup.sh keeps its log when it fails: removed with the scratch folder
         }
         done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"setup.sh failed: {done.stderr}"

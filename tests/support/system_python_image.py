@@ -42,6 +42,7 @@ def run_setup(source: Path, scratch: Path, **variables) -> subprocess.CompletedP
         "AUTOGRADER_GRADESCOPE_NO_APT": "1",
         "AUTOGRADER_GRADESCOPE_VENV": str(scratch / "venv"),
         "AUTOGRADER_GRADESCOPE_BIN": str(scratch / "bin"),
+        "TMPDIR": str(scratch),  # where setup.sh keeps its log when it fails: removed with the scratch folder
         **variables,
     }
     return subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=900)
