@@ -5,7 +5,9 @@ those parametrized by the lab, which ``--lab`` selects (tests/conftest.py) — t
 the untouched notebook's zero, each known-grade case, the setup cell, the student notebook as ``assign``
 wrote it and its self-check cells, the plan, and the notebooks run as a student runs them. Any other lab — a
 course's own, or a bundled one of an installed harness — runs ``lab_suite``, the tests a lab's own files
-can answer: its student notebook up to date, its grades, its known-grade submissions.
+can answer: its student notebook up to date, its grades, its known-grade submissions. It runs under no
+pytest configuration (``-c`` the null device), so that it runs alike whether the harness is installed from
+a wheel or from a checkout, whose configuration spreads its own suite over two workers.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
         "-m",
         "pytest",
         str(Path(lab_suite.__file__)),
+        "-c",
+        os.devnull,
         "-p",
         "no:cacheprovider",
         "--rootdir",

@@ -4,6 +4,7 @@ a lab not assigned yet gets a clear error, not failures."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -84,6 +85,8 @@ def test_a_course_lab_runs_the_packaged_lab_suite(monkeypatch, tmp_path):
     assert main(["assign", "--no-verify", "lab7_course"]) == 0
     command = lab_test_command("lab7_course")
     assert command[3] == lab_suite.__file__ and "--lab" not in command
+    # no configuration around the harness reaches it: a checkout's would run it on two workers
+    assert command[command.index("-c") + 1] == os.devnull
 
 
 def test_a_course_for_other_harness_versions_is_told_so(monkeypatch, tmp_path):
