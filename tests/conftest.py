@@ -1,6 +1,6 @@
 """Test session setup: 8 virtual CPU devices for the grader-side JAX, as the harness uses, a
-reference cache of the session's own, and kernels that end with the test module that started them
-(tests/support/kernel_leaks.py)."""
+reference cache of the session's own, kernels that end with the test module that started them
+(tests/support/kernel_leaks.py), and the groups of tests that share a worker (tests/support/worker_groups.py)."""
 
 import os
 
@@ -12,7 +12,8 @@ os.environ.setdefault("PJRT_NPROC", "16")
 import pytest  # noqa: E402
 from kernel_leaks import kernels_end_with_their_module  # noqa: E402, F401  (autouse)
 
-pytest_plugins = ("pytester",)  # tests/test_kernel_leaks.py runs a module of its own
+# tests/test_kernel_leaks.py runs a module of its own; worker_groups: which tests share a worker
+pytest_plugins = ("pytester", "worker_groups")
 
 
 def pytest_addoption(parser):
@@ -48,9 +49,11 @@ def pytest_collection_modifyitems(config, items):
 def _reference_cache(tmp_path_factory):
     """A reference cache of the session's own (``AUTOGRADER_CACHE_DIR``, inherited by the processes the
     tests start): the suite never reads a stale cache nor writes into the user's; and timed turns of its
-    own (``AUTOGRADER_TURNS_DIR``): its gradings take turns among themselves, not with the user's."""
-    folder = tmp_path_factory.mktemp("autograder-cache")
-    own = {"AUTOGRADER_CACHE_DIR": folder, "AUTOGRADER_TURNS_DIR": tmp_path_factory.mktemp("autograder-turns")}
+    own (``AUTOGRADER_TURNS_DIR``): its gradings take turns among themselves, not with the user's. The
+    workers of one run (pytest-xdist) share both: a reference is computed once, and a timed task has the
+    machine's turn alone."""
+    folder, turns = (_session_folder(tmp_path_factory, name) for name in ("autograder-cache", "autograder-turns"))
+    own = {"AUTOGRADER_CACHE_DIR": folder, "AUTOGRADER_TURNS_DIR": turns}
     previous = {name: os.environ.get(name) for name in own}
     os.environ.update({name: str(path) for name, path in own.items()})
     yield folder
@@ -59,6 +62,15 @@ def _reference_cache(tmp_path_factory):
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def _session_folder(tmp_path_factory, name: str):
+    """A private folder of this run: beside the workers' own folders under pytest-xdist, shared by them."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return tmp_path_factory.mktemp(name)
+    folder = tmp_path_factory.getbasetemp().parent / name
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")

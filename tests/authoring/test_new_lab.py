@@ -41,6 +41,7 @@ def test_grading_a_lab_not_assigned_yet_says_its_student_notebook_is_missing(roo
     )
 
 
+@pytest.mark.slow
 def test_a_scaffolded_lab_assigns_at_full_marks_and_zero_and_its_known_grade_case_holds(root, capsys):
     import importlib.util
 

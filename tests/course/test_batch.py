@@ -207,6 +207,7 @@ def test_local_workers_grade_like_one_by_one(class_of_16, one_by_one, tmp_path):
     assert again.returncode == 0 and (tmp_path / "out" / LOG_FILE).read_text() == log
 
 
+@pytest.mark.slow
 def test_an_existing_dask_scheduler_grades_like_one_by_one(class_of_8, one_by_one, tmp_path):
     folder, students = class_of_8
     scheduler_file = tmp_path / "scheduler.json"

@@ -178,6 +178,7 @@ def test_the_zip_is_deterministic_and_holds_what_gradescope_runs(tmp_path):
     assert "soupsieve" not in requirements  # left for pip to resolve on the image's Python
 
 
+@pytest.mark.slow
 def test_the_solution_gets_full_marks(gradescope):
     """Every check passes but, perhaps, the verdict on timing, which follows the grader's own measurement
     on this machine (MEASURED_VERDICTS of tests/labs/<lab id>_submissions.py)."""

@@ -23,12 +23,13 @@ from gradescope_session import (
 )
 from searchable_python import python_searchable_by_all, restore_modes
 from solution_results import full_marks_problems
-from system_python_image import IMAGE_TEST_MODULE, start_build
+from system_python_image import IMAGE_TEST_MODULE, SHARES_THE_BUILD, start_build
 
 from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.lab import load_lab
 from autograder.run.sandbox import sandbox_problem
 
+pytestmark = SHARES_THE_BUILD
 LAB = load_lab(GRADESCOPE_LAB)
 T1, T2 = (int(task.points) for task in LAB.tasks if task.id in ("t1", "t2"))  # a right t1's and t2's points
 AS_ROOT = os.geteuid() == 0

@@ -6,9 +6,11 @@ import json
 import subprocess
 
 import pytest
-from system_python_image import SYSTEM_PYTHON, remove_build, run_setup, start_build
+from system_python_image import SHARES_THE_BUILD, SYSTEM_PYTHON, remove_build, run_setup, start_build
 
 from autograder.course.gradescope_zip import GRADE_DEPENDENCIES
+
+pytestmark = SHARES_THE_BUILD
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ LAB = load_lab(LAB_ID)
 
 
 @pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+@pytest.mark.slow
 def test_a_kernel_that_never_starts_is_the_harnesss_error_and_the_student_is_told_so(tmp_path, monkeypatch):
     launches = fail_kernel_launches(monkeypatch, tmp_path, "always")
     result = grade_notebook(LAB.assignment_path, GradeOptions(LAB.id, overlap=False))

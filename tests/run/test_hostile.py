@@ -11,7 +11,10 @@ from hostile_submissions import CASES, network_case
 from autograder.lab import load_lab
 from autograder.run.sandbox import sandbox_problem
 
-pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+pytestmark = [
+    pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"),
+    pytest.mark.slow,
+]
 LAB = load_lab("lab2_three_ways")
 
 

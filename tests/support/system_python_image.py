@@ -17,11 +17,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from gradescope_session import GRADESCOPE_LAB, remove_scratch, traversable_scratch, unpack_zip
+from worker_groups import together
 
 from autograder.course.gradescope_zip import build_autograder_zip
 
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")
 IMAGE_TEST_MODULE = "test_gradescope_image"  # the module that reads the build
+# Both modules' mark: on two workers (worker_groups.py), the module that starts the build and the one that
+# reads it share one, or the build would be made on each.
+SHARES_THE_BUILD = together("system-python-image")
 
 _lock = threading.Lock()
 _started: tuple[Path, Future] | None = None  # the build's scratch folder and its future, once started
