@@ -1,7 +1,6 @@
-"""The suite's groups of tests hold on two workers: the tests reading a lab's gradings or the students'
-install, modules marked to share a worker, and each module's tests each run on one worker, whatever
-pytest's node ids carry; the groups that start first come first; the controller's file of groups is gone
-once the run ends."""
+"""The suite's groups of tests hold on two workers: the tests reading a lab's gradings, modules marked to
+share a worker, and each module's tests each run on one worker, whatever pytest's node ids carry; the
+groups that start first come first; the controller's file of groups is gone once the run ends."""
 
 import json
 import os
@@ -18,11 +17,6 @@ import pytest
 
 @pytest.fixture
 def lab_grades():
-    return None
-
-
-@pytest.fixture
-def students_wheel_python():
     return None
 
 
@@ -44,9 +38,9 @@ def test_reads(lab_grades, lab_id):
 
 ALSO_READS = """
 import pytest
-from worker_groups import LAB_NOTEBOOKS_GROUP
+from worker_groups import LAB_GRADINGS_GROUP
 
-pytestmark = LAB_NOTEBOOKS_GROUP
+pytestmark = LAB_GRADINGS_GROUP
 
 
 def test_reads_too(lab_grades):
@@ -64,11 +58,6 @@ def test_one():
 
 
 def test_two():
-    pass
-"""
-
-RUNS_THE_INSTALL = """
-def test_runs_labs_in_plain_kernels(students_wheel_python):
     pass
 """
 
@@ -95,7 +84,6 @@ def _suite(pytester, monkeypatch, ran_on):
         test_d_plain=PLAIN,
         test_e_coupled=COUPLED,
         test_f_gradings=ALSO_READS,
-        test_g_gradings_install=RUNS_THE_INSTALL,
     )
 
 
@@ -104,7 +92,7 @@ def test_each_group_runs_on_one_worker_and_its_file_is_removed(pytester, monkeyp
     ran_on.mkdir()
     _suite(pytester, monkeypatch, ran_on)
     result = pytester.runpytest_subprocess("-n", "2", "-v", *WORKERS_ALIKE)
-    result.assert_outcomes(passed=2 + 1 + 1 + 2 * 2 + 2 * 6)
+    result.assert_outcomes(passed=2 + 1 + 2 * 2 + 2 * 6)
     assert "scheduling tests via GroupScheduling" in result.stdout.str()
     workers = {path.name: path.read_text() for path in ran_on.iterdir()}
     groups = {
@@ -125,8 +113,6 @@ def test_the_groups_that_start_first_come_first(pytester, monkeypatch, tmp_path)
     result = pytester.runpytest_subprocess("-n", "0", "--collect-only", "-q", *WORKERS_ALIKE)
     order = [line.split("::")[0] for line in result.stdout.lines if "::" in line]
     modules = list(dict.fromkeys(order))
-    # the named groups first, the larger first, the first seen first when alike (the lab notebooks: 4 tests;
-    # coupled: 4), then modules by size
-    named = ["test_a_gradings.py", "test_f_gradings.py", "test_g_gradings_install.py"]
-    assert modules[:5] == [*named, "test_b_coupled.py", "test_e_coupled.py"], json.dumps(order)
-    assert set(modules[5:]) == {"test_c_plain.py", "test_d_plain.py"}, json.dumps(order)
+    # the named groups first, the larger first (the gradings: 3 tests; coupled: 4), then modules by size
+    assert modules[:4] == ["test_b_coupled.py", "test_e_coupled.py", "test_a_gradings.py", "test_f_gradings.py"]
+    assert set(modules[4:]) == {"test_c_plain.py", "test_d_plain.py"}, json.dumps(order)

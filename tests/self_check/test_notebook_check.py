@@ -24,7 +24,6 @@ from jupyter_client import AsyncKernelManager
 from lab_submissions import CASES_BY_LAB, fixed_checks
 from nbclient import NotebookClient
 from process_ended import ended
-from worker_groups import LAB_NOTEBOOKS_GROUP
 
 import autograder.self_check as ag
 from autograder.authoring.known_grades import make_submission, solved
@@ -40,7 +39,6 @@ from autograder.self_check.cell_output import (
 )
 from autograder.self_check.checker_process import FOLDER_PREFIX, CheckerProcess, checker_environment
 
-pytestmark = LAB_NOTEBOOKS_GROUP  # its kernels run labs outside the harness's timed turns
 LAB = load_lab("lab2_three_ways")
 # The solution run with its self-checks: lab 4, the quickest to run, whose timed task's verdict is clear on
 # any machine (every lab's filled notebook is also run so in test_student_install.py)

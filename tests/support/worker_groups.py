@@ -6,21 +6,17 @@ gradings, the students' install) is computed once per worker that needs it, so t
 run on one worker; and a module's fixtures are made once per worker, so a module's tests stay together.
 Each test gets an ``xdist_group`` mark (``assign``), the first of these that applies:
 
-- a mark it already has (``LAB_NOTEBOOKS_GROUP`` on a module that reads the labs' gradings or runs lab
-  notebooks in plain kernels; ``together`` on modules coupled otherwise);
-- ``lab-notebooks`` for a test parametrized by ``lab_id`` that reads the session's gradings of that lab,
-  and for every test of a module that uses the students' installed wheel (it runs the labs in plain
-  kernels and in browsers);
+- a mark it already has (``LAB_GRADINGS_GROUP`` on a module that reads the labs' gradings; ``together``
+  on modules coupled otherwise);
+- ``lab-gradings`` for a test parametrized by ``lab_id`` that reads the session's gradings of that lab;
+- ``student-install`` for every test of a module that uses the students' installed wheel;
 - its module's path.
 
-The lab notebooks run one after the other, on one worker, for two reasons. A lab's grading keeps both
-cores busy, so two at once took as long as both (labs 1 and 2: 240 s each, against 75 and 100 s alone).
-And a plain kernel is outside the harness's timed turns: one running a lab beside a grading's timed task
-changes what the student's cells measure (on a busy machine, lab 1's t8 cells read 344 ms per call
-against the grader's 81.5 ms, and a known grade was missed). A test reading a lab's gradings outside the
-group is still right, only slower: the lab is graded again on its worker. The reference cache and the
-timed turns are the session's, shared by both workers (tests/conftest.py), so a reference is computed
-once and a timed task holds back the gradings of both.
+The four labs' gradings are one group: each keeps both cores busy, so two at once on two workers took
+as long as both (labs 1 and 2: 240 s each, against 75 and 100 s alone), and slowed the rest of the
+suite. A test reading a lab's gradings outside the group is still right, only slower: the lab is graded
+again on its worker. The reference cache and the timed turns are the session's, shared by both workers
+(tests/conftest.py), so a reference is computed once and a timed task has the machine's turn alone.
 
 Groups start longest first, so that no long one is left for the end while the other worker idles: the
 groups named above and those holding a ``slow`` test (it executes notebooks) first, then by their
@@ -46,9 +42,8 @@ LAB_GRADINGS = frozenset({"lab_grades", "lab_self_checks", "lab_case_groups"})  
 STUDENT_INSTALL = "students_wheel_python"
 GROUP_MARK = "xdist_group"
 GROUPS_FILE_VARIABLE = "AUTOGRADER_TEST_GROUPS_FILE"  # set by the controller, inherited by its workers
-# The mark of a module that reads the labs' gradings or runs lab notebooks in plain kernels: it runs on the
-# worker that grades them, one after the other.
-LAB_NOTEBOOKS_GROUP = pytest.mark.xdist_group("lab-notebooks")
+# The mark of a module that reads the labs' gradings: it runs on the worker that grades them.
+LAB_GRADINGS_GROUP = pytest.mark.xdist_group("lab-gradings")
 _SHARED = pytest.StashKey[Path]()  # the folder of the groups' file the controller made
 
 
@@ -65,8 +60,10 @@ def assign(items: list[pytest.Item]) -> dict[str, str]:
     for item in items:
         if item.get_closest_marker(GROUP_MARK) is None:
             params = getattr(getattr(item, "callspec", None), "params", {})
-            if "lab_id" in params and LAB_GRADINGS & set(getattr(item, "fixturenames", ())) or item.path in installs:
-                group = "lab-notebooks"
+            if "lab_id" in params and LAB_GRADINGS & set(getattr(item, "fixturenames", ())):
+                group = "lab-gradings"
+            elif item.path in installs:
+                group = "student-install"
             else:
                 group = str(item.path)
             item.add_marker(pytest.mark.xdist_group(group))
