@@ -37,12 +37,6 @@ def test_reads(lab_grades, lab_id):
 """
 
 ALSO_READS = """
-import pytest
-from worker_groups import LAB_GRADINGS_GROUP
-
-pytestmark = LAB_GRADINGS_GROUP
-
-
 def test_reads_too(lab_grades):
     pass
 """

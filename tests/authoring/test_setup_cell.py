@@ -12,13 +12,11 @@ import nbformat
 import pytest
 from grading_session import SEED
 from lab_submissions import MEASURED_VERDICTS
-from worker_groups import LAB_GRADINGS_GROUP
 
 from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
 from autograder.lab import lab_ids, load_lab
 from autograder.run.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
 
-pytestmark = LAB_GRADINGS_GROUP  # one test compares with the session's gradings of lab 4
 REPORT = "import os, jax; print(jax.device_count(), os.environ['XLA_FLAGS'])"
 
 

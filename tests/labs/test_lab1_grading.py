@@ -2,9 +2,6 @@
 scores every lab is tested for in test_lab_grades.py."""
 
 from grading_session import assert_layout_failure_explained
-from worker_groups import LAB_GRADINGS_GROUP
-
-pytestmark = LAB_GRADINGS_GROUP
 
 
 def test_picture_failure_names_the_picture_not_the_spec(lab_grades):

@@ -6,16 +6,14 @@ gradings, the students' install) is computed once per worker that needs it, so t
 run on one worker; and a module's fixtures are made once per worker, so a module's tests stay together.
 Each test gets an ``xdist_group`` mark (``assign``), the first of these that applies:
 
-- a mark it already has (``LAB_GRADINGS_GROUP`` on a module that reads the labs' gradings; ``together``
-  on modules coupled otherwise);
-- ``lab-gradings`` for a test parametrized by ``lab_id`` that reads the session's gradings of that lab;
+- a mark it already has (``together``, on modules coupled otherwise than by a fixture);
+- ``lab-gradings`` for a test that reads the session's gradings of a lab;
 - ``student-install`` for every test of a module that uses the students' installed wheel;
 - its module's path.
 
 The four labs' gradings are one group: each keeps both cores busy, so two at once on two workers took
 as long as both (labs 1 and 2: 240 s each, against 75 and 100 s alone), and slowed the rest of the
-suite. A test reading a lab's gradings outside the group is still right, only slower: the lab is graded
-again on its worker. The reference cache and the timed turns are the session's, shared by both workers
+suite. The reference cache and the timed turns are the session's, shared by both workers
 (tests/conftest.py), so a reference is computed once and a timed task has the machine's turn alone.
 
 Groups start longest first, so that no long one is left for the end while the other worker idles: the
@@ -42,8 +40,6 @@ LAB_GRADINGS = frozenset({"lab_grades", "lab_self_checks", "lab_case_groups"})  
 STUDENT_INSTALL = "students_wheel_python"
 GROUP_MARK = "xdist_group"
 GROUPS_FILE_VARIABLE = "AUTOGRADER_TEST_GROUPS_FILE"  # set by the controller, inherited by its workers
-# The mark of a module that reads the labs' gradings: it runs on the worker that grades them.
-LAB_GRADINGS_GROUP = pytest.mark.xdist_group("lab-gradings")
 _SHARED = pytest.StashKey[Path]()  # the folder of the groups' file the controller made
 
 
@@ -59,8 +55,7 @@ def assign(items: list[pytest.Item]) -> dict[str, str]:
     groups = {}
     for item in items:
         if item.get_closest_marker(GROUP_MARK) is None:
-            params = getattr(getattr(item, "callspec", None), "params", {})
-            if "lab_id" in params and LAB_GRADINGS & set(getattr(item, "fixturenames", ())):
+            if LAB_GRADINGS & set(getattr(item, "fixturenames", ())):
                 group = "lab-gradings"
             elif item.path in installs:
                 group = "student-install"
@@ -84,9 +79,15 @@ def _start(group: str, early: set[str], sizes: dict[str, int], first_seen: dict[
     return (group not in early, -sizes[group], first_seen[group])
 
 
+def _scheduled_by_group(config: pytest.Config) -> bool:
+    """The suite's ``--dist loadscope`` (pyproject.toml), on the controller; any other ``--dist`` is
+    pytest-xdist's own."""
+    return not hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadscope"
+
+
 def share(config: pytest.Config) -> None:
-    """On the controller of a distributed run: name the file its workers write the groups to."""
-    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+    """On the controller of a run scheduled by group: name the file its workers write the groups to."""
+    if not _scheduled_by_group(config):
         return
     folder = Path(tempfile.mkdtemp(prefix="autograder-test-groups-"))
     config.stash[_SHARED] = folder
@@ -136,9 +137,8 @@ def pytest_unconfigure(config):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Groups of tests, each whole on one worker, in the order ``assign`` puts them: the suite's
-    ``--dist loadscope`` (pyproject.toml); any other ``--dist`` is pytest-xdist's own."""
-    return GroupScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
+    """Groups of tests, each whole on one worker, in the order ``assign`` puts them."""
+    return GroupScheduling(config, log) if _scheduled_by_group(config) else None
 
 
 @pytest.hookimpl(trylast=True)  # once the tests not run (``--lab``, ``-k``) are deselected
