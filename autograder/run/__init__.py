@@ -13,7 +13,8 @@ ended, ``execution`` what it produced); ``leftovers`` stops what a cell left run
 grader's timings away from running student code, ``timed_turns`` lets a task that times code run alone on its
 cores (other gradings' kernels wait; a ``core_locks`` file per core, so that a batch's workers pinned to cores
 of their own by ``core_pinning`` wait only for what shares their core; ``env_switch`` reads the variables that
-turn either off), ``machine_quiet`` has both sides' timing start once the processors are idle,
+turn either off), ``machine_quiet`` has both sides' timing start once the processors are idle
+(``others_load`` reads the load they met where they were not, ``processor_times`` the processors' counts),
 ``kernel_malloc`` has the kernel give memory back and both sides time with large blocks kept, ``kernel_pool``
 starts the next kernel ahead, ``compiled_programs`` keeps what a run of the lab's solution compiled for the
 kernels of the course's own notebooks (never a student's), ``phase_clock`` counts where a grading's time
@@ -37,12 +38,13 @@ if TYPE_CHECKING:
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.env_switch import switched_off
     from autograder.run.execute import execute_plan
-    from autograder.run.execution import Execution, Executor
+    from autograder.run.execution import Execution, Executor, timed_cells_share
     from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_timing_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
     from autograder.run.live_execution import LiveExecution
     from autograder.run.machine_quiet import wait_until_machine_quiet
+    from autograder.run.others_load import others_share, process_cpu_seconds, start_reading, stretch
     from autograder.run.phase_clock import (
         CAPTURE,
         CELLS,

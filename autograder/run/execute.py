@@ -42,6 +42,7 @@ from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.machine_quiet import until_machine_quiet
+from autograder.run.others_load import others_share, start_reading
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import Captures, RunRequest
@@ -108,12 +109,13 @@ class _Run:
                             await self.end_timing()
                             await self.capture(step.task)
                             continue
-                        if self.times_code(step.task):
+                        timed = self.times_code(step.task)
+                        if timed:
                             with quiet.not_running():  # waiting, it runs nothing: another grader may measure
                                 await self.timed_turn.acquire(step.label)
                             with self.phases.timed(TURN_WAIT):
                                 await self.until_idle(step.label)
-                        timed_out = await self.run_cell(step)
+                        timed_out = await self.run_cell(step, timed)
                         if timed_out and not await self.responsive():
                             return RunStatus.TIMEOUT, f"{step.label} did not stop when interrupted", step.label
                 finally:
@@ -161,12 +163,16 @@ class _Run:
             self._captures = self._captures()
         return self._captures
 
-    async def run_cell(self, step: RunCell) -> bool:
+    async def run_cell(self, step: RunCell, timed: bool = False) -> bool:
+        """Run one cell; a ``timed`` one (of a task that times code) with the load others put on the
+        processors meanwhile read (others_load.py), which the timing checks allow for."""
         started, waited = time.monotonic(), self.kernel.turn.waited
+        reading = start_reading(self.km.cpu_seconds) if timed else None
         try:
             cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
         except TimeoutError:
             raise _Hung(step.label) from None
+        share = others_share(reading, self.km.cpu_seconds)
         error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
@@ -178,7 +184,9 @@ class _Run:
         self.interrupted = step.label if status == CellStatus.TIMEOUT else None
         truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
-        self.cells.append(CellOutcome(step.label, step.origin, step.task, status, error, seconds, truncated, leftovers))
+        self.cells.append(
+            CellOutcome(step.label, step.origin, step.task, status, error, seconds, truncated, leftovers, share)
+        )
         self.phases.add(CELLS, seconds)
         return status == CellStatus.TIMEOUT
 

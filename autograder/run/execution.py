@@ -7,6 +7,7 @@ it without the kernel's machinery.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,6 +29,7 @@ class CellOutcome:
     seconds: float
     output_truncated: bool = False
     leftover_processes: int = 0  # processes the cell started that were still running when it ended
+    others_share: float | None = None  # of a timed cell: the processors' share others took (others_load.py)
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,16 @@ class Execution:
     def checking(self):
         """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
         return contextlib.nullcontext()
+
+
+def timed_cells_share(cells: Sequence[CellOutcome], task: str) -> float | None:
+    """The share of the processors other work took while ``task``'s timed cells ran, over all of them by
+    how long each ran (None where none was read: an untimed task, a quota, a task not reached)."""
+    timed = [c for c in cells if c.task == task and c.others_share is not None]
+    seconds = sum(c.seconds for c in timed)
+    if seconds <= 0:
+        return None
+    return sum((c.others_share or 0.0) * c.seconds for c in timed) / seconds
 
 
 class Executor(Protocol):

@@ -25,6 +25,7 @@ from autograder.run.landlock import landlock_command
 from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
+from autograder.run.others_load import process_cpu_seconds
 from autograder.run.sandbox import bwrap_command, sandbox_environment, sandbox_level, uid_command
 from autograder.run.sandbox_levels import BUBBLEWRAP, LANDLOCK_LEVELS, NO_SANDBOX
 from autograder.run.uid_lease import SandboxUnavailable, lease_uid, make_private
@@ -115,6 +116,10 @@ class HarnessKernelManager(AsyncKernelManager):
         process of the run, found later, was started by the notebook."""
         self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
         self._harness_pids = process_tree(self._launcher)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the run's processes (the kernel and what its cells started) have spent so far."""
+        return process_cpu_seconds(self._launcher, with_descendants=True)
 
     def stop_leftover_processes(self) -> int:
         """Stop what the notebook started that is still running (see leftovers.py); how many."""

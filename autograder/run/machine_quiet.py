@@ -1,14 +1,15 @@
-"""Timing starts on a quiet machine: before a timed task's cells, and before the grader's own measurement,
-wait (briefly, bounded) until the machine's processors are idle.
+"""Timing starts on a quiet machine: before a timed task's cells, and before the grader's own measurement, wait
+(briefly, bounded) until the machine's processors are idle.
 
 The timed turn (``timed_turns``) stops what the harness starts: other gradings' cells, checks and kernel
-starts. Work already under way is out of its reach: a kernel of another grading shutting down (JAX's teardown,
-a gigabyte freed), the computations a notebook dispatched and never waited for, another user's job. Either
-side's timing taken through such a moment can be off by several times. So both sides first wait until the
-processors have been idle for a short window, as read from ``/proc/stat``, at most ``MAX_WAIT`` seconds; where
-it cannot be read, or the machine stays busy (a shared host), timing goes on, and the log says so. The
-processors read are those the grading may run on (``core_pinning``): a batch's worker pinned to a core of its
-own waits for its core to be idle, not for the other workers' cores.
+starts. Work already under way is out of its reach: a kernel of another grading shutting down (JAX's
+teardown, a gigabyte freed), the computations a notebook dispatched and never waited for, another user's
+job. Either side's timing taken through such a moment can be off by several times. So both sides first wait
+until the processors have been idle for a short window, as read from ``/proc/stat``, at most ``MAX_WAIT``
+seconds; where it cannot be read, or the machine stays busy (a shared host), timing goes on, and the log
+says so; the timing checks then allow for the load each side met (others_load.py). The processors read are
+those the grading may run on (``core_pinning``): a batch's worker pinned to a core of its own waits for its
+core to be idle, not for the other workers' cores.
 """
 
 from __future__ import annotations
@@ -16,40 +17,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from pathlib import Path
 
 from autograder.run.core_pinning import process_cores
 from autograder.run.cpu_quota import container_cpu_quota
+from autograder.run.processor_times import processor_jiffies as _cpu_times
 
-PROC_STAT = Path("/proc/stat")
 WINDOW = 0.1  # seconds a reading of the machine's load spans
 BUSY_CPUS = 0.3  # at most this many processors' worth busy counts as quiet
 FIRST_GLANCE = 0.03  # seconds of a first, shorter reading: not one busy tick in it counts as quiet
 MAX_WAIT = 5.0  # seconds waited at most for a quiet machine
 
 log = logging.getLogger("autograder.machine_quiet")
-
-
-def _cpu_times(cores: tuple[int, ...]) -> tuple[int, int] | None:
-    """(busy, total) jiffies of the processors ``cores`` so far, or None where ``/proc/stat`` cannot be
-    read or lacks one of them."""
-    wanted = {f"cpu{core}" for core in cores}
-    busy = total = 0
-    try:
-        lines = [line.split() for line in PROC_STAT.read_text().splitlines() if line.startswith("cpu")]
-        for fields in lines:
-            if fields[0] not in wanted:
-                continue
-            wanted.discard(fields[0])
-            values = [int(v) for v in fields[1:]]
-            if len(values) < 4:
-                return None
-            cpu_total = sum(values[:8])  # guest time is counted in user time already
-            busy += cpu_total - values[3] - (values[4] if len(values) > 4 else 0)  # idle and iowait
-            total += cpu_total
-    except (OSError, IndexError, ValueError):
-        return None
-    return None if wanted else (busy, total)
 
 
 def _busy_cpus(before: tuple[int, int], after: tuple[int, int], cores: int) -> float:

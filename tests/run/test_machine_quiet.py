@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from autograder.run import machine_quiet
+from autograder.run import machine_quiet, processor_times
 from autograder.run.cpu_quota import CpuQuota
 
 
@@ -107,7 +107,7 @@ def test_a_busy_machine_is_waited_for_until_it_is_quiet_or_the_wait_is_over(stat
 
 def test_an_unreadable_proc_stat_waits_not(tmp_path, monkeypatch):
     sleeps: list[float] = []
-    monkeypatch.setattr(machine_quiet, "PROC_STAT", tmp_path / "missing")
+    monkeypatch.setattr(processor_times, "PROC_STAT", tmp_path / "missing")
     monkeypatch.setattr(machine_quiet, "time", types.SimpleNamespace(sleep=sleeps.append, monotonic=lambda: 0.0))
     assert machine_quiet.wait_until_machine_quiet("t4") == 0.0 and sleeps == []
 
