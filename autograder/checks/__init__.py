@@ -1,9 +1,9 @@
 """Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
 
-Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body``
-for the collectives a function writes, ``program`` for how it is built, ``numeric``, ``timing`` for students'
-time claims against ``measurement``, the grader's own); the labs' graders import them from this door, loaded
-on first use.
+Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives,
+``shard_map_body`` for the collectives a function writes, ``program`` for how it is built, ``numeric``,
+``timing`` for students' time claims against ``measurement``, the grader's own, allowing for the load each
+met by ``timing_conditions``); the labs' graders import them from this door, loaded on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         assert_time_consistent,
         format_seconds,
     )
+    from autograder.checks.timing_conditions import LoadAllowance, load_allowance, students_load
     from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -17,6 +17,7 @@ does not yet (up to ``VERDICT_ROUNDS`` times as many): under load, fewer would l
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import statistics
 import time
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import psutil
 
 from autograder.run import (
     GRADER_PHASES,
@@ -33,6 +35,9 @@ from autograder.run import (
     checks_waiting,
     measuring,
     min_sample_seconds,
+    others_share,
+    process_cpu_seconds,
+    start_reading,
     under_timing_malloc,
     wait_for_quiet,
     wait_until_machine_quiet,
@@ -41,10 +46,12 @@ from autograder.run import (
 
 @dataclass(frozen=True)
 class TimingStats:
-    """Seconds per call: the median and every sample, in the order taken."""
+    """Seconds per call: the median and every sample, in the order taken, and the share of the processors
+    other work took meanwhile (``others_load``; None where it was not read)."""
 
     median: float
     samples: tuple[float, ...]
+    others_share: float | None = None
 
     @property
     def fast(self) -> float:
@@ -105,7 +112,15 @@ def measure_interleaved(
             turn.enter_context(measuring())  # the machine's timed turn: no other grading runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
         with GRADER_PHASES.timed(MEASURE), under_timing_malloc():  # as the student's kernel times
-            return _measure(fns, repeats, warmup, min_repeats, precision, verdict)
+            reading = start_reading(_own_cpu_seconds)
+            stats = _measure(fns, repeats, warmup, min_repeats, precision, verdict)
+            share = others_share(reading, _own_cpu_seconds)
+    return {name: dataclasses.replace(stat, others_share=share) for name, stat in stats.items()}
+
+
+def _own_cpu_seconds() -> float | None:
+    """This process's CPU seconds: the measurement's (the kernel it graded runs nothing meanwhile)."""
+    return process_cpu_seconds(psutil.Process(), with_descendants=False)
 
 
 def _measure(

@@ -36,7 +36,10 @@ from autograder.run import (
     build_plan,
     rounded_phases,
     sandbox_level,
+    timed_cells_share,
 )
+
+NOTED_SHARE = 0.25  # a timed task whose cells met more load from other work than this is noted in its grade
 
 
 def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResult:
@@ -139,8 +142,8 @@ def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:
-    """What the harness had to do to the run: kernels it started again, output it cut, processes a cell
-    left running."""
+    """What the harness had to do to the run: kernels it started again, output it cut, timed cells run on
+    a crowded machine, processes a cell left running."""
     notes = []
     failed = execution.start_failures
     if failed and execution.status != RunStatus.KERNEL_FAILED_TO_START:
@@ -155,6 +158,13 @@ def execution_notes(execution, limits: Limits) -> list[str]:
             f"output was truncated {where}: more than {limits.output_bytes_per_cell:,} bytes "
             f"in a cell or {limits.output_bytes_total:,} in all"
         )
+    for task in dict.fromkeys(c.task for c in execution.cells if c.others_share is not None and c.task):
+        share = timed_cells_share(execution.cells, task)
+        if share is not None and share >= NOTED_SHARE:
+            notes.append(
+                f"other work took {share:.0%} of the processors while {task}'s timed cells ran: its timing checks"
+                " allowed for the load each side met"
+            )
     for cell in execution.cells:
         if cell.leftover_processes:
             count = cell.leftover_processes

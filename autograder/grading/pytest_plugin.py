@@ -16,11 +16,11 @@ from collections.abc import Callable, Collection
 
 import pytest
 
-from autograder.checks import CheckFailure
+from autograder.checks import CheckFailure, students_load
 from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, build_argument, task_seed
 from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
-from autograder.run import CellStatus, Execution, LiveExecution, checks_running, checks_waiting
+from autograder.run import CellStatus, Execution, LiveExecution, checks_running, checks_waiting, timed_cells_share
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
 # (they cost time at each session's end, and are none of the grading's business), and pytest's reports
@@ -95,6 +95,11 @@ class SubmissionFacts:
             raise CheckFailure(f"running your code on the grader's inputs failed: {probe.error}")
         return probe
 
+    def others_share(self, task: str) -> float | None:
+        """The share of the processors other work took while the task's timed cells ran (the harness's
+        reading, outside the kernel; None where it read nothing)."""
+        return timed_cells_share(list(self.execution.cells), task)
+
     def seed(self, task: str) -> int:
         return task_seed(self.seed_value, task)
 
@@ -158,8 +163,11 @@ class _GraderPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         """Each check runs held like a running cell (timed_turns.checks_running): never while another
-        grading on this machine times code."""
-        with checks_running():
+        grading on this machine times code; its timing checks allow for the load its task's timed cells met
+        (checks/timing_conditions.py)."""
+        task = _task_of(item)
+        share = functools.partial(self._submission.others_share, task) if task is not None else lambda: None
+        with checks_running(), students_load(share):
             yield
 
     def pytest_collectreport(self, report):

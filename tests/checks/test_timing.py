@@ -1,5 +1,6 @@
 """Timing: interleaved, blocked measurement, and the checks of students' timing claims (fake numbers)."""
 
+import dataclasses
 import time
 
 import jax
@@ -20,6 +21,7 @@ from autograder.checks import (
     measured_ratio,
     measurement,
     median_is_settled,
+    students_load,
 )
 
 
@@ -452,3 +454,72 @@ def test_load_never_lets_a_time_far_below_the_grader_s_fastest_calls_pass():
 
 def test_format_seconds():
     assert [format_seconds(s) for s in (2.5, 0.0123, 4.5e-5, 3e-9)] == ["2.5 s", "12.3 ms", "45 µs", "3 ns"]
+
+
+# The load each side met (timing_conditions.py)
+
+
+def loaded_stats(share: float | None, *samples: float) -> TimingStats:
+    return dataclasses.replace(stats(*samples), others_share=share)
+
+
+def test_a_time_taken_under_more_load_than_the_grader_s_may_be_as_many_times_longer():
+    """Other work took three quarters of the processors while the student's cells ran (a stretch of 4),
+    none while the grader measured: a right time read 5× the grader's passes, 17× does not."""
+    idle = loaded_stats(0.0, *([0.010] * 9))
+    five_times = fact_of(0.050)
+    assert "more than 4× more" in message(assert_time_consistent, five_times, idle, "t")
+    with students_load(lambda: 0.75):
+        assert_time_consistent(five_times, idle, "t")
+        assert_time_consistent(fact_of(0.16), idle, "t")
+        text = message(assert_time_consistent, fact_of(0.17), idle, "t")
+    assert "more than 16× more (other work took 75% of the processors while your timed cells ran, 0% while" in text
+    assert "the range reaches 4× higher for it)" in text
+
+
+def test_the_same_load_on_both_sides_allows_nothing_more():
+    loaded = loaded_stats(0.75, *([0.010] * 9))
+    with students_load(lambda: 0.75):
+        text = message(assert_time_consistent, fact_of(0.050), loaded, "t")
+    assert "more than 4× more." in text and "other work" not in text
+
+
+def test_a_grader_measuring_under_more_load_lets_a_student_s_time_be_as_many_times_shorter():
+    """The grader's fastest calls were slowed too (its whole measurement met a stretch of 2): a right time
+    taken on an idle machine may read 5× below them; a dispatch-only time, 100× and more below, still fails
+    under the largest allowance."""
+    loaded = loaded_stats(0.5, *([0.010] * 9))
+    with students_load(lambda: 0.0):
+        assert_time_consistent(fact_of(0.002), loaded, "t")
+        assert "more than 8× less (" in message(assert_time_consistent, fact_of(0.001), loaded, "t")
+    crowded = loaded_stats(0.99, *([0.010] * 9))
+    with students_load(lambda: 0.0):
+        text = message(assert_time_consistent, fact_of(0.0001), crowded, "t")
+    assert "more than 40× less" in text and "only the dispatch was timed" in text
+
+
+def test_without_a_reading_of_the_student_s_cells_nothing_is_allowed_for_them():
+    """A check run outside a grading (no share set), or a run that read nothing (a CPU quota)."""
+    idle = loaded_stats(0.0, *([0.010] * 9))
+    assert "more than 4× more." in message(assert_time_consistent, fact_of(0.050), idle, "t")
+    with students_load(lambda: None):
+        assert "more than 4× more." in message(assert_time_consistent, fact_of(0.050), idle, "t")
+
+
+def test_the_load_allowance_reaches_a_speedup_s_two_times():
+    idle_a, idle_b = loaded_stats(0.0, *([0.020] * 9)), loaded_stats(0.0, *([0.010] * 9))
+    claims = (fact_of(2.0), fact_of(0.100), fact_of(0.050))  # each time 5× the grader's, the ratio right
+    assert "more than 4× more" in message(assert_speedup_claim, *claims, 2.0, "s", measured_a=idle_a, measured_b=idle_b)
+    with students_load(lambda: 0.75):
+        assert_speedup_claim(*claims, 2.0, "s", measured_a=idle_a, measured_b=idle_b)
+
+
+def test_the_grader_s_measurement_reads_the_load_it_met(monkeypatch):
+    """What others took of the processors from the measurement's first call to its last, as others_load
+    reads it for this process."""
+    spans = []
+    monkeypatch.setattr(measurement, "start_reading", lambda own: spans.append(("start", own())) or "reading")
+    monkeypatch.setattr(measurement, "others_share", lambda reading, own: spans.append((reading, own())) or 0.4)
+    stats = measure_interleaved({"a": lambda: None, "b": lambda: None}, repeats=2, warmup=0)
+    assert {name: s.others_share for name, s in stats.items()} == {"a": 0.4, "b": 0.4}
+    assert [what for what, _ in spans] == ["start", "reading"] and spans[0][1] <= spans[1][1]
