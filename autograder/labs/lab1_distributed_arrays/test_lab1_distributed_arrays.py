@@ -387,7 +387,7 @@ def test_t8_speedup(submission, per_grading):
         submission.name("t8", "speedup"),
         t_single,
         t_sharded,
-        single / sharded,
+        single.median / sharded.median,
         "speedup",
         a_name="t_single",
         b_name="t_sharded",
