@@ -120,7 +120,7 @@ def measure_interleaved(
 
 def _own_cpu_seconds() -> float | None:
     """This process's CPU seconds: the measurement's (the kernel it graded runs nothing meanwhile)."""
-    return process_cpu_seconds(psutil.Process(), with_descendants=False)
+    return process_cpu_seconds(psutil.Process())
 
 
 def _measure(

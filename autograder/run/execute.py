@@ -42,7 +42,7 @@ from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.machine_quiet import until_machine_quiet
-from autograder.run.others_load import others_share, start_reading
+from autograder.run.others_load import MOST_SHARE, LoadClock, others_share, start_reading, stretch
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import Captures, RunRequest
@@ -152,6 +152,12 @@ class _Run:
             except TimeoutError:
                 raise _Hung("the end of a timed task") from None
 
+    @property
+    def cell_bound(self) -> float:
+        """How long a cell may take before its kernel counts as hung: its timeout with the most time others'
+        work can have it given back (kernel_client.py), and the interrupt's grace."""
+        return self.limits.cell_timeout * stretch(MOST_SHARE) + 30
+
     def times_code(self, task: str | None) -> bool:
         capture = self.captures.get(task) if task else None
         return capture is not None and capture.times_code
@@ -169,13 +175,13 @@ class _Run:
         started, waited = time.monotonic(), self.kernel.turn.waited
         reading = start_reading(self.km.cpu_seconds) if timed else None
         try:
-            cell = await self.run_code(step.source, self.limits.cell_timeout + 30)
+            cell = await self.run_code(step.source, self.cell_bound)
         except TimeoutError:
             raise _Hung(step.label) from None
         share = others_share(reading, self.km.cpu_seconds)
         error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
-        if seconds >= self.limits.cell_timeout:  # nbclient interrupted it: the error shown is the interrupt's
-            error = f"{TIMEOUT_ENAME}: the cell ran longer than {self.limits.cell_timeout:g} s and was interrupted"
+        if self.client.timed_out:  # nbclient interrupted it: the error shown is the interrupt's
+            error = f"{TIMEOUT_ENAME}: the cell ran longer than {self._allowed()} and was interrupted"
         status = (
             CellStatus.TIMEOUT
             if error and error.startswith(TIMEOUT_ENAME)
@@ -189,6 +195,13 @@ class _Run:
         )
         self.phases.add(CELLS, seconds)
         return status == CellStatus.TIMEOUT
+
+    def _allowed(self) -> str:
+        """``120 s``, or ``120 s (300 s with the time other work took from it given back)``."""
+        given = self.client.allowed_seconds
+        if given <= self.limits.cell_timeout * 1.01:
+            return f"{self.limits.cell_timeout:g} s"
+        return f"{self.limits.cell_timeout:g} s ({given:.0f} s with the time other work took from it given back)"
 
     async def stop_leftovers(self) -> int:
         """Stop the processes the last cell left running, before anything else runs or is read; the
@@ -214,7 +227,7 @@ class _Run:
         capture = self.captures.get(task, TaskCapture(task))
         out = self.facts_dir / task
         cell = await self.run_code(
-            recorder_code(capture.manifest(str(out), task_seed(self.seed, task))), self.limits.cell_timeout + 30
+            recorder_code(capture.manifest(str(out), task_seed(self.seed, task))), self.cell_bound
         )
         await self.stop_leftovers()  # the grader's calls of student functions may have started some
         self.taken.take(task, out, _capture_problem(cell_error(cell)))
@@ -340,15 +353,16 @@ async def execute_plan_async(
 
 async def _within_deadline(run: _Run, total_timeout: float):
     """``run.execute()``, cancelled past ``total_timeout`` seconds — not counting the time it waited for
-    other gradings' timed tasks (asyncio.TimeoutError then)."""
+    other gradings' timed tasks, nor the time other work took from its kernel (others_load.LoadClock)
+    (asyncio.TimeoutError then)."""
     task = asyncio.ensure_future(run.execute())
-    started = time.monotonic()
+    clock = LoadClock(run.km.cpu_seconds, time.monotonic)
     while True:
-        remaining = started + total_timeout + run.waited - time.monotonic()
+        remaining = clock.remaining(total_timeout) + run.waited
         done, _ = await asyncio.wait({task}, timeout=max(remaining, 0.0))
         if done:
             return task.result()
-        if started + total_timeout + run.waited - time.monotonic() <= 0:
+        if clock.remaining(total_timeout) + run.waited <= 0:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task

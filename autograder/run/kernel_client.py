@@ -6,13 +6,19 @@ Apart from the kernel's process (kernel_manager.py): this is the grader's side o
 
 from __future__ import annotations
 
+import time
+from queue import Empty
+
 import zmq
 from nbclient import NotebookClient
+from nbclient.util import ensure_async
 
 from autograder.run.kernel_housekeeping import TRUNCATION_MARK
 from autograder.run.limits import Limits
+from autograder.run.others_load import LoadClock
 
 TIMEOUT_ENAME = "CellTimeoutError"  # the error a cell that ran out of time ends with
+RECHECK_SECONDS = 5.0  # past its timeout, a cell on a crowded machine has the time it is owed read this often
 
 
 def cell_error(cell) -> str | None:
@@ -24,7 +30,8 @@ def cell_error(cell) -> str | None:
 
 
 class CappedClient(NotebookClient):
-    """nbclient's client, keeping at most a fixed amount of output per cell and in total."""
+    """nbclient's client, keeping at most a fixed amount of output per cell and in total, and giving a
+    cell past its timeout the time other work took from it (``LoadClock``) before it is interrupted."""
 
     def __init__(self, nb, limits: Limits, **kwargs):
         super().__init__(nb, **kwargs)
@@ -32,9 +39,46 @@ class CappedClient(NotebookClient):
         self.total_bytes = 0
         self.cell_bytes = 0
         self.truncated = False
+        self.timed_out = False  # the last cell ran out of its time and was interrupted
+        self.allowed_seconds = 0.0  # the time the last cell had, with what others took given back
+        self._clock: LoadClock | None = None
+        self._msg_id: str | None = None
 
     def start_cell(self) -> None:
-        self.cell_bytes, self.truncated = 0, False
+        self.cell_bytes, self.truncated, self.timed_out = 0, False, False
+        own_seconds = getattr(self.km, "cpu_seconds", None)  # the harness's kernel manager reads its processes
+        self._clock = LoadClock(own_seconds, time.monotonic) if own_seconds is not None else None
+
+    async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
+        self._msg_id = msg_id  # the reply that the time given back waits for
+        return await super()._async_poll_for_reply(msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        """nbclient's timeout has passed: first wait out the time other work took from the cell, for its
+        reply (returned as nbclient's reply); then interrupt it."""
+        reply = await self._reply_in_time_given_back(timeout)
+        if reply is not None:
+            return reply
+        self.timed_out = True
+        return await super()._async_handle_timeout(timeout, cell)
+
+    async def _reply_in_time_given_back(self, timeout: float):
+        self.allowed_seconds = float(timeout)
+        clock = self._clock
+        if clock is None:
+            return None
+        shell = self._kernel_client().shell_channel
+        while (remaining := clock.remaining(timeout)) > 0:
+            self.allowed_seconds = clock.limit_now(timeout)
+            try:
+                msg = await ensure_async(shell.get_msg(timeout=min(remaining, RECHECK_SECONDS)))
+            except Empty:
+                await self._async_check_alive()  # a kernel that died meanwhile ends the run, as in nbclient
+                continue
+            if msg["parent_header"].get("msg_id") == self._msg_id:
+                return msg
+        self.allowed_seconds = clock.limit_now(timeout)
+        return None
 
     def _kernel_client(self):
         """The client of the started kernel; the output channel is watched only once there is one."""

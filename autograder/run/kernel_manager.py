@@ -22,7 +22,7 @@ from autograder.run.container_memory import oom_first
 from autograder.run.devices import kernel_environment
 from autograder.run.file_allowlist import kernel_allowlist
 from autograder.run.landlock import landlock_command
-from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.leftovers import launcher_process, process_tree, run_processes, stop_leftover_processes
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.others_load import process_cpu_seconds
@@ -118,8 +118,9 @@ class HarnessKernelManager(AsyncKernelManager):
         self._harness_pids = process_tree(self._launcher)
 
     def cpu_seconds(self) -> float | None:
-        """CPU seconds the run's processes (the kernel and what its cells started) have spent so far."""
-        return process_cpu_seconds(self._launcher, with_descendants=True)
+        """CPU seconds the run's processes (the kernel and what its cells started, reparented ones too)
+        have spent so far: a process the notebook sets loose is the notebook's load, never others'."""
+        return process_cpu_seconds(self._launcher, run_processes(self._launcher, self.leftovers_uid))
 
     def stop_leftover_processes(self) -> int:
         """Stop what the notebook started that is still running (see leftovers.py); how many."""

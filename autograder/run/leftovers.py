@@ -42,7 +42,9 @@ def process_tree(launcher: psutil.Process | None) -> frozenset[int]:
         return frozenset()
 
 
-def _candidates(launcher: psutil.Process | None, uid: int | None) -> list[psutil.Process]:
+def run_processes(launcher: psutil.Process | None, uid: int | None) -> list[psutil.Process]:
+    """Every process of the run but the launcher: its descendants, and, given the kernel's own ``uid`` (a
+    sandbox without a pid namespace), every process of that uid, wherever it was reparented."""
     found: dict[int, psutil.Process] = {}
     try:
         for process in launcher.children(recursive=True) if launcher is not None else ():
@@ -66,10 +68,10 @@ def stop_leftover_processes(launcher: psutil.Process | None, keep: frozenset[int
     stopped: dict[int, psutil.Process] = {}
     running = 0
     for _ in range(MAX_ROUNDS):
-        new = [p for p in _candidates(launcher, uid) if p.pid not in keep and p.pid not in stopped]
+        new = [p for p in run_processes(launcher, uid) if p.pid not in keep and p.pid not in stopped]
         if not new:
             _kill(stopped.values())
-            if not [p for p in _candidates(launcher, uid) if p.pid not in keep and p.pid not in stopped]:
+            if not [p for p in run_processes(launcher, uid) if p.pid not in keep and p.pid not in stopped]:
                 break
             continue
         for process in new:

@@ -13,7 +13,7 @@ nothing is read there (``None``), as nowhere ``/proc/stat`` cannot be read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import psutil
@@ -68,19 +68,20 @@ def stretch(share: float | None) -> float:
     return 1.0 / (1.0 - min(max(share, 0.0), MOST_SHARE))
 
 
-def process_cpu_seconds(process: psutil.Process | None, with_descendants: bool) -> float | None:
-    """CPU seconds (user and system) that ``process`` has spent, with its reaped children's; with
-    ``with_descendants``, those of its living descendants too. None when it is gone."""
-    if process is None:
+def process_cpu_seconds(root: psutil.Process | None, members: Iterable[psutil.Process] = ()) -> float | None:
+    """CPU seconds (user and system, with its reaped children's) that ``root`` has spent, and ``members``
+    (those still running; ``root`` counted once). None when ``root`` is gone."""
+    if root is None:
         return None
     try:
-        seconds = _cpu_seconds(process)
-        descendants = process.children(recursive=True) if with_descendants else []
+        seconds = _cpu_seconds(root)
     except psutil.Error:
         return None
-    for descendant in descendants:
+    for member in members:
+        if member.pid == root.pid:
+            continue
         try:
-            seconds += _cpu_seconds(descendant)
+            seconds += _cpu_seconds(member)
         except psutil.Error:  # ended since: its time is its parent's children's now, or lost
             continue
     return seconds
@@ -89,3 +90,37 @@ def process_cpu_seconds(process: psutil.Process | None, with_descendants: bool) 
 def _cpu_seconds(process: psutil.Process) -> float:
     times = process.cpu_times()
     return times.user + times.system + times.children_user + times.children_system
+
+
+HUNGRY = 0.5  # a kernel that used at least this much of what others left it wanted the processors
+
+
+class LoadClock:
+    """A timeout's clock that gives back the time other work took from a kernel that wanted the processors:
+    a limit of ``limit`` seconds lasts ``limit`` × the stretch others' share put on it (``stretch``), as long
+    as the kernel used at least ``HUNGRY`` of what others left it. A kernel that sleeps, or waits on its
+    own, is not slowed by others' work and gets nothing back. Why: a cell timeout, or a notebook's, on a
+    crowded machine would otherwise cut a right answer that an idle one runs in time — the machine's fault,
+    not the student's. Under a quota, or where nothing can be read, the clock is the wall clock."""
+
+    def __init__(self, own_seconds: Callable[[], float | None], clock: Callable[[], float]):
+        self._own_seconds, self._clock = own_seconds, clock
+        self._started = clock()
+        self._reading = start_reading(own_seconds)
+
+    def elapsed(self) -> float:
+        return self._clock() - self._started
+
+    def limit_now(self, limit: float) -> float:
+        """What ``limit`` seconds last, as of now, with the time others took given back."""
+        elapsed = self.elapsed()
+        share = others_share(self._reading, self._own_seconds)
+        own = self._own_seconds()
+        if share is None or own is None or self._reading is None or elapsed <= 0:
+            return limit
+        left = elapsed * len(self._reading.cores) * (1.0 - share)  # processor-seconds others left
+        hungry = left > 0 and own - self._reading.own_seconds >= HUNGRY * left
+        return limit * stretch(share) if hungry else limit
+
+    def remaining(self, limit: float) -> float:
+        return self.limit_now(limit) - self.elapsed()

@@ -5,9 +5,11 @@ tree, which no load changes."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
+import types
 
 import psutil
 import pytest
@@ -84,26 +86,28 @@ def test_the_stretch_of_a_share_is_bounded(share, expected):
     assert others_load.stretch(share) == pytest.approx(expected)
 
 
-def test_a_process_tree_s_cpu_seconds_count_its_living_descendants():
+def test_a_process_s_cpu_seconds_count_the_members_given_once():
     """A child that burns 0.3 s of CPU (however long that takes on this machine), then waits."""
     burn = (
         "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
         "print('burnt', flush=True)\ntime.sleep(60)"
     )
     me = psutil.Process()
-    before_tree = others_load.process_cpu_seconds(me, with_descendants=True)
-    before_alone = others_load.process_cpu_seconds(me, with_descendants=False)
+    before_tree = others_load.process_cpu_seconds(me, me.children(recursive=True))
+    before_alone = others_load.process_cpu_seconds(me)
     child = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "burnt"
-        tree = others_load.process_cpu_seconds(me, with_descendants=True)
-        alone = others_load.process_cpu_seconds(me, with_descendants=False)
+        tree = others_load.process_cpu_seconds(me, me.children(recursive=True))
+        alone = others_load.process_cpu_seconds(me)
     finally:
         child.kill()
         child.wait()
     assert tree is not None and before_tree is not None and alone is not None and before_alone is not None
     assert tree - before_tree >= 0.25
     assert alone - before_alone < 0.25  # the child is not this process's own, nor reaped yet
+    once, again = others_load.process_cpu_seconds(me), others_load.process_cpu_seconds(me, [me])
+    assert once is not None and again is not None and once > 0.2 and again - once < 0.1  # the root counted once
 
 
 def test_a_gone_process_has_no_cpu_seconds():
@@ -111,15 +115,15 @@ def test_a_gone_process_has_no_cpu_seconds():
     process = psutil.Process(child.pid)
     child.wait()
     time.sleep(0.05)
-    assert others_load.process_cpu_seconds(process, with_descendants=True) is None
-    assert others_load.process_cpu_seconds(process, with_descendants=False) is None
-    assert others_load.process_cpu_seconds(None, with_descendants=False) is None
+    assert others_load.process_cpu_seconds(process, [psutil.Process()]) is None
+    assert others_load.process_cpu_seconds(None) is None
 
 
 @pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 def test_a_timed_cell_reads_the_load_with_the_sandboxed_kernel_s_own_work_as_its_own(monkeypatch):
-    """In the real sandboxed kernel: a timed cell that burns 0.3 s of CPU is read with that time as the
-    kernel's own (so never as others'); an untimed cell is not read at all."""
+    """In the real sandboxed kernel: a timed cell whose process, set loose (forked twice, its parent gone),
+    burns 0.3 s of CPU is read with that time as the kernel's own (so never as others'), whichever level
+    the sandbox has; an untimed cell is not read at all."""
     own_spent = []
 
     def spied(reading, own_seconds):
@@ -128,7 +132,18 @@ def test_a_timed_cell_reads_the_load_with_the_sandboxed_kernel_s_own_work_as_its
         return others_load.others_share(reading, own_seconds)
 
     monkeypatch.setattr(execute, "others_share", spied)
-    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
+    burn = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    if os.fork() == 0:\n"
+        "        end = time.process_time() + 0.3\n"
+        "        while time.process_time() < end: pass\n"
+        "        open('burnt', 'w').close()\n"
+        "        time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "while not os.path.exists('burnt'): time.sleep(0.01)"
+    )
     plan = Plan(
         (
             RunCell("x = 1", "student", "t1", 1, "cell 1"),
@@ -146,3 +161,95 @@ def test_a_timed_cell_reads_the_load_with_the_sandboxed_kernel_s_own_work_as_its
     if container_cpu_quota() is None:  # under a quota nothing is read
         assert timed.others_share is not None and 0.0 <= timed.others_share <= 1.0
         assert len(own_spent) == 1 and own_spent[0] >= 0.25, own_spent
+
+
+# The time a timeout gives back (LoadClock)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("own_used", "limit"),
+    [
+        (1.0, 20.0),  # others took half; the kernel used all they left (1 of 2 processor-seconds): twice
+        (0.5, 20.0),  # half of what they left: still wanted the processors
+        (0.4, 10.0),  # less: it slept or waited on its own, and others' work did not slow it
+    ],
+)
+def test_a_limit_gives_back_the_time_others_took_from_a_kernel_that_wanted_it(readings, own_used, limit):
+    clock, own = Clock(), [0.0]
+    readings += [(0, 0), (seconds(1.0 + own_used), seconds(2.0))]  # others: 1 of 2 processor-seconds
+    load = others_load.LoadClock(lambda: own[0], clock)
+    clock.now, own[0] = 1.0, own_used
+    assert load.limit_now(10.0) == pytest.approx(limit)
+
+
+def test_without_a_reading_a_limit_is_the_wall_clock(readings):
+    clock = Clock()
+    readings += [None]
+    load = others_load.LoadClock(lambda: 0.0, clock)
+    clock.now = 4.0
+    assert load.limit_now(10.0) == 10.0 and load.remaining(10.0) == 6.0
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
+@pytest.mark.skipif(container_cpu_quota() is not None, reason="under a quota nothing is given back")
+@pytest.mark.parametrize("share", [0.9, 0.0])
+def test_a_cell_past_its_timeout_gets_back_the_time_others_took_if_it_wanted_the_processors(monkeypatch, share):
+    """In the real sandboxed kernel, with a one-second cell timeout and others' share read as ``share``: a
+    cell that burns 1.5 s of CPU (it cannot end within 1 s) ends when others took 90 % (ten times the
+    time), and is interrupted when they took nothing; a cell that sleeps is interrupted either way."""
+    monkeypatch.setattr(others_load, "others_share", lambda reading, own_seconds: share)
+    burn = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end: pass\nburnt = True"
+    plan = Plan(
+        (
+            RunCell(burn, "student", "t1", 1, "cell 1"),
+            CaptureTask("t1"),
+            RunCell("import time\ntime.sleep(3)", "student", "t2", 2, "cell 2"),
+            CaptureTask("t2"),
+        ),
+        (),
+    )
+    captures = {"t1": TaskCapture("t1", names=("burnt",)), "t2": TaskCapture("t2")}
+    run = execute.execute_plan(RunRequest(plan, captures, Limits(cell_timeout=1, total_timeout=120), seed=1))
+    burnt, slept = run.cells
+    if share:
+        assert burnt.status == "ok" and run.facts["t1"].get("burnt").value is True, burnt.error
+    else:
+        assert (
+            burnt.status == "timeout"
+            and burnt.error == "CellTimeoutError: the cell ran longer than 1 s and was interrupted"
+        )
+    assert slept.status == "timeout", slept
+
+
+class _HungryRun:
+    """A run whose execution takes 1 s, its kernel busy on both processors all the while."""
+
+    def __init__(self):
+        started = time.monotonic()
+        self.waited = 0.0
+        self.km = types.SimpleNamespace(cpu_seconds=lambda: 2 * (time.monotonic() - started))
+
+    async def execute(self):
+        await asyncio.sleep(1.0)
+        return "completed", None, None
+
+
+@pytest.mark.skipif(container_cpu_quota() is not None, reason="under a quota nothing is given back")
+@pytest.mark.parametrize("share", [0.9, 0.0])
+def test_the_notebook_deadline_gives_back_the_time_others_took(monkeypatch, share):
+    monkeypatch.setattr(others_load, "others_share", lambda reading, own_seconds: share)
+    monkeypatch.setattr(others_load, "process_cores", lambda: (0, 1))
+    monkeypatch.setattr(others_load, "processor_jiffies", lambda cores: (0, 0))
+    if share:
+        assert asyncio.run(execute._within_deadline(_HungryRun(), 0.2)) == ("completed", None, None)
+    else:
+        with pytest.raises(asyncio.TimeoutError):
+            asyncio.run(execute._within_deadline(_HungryRun(), 0.2))
