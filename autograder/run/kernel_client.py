@@ -42,12 +42,21 @@ class CappedClient(NotebookClient):
         self.timed_out = False  # the last cell ran out of its time and was interrupted
         self.allowed_seconds = 0.0  # the time the last cell had, with what others took given back
         self._clock: LoadClock | None = None
+        self.interrupt_after: float | None = None  # this cell's own timeout, where not the limits'
         self._msg_id: str | None = None
 
-    def start_cell(self) -> None:
+    def start_cell(self, interrupt_after: float | None = None) -> None:
+        """Before a cell: with ``interrupt_after``, the cell has that long rather than the limits' cell timeout
+        (the harness's own start-up code has the start-up timeout, however short a cell's is)."""
         self.cell_bytes, self.truncated, self.timed_out = 0, False, False
+        self.interrupt_after = interrupt_after
         own_seconds = getattr(self.km, "cpu_seconds", None)  # the harness's kernel manager reads its processes
         self._clock = LoadClock(own_seconds, time.monotonic) if own_seconds is not None else None
+
+    def _get_timeout(self, cell):
+        if self.interrupt_after is not None:
+            return max(1, int(self.interrupt_after))
+        return super()._get_timeout(cell)
 
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
         self._msg_id = msg_id  # the reply that the time given back waits for

@@ -120,7 +120,9 @@ class StartedKernel:
                 self._compilation_settings(),
                 self.limits.saves_memory,
             )
-            cell = await self.run_code(startup, self.limits.startup_timeout, warm_up_ended=ended)
+            cell = await self.run_code(
+                startup, self.limits.startup_timeout, warm_up_ended=ended, interrupt_after=self.limits.startup_timeout
+            )
             self.failure = cell_error(cell)
             if self.failure is None:
                 self.km.note_harness_processes()
@@ -139,9 +141,12 @@ class StartedKernel:
         except Exception:  # it died, or does not answer
             return False
 
-    async def run_code(self, source: str, timeout: float, warm_up_ended: Path | None = None) -> nbformat.NotebookNode:
-        """Execute code as a cell; a kernel that does not answer within ``timeout`` is stopped. With
-        ``warm_up_ended``, the warm-up the code starts is held like this cell until that file appears."""
+    async def run_code(
+        self, source: str, timeout: float, warm_up_ended: Path | None = None, interrupt_after: float | None = None
+    ) -> nbformat.NotebookNode:
+        """Execute code as a cell, interrupted past the cell timeout (or ``interrupt_after``); a kernel that
+        does not answer within ``timeout`` is stopped. With ``warm_up_ended``, the warm-up the code starts
+        is held like this cell until that file appears."""
         cell = nbformat.v4.new_code_cell(source)
         async with self.turn:  # the wait, if any, is before the timeout starts
             if warm_up_ended is not None:
@@ -151,7 +156,7 @@ class StartedKernel:
                         hold.release_when(warm_up_ended.exists, WARM_UP_WAIT)
                     )
             self.nb.cells.append(cell)
-            self.client.start_cell()
+            self.client.start_cell(interrupt_after)
             await asyncio.wait_for(self.client.async_execute_cell(cell, len(self.nb.cells) - 1), timeout)
         return cell
 

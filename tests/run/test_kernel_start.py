@@ -79,3 +79,26 @@ def test_a_failed_start_says_when_the_out_of_memory_killer_struck_meanwhile(fail
     assert start.kernel is None
     (why,) = start.failures
     assert DIED_AT_START in why and "the out-of-memory killer struck meanwhile" in why
+
+
+def test_a_start_up_slower_than_a_short_cell_timeout_is_not_interrupted(monkeypatch):
+    """The harness's start-up code has the start-up timeout, not the cell timeout: with cells cut at one
+    second, a start-up that takes longer (here, made to sleep 1.5 s first) still starts the kernel, and
+    the cells still get their one second."""
+    import autograder.run.kernel_lifecycle as kernel_lifecycle
+
+    startup = kernel_lifecycle.startup_code
+    monkeypatch.setattr(kernel_lifecycle, "startup_code", lambda *a: "import time\ntime.sleep(1.5)\n" + startup(*a))
+    plan = Plan(
+        (
+            RunCell("answer = 42", "student", "t1", 1, "cell 1"),
+            CaptureTask("t1"),
+            RunCell("import time\ntime.sleep(3)", "student", "t2", 2, "cell 2"),
+            CaptureTask("t2"),
+        ),
+        (),
+    )
+    captures = {"t1": TaskCapture("t1", names=("answer",)), "t2": TaskCapture("t2")}
+    run = execute_plan(RunRequest(plan, captures, Limits(cell_timeout=1, total_timeout=120), seed=1))
+    assert run.start_failures == () and run.facts["t1"].get("answer").value == 42, run.reason
+    assert [c.status for c in run.cells] == ["ok", "timeout"]
