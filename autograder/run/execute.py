@@ -42,7 +42,7 @@ from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.machine_quiet import until_machine_quiet
-from autograder.run.others_load import MOST_SHARE, LoadClock, others_share, start_reading, stretch
+from autograder.run.others_load import MOST_SHARE, LoadClock, stretch
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import Captures, RunRequest
@@ -173,12 +173,11 @@ class _Run:
         """Run one cell; a ``timed`` one (of a task that times code) with the load others put on the
         processors meanwhile read (others_load.py), which the timing checks allow for."""
         started, waited = time.monotonic(), self.kernel.turn.waited
-        reading = start_reading(self.km.cpu_seconds) if timed else None
         try:
             cell = await self.run_code(step.source, self.cell_bound)
         except TimeoutError:
             raise _Hung(step.label) from None
-        share = others_share(reading, self.km.cpu_seconds)
+        share = self.client.cell_others_share() if timed else None  # from the cell's clock (kernel_client.py)
         error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
         if self.client.timed_out:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self._allowed()} and was interrupted"

@@ -53,6 +53,11 @@ class CappedClient(NotebookClient):
         own_seconds = getattr(self.km, "cpu_seconds", None)  # the harness's kernel manager reads its processes
         self._clock = LoadClock(own_seconds, time.monotonic) if own_seconds is not None else None
 
+    def cell_others_share(self) -> float | None:
+        """The share of the processors other work took while the last cell ran (others_load.py), read from
+        its clock's start: None where nothing was read."""
+        return self._clock.others_share() if self._clock is not None else None
+
     def _get_timeout(self, cell):
         if self.interrupt_after is not None:
             return max(1, int(self.interrupt_after))
@@ -77,8 +82,11 @@ class CappedClient(NotebookClient):
         if clock is None:
             return None
         shell = self._kernel_client().shell_channel
-        while (remaining := clock.remaining(timeout)) > 0:
+        while True:
             self.allowed_seconds = clock.limit_now(timeout)
+            remaining = self.allowed_seconds - clock.elapsed()
+            if remaining <= 0:
+                return None
             try:
                 msg = await ensure_async(shell.get_msg(timeout=min(remaining, RECHECK_SECONDS)))
             except Empty:
@@ -86,8 +94,6 @@ class CappedClient(NotebookClient):
                 continue
             if msg["parent_header"].get("msg_id") == self._msg_id:
                 return msg
-        self.allowed_seconds = clock.limit_now(timeout)
-        return None
 
     def _kernel_client(self):
         """The client of the started kernel; the output channel is watched only once there is one."""

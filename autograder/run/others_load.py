@@ -111,11 +111,15 @@ class LoadClock:
     def elapsed(self) -> float:
         return self._clock() - self._started
 
+    def others_share(self) -> float | None:
+        """The share of the processors others took since the clock started (``others_share``)."""
+        return others_share(self._reading, self._own_seconds)
+
     def limit_now(self, limit: float) -> float:
         """What ``limit`` seconds last, as of now, with the time others took given back."""
         elapsed = self.elapsed()
-        share = others_share(self._reading, self._own_seconds)
-        own = self._own_seconds()
+        own = self._own_seconds()  # read once: the share and the kernel's hunger are of the same moment
+        share = others_share(self._reading, lambda: own)
         if share is None or own is None or self._reading is None or elapsed <= 0:
             return limit
         left = elapsed * len(self._reading.cores) * (1.0 - share)  # processor-seconds others left

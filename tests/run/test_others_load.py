@@ -125,13 +125,14 @@ def test_a_timed_cell_reads_the_load_with_the_sandboxed_kernel_s_own_work_as_its
     burns 0.3 s of CPU is read with that time as the kernel's own (so never as others'), whichever level
     the sandbox has; an untimed cell is not read at all."""
     own_spent = []
+    read = others_load.LoadClock.others_share
 
-    def spied(reading, own_seconds):
-        if reading is not None:
-            own_spent.append(own_seconds() - reading.own_seconds)
-        return others_load.others_share(reading, own_seconds)
+    def spied(clock):  # what a cell's clock read as the kernel's own since the cell started
+        if clock._reading is not None:
+            own_spent.append(clock._own_seconds() - clock._reading.own_seconds)
+        return read(clock)
 
-    monkeypatch.setattr(execute, "others_share", spied)
+    monkeypatch.setattr(others_load.LoadClock, "others_share", spied)
     burn = (
         "import os, time\n"
         "if os.fork() == 0:\n"
