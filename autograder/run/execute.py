@@ -200,7 +200,8 @@ class _Run:
         given = self.client.allowed_seconds
         if given <= self.limits.cell_timeout * 1.01:
             return f"{self.limits.cell_timeout:g} s"
-        return f"{self.limits.cell_timeout:g} s ({given:.0f} s with the time other work took from it given back)"
+        limit, given_back = f"{self.limits.cell_timeout:g} s", f"{round(given, 1):g} s"
+        return f"{limit} ({given_back} with the time other work took from it given back)"
 
     async def stop_leftovers(self) -> int:
         """Stop the processes the last cell left running, before anything else runs or is read; the
@@ -355,7 +356,7 @@ async def _within_deadline(run: _Run, total_timeout: float):
     other gradings' timed tasks, nor the time other work took from its kernel (others_load.LoadClock)
     (asyncio.TimeoutError then)."""
     task = asyncio.ensure_future(run.execute())
-    clock = LoadClock(run.km.cpu_seconds, time.monotonic)
+    clock = LoadClock(run.km.cpu_seconds, time.monotonic, run.km.thread_times)
     while True:
         remaining = clock.remaining(total_timeout) + run.waited
         done, _ = await asyncio.wait({task}, timeout=max(remaining, 0.0))

@@ -51,7 +51,8 @@ class CappedClient(NotebookClient):
         self.cell_bytes, self.truncated, self.timed_out = 0, False, False
         self.interrupt_after = interrupt_after
         own_seconds = getattr(self.km, "cpu_seconds", None)  # the harness's kernel manager reads its processes
-        self._clock = LoadClock(own_seconds, time.monotonic) if own_seconds is not None else None
+        own_threads = getattr(self.km, "thread_times", None)
+        self._clock = LoadClock(own_seconds, time.monotonic, own_threads) if own_seconds and own_threads else None
 
     def cell_others_share(self) -> float | None:
         """The share of the processors other work took while the last cell ran (others_load.py), read from

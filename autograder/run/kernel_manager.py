@@ -28,6 +28,7 @@ from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.others_load import process_cpu_seconds
 from autograder.run.sandbox import bwrap_command, sandbox_environment, sandbox_level, uid_command
 from autograder.run.sandbox_levels import BUBBLEWRAP, LANDLOCK_LEVELS, NO_SANDBOX
+from autograder.run.thread_waits import ThreadTimes, thread_times
 from autograder.run.uid_lease import SandboxUnavailable, lease_uid, make_private
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
@@ -121,6 +122,13 @@ class HarnessKernelManager(AsyncKernelManager):
         """CPU seconds the run's processes (the kernel and what its cells started, reparented ones too)
         have spent so far: a process the notebook sets loose is the notebook's load, never others'."""
         return process_cpu_seconds(self._launcher, run_processes(self._launcher, self.leftovers_uid))
+
+    def thread_times(self) -> ThreadTimes | None:
+        """How long each thread of the run's processes (those ``cpu_seconds`` counts) ran and waited to run
+        (thread_waits.py): whether others' work slowed the kernel, not only how busy the machine was."""
+        if self._launcher is None:
+            return None
+        return thread_times([self._launcher, *run_processes(self._launcher, self.leftovers_uid)])
 
     def stop_leftover_processes(self) -> int:
         """Stop what the notebook started that is still running (see leftovers.py); how many."""

@@ -21,6 +21,7 @@ import psutil
 from autograder.run.core_pinning import process_cores
 from autograder.run.cpu_quota import container_cpu_quota
 from autograder.run.processor_times import JIFFIES_PER_SECOND, processor_jiffies
+from autograder.run.thread_waits import ThreadTimes, waiting_stretch
 
 MOST_SHARE = 0.9  # a share read above this counts as this: a stretch of 10 at most
 
@@ -92,21 +93,27 @@ def _cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
-HUNGRY = 0.5  # a kernel that used at least this much of what others left it wanted the processors
-
-
 class LoadClock:
-    """A timeout's clock that gives back the time other work took from a kernel that wanted the processors:
-    a limit of ``limit`` seconds lasts ``limit`` × the stretch others' share put on it (``stretch``), as long
-    as the kernel used at least ``HUNGRY`` of what others left it. A kernel that sleeps, or waits on its
-    own, is not slowed by others' work and gets nothing back. Why: a cell timeout, or a notebook's, on a
-    crowded machine would otherwise cut a right answer that an idle one runs in time — the machine's fault,
-    not the student's. Under a quota, or where nothing can be read, the clock is the wall clock."""
+    """A timeout's clock that gives back the time other work took from a kernel: a limit of ``limit``
+    seconds lasts ``limit`` × how much longer the kernel's threads took than alone, as far as others' share
+    of the processors (``stretch``) accounts for it. The threads' own count says how long they waited to
+    run (thread_waits.py): a kernel that sleeps, or runs on a processor others left free, waited for none
+    and gets nothing back, however busy the machine; threads that wait for each other on an idle machine
+    get nothing back either, as others took no share. Why: a cell timeout, or a notebook's, on a crowded
+    machine would otherwise cut a right answer that an idle one runs in time — the machine's fault, not the
+    student's — while a loop that never ends should cost a busy machine no more than its own time. Under a
+    quota, or where either count cannot be read, the clock is the wall clock."""
 
-    def __init__(self, own_seconds: Callable[[], float | None], clock: Callable[[], float]):
-        self._own_seconds, self._clock = own_seconds, clock
+    def __init__(
+        self,
+        own_seconds: Callable[[], float | None],
+        clock: Callable[[], float],
+        own_threads: Callable[[], ThreadTimes | None] = lambda: None,
+    ):
+        self._own_seconds, self._clock, self._own_threads = own_seconds, clock, own_threads
         self._started = clock()
         self._reading = start_reading(own_seconds)
+        self._threads = own_threads() if self._reading is not None else None
 
     def elapsed(self) -> float:
         return self._clock() - self._started
@@ -117,14 +124,11 @@ class LoadClock:
 
     def limit_now(self, limit: float) -> float:
         """What ``limit`` seconds last, as of now, with the time others took given back."""
-        elapsed = self.elapsed()
-        own = self._own_seconds()  # read once: the share and the kernel's hunger are of the same moment
-        share = others_share(self._reading, lambda: own)
-        if share is None or own is None or self._reading is None or elapsed <= 0:
+        share = others_share(self._reading, self._own_seconds)
+        waited = waiting_stretch(self._threads, self._own_threads(), self.elapsed())
+        if share is None or waited is None:
             return limit
-        left = elapsed * len(self._reading.cores) * (1.0 - share)  # processor-seconds others left
-        hungry = left > 0 and own - self._reading.own_seconds >= HUNGRY * left
-        return limit * stretch(share) if hungry else limit
+        return limit * min(stretch(share), waited)
 
     def remaining(self, limit: float) -> float:
         return self.limit_now(limit) - self.elapsed()

@@ -175,20 +175,40 @@ class Clock:
         return self.now
 
 
+def _threads(ran: float, waited: float) -> dict:
+    return {(1, 1): (ran, waited)}
+
+
 @pytest.mark.parametrize(
-    ("own_used", "limit"),
+    ("ran", "waited", "limit"),
     [
-        (1.0, 20.0),  # others took half; the kernel used all they left (1 of 2 processor-seconds): twice
-        (0.5, 20.0),  # half of what they left: still wanted the processors
-        (0.4, 10.0),  # less: it slept or waited on its own, and others' work did not slow it
+        (1.0, 1.0, 20.0),  # others took half and the kernel's thread waited half the time: twice
+        (2.0, 0.0, 10.0),  # others took half, but a processor was free for it: nothing back
+        (0.2, 1.8, 20.0),  # it waited 9 tenths of the time, but others took only half: twice
     ],
 )
-def test_a_limit_gives_back_the_time_others_took_from_a_kernel_that_wanted_it(readings, own_used, limit):
-    clock, own = Clock(), [0.0]
-    readings += [(0, 0), (seconds(1.0 + own_used), seconds(2.0))]  # others: 1 of 2 processor-seconds
-    load = others_load.LoadClock(lambda: own[0], clock)
-    clock.now, own[0] = 1.0, own_used
+def test_a_limit_gives_back_the_time_others_took_from_the_kernel_s_threads(readings, ran, waited, limit):
+    clock, threads = Clock(), [_threads(0.0, 0.0)]
+    readings += [(0, 0), (seconds(2.0 + ran), seconds(4.0))]  # others: 2 of 4 processor-seconds
+    load = others_load.LoadClock(lambda: threads[0][(1, 1)][0], clock, lambda: threads[0])
+    clock.now, threads[0] = 2.0, _threads(ran, waited)
     assert load.limit_now(10.0) == pytest.approx(limit)
+
+
+def test_threads_that_waited_for_each_other_on_an_idle_machine_get_nothing_back(readings):
+    clock, threads = Clock(), [_threads(0.0, 0.0)]
+    readings += [(0, 0), (seconds(2.0), seconds(2.0))]  # the kernel's own work filled both processors
+    load = others_load.LoadClock(lambda: 2.0 * clock.now, clock, lambda: threads[0])
+    clock.now, threads[0] = 1.0, _threads(0.25, 0.75)
+    assert load.limit_now(10.0) == 10.0
+
+
+def test_without_the_threads_count_a_limit_is_the_wall_clock(readings):
+    clock = Clock()
+    readings += [(0, 0), (seconds(1.5), seconds(2.0))]
+    load = others_load.LoadClock(lambda: 0.5 * clock.now, clock, lambda: None)
+    clock.now = 1.0
+    assert load.limit_now(10.0) == 10.0
 
 
 def test_without_a_reading_a_limit_is_the_wall_clock(readings):
@@ -202,11 +222,19 @@ def test_without_a_reading_a_limit_is_the_wall_clock(readings):
 @pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 @pytest.mark.skipif(container_cpu_quota() is not None, reason="under a quota nothing is given back")
 @pytest.mark.parametrize("share", [0.9, 0.0])
-def test_a_cell_past_its_timeout_gets_back_the_time_others_took_if_it_wanted_the_processors(monkeypatch, share):
-    """In the real sandboxed kernel, with a one-second cell timeout and others' share read as ``share``: a
-    cell that burns 1.5 s of CPU (it cannot end within 1 s) ends when others took 90 % (ten times the
-    time), and is interrupted when they took nothing; a cell that sleeps is interrupted either way."""
+def test_a_cell_past_its_timeout_gets_back_the_time_others_took_if_its_threads_waited(monkeypatch, share):
+    """In the real sandboxed kernel, with a one-second cell timeout, others' share read as ``share`` and the
+    threads that ran read as having waited nine times as long: a cell that burns 1.5 s of CPU (it cannot
+    end within 1 s) ends when others took 90 % (ten times the time), and is interrupted when they took
+    nothing; a cell that sleeps (its threads neither run nor wait) is interrupted either way."""
     monkeypatch.setattr(others_load, "others_share", lambda reading, own_seconds: share)
+    real = others_load.waiting_stretch
+
+    def crowded(before, after, elapsed):  # threads that ran half a second or more are read as 10 times slowed
+        ran = sum(max(0.0, now[0] - (before or {}).get(thread, (0.0, 0.0))[0]) for thread, now in (after or {}).items())
+        return 10.0 if ran >= 0.5 else real(before, after, elapsed)
+
+    monkeypatch.setattr(others_load, "waiting_stretch", crowded)
     burn = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end: pass\nburnt = True"
     plan = Plan(
         (
@@ -231,12 +259,15 @@ def test_a_cell_past_its_timeout_gets_back_the_time_others_took_if_it_wanted_the
 
 
 class _HungryRun:
-    """A run whose execution takes 1 s, its kernel busy on both processors all the while."""
+    """A run whose execution takes 1 s, its kernel busy on both processors all the while, its busiest
+    thread waiting to run 9 tenths of the time."""
 
     def __init__(self):
         started = time.monotonic()
         self.waited = 0.0
-        self.km = types.SimpleNamespace(cpu_seconds=lambda: 2 * (time.monotonic() - started))
+        busy = lambda: 2 * (time.monotonic() - started)  # noqa: E731
+        threads = lambda: {(1, 1): (busy() / 20, 0.9 * busy() / 2)}  # noqa: E731
+        self.km = types.SimpleNamespace(cpu_seconds=busy, thread_times=threads)
 
     async def execute(self):
         await asyncio.sleep(1.0)

@@ -310,7 +310,7 @@ class _Waiting:
 
     def __init__(self, waited):
         self.waited = waited
-        self.km = types.SimpleNamespace(cpu_seconds=lambda: None)
+        self.km = types.SimpleNamespace(cpu_seconds=lambda: None, thread_times=lambda: None)
 
     async def execute(self):
         await asyncio.sleep(1.0)

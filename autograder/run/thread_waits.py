@@ -1,0 +1,65 @@
+"""How long a run's threads ran on a processor and how long they were ready to run but waited for one, as
+the scheduler counts it (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a processor, then waiting on
+a run queue).
+
+Why: the share of the processors other work took (others_load.py) says how crowded the machine was, not
+whether the kernel was slowed by it. A loop on one thread beside another grading's work on the other
+processor loses nothing, yet the share reads one half; a cell whose threads stood in the run queue half the
+time took twice as long as it would have alone. Waiting is read per thread, so that the threads a cell
+starts and ends count for what they did while the clock ran.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import psutil
+
+NANOSECONDS = 1e9
+
+ThreadTimes = Mapping[tuple[int, int], tuple[float, float]]  # (pid, tid) -> (seconds ran, seconds waited)
+
+
+def thread_times(processes: Iterable[psutil.Process]) -> ThreadTimes | None:
+    """Every thread of ``processes``: the seconds it ran and the seconds it waited to run; None where the
+    scheduler keeps no such count (a kernel built without it) or none could be read."""
+    times: dict[tuple[int, int], tuple[float, float]] = {}
+    for process in processes:
+        try:
+            tasks = list((Path("/proc") / str(process.pid) / "task").iterdir())
+        except OSError:  # ended, or not ours to read
+            continue
+        for task in tasks:
+            try:
+                fields = (task / "schedstat").read_text().split()
+                times[(process.pid, int(task.name))] = (int(fields[0]) / NANOSECONDS, int(fields[1]) / NANOSECONDS)
+            except (OSError, ValueError, IndexError):
+                continue
+    return times or None
+
+
+BUSY_PART = 0.25  # a thread that ran at least this part of the busiest one's time carries the work
+
+
+def waiting_stretch(before: ThreadTimes | None, after: ThreadTimes | None, elapsed: float) -> float | None:
+    """How many times longer than alone the work took in the ``elapsed`` seconds between two readings: the
+    largest elapsed ÷ (elapsed − seconds waited to run) of the threads that carried it (those that ran at
+    least ``BUSY_PART`` of the busiest one's time). Alone, a thread would not have waited; what it slept,
+    it would have slept as long: a cell that sleeps is stretched by nothing. The largest, as threads that
+    meet at a barrier all wait for the one held back longest; of those that carried the work, as a thread
+    that woke for a moment may have waited for a processor ten times as long and slowed nothing. A thread
+    new since ``before`` counts from zero, one gone since is lost. None without both readings, without a
+    thread that ran, or without time elapsed."""
+    if before is None or after is None or elapsed <= 0:
+        return None
+    spans = []
+    for thread, (ran_now, waited_now) in after.items():
+        ran_then, waited_then = before.get(thread, (0.0, 0.0))
+        spans.append((max(0.0, ran_now - ran_then), max(0.0, waited_now - waited_then)))
+    busiest = max((ran for ran, _ in spans), default=0.0)
+    if busiest <= 0:
+        return None
+    waited = max(waited for ran, waited in spans if ran >= BUSY_PART * busiest)
+    return elapsed / (elapsed - waited) if waited < elapsed else math.inf
