@@ -306,8 +306,9 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
     _, stderr = second.communicate(timeout=1200)
     assert second.returncode == 0, stderr[-3000:]
     assert not [folder for folder in left if folder.exists()]  # removed by the next grader (stale_roots.py)
-    logged = [line.split("\t")[0] for line in (out / LOG_FILE).read_text().splitlines()]
-    assert sorted(logged) == sorted(students)  # each graded exactly once, none lost
+    log = (out / LOG_FILE).read_text()
+    logged = [line.split("\t")[0] for line in log.splitlines()]
+    assert sorted(logged) == sorted(students), log  # each graded exactly once, none lost
     _assert_same_as_one_by_one(out, students, one_by_one)
 
 
