@@ -23,6 +23,7 @@ class BoxRun:
     peak_bytes: int | None  # the most memory the whole process tree used at once
     oom_kills: int
     seconds: float
+    cpu_periods: str = ""  # how often its CPU quota held it back (cpu.stat), for a failure to show
 
 
 def _own_cgroup(controller: str | None) -> str:
@@ -103,6 +104,18 @@ def _oom_kills(memory: Path, version: str) -> int:
     return 0
 
 
+def _cpu_periods(cpu: Path) -> str:
+    """ "throttled in N of M periods (S s)": a box that got its quota whenever it wanted it is throttled in
+    most periods it ran through; one that waited for the machine's processors, in few."""
+    try:
+        stat = dict(line.split() for line in (cpu / "cpu.stat").read_text().splitlines() if line.count(" ") == 1)
+    except (OSError, ValueError):
+        return "its cpu.stat cannot be read"
+    throttled = int(stat.get("throttled_time", 0)) / 1e9 or int(stat.get("throttled_usec", 0)) / 1e6
+    periods = f"{stat.get('nr_throttled', '?')} of {stat.get('nr_periods', '?')} periods"
+    return f"throttled in {periods}, {throttled:.1f} s in all"
+
+
 def run_in_box(
     command: list[str],
     memory_bytes: int,
@@ -128,9 +141,8 @@ def run_in_box(
             command, env=env, cwd=cwd, preexec_fn=join, capture_output=True, text=True, timeout=timeout
         )
         seconds = time.monotonic() - started
-        return BoxRun(
-            done.returncode, done.stdout + done.stderr, _peak(memory, version), _oom_kills(memory, version), seconds
-        )
+        output, peak, kills = done.stdout + done.stderr, _peak(memory, version), _oom_kills(memory, version)
+        return BoxRun(done.returncode, output, peak, kills, seconds, _cpu_periods(folders[-1]))
     finally:
         for folder in folders:
             _empty_and_remove(folder)
