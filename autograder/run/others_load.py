@@ -7,8 +7,9 @@ be idle, and the two sides then time under different loads: a right time per cal
 kernel whose machine was crowded, where the grader, a minute later, measured 43–81 ms. The timing checks
 allow for the load each side met (``stretch``), so that each claim is judged under the conditions it was
 taken in. The harness reads it from outside the kernel: nothing a notebook does claims a load it did not
-meet. Under a CPU quota (a container's), the quota bounds the kernel whatever the host's other tenants do:
-nothing is read there (``None``), as nowhere ``/proc/stat`` cannot be read.
+meet. Under a CPU quota (a container's) nothing is read (``None``), as where ``/proc/stat`` cannot be: the
+quota is what the container was given, and its outer timeout (Gradescope's) counts wall time, which a
+deadline stretched for the host's load could pass, losing every point.
 """
 
 from __future__ import annotations
