@@ -75,6 +75,17 @@ def _alive(pids):
     return alive
 
 
+def _written_pid(path, seconds=30.0) -> int:
+    """The pid a process of the "kernel" wrote to ``path``, once it has."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            return int(path.read_text())
+        except (OSError, ValueError):  # not written yet, or half
+            time.sleep(0.05)
+    raise AssertionError(f"nothing wrote its pid to {path}")
+
+
 def _assert_only_the_harness_lives_on(process, launcher, harness, uid=None):
     process.stdin.write("go\n")
     process.stdin.flush()
@@ -121,16 +132,25 @@ def test_leftovers_in_the_sandbox_are_stopped_orphans_included(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as another uid")
 def test_a_uid_of_its_own_finds_orphans_outside_any_namespace(tmp_path):
+    """The "kernel" runs as a leased uid in a folder of its own, where its orphan writes its pid (in the
+    test's own folder it could not: the orphan died of that, and only the fork bomb's count was tested)."""
     lease = lease_uid()
     uid = lease.uid
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chown(workdir, uid, uid)
     try:
         command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", sys.executable, "-c", KERNEL]
-        process, launcher, harness = _start(command, cwd=tmp_path)
+        process, launcher, harness = _start(command, cwd=workdir)
         process.stdin.write("go\n")
         process.stdin.flush()
         assert process.stdout.readline().split()[0] == "started"
+        orphan = _written_pid(workdir / "orphan.pid")
+        assert orphan not in process_tree(launcher)  # re-parented outside the kernel's tree
         stopped = stop_leftover_processes(launcher, harness, uid)
-        assert stopped >= 22  # the orphan, re-parented outside the tree, is found by its uid
+        assert stopped >= 22  # 20 children, the bomb, and the orphan, found by its uid
+        assert orphan not in _alive([orphan])
         running = [p for p in psutil.process_iter(["uids"]) if p.info["uids"].real == uid]
         assert {p.pid for p in running if p.status() != psutil.STATUS_ZOMBIE} <= set(harness)
         process.kill()
