@@ -44,6 +44,8 @@ def run_cell(source: str, timeout: float):
     plan = Plan((RunCell(source, "student", "t1", 1, "cell 1"), CaptureTask("t1")), ())
     limits = Limits(cell_timeout=timeout, total_timeout=timeout * 12 + 60)
     run = execute_plan(RunRequest(plan, {"t1": TaskCapture("t1")}, limits, seed=1))
+    if not run.cells:
+        raise SystemExit(f"the cell did not run: {run.status} ({run.reason})")
     return run.cells[0]
 
 
