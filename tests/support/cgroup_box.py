@@ -105,7 +105,7 @@ def _oom_kills(memory: Path, version: str) -> int:
 
 
 def _cpu_periods(cpu: Path) -> str:
-    """ "throttled in N of M periods (S s)": a box that got its quota whenever it wanted it is throttled in
+    """ "throttled in N of M periods, S s in all": a box that got its quota whenever it wanted it is throttled in
     most periods it ran through; one that waited for the machine's processors, in few."""
     try:
         stat = dict(line.split() for line in (cpu / "cpu.stat").read_text().splitlines() if line.count(" ") == 1)
@@ -142,7 +142,8 @@ def run_in_box(
         )
         seconds = time.monotonic() - started
         output, peak, kills = done.stdout + done.stderr, _peak(memory, version), _oom_kills(memory, version)
-        return BoxRun(done.returncode, output, peak, kills, seconds, _cpu_periods(folders[-1]))
+        cpu = folders[-1]  # v1: [memory, cpu]; v2: the one folder
+        return BoxRun(done.returncode, output, peak, kills, seconds, _cpu_periods(cpu))
     finally:
         for folder in folders:
             _empty_and_remove(folder)
