@@ -18,6 +18,15 @@ or items) is worth its points once per parameter set. ``checks`` names it whole 
 every instance) or one instance by its pytest id (``"test_t2_layouts[y_ba]"``), for a sentence about one
 of the names it checks.
 
+Every literal of a task's text (each `...` span: a name to bind, an axis, a spec, a shape, a function or
+array it says to use) is quoted by one of the task's requirements, backticks and all, or waived with a
+reason, so that no name or number the text states goes unchecked:
+
+    [[waived]]
+    task = "t3"
+    literal = "jnp.dot"
+    why = "names the operation the locked cell already wrote; nothing to bind or check"
+
 A requirement whose checks are all measured verdicts (MEASURED_VERDICTS: their outcome follows from the
 grader's own timing), or a sentence of method whose breaking alone the result does not show on the grading
 machine (a warm-up before a median), says instead why no known grade can break it: ``no_wrong_case = "..."``.
@@ -47,6 +56,15 @@ class Requirement:
     checks: tuple[str, ...]
     wrong: tuple[str, ...]
     no_wrong_case: str = ""
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """A literal of a task's text that no requirement quotes, and why nothing checks it."""
+
+    task: str
+    literal: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,49 @@ def read_table(path: Path) -> list[Requirement]:
             )
         )
     return requirements
+
+
+def read_waivers(path: Path) -> list[Waiver]:
+    """The ``[[waived]]`` literals of a table file; ValueError naming what is malformed."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    rows = data.get("waived", [])
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: [[waived]] tables expected")
+    waivers = []
+    for index, row in enumerate(rows, start=1):
+        if set(row) != {"task", "literal", "why"} or not all(isinstance(v, str) and v.strip() for v in row.values()):
+            raise ValueError(f"{path}, waived {index}: task, literal and why, each a non-empty string")
+        waivers.append(Waiver(row["task"], row["literal"], row["why"]))
+    return waivers
+
+
+def text_literals(text: str) -> list[str]:
+    """The literals a task's text names: its code spans, in order, each once."""
+    return list(dict.fromkeys(span.strip() for span in re.findall(r"`([^`]+)`", text) if span.strip()))
+
+
+def literal_problems(requirements: list[Requirement], waivers: list[Waiver], texts: dict[str, str]) -> list[str]:
+    """A literal of a task's text that no requirement of that task quotes and no waiver names; a waiver of
+    a literal the task's text does not name, or that a requirement quotes after all."""
+    quoted: dict[str, str] = {}
+    for req in requirements:
+        quoted[req.task] = quoted.get(req.task, "") + " " + _words(req.text)
+    waived = {(w.task, _words(w.literal)) for w in waivers}
+    problems = []
+    for task, text in texts.items():
+        for literal in text_literals(text):
+            if f"`{literal}`" not in quoted.get(task, "") and (task, literal) not in waived:
+                problems.append(
+                    f"{task} names `{literal}` in its text: no requirement of {task} quotes it, and no "
+                    "[[waived]] entry says why nothing checks it"
+                )
+    for waiver in waivers:
+        literal = _words(waiver.literal)
+        if literal not in text_literals(texts.get(waiver.task, "")):
+            problems.append(f"waived `{literal}`: {waiver.task}'s text does not name it")
+        elif f"`{literal}`" in quoted.get(waiver.task, ""):
+            problems.append(f"waived `{literal}`: a requirement of {waiver.task} quotes it, so it is not waived")
+    return problems
 
 
 def _literal(node: ast.expr, module: dict[str, ast.expr]) -> object:
@@ -174,7 +235,7 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
     if not path.is_file():
         return [f"{lab.id} has no requirement table: write {path} (docs/writing-a-lab.md, 'The requirement table')"]
     try:
-        requirements = read_table(path)
+        requirements, waivers = read_table(path), read_waivers(path)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         return [str(exc)]
     graders = grader_checks(lab.grader_path.read_text(encoding="utf-8"))
@@ -185,7 +246,7 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
     for grader in checks.values():
         if grader.name not in measured:
             fixed_total[grader.task] = fixed_total.get(grader.task, 0.0) + grader.total
-    problems = []
+    problems = literal_problems(requirements, waivers, texts)
     for number, req in enumerate(requirements, start=1):
         where = f"requirement {number} ({req.task}: {req.text[:60]!r})"
         if req.task not in texts:
