@@ -1,10 +1,10 @@
 """Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
 
-Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives,
-``shard_map_body`` for the collectives a function writes, ``program`` for how it is built, ``numeric``,
-``timing`` for students' time claims against ``measurement``, the grader's own, allowing for the load each
-met by ``timing_conditions``); the labs' graders import them from this door, loaded on first use.
-"""
+Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body`` for the
+collectives a function writes, ``program`` for how it is built, ``numeric``, ``timing`` for students' time claims
+against ``measurement``, the grader's own, allowing for the load each met by ``timing_conditions``, ``timing_method``
+for how the timing code measured, from its record); the labs' graders import them from this door, loaded on
+first use."""
 
 from typing import TYPE_CHECKING
 
@@ -66,6 +66,14 @@ if TYPE_CHECKING:
         format_seconds,
     )
     from autograder.checks.timing_conditions import LoadAllowance, load_allowance, students_load
+    from autograder.checks.timing_method import (
+        assert_blocked,
+        assert_calls,
+        assert_made_once,
+        assert_timed_on,
+        assert_warm,
+        how_measured,
+    )
     from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

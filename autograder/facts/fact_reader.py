@@ -15,7 +15,9 @@ import numpy as np
 
 from autograder.facts.schema import (
     CallFact,
+    ClockRead,
     CollectiveUse,
+    Compilation,
     Fact,
     FactsError,
     MeshFact,
@@ -24,7 +26,9 @@ from autograder.facts.schema import (
     ShardingFact,
     ShardMapBody,
     TaskFacts,
+    TimingRecord,
     TypeFact,
+    Wait,
 )
 
 # CPython 3.11's ``ast`` is not safe to use from two threads at once, and both ``np.load`` (its header)
@@ -58,7 +62,53 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     _require(error is None or isinstance(error, str), "bad recorder error")
     output_cut = raw.get("output_cut", False)
     _require(isinstance(output_cut, bool), "output_cut must be true or false")
-    return TaskFacts(task=task, names=names, calls=calls, error=_text(error), probes=probes, output_cut=output_cut)
+    timing = _timing_record(raw["timing"]) if raw.get("timing") is not None else None
+    return TaskFacts(
+        task=task, names=names, calls=calls, error=_text(error), probes=probes, output_cut=output_cut, timing=timing
+    )
+
+
+def _timing_record(raw: Any) -> TimingRecord:
+    """A timed task's record (facts/timing_record.py), validated event by event."""
+    _require(isinstance(raw, dict), "the timing record must be an object")
+    events, spans, dropped = raw.get("events"), raw.get("spans"), raw.get("dropped", 0)
+    _require(isinstance(events, list) and isinstance(spans, list), "the timing record needs events and spans")
+    _require(isinstance(dropped, int) and not isinstance(dropped, bool) and dropped >= 0, "bad dropped count")
+    found: list[ClockRead | Compilation | Wait] = []
+    for event in events:
+        _require(isinstance(event, list) and len(event) in (3, 4) and isinstance(event[0], str), "bad event")
+        kind = event[0]
+        _require(len(event) == (4 if kind == "clock" else 3), f"bad {kind} event")
+        if kind == "clock":
+            _, read, clock, seconds = event
+            _require(_is_count(read) and isinstance(clock, str) and is_finite_number(seconds), "bad clock read")
+            found.append(ClockRead(read, clock[:40], float(seconds)))
+        elif kind == "compile":
+            _, stage, function = event
+            _require(isinstance(stage, str) and isinstance(function, str), "bad compilation")
+            found.append(Compilation(stage[:20], function[:200]))
+        elif kind == "wait":
+            _, how, arrays = event
+            _require(isinstance(how, str) and isinstance(arrays, list), "bad wait")
+            described = []
+            for array in arrays:
+                _require(isinstance(array, list) and len(array) == 3, "bad array of a wait")
+                shape, dtype, devices = array
+                _require(isinstance(shape, list) and all(_is_count(d) for d in shape), "bad shape of a wait")
+                _require(isinstance(dtype, str) and _is_count(devices), "bad array of a wait")
+                described.append((tuple(shape), dtype[:40], devices))
+            found.append(Wait(how[:40], tuple(described)))
+        else:
+            raise FactsError(f"unknown timing event {kind!r}")
+    pairs = []
+    for span in spans:
+        _require(isinstance(span, list) and len(span) == 2 and all(_is_count(r) for r in span), "bad span")
+        pairs.append((span[0], span[1]))
+    return TimingRecord(tuple(found), tuple(pairs), dropped)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _require(condition: object, message: str) -> None:

@@ -66,6 +66,11 @@ MAX_ARRAY_BYTES = 256 * 1024 * 1024
 MAX_TEXT = 1024 * 1024
 MAX_TREE_LEAVES = 256
 
+# The timing record (facts/timing_record.py), which the harness loads into the kernel before this module,
+# under this name: what a timed task's cells did, taken with the task's facts. Absent elsewhere.
+TIMING_MODULE = "_autograder_timing"
+_timing = sys.modules.get(TIMING_MODULE)
+
 # The kernel's housekeeping (run/kernel_housekeeping.py), which the harness loads into the kernel before
 # this module, under this name: whether it had cut the output, and the lab probe's warm-up to wait for.
 # Imported from the package (the grader's process, the student's self-check), this module finds none: no
@@ -120,6 +125,7 @@ def make_argument(spec, seed):
 def capture(manifest_json, namespace):
     """Record the facts a task's manifest asks for into ``<out>/facts.json``."""
     manifest = json.loads(manifest_json)
+    timing = _timing.take() if _timing is not None else None  # before the recorder calls anything
     out = manifest["out"]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -135,6 +141,8 @@ def capture(manifest_json, namespace):
     except Exception:
         facts["error"] = traceback.format_exc(limit=5)[-MAX_TEXT:]
     facts["output_cut"] = _output_cut()
+    if timing is not None:
+        facts["timing"] = timing
     with open(os.path.join(out, "facts.json"), "w", encoding="utf-8") as handle:
         handle.write(_json_dumps(facts))
 

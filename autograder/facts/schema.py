@@ -29,8 +29,14 @@ A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...
 ``float``, ``bool``, ``numpy.float32``, ``numpy.bool`` (a numpy scalar is recorded with its plain value).
 
 The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
-probe}, "error": str | null, "output_cut": bool}`` (``output_cut``: the kernel's own output cap, set
-by its housekeeping, had cut the notebook's output by then).
+probe}, "error": str | null, "output_cut": bool, "timing": record}`` (``output_cut``: the kernel's own output
+cap, set by its housekeeping, had cut the notebook's output by then; ``timing``, for a task that times code
+in the grading kernel: what its cells did, facts/timing_record.py).
+
+A timing record: ``{"events": [event, ...], "spans": [[read, read], ...], "dropped": int}``, the events in
+the order they happened: ``["clock", read, clock name, seconds]``, ``["compile", "trace" | "lower" |
+"compile", function name]``, ``["wait", "block_until_ready" | "device_get" | "to_host", [[shape, dtype,
+device count], ...]]``; a span is two reads the code subtracted, the earlier first.
 
 A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: fact}, "stdout": str,
 "error": str | null}``.
@@ -213,6 +219,41 @@ class ProbeFact:
 
 
 @dataclass(frozen=True)
+class ClockRead:
+    """A clock read of the student's code in a timed task: its number among the task's reads, and its value."""
+
+    read: int
+    clock: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """A step of compiling that JAX announced: tracing, lowering or compiling ``function``."""
+
+    stage: str
+    function: str
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A wait of the student's code for results: each array's shape, dtype and device count."""
+
+    how: str
+    arrays: tuple[tuple[tuple[int, ...], str, int], ...]
+
+
+@dataclass(frozen=True)
+class TimingRecord:
+    """What a timed task's cells did, in order (facts/timing_record.py), and the pairs of clock reads the
+    code subtracted from each other."""
+
+    events: tuple[ClockRead | Compilation | Wait, ...]
+    spans: tuple[tuple[int, int], ...]
+    dropped: int = 0
+
+
+@dataclass(frozen=True)
 class TaskFacts:
     """Everything read right after one task's cells."""
 
@@ -222,6 +263,7 @@ class TaskFacts:
     error: str | None = None
     probes: dict[str, ProbeFact] = field(default_factory=dict)
     output_cut: bool = False  # the kernel had cut the notebook's output by the time of this capture
+    timing: TimingRecord | None = None  # what a timed task's cells did, in the grading kernel
 
     def get(self, name: str) -> Fact:
         return self.names.get(name, Fact(kind="missing", error=f"{name} was not captured"))

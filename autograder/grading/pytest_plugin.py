@@ -17,7 +17,17 @@ from collections.abc import Callable, Collection
 import pytest
 
 from autograder.checks import CheckFailure, students_load
-from autograder.facts import PARSER_LOCK, Call, CallFact, Fact, ProbeFact, TaskFacts, build_argument, task_seed
+from autograder.facts import (
+    PARSER_LOCK,
+    Call,
+    CallFact,
+    Fact,
+    ProbeFact,
+    TaskFacts,
+    TimingRecord,
+    build_argument,
+    task_seed,
+)
 from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
 from autograder.run import CellStatus, Execution, LiveExecution, checks_running, checks_waiting, timed_cells_share
@@ -94,6 +104,17 @@ class SubmissionFacts:
                 raise CheckFailure(f"examining your code failed: {probe.error}{self.failed_cell(task)}")
             raise CheckFailure(f"running your code on the grader's inputs failed: {probe.error}")
         return probe
+
+    def timing(self, task: str) -> TimingRecord:
+        """What the task's timed cells did (facts/timing_record.py): recorded in the grading kernel only, so
+        a check that reads it is ``@hidden`` (a student's own Jupyter records nothing)."""
+        record = self.task(task).timing
+        if record is None:
+            raise CheckFailure(
+                f"task {task}'s cells left no timing record: they ran outside the grading kernel, or the task is "
+                "not marked times_code=True in the lab's captures"
+            )
+        return record
 
     def others_share(self, task: str) -> float | None:
         """The share of the processors other work took while the task's timed cells ran (the harness's

@@ -114,7 +114,7 @@ class _Run:
                             with quiet.not_running():  # waiting, it runs nothing: another grader may measure
                                 await self.timed_turn.acquire(step.label)
                             with self.phases.timed(TURN_WAIT):
-                                await self.until_idle(step.label)
+                                await self.until_idle(step.label, str(step.task))
                         timed_out = await self.run_cell(step, timed)
                         if timed_out and not await self.responsive():
                             return RunStatus.TIMEOUT, f"{step.label} did not stop when interrupted", step.label
@@ -128,7 +128,7 @@ class _Run:
         kernel = getattr(self, "kernel", None)  # none before ``attach``
         return (kernel.turn.waited if kernel is not None else 0.0) + self.timed_turn.waited
 
-    async def until_idle(self, label: str) -> None:
+    async def until_idle(self, label: str, task: str) -> None:
         """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
         own warm-up has ended, so that neither runs against the student's timing, and have the kernel's
         malloc keep large blocks, as the grader's does when it measures; then, briefly, wait for the
@@ -136,7 +136,7 @@ class _Run:
         if self.live is not None:
             await self.live.until_grader_idle()
         try:
-            await self.run_code(before_timed_cell_code(), WARM_UP_WAIT + 30)
+            await self.run_code(before_timed_cell_code(task), WARM_UP_WAIT + 30)
         except TimeoutError:
             raise _Hung(label) from None
         self.timing_malloc = True

@@ -1,7 +1,7 @@
 """The code the harness runs in a kernel's cells of its own, and what it copies into the kernel for it.
 
-Before any student cell, ``startup_code`` loads the kernel's housekeeping, the kernel recorder and the
-lab's probe (copied into the kernel's modules folder as standalone modules under the names below), caps
+Before any student cell, ``startup_code`` loads the kernel's housekeeping, the timing record, the kernel
+recorder and the lab's probe (copied into the kernel's modules folder as standalone modules under the names below), caps
 the output, fixes the devices and starts the lab probe's warm-up; between the student's cells the harness
 waits for that warm-up and has malloc keep large blocks before a cell that times code
 (``before_timed_cell_code``, undone by ``after_timed_task_code``), reaps the children a cell left
@@ -21,6 +21,8 @@ from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
 # probe (LAB_PROBE_MODULE, and the output's TRUNCATION_MARK, are the housekeeping's own).
 HOUSEKEEPING_MODULE = "_autograder_housekeeping"  # as recorder.HOUSEKEEPING_MODULE
 HOUSEKEEPING_SOURCE = Path(__file__).resolve().parent / "kernel_housekeeping.py"
+TIMING_MODULE = "_autograder_timing"  # as recorder.TIMING_MODULE
+TIMING_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "timing_record.py"
 RECORDER_MODULE = "_autograder_recorder"
 RECORDER_SOURCE = Path(__file__).resolve().parents[1] / "facts" / "recorder.py"
 WARM_UP_ENDED = "warm-up-ended"  # the file the warm-up creates in the facts folder once it has ended
@@ -44,13 +46,14 @@ def startup_code(
     JAX's backend reads the device count once, when first used; using it here means that nothing a
     notebook later sets (``XLA_FLAGS``, ``jax_num_cpu_devices``) changes the devices.
     """
-    modules = [HOUSEKEEPING_MODULE, RECORDER_MODULE] + ([LAB_PROBE_MODULE] if with_lab_probe else [])
+    modules = [HOUSEKEEPING_MODULE, TIMING_MODULE, RECORDER_MODULE] + ([LAB_PROBE_MODULE] if with_lab_probe else [])
     return (
         "import sys as _ag_sys\n"
         f"_ag_sys.path.insert(0, {modules_dir!r})\n"
         + "".join(f"import {m}\n" for m in modules)
         + f"_ag_sys.path.remove({modules_dir!r})\n"
         f"{HOUSEKEEPING_MODULE}.cap_output({output_limit})\n"
+        f"{TIMING_MODULE}.install()\n"
         + ("" if saves_memory else f"{HOUSEKEEPING_MODULE}.malloc_for_timing()\n")
         + "import jax as _ag_jax\n"
         f"assert _ag_jax.device_count() == {DEVICE_COUNT}, _ag_jax.devices()\n"
@@ -60,12 +63,14 @@ def startup_code(
     )
 
 
-def before_timed_cell_code() -> str:
-    """Before each cell of a task that times code: the lab probe's warm-up has ended, and malloc keeps
-    large blocks (kernel_malloc.py)."""
+def before_timed_cell_code(task: str) -> str:
+    """Before each cell of a task that times code: the lab probe's warm-up has ended, malloc keeps large
+    blocks (kernel_malloc.py), and the timing record records for ``task`` (facts/timing_record.py; the
+    recorder takes the record with the task's facts)."""
     return (
         f"__import__({HOUSEKEEPING_MODULE!r}).wait_for_warm_up({WARM_UP_WAIT})\n"
         f"__import__({HOUSEKEEPING_MODULE!r}).malloc_for_timing()\n"
+        f"__import__({TIMING_MODULE!r}).start({task!r})\n"
     )
 
 

@@ -25,6 +25,8 @@ from autograder.run.kernel_code import (
     HOUSEKEEPING_SOURCE,
     RECORDER_MODULE,
     RECORDER_SOURCE,
+    TIMING_MODULE,
+    TIMING_SOURCE,
     WARM_UP_ENDED,
     WARM_UP_WAIT,
     startup_code,
@@ -60,6 +62,7 @@ class StartedKernel:
             for d in (self.workdir, self.modules_dir, self.facts_dir):
                 d.mkdir()
             shutil.copyfile(HOUSEKEEPING_SOURCE, self.modules_dir / f"{HOUSEKEEPING_MODULE}.py")
+            shutil.copyfile(TIMING_SOURCE, self.modules_dir / f"{TIMING_MODULE}.py")
             shutil.copyfile(RECORDER_SOURCE, self.modules_dir / f"{RECORDER_MODULE}.py")
             if lab_probe is not None:
                 shutil.copyfile(lab_probe, self.modules_dir / f"{LAB_PROBE_MODULE}.py")

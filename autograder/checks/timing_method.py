@@ -1,0 +1,313 @@
+"""A timing method judged by what the timing code did (facts/timing_record.py), not by its numbers alone.
+
+On 8 CPU devices sharing two cores, a time that includes a compilation, or one taken on a smaller array,
+can land inside the margins of the grader's measurement (timing.py). The record says what the code did:
+which clock reads it subtracted (its spans), what was compiled and what was waited for between them. For a
+claimed time, ``how_measured`` finds the spans it was computed from — exactly, from the values the clock
+returned: the median, mean or least of the spans' times per call, or their total divided by a count of
+calls — and the checks read the method from those spans, whatever the machine's speed:
+
+- ``assert_warm``: nothing was traced or compiled inside them (the warm-up came first, and the function
+  was made once, not anew for every call: ``assert_made_once``);
+- ``assert_blocked``: each of them waited for a result before the clock stopped;
+- ``assert_timed_on``: the results waited for inside them have the shapes the named arrays give;
+- ``assert_calls``: they hold at least the number of calls the text asks for.
+
+Where no combination of spans gives the claimed number (a method of the student's own), each check falls
+back on the task's spans as a whole and fails only when none of them shows the method.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from autograder.checks.failure import CheckFailure
+from autograder.checks.found import quote
+from autograder.facts import ClockRead, Compilation, TimingRecord, Wait
+
+MATCH = 1e-6  # relative: a claimed time computed from the clock's values agrees with them to rounding
+WARM_UP_SKIPS = 3  # a method may leave out its first few spans (warm-ups timed and thrown away)
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Span:
+    """Two clock reads the code subtracted, and what happened between them."""
+
+    start: int  # the reads' positions among the record's events
+    stop: int
+    seconds: float
+    waits: tuple[Wait, ...]
+    compiled: tuple[Compilation, ...]
+
+    @property
+    def per_call(self) -> float:
+        return self.seconds / max(1, len(self.waits))
+
+    @property
+    def shapes(self) -> frozenset[tuple[Shape, int]]:
+        """The (shape, device count) of every array waited for inside the span."""
+        return frozenset((shape, devices) for wait in self.waits for shape, _, devices in wait.arrays)
+
+
+@dataclass(frozen=True)
+class Method:
+    """How a claimed time was computed: from which spans, by which statistic, over how many calls."""
+
+    spans: tuple[Span, ...]
+    statistic: str
+    calls: int
+
+    def describe(self) -> str:
+        return f"the {self.statistic} of {len(self.spans)} timed span(s), {self.calls} call(s) in all"
+
+
+def spans(record: TimingRecord) -> list[Span]:
+    """The record's spans: the pairs of reads the code subtracted, or, where it subtracted none that the
+    record saw (numpy's ``diff``), each read and the next."""
+    position = {event.read: i for i, event in enumerate(record.events) if isinstance(event, ClockRead)}
+    pairs = [(position[a], position[b]) for a, b in record.spans if a in position and b in position]
+    pairs = [(a, b) for a, b in dict.fromkeys(pairs) if a < b]
+    if not pairs:
+        reads = sorted(position.values())
+        pairs = list(zip(reads, reads[1:]))
+    found = []
+    for a, b in pairs:
+        start, stop = record.events[a], record.events[b]
+        assert isinstance(start, ClockRead) and isinstance(stop, ClockRead)
+        inside = record.events[a + 1 : b]
+        found.append(
+            Span(
+                a,
+                b,
+                stop.seconds - start.seconds,
+                tuple(e for e in inside if isinstance(e, Wait)),
+                tuple(e for e in inside if isinstance(e, Compilation)),
+            )
+        )
+    return found
+
+
+def _boundaries(record: TimingRecord, base: list[Span]) -> list[int]:
+    """Where a run of like spans may begin or end in ``base``: at a span that compiles, one of another kind
+    than the one before it, or one after work outside any span (a warm-up between two timed functions)."""
+    bounds = {0, len(base)}
+    for i in range(1, len(base)):
+        before, span = base[i - 1], base[i]
+        between = record.events[before.stop + 1 : span.start]
+        if span.compiled or span.shapes != before.shapes or any(isinstance(e, (Wait, Compilation)) for e in between):
+            bounds.add(i)
+    return sorted(bounds)
+
+
+def _candidates(record: TimingRecord, found: list[Span]) -> Iterable[tuple[Span, ...]]:
+    """The sets of spans a claimed time may come from: runs of like spans, whole or less their first few
+    (warm-ups timed and thrown away), among all spans or those of one kind (the same results waited for),
+    every other one of a kind (two functions timed in turn), and each span alone."""
+    kinds: dict[frozenset, list[Span]] = {}
+    for span in found:
+        kinds.setdefault(span.shapes, []).append(span)
+    bases = [found, *kinds.values()]
+    bases += [group[offset::2] for group in kinds.values() for offset in (0, 1)]
+    seen = set()
+    for base in bases:
+        bounds = _boundaries(record, base)
+        for k, first in enumerate(bounds[:-1]):
+            for start in range(first, min(first + WARM_UP_SKIPS + 1, bounds[k + 1])):
+                for end in bounds[k + 1 :]:
+                    chosen = tuple(base[start:end])
+                    if chosen and chosen not in seen:
+                        seen.add(chosen)
+                        yield chosen
+    for span in found:
+        if (span,) not in seen:
+            yield (span,)
+
+
+def _agrees(a: float, b: float) -> bool:
+    return abs(a - b) <= MATCH * max(abs(a), abs(b))
+
+
+def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
+    """Every way the record's spans give ``claimed`` seconds per call; [] when none does."""
+    if not claimed > 0:
+        return []
+    found = spans(record)
+    methods = []
+    for chosen in _candidates(record, found):
+        per_call = [span.per_call for span in chosen]
+        calls = sum(max(1, len(span.waits)) for span in chosen)
+        for statistic, value in (
+            ("median", statistics.median(per_call)),
+            ("mean", statistics.fmean(per_call)),
+            ("least", min(per_call)),
+        ):
+            if _agrees(value, claimed):
+                methods.append(Method(chosen, statistic, calls))
+        total = sum(span.seconds for span in chosen)  # a loop's time over its number of calls
+        count = round(total / claimed)
+        if count >= 1 and _agrees(total / count, claimed):
+            methods.append(Method(chosen, f"total divided by {count}", max(count, calls)))
+    # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
+    # same results waited for) where some give it, and from the most spans that give it.
+    alike = [m for m in methods if len({span.shapes for span in m.spans}) == 1]
+    methods = alike or methods
+    return [m for m in methods if not any(set(m.spans) < set(other.spans) for other in methods)]
+
+
+def _judge(
+    record: TimingRecord,
+    claims: dict[str, float],
+    sound: Callable[[Method], bool],
+    fallback: Callable[[list[Span]], bool],
+    expected: str,
+    found: Callable[[list[Method], list[Span]], str],
+) -> None:
+    """Fail unless, for every claimed time, some way it was measured is ``sound``; a time no spans give is
+    judged on all the task's spans by ``fallback``."""
+    every = spans(record)
+    if not every:
+        raise CheckFailure(
+            f"expected clock reads around the timed calls ({expected}); the task's cells read no clock that the "
+            "grader saw (time.perf_counter, time.time, time.monotonic, timeit) while they ran"
+        )
+    for name, claimed in claims.items():
+        methods = how_measured(record, claimed)
+        if methods and not any(sound(m) for m in methods):
+            raise CheckFailure(f"{quote(name)}: expected {expected}; found {found(methods, every)}")
+        if not methods and not fallback(every):
+            raise CheckFailure(f"{quote(name)}: expected {expected}; found {found([], every)}")
+
+
+def _compiled_names(compiled: Iterable[Compilation]) -> str:
+    names = sorted({c.function.removeprefix("jit(").removesuffix(")") or "a function" for c in compiled})
+    return ", ".join(f"`{n}`" for n in names[:4])
+
+
+def _traced(span: Span) -> list[Compilation]:
+    return [c for c in span.compiled if c.stage == "trace"]
+
+
+def _made_anew(used: Sequence[Span]) -> bool:
+    """Was a function traced again and again inside these spans (made anew for every call), rather than
+    once, in the first of them (the first call timed)?"""
+    if sum(1 for span in used if _traced(span)) >= 2:
+        return True
+    for span in used:
+        names = [c.function for c in _traced(span)]
+        if len(span.waits) >= 2 and len(names) > len(set(names)):
+            return True
+    return False
+
+
+def assert_warm(record: TimingRecord, claims: dict[str, float]) -> None:
+    """Each time was measured warm: nothing was traced and compiled for its first call between the clock
+    reads it comes from (the first call, which compiles, came before the clock started)."""
+
+    def cold(used: Sequence[Span]) -> bool:
+        return any(_traced(span) for span in used) and not _made_anew(used)
+
+    def found(methods: list[Method], every: list[Span]) -> str:
+        used = methods[0].spans if methods else every
+        compiled = [c for span in used for c in _traced(span)]
+        return (
+            f"{_compiled_names(compiled)} traced and compiled between the clock reads the time comes from "
+            f"({methods[0].describe() if methods else 'every timed span'}): the first call was timed"
+        )
+
+    _judge(
+        record,
+        claims,
+        lambda m: not cold(m.spans),
+        lambda every: any(span.waits and not _traced(span) for span in every),
+        "a warm measurement: the function called once before the clock starts, so that its compilation is not timed",
+        found,
+    )
+
+
+def assert_made_once(record: TimingRecord, claims: dict[str, float]) -> None:
+    """Each time was measured on one function made once: no function was traced again and again between
+    the clock reads it comes from (``jax.jit(jax.grad(f))`` written inside the timed call is made anew, and
+    compiled, every time)."""
+
+    def found(methods: list[Method], every: list[Span]) -> str:
+        used = methods[0].spans if methods else every
+        compiled = [c for span in used for c in _traced(span)]
+        return (
+            f"{_compiled_names(compiled)} traced anew {len(compiled)} times between the clock reads the time "
+            "comes from: a new function was made for each call, and each call compiled it"
+        )
+
+    _judge(
+        record,
+        claims,
+        lambda m: not _made_anew(m.spans),
+        lambda every: not _made_anew([span for span in every if span.waits]),
+        "the jitted function made once, before timing, and called again and again",
+        found,
+    )
+
+
+def assert_blocked(record: TimingRecord, claims: dict[str, float]) -> None:
+    """Each time's spans waited for a result before the clock stopped (``jax.block_until_ready``, or a
+    transfer to the host): without it the clock times the dispatch alone."""
+
+    def found(methods: list[Method], every: list[Span]) -> str:
+        unwaited = sum(1 for s in (methods[0].spans if methods else every) if not s.waits)
+        return (
+            f"{unwaited} of the timed spans the time comes from waited for no result before the clock stopped: "
+            "the clock timed the dispatch, not the computation"
+        )
+
+    _judge(
+        record,
+        claims,
+        lambda m: all(s.waits for s in m.spans),
+        lambda every: any(s.waits for s in every),
+        "each timed call waited for (jax.block_until_ready) before the clock stops",
+        found,
+    )
+
+
+def assert_timed_on(record: TimingRecord, claims: dict[str, float], shapes: Sequence[Shape], what: str) -> None:
+    """Each time's spans waited for results of one of ``shapes``: those of the function named by the text,
+    on the arrays it names (``what``, for the message); another array gives results of another shape."""
+    wanted = {tuple(s) for s in shapes}
+
+    def right(span: Span) -> bool:
+        return bool(span.waits) and all(shape in wanted for shape, _ in span.shapes)
+
+    def found(methods: list[Method], every: list[Span]) -> str:
+        seen = sorted({shape for s in (methods[0].spans if methods else every) for shape, _ in s.shapes})
+        return f"results of shape {', '.join(str(s) for s in seen[:4]) or 'none'} waited for inside the timed spans"
+
+    wanted_text = " or ".join(str(s) for s in sorted(wanted))
+    _judge(
+        record,
+        claims,
+        lambda m: all(right(s) for s in m.spans if s.waits),
+        lambda every: any(right(s) for s in every),
+        f"the time of {what}, whose results are of shape {wanted_text}",
+        found,
+    )
+
+
+def assert_calls(record: TimingRecord, claims: dict[str, float], at_least: int) -> None:
+    """Each time comes from at least ``at_least`` timed calls."""
+
+    def found(methods: list[Method], every: list[Span]) -> str:
+        if methods:
+            return max(methods, key=lambda m: m.calls).describe()
+        return f"at most {max(len(s.waits) for s in every)} call(s) waited for in one timed span"
+
+    _judge(
+        record,
+        claims,
+        lambda m: m.calls >= at_least,
+        lambda every: sum(len(s.waits) for s in every) >= at_least,
+        f"at least {at_least} timed calls",
+        found,
+    )

@@ -1,0 +1,210 @@
+"""The timing record: loaded into the grading kernel before any student cell, it records what a timed task's
+cells did, so that a timing method is judged by what the timing code did and not by the numbers alone.
+
+While a timed task's cells run (``start`` … ``take``), it records, in order:
+
+- each clock read of the student's code (``time.perf_counter``, ``time.time``, ``time.monotonic``, their
+  ``_ns`` forms, ``timeit``'s timer, IPython's ``%timeit``), with the value it returned; a read returns a
+  number of a subclass of ``float`` (``int`` for ``_ns``) that notes which two reads are subtracted from
+  each other: those pairs are the spans the code measured;
+- each compilation step JAX announces (``jax.monitoring``: tracing, lowering, compiling), with the
+  function's name;
+- each wait for a result (``jax.block_until_ready``, ``Array.block_until_ready``, ``jax.device_get``, a
+  transfer to the host through ``numpy.asarray``, ``numpy.array``, ``float()`` or ``.item()``), with the
+  shape, dtype and device count of each array waited for.
+
+Reads and waits made by library code (JAX's own, numpy's, the harness's) are not the student's and are not
+recorded. Like the kernel recorder (facts/recorder.py), it imports nothing from ``autograder``: the harness
+copies it into the kernel as a standalone module, and the recorder takes the record with a task's facts.
+References to the functions it wraps are taken at import, before student code runs. Outside a timed task,
+and in a student's own Jupyter, where it is never loaded, the wrappers cost one flag test.
+"""
+
+import builtins
+import os
+import sys
+import threading
+import time
+import timeit
+
+import jax
+import numpy as np
+
+isinstance, len, getattr, setattr, str, tuple = (  # noqa: A001
+    builtins.isinstance,
+    builtins.len,
+    builtins.getattr,
+    builtins.setattr,
+    builtins.str,
+    builtins.tuple,
+)
+_float_sub, _int_sub, _to_float = builtins.float.__sub__, builtins.int.__sub__, builtins.float
+
+MAX_EVENTS = 20000  # beyond this, events are counted, not kept
+MAX_LEAVES = 8  # the arrays of one wait that are described
+COMPILE_STAGES = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "compile",
+}
+CLOCKS = ("perf_counter", "time", "monotonic")
+
+_get_ident = threading.get_ident
+_getframe = sys._getframe
+_ArrayImpl = type(jax.numpy.zeros(()))
+_tree_leaves = jax.tree_util.tree_leaves
+_perf_counter = time.perf_counter
+
+
+def _library_folders():
+    """Where library code lives (the standard library, site-packages, this module's folder): a clock read or
+    a wait made from there is not the student's."""
+    folders = {os.path.dirname(os.__file__), os.path.dirname(os.path.abspath(__file__))}
+    for module in (jax, np):
+        folders.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
+    return tuple(sorted(folders))
+
+
+_LIBRARY = _library_folders()
+
+_state: dict = {"task": None, "thread": None, "events": [], "spans": [], "dropped": 0, "next_read": 0, "depth": 0}
+
+
+def _recording():
+    return _state["task"] is not None and _get_ident() == _state["thread"]
+
+
+def _from_student(depth):
+    """Is the code ``depth`` frames up the student's (not a library's, not this module's)?"""
+    try:
+        filename = _getframe(depth + 1).f_code.co_filename
+    except ValueError:
+        return False
+    return not filename.startswith(_LIBRARY)
+
+
+def _add(event):
+    if len(_state["events"]) < MAX_EVENTS:
+        _state["events"].append(event)
+    else:
+        _state["dropped"] += 1
+
+
+class _Reading(float):
+    """A clock read's value: subtracting an earlier read from it notes the span."""
+
+    read = -1
+
+    def __sub__(self, other):
+        if isinstance(other, (_Reading, _ReadingNs)) and _state["task"] is not None:
+            _state["spans"].append([other.read, self.read])
+        return _float_sub(self, other)
+
+
+class _ReadingNs(int):
+    """A ``_ns`` clock read's value, as ``_Reading``."""
+
+    read = -1
+
+    def __sub__(self, other):
+        if isinstance(other, (_Reading, _ReadingNs)) and _state["task"] is not None:
+            _state["spans"].append([other.read, self.read])
+        return _int_sub(self, other)
+
+
+def _clock(name, original, reading_type):
+    def read():
+        value = original()
+        if not _recording() or not _from_student(1):
+            return value
+        index = _state["next_read"]
+        _state["next_read"] += 1
+        result = reading_type(value)
+        result.read = index
+        _add(["clock", index, name, _to_float(value) / (1e9 if reading_type is _ReadingNs else 1.0)])
+        return result
+
+    read.__name__ = read.__qualname__ = name
+    read.__doc__ = original.__doc__
+    return read
+
+
+def _described(leaves):
+    found = []
+    for leaf in leaves[:MAX_LEAVES]:
+        if isinstance(leaf, _ArrayImpl):
+            try:
+                devices = len(leaf.sharding.device_set)
+            except Exception:
+                devices = 0
+            found.append([list(leaf.shape), str(leaf.dtype), devices])
+    return found
+
+
+def _wait(how, original, tree=True):
+    """``original``, recording the arrays waited for: the leaves of its first argument (``tree``), or that
+    argument where it is one array (numpy's functions, which are handed anything)."""
+
+    def wait(*args, **kwargs):
+        if not _recording() or _state["depth"] or not _from_student(1):
+            return original(*args, **kwargs)
+        _state["depth"] += 1
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            _state["depth"] -= 1
+        if not args:
+            return result
+        arrays = _described(_tree_leaves(args[0]) if tree else [args[0]])
+        if arrays:
+            _add(["wait", how, arrays])
+        return result
+
+    wait.__name__ = wait.__qualname__ = getattr(original, "__name__", how)
+    wait.__doc__ = getattr(original, "__doc__", None)
+    return wait
+
+
+def _on_event(event, seconds, **kwargs):
+    stage = COMPILE_STAGES.get(event)
+    if stage is not None and _recording():
+        _add(["compile", stage, str(kwargs.get("fun_name", ""))[:200]])
+
+
+def install():
+    """Wrap the clocks and the waits, and listen to JAX's compilation events: before any student cell."""
+    for name in CLOCKS:
+        setattr(time, name, _clock(name, getattr(time, name), _Reading))
+        setattr(time, name + "_ns", _clock(name + "_ns", getattr(time, name + "_ns"), _ReadingNs))
+    timeit.default_timer = time.perf_counter
+    # timeit's functions and Timer took the timer as a default argument when timeit was imported.
+    for function in (timeit.Timer.__init__, timeit.timeit, timeit.repeat):
+        defaults = function.__defaults__ or ()
+        function.__defaults__ = tuple(time.perf_counter if d is _perf_counter else d for d in defaults)
+    jax.block_until_ready = _wait("block_until_ready", jax.block_until_ready)
+    jax.device_get = _wait("device_get", jax.device_get)
+    np.asarray = _wait("to_host", np.asarray, tree=False)  # an array's own __array__ is not what numpy calls
+    np.array = _wait("to_host", np.array, tree=False)
+    for method, how in (
+        ("block_until_ready", "block_until_ready"),
+        ("item", "to_host"),
+        ("__float__", "to_host"),
+    ):
+        setattr(_ArrayImpl, method, _wait(how, getattr(_ArrayImpl, method)))
+    jax.monitoring.register_event_duration_secs_listener(_on_event)
+
+
+def start(task):
+    """Record from now on for ``task`` (a later cell of the same task goes on with its record)."""
+    if _state["task"] != task:
+        _state.update(task=task, events=[], spans=[], dropped=0, next_read=0, depth=0)
+    _state["thread"] = _get_ident()
+
+
+def take():
+    """The record of the task under way, as plain data, and stop recording; None when none was started."""
+    if _state["task"] is None:
+        return None
+    record = {"events": _state["events"], "spans": _state["spans"][:MAX_EVENTS], "dropped": _state["dropped"]}
+    _state.update(task=None, events=[], spans=[], dropped=0)
+    return record

@@ -1,0 +1,206 @@
+"""The timing method judged from the timing record: ways of timing right and wrong, each recorded by the
+kernel's own timing record (facts/timing_record.py) in a process of its own, and each wrong one failing the
+one check of its mistake and no other."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import autograder.facts.timing_record as timing_record
+from autograder.checks.failure import CheckFailure
+from autograder.checks.timing_method import (
+    assert_blocked,
+    assert_calls,
+    assert_made_once,
+    assert_timed_on,
+    assert_warm,
+    how_measured,
+)
+from autograder.facts.fact_reader import _timing_record
+
+SET_UP = """
+import time, timeit, statistics
+import jax, jax.numpy as jnp, numpy as np
+f = jax.jit(lambda a: jnp.tanh(a @ a.T))
+g = jax.jit(lambda a: jnp.sin(a @ a.T))
+x = jnp.ones((96, 48))
+small = jnp.ones((16, 8))
+def loss(a):
+    return jnp.sum(jnp.tanh(a) ** 2)
+"""
+# name -> (the timing code, which binds t; does it need the set-up's functions compiled first)
+STYLES = {
+    "loop_warm": """
+f(x).block_until_ready()
+start = time.perf_counter()
+for _ in range(20):
+    f(x).block_until_ready()
+t = (time.perf_counter() - start) / 20
+""",
+    "median_warm": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(9):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = float(np.median(times))
+""",
+    "warm_up_timed_and_dropped_in_turns": """
+def once(fn):
+    s = time.perf_counter()
+    jax.block_until_ready(fn(x))
+    return time.perf_counter() - s
+once(f); once(small_f)
+a, b = [], []
+for _ in range(5):
+    a.append(once(f)); b.append(once(small_f))
+t = float(np.median(a))
+""",
+    "timeit_least": """
+jax.block_until_ready(f(x))
+rounds = timeit.repeat(lambda: jax.block_until_ready(f(x)), number=5, repeat=4)
+t = min(rounds) / 5
+""",
+    "loop_cold": """
+start = time.perf_counter()
+for _ in range(20):
+    f(x).block_until_ready()
+t = (time.perf_counter() - start) / 20
+""",
+    "median_cold": """
+times = []
+for _ in range(9):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = float(np.median(times))
+""",
+    "loop_unblocked": """
+f(x).block_until_ready()
+start = time.perf_counter()
+for _ in range(20):
+    f(x)
+t = (time.perf_counter() - start) / 20
+""",
+    "loop_small_array": """
+f(small).block_until_ready()
+start = time.perf_counter()
+for _ in range(20):
+    f(small).block_until_ready()
+t = (time.perf_counter() - start) / 20
+""",
+    "made_anew": """
+jax.block_until_ready(jax.jit(jax.grad(loss))(x))
+times = []
+for _ in range(5):
+    s = time.perf_counter()
+    jax.block_until_ready(jax.jit(jax.grad(loss))(x))
+    times.append(time.perf_counter() - s)
+t = float(np.median(times))
+""",
+    "too_few_calls": """
+f(x).block_until_ready()
+start = time.perf_counter()
+for _ in range(4):
+    f(x).block_until_ready()
+t = (time.perf_counter() - start) / 4
+""",
+}
+# Each style's mistake: the one check it fails.
+FAILS = {
+    "loop_cold": "warm",
+    "median_cold": "warm",
+    "loop_unblocked": "blocked",
+    "loop_small_array": "timed_on",
+    "made_anew": "made_once",
+    "too_few_calls": "calls",
+}
+DRIVER = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("_autograder_timing", sys.argv[1])
+timing = importlib.util.module_from_spec(spec)
+sys.modules["_autograder_timing"] = timing
+spec.loader.exec_module(timing)
+timing.install()
+styles = json.loads(sys.stdin.read())
+out = {}
+for name, (set_up, code) in styles.items():
+    namespace = {}
+    exec(compile(set_up, f"/cells/{name}_set_up.py", "exec"), namespace)
+    namespace["small_f"] = namespace["jax"].jit(lambda a: a * 2.0)  # another function, on one device
+    namespace["small_f"](namespace["jax"].device_put(namespace["x"], namespace["jax"].devices()[0]))
+    timing.start(name)
+    exec(compile(code, f"/cells/{name}.py", "exec"), namespace)
+    out[name] = {"record": timing.take(), "t": float(namespace["t"])}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> dict:
+    """Each style's record and claimed time, from one process that loads the timing record as the kernel
+    does. Every style gets fresh functions (its own set-up), so that its first call compiles."""
+    styles = {name: (SET_UP, textwrap.dedent(code)) for name, code in STYLES.items()}
+    env = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(Path(timing_record.__file__))],
+        input=json.dumps(styles),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {name: (_timing_record(v["record"]), v["t"]) for name, v in json.loads(done.stdout).items()}
+
+
+def _verdicts(record, claimed) -> dict[str, str | None]:
+    claims = {"t": claimed}
+    checks = {
+        "warm": lambda: assert_warm(record, claims),
+        "made_once": lambda: assert_made_once(record, claims),
+        "blocked": lambda: assert_blocked(record, claims),
+        "timed_on": lambda: assert_timed_on(record, claims, [(96, 96), (96, 48)], "`f(x)` or the gradient at `x`"),
+        "calls": lambda: assert_calls(record, claims, 5),
+    }
+    verdicts: dict[str, str | None] = {}
+    for name, check in checks.items():
+        try:
+            check()
+            verdicts[name] = None
+        except CheckFailure as failure:
+            verdicts[name] = str(failure)
+    return verdicts
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_each_way_of_timing_fails_the_check_of_its_mistake_alone(recorded, style):
+    record, claimed = recorded[style]
+    verdicts = _verdicts(record, claimed)
+    failed = {name for name, message in verdicts.items() if message}
+    expected = {FAILS[style]} if style in FAILS else set()
+    assert failed == expected, (verdicts, how_measured(record, claimed))
+    for name in failed:
+        assert "expected" in verdicts[name] and "found" in verdicts[name]
+
+
+@pytest.mark.parametrize("style", ["loop_warm", "median_warm", "warm_up_timed_and_dropped_in_turns", "timeit_least"])
+def test_the_claimed_time_is_found_in_the_spans_it_came_from(recorded, style):
+    record, claimed = recorded[style]
+    assert how_measured(record, claimed), "no way of measuring found"
+    assert not how_measured(record, claimed * 1.001)
+
+
+def test_a_task_that_read_no_clock_fails_saying_what_was_expected(recorded):
+    record, _ = recorded["loop_warm"]
+    bare = type(record)(tuple(e for e in record.events if type(e).__name__ != "ClockRead"), ())
+    with pytest.raises(CheckFailure, match="read no clock"):
+        assert_warm(bare, {"t": 0.001})
