@@ -187,7 +187,12 @@ class _Reader:
             sharding=sharding,
             typeof=None if typeof is None else self.type_fact(typeof),
             blocks=self.blocks(raw.get("blocks", {}), sharding),
+            committed=self.committed(raw.get("committed")),
         )
+
+    def committed(self, raw: Any) -> bool | None:
+        _require(raw is None or isinstance(raw, bool), "an array's committed must be true, false or null")
+        return raw
 
     def blocks(self, raw: Any, sharding: ShardingFact | None) -> dict[int, np.ndarray]:
         """The blocks of the devices that hold other values than the array's, each of its block's shape."""

@@ -232,6 +232,7 @@ class _Recorder:
         }
         if is_jax:
             record["blocks"] = self.other_blocks(arr, values)
+            record["committed"] = _committed(arr)
         return record
 
     def other_blocks(self, arr, values):
@@ -607,6 +608,13 @@ def _spec_entries(spec):
 
 def _block(index, shape):
     return [list(s.indices(size)[:2]) for s, size in zip(index, shape)]
+
+
+def _committed(arr):
+    """Was the array put on its devices on purpose (``jax.device_put``, a computation on committed inputs),
+    or left where JAX put it by default (``jnp.asarray`` of host data)? None where JAX does not say."""
+    committed = getattr(arr, "committed", None)
+    return committed if isinstance(committed, bool) else None
 
 
 def _sharding(arr):

@@ -12,7 +12,8 @@ JSON shape of one captured object (a "fact"):
 - ``{"kind": "spec", "type": "PartitionSpec", "spec": [["a"], null]}`` — a PartitionSpec
   (``NamedSharding`` objects are recorded as their spec with ``"type": "NamedSharding"``)
 - ``{"kind": "array", "type": "jax.Array", "shape": [...], "dtype": "float32", "values": "t1/y.npy",
-  "sharding": {...} | null, "typeof": {...} | null, "blocks": {"3": "t1/array2.npy", ...}}`` — ``values``
+  "sharding": {...} | null, "typeof": {...} | null, "blocks": {"3": "t1/array2.npy", ...}, "committed": bool |
+  null}`` — ``committed``: put on its devices on purpose (``jax.device_put``), not by default; ``values``
   reads one copy of each block; ``blocks`` holds the block of each device that holds other values than
   those at its index (a ``shard_map`` with ``check_vma=False`` can leave replicas that differ)
 - ``{"kind": "type", "type": "ShapedArray", "typeof": {...}}`` — a name bound to ``jax.typeof(x)``
@@ -126,6 +127,7 @@ class Fact:
     repr: str = ""
     # device id -> the block that device holds, for the devices whose block differs from ``values`` at its index
     blocks: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    committed: bool | None = None  # a jax.Array put on its devices on purpose (None: not a jax.Array, or unknown)
 
     @property
     def is_missing(self) -> bool:

@@ -75,6 +75,18 @@ def test_arrays_specs_trees_and_values_round_trip(tmp_path):
     assert facts.get("gone").is_missing
 
 
+def test_an_array_put_on_a_device_is_committed_one_left_there_by_default_is_not(tmp_path):
+    namespace = {
+        "put": jax.device_put(jnp.ones(3), jax.devices()[0]),
+        "left": jnp.asarray(np.ones(3)),
+        "host": np.ones(3),
+    }
+    facts = _capture(tmp_path, namespace, TaskCapture("t1", names=("put", "left", "host")))
+    assert facts.get("put").committed is True
+    assert facts.get("left").committed is False
+    assert facts.get("host").committed is None
+
+
 def test_a_patched_typeof_does_not_change_what_is_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(jax, "typeof", lambda x: "float32[128@x,2]")
     facts = _capture(tmp_path, {"a": jnp.ones((2, 2))}, TaskCapture("t1", names=("a",)))
