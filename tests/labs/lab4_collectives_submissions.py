@@ -103,6 +103,25 @@ t_gathered = seconds_per_call(gathered_matmul, big_rhs, big_lhs)
 speedup = t_gathered / t_collective
 collective_faster = bool(speedup > 1)
 """
+# t5's method broken one way at a time, each a time its numbers alone do not give away on 8 CPU devices:
+# no warm-up (the first of timeit's rounds compiles; the median hides it),
+T5_NOT_WARM = T5_TIMEIT.replace("    jax.block_until_ready(f(big_lhs, big_rhs))\n", "")
+# the clock stopped before each result was ready (the calls queue up, so the loop takes about as long),
+T5_UNBLOCKED = T5_SWAPPED_ARGUMENTS.replace(
+    "gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs"
+).replace(
+    "    for _ in range(calls):\n        f(*args).block_until_ready()", "    for _ in range(calls):\n        f(*args)"
+)
+# both timed on half of big_lhs's rows (a product of 64×64, about half the time),
+T5_SMALLER_LHS = (
+    T5_SWAPPED_ARGUMENTS.replace("gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs")
+    .replace("t_collective =", "top_half = jax.device_put(np.asarray(big_lhs)[:64], big_lhs.sharding)\nt_collective =")
+    .replace("big_lhs, big_rhs)", "top_half, big_rhs)")
+)
+# and 50 calls of each where the text asks for 200.
+T5_FEW_CALLS = T5_SWAPPED_ARGUMENTS.replace(
+    "gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs"
+).replace("calls=200", "calls=50")
 T3_SWAPPED = "psum_block_shape, scatter_block_shape = (2,), (16,)"
 # Also correct: the shapes read off the results themselves.
 T3_READ_OFF = """
@@ -409,10 +428,10 @@ CASES = [
     Case(
         "speedup_in_percent",
         {**solved("t4"), "t5": T5_PERCENT},
-        {"t4": 20, "t5": 10},
+        {"t4": 20, "t5": 11},
         messages={"t5": "the speedup must be computed from your two times"},
     ),
-    Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 3}),
+    Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 6}),
     Case("t1_ring_and_all_gather", {"t1": T1_RING_AND_ALL_GATHER}, {"t1": 20}, messages={"t1": "all_gather"}),
     Case("t1_psum_of_placed_blocks", {"t1": T1_PSUM_OF_PLACED_BLOCKS}, {"t1": 16}, messages={"t1": "ppermute"}),
     Case("t2_everywhere_plain_sum", {"t2": T2_EVERYWHERE_PLAIN_SUM}, {"t2": 26}, messages={"t2": "psum"}),
@@ -421,20 +440,24 @@ CASES = [
     Case("t2_scattered_not_split", {"t2": T2_SCATTERED_NOT_SPLIT}, {"t2": 22}),
     Case("t4_one_step_short", {"t4": T4_ONE_STEP_SHORT}, {"t4": 12}),
     Case("t4_also_all_gather", {"t4": T4_ALSO_ALL_GATHER}, {"t4": 16}, messages={"t4": "all_gather"}),
-    Case("t5_collective_total", {**solved("t4"), "t5": T5_COLLECTIVE_TOTAL}, {"t4": 20, "t5": 7}),
+    Case("t5_collective_total", {**solved("t4"), "t5": T5_COLLECTIVE_TOTAL}, {"t4": 20, "t5": 9}),
     Case(  # sound times and verdict; the ratio the other way up (about 4, where the grader measures 0.25)
         "t5_speedup_inverted",
         {
             **solved("t4"),
             "t5": T5_TIMEIT.replace("speedup = t_gathered / t_collective", "speedup = t_collective / t_gathered"),
         },
-        {"t4": 20, "t5": 10},
+        {"t4": 20, "t5": 11},
         messages={"t5": "the speedup must be computed from your two times"},
     ),
+    Case("t5_not_warm", {**solved("t4"), "t5": T5_NOT_WARM}, {"t4": 20, "t5": 14}, messages={"t5": "first call"}),
+    Case("t5_unblocked", {**solved("t4"), "t5": T5_UNBLOCKED}, {"t4": 20, "t5": 14}, messages={"t5": "dispatch"}),
+    Case("t5_on_a_smaller_lhs", {**solved("t4"), "t5": T5_SMALLER_LHS}, {"t4": 20, "t5": 14}),
+    Case("t5_too_few_calls", {**solved("t4"), "t5": T5_FEW_CALLS}, {"t4": 20, "t5": 14}),
     Case(  # sound times and speedup; the verdict says the collective matmul won where it clearly lost
         "t5_verdict_negated",
         {**solved("t4"), "t5": T5_TIMEIT.replace("t_collective < t_gathered", "t_collective > t_gathered")},
-        {"t4": 20, "t5": 11},
+        {"t4": 20, "t5": 12},
         messages={"t5": "clearly slower"},
     ),
 ]

@@ -10,7 +10,9 @@ from autograder.checks import (
     CheckFailure,
     Layout,
     assert_allclose,
+    assert_blocked,
     assert_body_never_holds_whole,
+    assert_calls,
     assert_faster_verdict,
     assert_fully_replicated,
     assert_jitted,
@@ -19,6 +21,9 @@ from autograder.checks import (
     assert_shard_map_collectives,
     assert_speedup_claim,
     assert_time_consistent,
+    assert_timed_on,
+    assert_warm,
+    found_number,
     found_tuple,
 )
 from autograder.labs.lab4_collectives import reference as ref
@@ -195,7 +200,7 @@ def test_t4_rhs_never_whole(submission):
 
 
 @task("t5")
-@points(3)
+@points(2)
 @hidden
 @pytest.mark.parametrize("name, measured", [("t_collective", "collective"), ("t_gathered", "gathered")])
 def test_t5_time(submission, per_grading, name, measured):
@@ -206,7 +211,7 @@ def test_t5_time(submission, per_grading, name, measured):
 
 
 @task("t5")
-@points(5)
+@points(4)
 @hidden
 def test_t5_speedup(submission, per_grading):
     """`speedup` is t_gathered / t_collective, from sound times, and agrees with the grader's measured ratio"""
@@ -229,7 +234,7 @@ def test_t5_speedup(submission, per_grading):
 
 
 @task("t5")
-@points(4)
+@points(3)
 def test_t5_verdict(submission, per_grading):
     """`collective_faster` says whether the collective matmul beat gathering rhs first on this machine, as
     the grader measures it (it is clearly slower here; either answer would pass a measurement that cannot tell)"""
@@ -241,3 +246,57 @@ def test_t5_verdict(submission, per_grading):
         candidate="the collective matmul",
         accept=("bool", "numpy.bool"),
     )
+
+
+# t5's method, read from what its timing code did in the grading kernel (the timing record), whatever the
+# machine's speed: the products of big_lhs (128×256) and big_rhs (256×64) are 128×64 on the 8 devices.
+T5_TIMES = ("t_collective", "t_gathered")
+T5_PRODUCT = (128, 64)
+T5_CALLS = 200
+
+
+def _t5_claims(submission) -> dict[str, float]:
+    """The times bound, judged by their method; a time left unbound loses its own check, not these."""
+    claims, missing = {}, []
+    for name in T5_TIMES:
+        try:
+            claims[name] = found_number(submission.name("t5", name), name, NUMBER_TYPES)
+        except CheckFailure as failure:
+            missing.append(str(failure))
+    if not claims:
+        raise CheckFailure("; ".join(missing))
+    return claims
+
+
+@task("t5")
+@points(1)
+@hidden
+def test_t5_warm(submission):
+    """each time was measured after a first call that compiled, outside the clock reads it comes from"""
+    assert_warm(submission.timing("t5"), _t5_claims(submission))
+
+
+@task("t5")
+@points(1)
+@hidden
+def test_t5_blocked(submission):
+    """each timed call was waited for before the clock stopped"""
+    assert_blocked(submission.timing("t5"), _t5_claims(submission))
+
+
+@task("t5")
+@points(1)
+@hidden
+def test_t5_on_the_big_operands(submission):
+    """the timed calls were on `big_lhs` and `big_rhs`: their results are 128×64"""
+    assert_timed_on(
+        submission.timing("t5"), _t5_claims(submission), [T5_PRODUCT], "`collective_matmul(big_lhs, big_rhs)`"
+    )
+
+
+@task("t5")
+@points(1)
+@hidden
+def test_t5_at_least_200_calls(submission):
+    """each time comes from at least 200 calls"""
+    assert_calls(submission.timing("t5"), _t5_claims(submission), T5_CALLS)
