@@ -188,8 +188,9 @@ with jax.set_mesh(mesh):
     layer_out = apply_layer(tp_layer, X_layer)
 """
 
+# built under a mesh made anew, equal to mesh (the same devices, axes and axis types): JAX's same mesh
 T6_APPLY_VARIANT = """
-with jax.set_mesh(mesh):
+with jax.set_mesh(jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))):
     tp_layer = TPLayer(256, 8, rngs=nnx.Rngs(0))
     layer_out = nnx.jit(lambda layer, inputs: layer(inputs))(tp_layer, X_layer)
 """
@@ -246,8 +247,9 @@ def all_to_all(block):
 
 
 X_t = all_to_all(X)
+same_mesh = jax.sharding.Mesh(np.array(jax.devices()), ("data",))  # equal to mesh1d: its devices, Auto axes
 back = jax.jit(jax.shard_map(partial(jax.lax.all_to_all, axis_name="data", split_axis=0, concat_axis=1, tiled=True),
-                             mesh=mesh1d, in_specs=P(None, "data"), out_specs=P("data")))
+                             mesh=same_mesh, in_specs=P(None, "data"), out_specs=P("data")))
 X_roundtrip = back(X_t)
 """
 
@@ -434,6 +436,97 @@ T5_OF_THE_GLOBAL_X = T5_SOLUTION.replace(
 ).replace("X_t = all_to_all(X)", "all_to_all = jax.jit(lambda given: _relayout(X))\nX_t = all_to_all(X)")
 # layout_out the output for another input
 T6_APPLY_OTHER_INPUT = T6_APPLY_SOLUTION.replace("apply_layer(tp_layer, X_layer)", "apply_layer(tp_layer, 2 * X_layer)")
+# Each name, layout and type the texts state, broken alone (one answer per task; the cases below gather them).
+# fsdp_matmul, tp_mlp, fsdp_tp_mlp given in_shardings: they refuse inputs committed to another layout on mesh,
+# which the texts say they accept
+T1_IN_SHARDINGS = T1_SOLUTION.replace(
+    'out_specs=P("data", None)))',
+    'out_specs=P("data", None)),\n    in_shardings=(NamedSharding(mesh, P("data", None)),) * 2)',
+)
+T2_IN_SHARDINGS = T2_SOLUTION.replace(
+    'out_specs=P(None, "model")))',
+    'out_specs=P(None, "model")),\n    in_shardings=tuple(NamedSharding(mesh, s) for s in (P(None, "model"), P(None, "model"),'
+    ' P("model", None))))',
+)
+T3_MLP_IN_SHARDINGS = T3_SOLUTION + "fsdp_tp_mlp = fsdp_tp_jit\n"
+# a mesh of the same devices whose axes are named otherwise than mesh's 'data' and 'model' (mesh1d's 'data')
+T1_MESH_RENAMED = (
+    "mesh_dt = jax.make_mesh((2, 4), ('data', 'tensor'), axis_types=(AxisType.Auto,) * 2)\n"
+    + T1_SOLUTION.replace("mesh=mesh", "mesh=mesh_dt")
+)
+T2_MESH_RENAMED = (
+    "mesh_rm = jax.make_mesh((2, 4), ('rows', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
+    + T2_SOLUTION.replace("mesh=mesh", "mesh=mesh_rm")
+)
+T3_MESH_RENAMED = "mesh_bt = jax.make_mesh((2, 4), ('batch', 'tensor'), axis_types=(AxisType.Auto,) * 2)\n" + (
+    T3_SOLUTION.replace('"data"', '"batch"')
+    .replace('"model"', '"tensor"')
+    .replace("mesh=mesh", "mesh=mesh_bt")
+    .replace("NamedSharding(mesh,", "NamedSharding(mesh_bt,")
+)
+T5_MESH_RENAMED = "mesh_rows = jax.make_mesh((8,), ('rows',), axis_types=(AxisType.Auto,))\n" + T5_SOLUTION.replace(
+    '"data"', '"rows"'
+).replace("mesh=mesh1d", "mesh=mesh_rows")
+T6_APPLY_MESH_RENAMED = (
+    "mesh_bm = jax.make_mesh((2, 4), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)\n"
+    + T6_APPLY_SOLUTION.replace("jax.set_mesh(mesh)", "jax.set_mesh(mesh_bm)")
+)
+# one operand laid out whole on every device by in_specs P(), the body taking its own block of it: the values,
+# the output layout and (but in t2) the gathers are right; the in_specs are not the text's
+T1_X_WHOLE = T1_SOLUTION.replace(
+    "    return x_block @ A_full\n",
+    "    rows = x_block.shape[0] // mesh.shape['data']\n"
+    "    return jax.lax.dynamic_slice_in_dim(x_block, jax.lax.axis_index('data') * rows, rows, 0) @ A_full\n",
+).replace('in_specs=(P("data", None), P("data", None))', 'in_specs=(P(), P("data", None))')
+T2_W2_WHOLE = T2_SOLUTION.replace(
+    "    y_partial = h @ W2_block\n",
+    "    rows = W2_block.shape[0] // mesh.shape['model']\n"
+    "    y_partial = h @ jax.lax.dynamic_slice_in_dim(W2_block, jax.lax.axis_index('model') * rows, rows, 0)\n",
+).replace('P("model", None)),\n    out_specs', "P()),\n    out_specs")
+T3_X_WHOLE = T3_SOLUTION.replace(
+    '    x_full = jax.lax.all_gather(x_block, "model", axis=1, tiled=True)\n',
+    "    rows = x_block.shape[0] // mesh.shape['data']\n"
+    "    x_full = jax.lax.dynamic_slice_in_dim(x_block, jax.lax.axis_index('data') * rows, rows, 0)\n",
+).replace("in_specs=FSDP_TP_SPECS", "in_specs=(P(),) + FSDP_TP_SPECS[1:]")
+# functions of the notebook's x, A, W1, W2, whatever arrays they are given
+T1_OF_THE_LAB_ARRAYS = (
+    T1_SOLUTION.replace("fsdp_matmul = jax.jit(jax.shard_map(", "_program = jax.jit(jax.shard_map(")
+    + "fsdp_matmul = jax.jit(lambda x_given, A_given: _program(x, A))\n"
+)
+T2_OF_THE_LAB_ARRAYS = (
+    T2_SOLUTION.replace("tp_mlp = jax.jit(jax.shard_map(", "_program = jax.jit(jax.shard_map(")
+    + "tp_mlp = jax.jit(lambda x_given, W1_given, W2_given: _program(x, W1, W2))\n"
+)
+T3_OF_THE_LAB_ARRAYS = T3_SOLUTION.replace(
+    "fsdp_tp_mlp = jax.jit(fsdp_tp_program)",
+    "fsdp_tp_mlp = jax.jit(lambda x_given, W1_given, W2_given: fsdp_tp_program(x, W1, W2))",
+).replace(
+    "fsdp_tp_jit = jax.jit(\n    fsdp_tp_program,",
+    "fsdp_tp_jit = jax.jit(\n    lambda x_given, W1_given, W2_given: fsdp_tp_program(x, W1, W2),",
+)
+# the MLP of the layer 2D wide, not 4D
+T6_MLP_TWICE_AS_WIDE = tp_layer_source().replace("4 * hidden_dim", "2 * hidden_dim")
+# linear layers of a module of one's own, not nnx.Linear
+T6_OWN_LINEAR = """
+class Dense(nnx.Module):
+    def __init__(self, n_in, n_out, spec, rngs):
+        init = nnx.with_partitioning(nnx.initializers.kaiming_normal(), spec)
+        self.kernel = nnx.Param(init(rngs.params(), (n_in, n_out)))
+
+    def __call__(self, x):
+        return x @ self.kernel[...]
+""" + tp_layer_source(linear="Dense(n_in, n_out, spec, rngs)")
+# TPLayer a plain Python class (its parts nnx.Modules): nnx.split cannot take it apart, nnx.jit cannot compile it
+T6_NOT_A_MODULE = tp_layer_source().replace("class TPLayer(nnx.Module):", "class TPLayer:")
+# every linear layer drawn from nnx.Rngs(0), not from the rngs the layer is given
+T6_RNGS_IGNORED = tp_layer_source(linear="sharded_linear(n_in, n_out, spec, nnx.Rngs(0))")
+# tp_layer built from nnx.Rngs(1)
+T6_APPLY_OTHER_RNGS = T6_APPLY_SOLUTION.replace("nnx.Rngs(0)", "nnx.Rngs(1)")
+# TPLayer of the lab's sizes whatever it is given
+T6_SIZES_HARD_CODED = tp_layer_source().replace(
+    "self.attention = Attention(hidden_dim, num_heads, rngs=rngs)\n        self.mlp = MLP(hidden_dim, rngs=rngs)",
+    "self.attention = Attention(256, 8, rngs=rngs)\n        self.mlp = MLP(256, rngs=rngs)",
+)
 CASES = [
     # Also correct, in styles the solution does not use; each notebook stops after its last answered task.
     Case(
@@ -497,7 +590,7 @@ CASES = [
                 "                      out_shardings=S('data', 'model'))\n"
             )
         },
-        {"t3": 14},
+        {"t3": 11},
         messages={"t3": "jax.shard_map"},
     ),
     Case(
@@ -554,8 +647,8 @@ CASES = [
                 f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))"
             )
         },
-        {"t2": 11},
-        messages={"t2": "reduce-scatter"},
+        {"t2": 12},
+        messages={"t2": "psum_scatter"},
     ),
     Case(
         "tp_forgets_the_reduction",
@@ -569,7 +662,7 @@ CASES = [
                 f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P(None, 'model')))"
             )
         },
-        {"t2": 5},
+        {"t2": 6},
         messages={"t2": "values differ"},
     ),
     Case(
@@ -582,7 +675,7 @@ CASES = [
                 f"tp_mlp = jax.jit(jax.shard_map(block, mesh=mesh, {T2_SPECS}, out_specs=P()))"
             )
         },
-        {"t2": 6},
+        {"t2": 7},
         messages={"t2": "replicated"},
     ),
     Case(
@@ -599,7 +692,7 @@ CASES = [
                 'out_shardings=NamedSharding(mesh, P("data", "model"))', 'out_shardings=NamedSharding(mesh, P("data"))'
             ),
         },
-        {"t1": 9, "t3": 11},
+        {"t1": 9, "t3": 12},
         messages={"t1": "replicated", "t3": "D_jit"},
     ),
     Case("t4_functions_not_jitted", {"t4": T4_FUNCTIONS_NOT_JITTED}, {"t4": 14}, messages={"t4": "jitted"}),
@@ -626,13 +719,13 @@ CASES = [
     Case(
         "attention_scaled_by_hidden",
         {"t6": [tp_layer_source(scale="jnp.sqrt(D)"), T6_APPLY_SOLUTION]},
-        {"t6": 14},
+        {"t6": 16},
         messages={"t6": "1/sqrt(hidden_dim)"},
     ),
     Case(
         "replicated_weights",
         {"t6": [tp_layer_source(linear="nnx.Linear(n_in, n_out, use_bias=False, rngs=rngs)"), T6_APPLY_SOLUTION]},
-        {"t6": 13},
+        {"t6": 14},
         messages={"t6": "all-reduce"},
     ),
     Case(
@@ -648,14 +741,14 @@ CASES = [
         messages={"t1": "`B` is not defined"},
     ),
     Case("t1_plus_one", {"t1": T1_PLUS_ONE}, {"t1": 8}, messages={"t1": "values differ"}),
-    Case("t1_weight_by_psum", {"t1": T1_WEIGHT_BY_PSUM}, {"t1": 11}, messages={"t1": "all-gather"}),
+    Case("t1_weight_by_psum", {"t1": T1_WEIGHT_BY_PSUM}, {"t1": 12}, messages={"t1": "all_gather"}),
     Case("t2_not_jitted", {"t2": T2_EAGER}, {"t2": 14}, messages={"t2": "expected a jitted function"}),
     Case("t2_relu_between", {"t2": T2_RELU}, {"t2": 10}, messages={"t2": "values differ"}),
     Case("t2_rows_over_model", {"t2": T2_ROWS_OVER_MODEL}, {"t2": 11}),
-    Case("t2_x_by_psum", {"t2": T2_X_BY_PSUM}, {"t2": 11}, messages={"t2": "all-gather"}),
-    Case("t3_relu_between", {"t3": T3_RELU}, {"t3": 8}, messages={"t3": "values differ"}),
+    Case("t2_x_by_psum", {"t2": T2_X_BY_PSUM}, {"t2": 12}, messages={"t2": "all_gather"}),
+    Case("t3_relu_between", {"t3": T3_RELU}, {"t3": 9}, messages={"t3": "values differ"}),
     Case("t3_mlp_not_jitted", {"t3": T3_MLP_EAGER}, {"t3": 15}, messages={"t3": "expected a jitted function"}),
-    Case("t3_psum_then_slice", {"t3": T3_PSUM_THEN_SLICE}, {"t3": 15}, messages={"t3": "reduce-scatter"}),
+    Case("t3_psum_then_slice", {"t3": T3_PSUM_THEN_SLICE}, {"t3": 14}, messages={"t3": "psum_scatter"}),
     Case("t3_mlp_rows", {"t3": T3_MLP_ROWS}, {"t3": 13}),
     Case("t4_extra_key", {"t4": T4_EXTRA_KEY}, {"t4": 16}, messages={"t4": "unexpected 'total'"}),
     Case("t4_functions_rotated", {"t4": T4_FUNCTIONS_ROTATED}, {"t4": 14}, messages={"t4": "collective_fns['psum']"}),
@@ -663,6 +756,42 @@ CASES = [
     Case("t5_gather_then_slice", {"t5": T5_GATHER_THEN_SLICE}, {"t5": 9}, messages={"t5": "all-to-all"}),
     Case("t5_x_t_replicated", {"t5": T5_X_T_REPLICATED}, {"t5": 8}),
     Case("t5_roundtrip_not_back", {"t5": T5_NOT_BACK}, {"t5": 8}),
-    Case("t5_of_the_global_x", {"t5": T5_OF_THE_GLOBAL_X}, {"t5": 8}),
+    Case("t5_of_the_global_x", {"t5": T5_OF_THE_GLOBAL_X}, {"t5": 9}),
     Case("t6_layer_out_of_another_input", {"t6": [tp_layer_source(), T6_APPLY_OTHER_INPUT]}, {"t6": 21}),
+    Case(
+        "refuses_inputs_in_other_layouts",
+        {"t1": T1_IN_SHARDINGS, "t2": T2_IN_SHARDINGS, "t3": T3_MLP_IN_SHARDINGS},
+        {"t1": 13, "t2": 15, "t3": 15},
+        messages={"t1": "accept inputs in any layout", "t2": "accept inputs in any layout", "t3": "refusing"},
+    ),
+    Case(
+        "mesh_named_otherwise",
+        {
+            "t1": T1_MESH_RENAMED,
+            "t2": T2_MESH_RENAMED,
+            "t3": T3_MESH_RENAMED,
+            "t5": T5_MESH_RENAMED,
+            "t6": [tp_layer_source(), T6_APPLY_MESH_RENAMED],
+        },
+        {"t1": 13, "t2": 15, "t3": 15, "t5": 9, "t6": 22},
+        messages={"t1": "'tensor'", "t2": "'rows'", "t3": "'batch'", "t5": "`mesh1d`", "t6": "'batch'"},
+    ),
+    Case(
+        "an_operand_whole_in_specs",
+        {"t1": T1_X_WHOLE, "t2": T2_W2_WHOLE, "t3": T3_X_WHOLE},
+        {"t1": 13, "t2": 15, "t3": 15},
+        messages={"t1": "in_specs", "t2": "in_specs", "t3": "in_specs"},
+    ),
+    Case(
+        "of_the_lab_arrays",
+        {"t1": T1_OF_THE_LAB_ARRAYS, "t2": T2_OF_THE_LAB_ARRAYS, "t3": T3_OF_THE_LAB_ARRAYS},
+        {"t1": 10, "t2": 12, "t3": 11},
+        messages={"t1": "values differ", "t2": "values differ", "t3": "values differ"},
+    ),
+    Case("t6_mlp_twice_as_wide", {"t6": [T6_MLP_TWICE_AS_WIDE, T6_APPLY_SOLUTION]}, {"t6": 17}),
+    Case("t6_own_linear", {"t6": [T6_OWN_LINEAR, T6_APPLY_SOLUTION]}, {"t6": 25}, messages={"t6": "nnx.Linear"}),
+    Case("t6_not_a_module", {"t6": [T6_NOT_A_MODULE, ALT_T6_APPLY]}, {"t6": 10}, messages={"t6": "not an nnx.Module"}),
+    Case("t6_rngs_ignored", {"t6": [T6_RNGS_IGNORED, T6_APPLY_SOLUTION]}, {"t6": 25}, messages={"t6": "`rngs`"}),
+    Case("t6_other_rngs", {"t6": [tp_layer_source(), T6_APPLY_OTHER_RNGS]}, {"t6": 25}, messages={"t6": "Rngs(0)"}),
+    Case("t6_sizes_hard_coded", {"t6": [T6_SIZES_HARD_CODED, T6_APPLY_SOLUTION]}, {"t6": 10}),
 ]

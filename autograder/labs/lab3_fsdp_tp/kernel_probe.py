@@ -22,7 +22,10 @@ _merge = nnx.merge
 _default_rng = np.random.default_rng
 _lecun_normal = nnx.initializers.lecun_normal
 _Linear = nnx.Linear
+_Module = nnx.Module
 _with_partitioning = nnx.with_partitioning
+_array_equal = np.array_equal
+_asarray = np.asarray
 
 KERNELS = (
     ("attention", "Wq"),
@@ -75,11 +78,50 @@ def warm_up():
                 _Linear(n_in, n_out, use_bias=False, rngs=rngs, kernel_init=_with_partitioning(_lecun_normal(), spec))
 
 
+def _types(layer):
+    """What in the layer is not of the types the text names: the layer and its two sub-modules nnx.Modules,
+    the six linear layers nnx.Linears ("" when all are)."""
+    wrong = []
+    for path, obj, kind in (("TPLayer(...)", layer, _Module),) + tuple(
+        (f"TPLayer(...).{block}", getattr(layer, block, None), _Module) for block in ("attention", "mlp")
+    ):
+        if not isinstance(obj, kind):
+            wrong.append(f"{path} is a {type(obj).__name__}, not an nnx.Module")
+    for block, name in KERNELS:
+        linear = getattr(getattr(layer, block, None), name, None)
+        if not isinstance(linear, _Linear):
+            wrong.append(f"{block}.{name} is a {type(linear).__name__}, not an nnx.Linear")
+    return "; ".join(wrong)
+
+
+def _same_kernels(one, other):
+    """The names of the kernels that hold the same values in both dicts of kernels."""
+    return ", ".join(name for _, name in KERNELS if _array_equal(_asarray(one[name]), _asarray(other[name])))
+
+
+def _rebuilt(namespace, kernels, params):
+    """Whether ``tp_layer`` is ``TPLayer(hidden_dim, num_heads, rngs=nnx.Rngs(0))``: the class built again
+    so under the (2, 4) mesh holds the same kernels ("" when it does, else what differs)."""
+    if "TPLayer" not in namespace:
+        return "TPLayer is not defined"
+    try:
+        with _set_mesh(_mesh()):
+            again = _kernels(namespace["TPLayer"](params["hidden_dim"], params["num_heads"], rngs=_Rngs(0)), "TPLayer")
+    except Exception as exc:  # the check says what failed; the kernels read above still count
+        return f"building it again failed: {type(exc).__name__}: {exc}"[:500]
+    same = _same_kernels(kernels, again).split(", ")
+    differ = [name for _, name in KERNELS if name not in same]
+    return f"the kernels of {', '.join(differ)} differ" if differ else ""
+
+
 def lab_layer(namespace, seed, params):
-    """The kernels of the notebook's own ``tp_layer``."""
+    """The kernels of the notebook's own ``tp_layer``, and whether it is the layer the text asks for."""
     if "tp_layer" not in namespace:
         raise NameError("name 'tp_layer' is not defined")
-    return _kernels(namespace["tp_layer"], "tp_layer")
+    found = _kernels(namespace["tp_layer"], "tp_layer")
+    if params:
+        found["rebuilt"] = _rebuilt(namespace, found, params)
+    return found
 
 
 def fresh_layer(namespace, seed, params):
@@ -94,9 +136,17 @@ def fresh_layer(namespace, seed, params):
     mesh = _mesh()
     with _set_mesh(mesh):
         layer = namespace["TPLayer"](params["hidden_dim"], params["num_heads"], rngs=_Rngs(int(seed) % 2**31))
+        if not isinstance(layer, _Module):
+            raise TypeError(
+                f"TPLayer(...) is a {type(layer).__name__}, not an nnx.Module: nnx.split cannot take it apart"
+                " to compile it"
+            )
+        kernels = _kernels(layer, "TPLayer(...)")
+        other = namespace["TPLayer"](params["hidden_dim"], params["num_heads"], rngs=_Rngs((int(seed) + 1) % 2**31))
+        same = _same_kernels(kernels, _kernels(other, "TPLayer(...)"))
         graphdef, state = _split(layer)
         apply = _jit(lambda state, inputs: _merge(graphdef, state)(inputs))
         inputs = _device_put(x, NamedSharding(mesh, PartitionSpec("data", None, None)))
         out = _block_until_ready(apply(state, inputs))
         hlo = apply.lower(state, inputs).compile().as_text()
-    return {**_kernels(layer, "TPLayer(...)"), "out": out, "hlo": hlo}
+    return {**kernels, "out": out, "hlo": hlo, "types": _types(layer), "same_for_other_rngs": same}

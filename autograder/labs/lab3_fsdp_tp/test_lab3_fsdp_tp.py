@@ -18,6 +18,7 @@ from autograder.checks import (
     assert_jit_given_layouts,
     assert_jitted,
     assert_layout,
+    assert_shard_map_collectives,
     assert_time_consistent,
     assert_uses,
     collectives_in,
@@ -46,6 +47,74 @@ def _assert_jitted_shard_map(submission, task_id, function):
     assert_jitted(call, function)
 
 
+def _mesh_text(names, shape, types, device_ids) -> str:
+    axes = ", ".join(f"{name!r}: {size}" for name, size in zip(names, shape))
+    return f"({axes}; {', '.join(types)} axes; devices {np.asarray(device_ids).tolist()})"
+
+
+def _assert_on_mesh(found, mesh, mesh_name, name):
+    """The array lies on the notebook's mesh ``mesh_name``: its axis names, shape, axis types and devices in
+    order (a mesh built anew that equals it is the same mesh to JAX; one named otherwise is not)."""
+    sharding = found.sharding if found.kind == "array" else None
+    if sharding is None or sharding.mesh is None:
+        raise CheckFailure(f"`{name}`: expected an array on `{mesh_name}`, found {found.describe()} on no mesh")
+    built = mesh.build()
+    expected = (
+        tuple(built.axis_names),
+        tuple(built.devices.shape),
+        tuple(t.name for t in built.axis_types),
+        np.vectorize(lambda d: d.id, otypes=[int])(built.devices),
+    )
+    got = sharding.mesh
+    found_mesh = (got.axis_names, got.shape, got.axis_types, np.asarray(got.device_ids))
+    if found_mesh[:3] != expected[:3] or not np.array_equal(found_mesh[3], expected[3]):
+        raise CheckFailure(
+            f"`{name}`: expected an array on `{mesh_name}` {_mesh_text(*expected)}, found one on a mesh"
+            f" {_mesh_text(*found_mesh)} — use the notebook's `{mesh_name}`, whose axes the text names"
+        )
+
+
+def _assert_body_blocks(call, name, expected, in_specs):
+    """The function's shard_map receives its operands cut as ``in_specs`` says: ``expected`` maps each
+    operand's global shape to the block each device receives (the grader's inputs, in order)."""
+    assert_uses(call, "shard_map", name)
+    shapes = tuple(tuple(shape) for shape, _ in expected)
+    blocks = tuple(tuple(block) for _, block in expected)
+    bodies = [body for body in call.program.bodies if tuple(map(tuple, body.operands)) == shapes]
+    if not bodies:
+        found = "; ".join(" × ".join(map(str, body.operands)) for body in call.program.bodies) or "none"
+        raise CheckFailure(
+            f"`{name}`: expected a jax.shard_map taking its arguments of shapes {', '.join(map(str, shapes))},"
+            f" found shard_maps taking {found}"
+        )
+    for body in bodies:
+        got = tuple(map(tuple, body.blocks))
+        if got != blocks:
+            raise CheckFailure(
+                f"`{name}`: expected its shard_map ({in_specs}) to give each device blocks of"
+                f" {', '.join(map(str, blocks))} of its arguments {', '.join(map(str, shapes))}, found blocks"
+                f" of {', '.join(map(str, got))} — its in_specs cut the arguments otherwise"
+            )
+
+
+def _assert_any_layout(submission, task_id, call_id, function, expected_spec, arguments):
+    """The function, called on committed inputs laid out otherwise than its in_specs, gives the values and
+    the output layout: a shard_map reshards them itself; jax.jit(in_shardings=...) refuses them."""
+    call = submission.task(task_id).calls.get(call_id)
+    inputs = submission.inputs(task_id, call_id)
+    layouts = ", ".join(f"{arg} as {spec}" for arg, spec in arguments)
+    if call is not None and call.error and not call.error.startswith("NameError"):
+        raise CheckFailure(
+            f"`{function}`: expected it to accept inputs in any layout on `mesh`, found it refusing"
+            f" {layouts}: {call.error.splitlines()[0]}"
+        )
+    call = submission.call(task_id, call_id)
+    label = f"{function}({', '.join(arg for arg, _ in arguments)}) on inputs laid out {layouts}"
+    expected = ref.mlp(*inputs) if len(inputs) == 3 else np.asarray(inputs[0], np.float64) @ np.asarray(inputs[1])
+    assert_allclose(call.output, expected, label, **MLP_TOLERANCE)
+    assert_layout(call.output, Layout.of_spec(ref.MESH_2D, expected_spec, expected.shape), label)
+
+
 # t1 — FSDP: gather the weight, keep the batch split
 
 
@@ -67,7 +136,28 @@ def test_t1_jitted_shard_map(submission):
 
 
 @task("t1")
-@points(4)
+@points(1)
+def test_t1_on_mesh(submission):
+    """`fsdp_matmul` is a shard_map over `mesh`: its result lies on that mesh, axes 'data' and 'model'"""
+    _assert_on_mesh(submission.call("t1", "fsdp_matmul").output, ref.MESH_2D, "mesh", "fsdp_matmul(x, A)")
+
+
+@task("t1")
+@points(1)
+@hidden
+def test_t1_in_specs(submission):
+    """`fsdp_matmul`'s shard_map cuts x and A by rows over `data`: in_specs=(P('data', None), P('data', None))"""
+    blocks = (
+        ((ref.BATCH, ref.HIDDEN), (ref.BATCH // 2, ref.HIDDEN)),
+        ((ref.HIDDEN, ref.HIDDEN), (ref.HIDDEN // 2, ref.HIDDEN)),
+    )
+    _assert_body_blocks(
+        submission.call("t1", "fsdp_matmul"), "fsdp_matmul", blocks, "in_specs=(P('data', None), P('data', None))"
+    )
+
+
+@task("t1")
+@points(3)
 @hidden
 def test_t1_fresh_values(submission):
     """`fsdp_matmul` computes x @ A on the grader's own inputs"""
@@ -77,7 +167,22 @@ def test_t1_fresh_values(submission):
 
 
 @task("t1")
-@points(3)
+@points(1)
+@hidden
+def test_t1_any_layout(submission):
+    """`fsdp_matmul` accepts inputs committed to another layout on `mesh` and gives x @ A, as P('data', None)"""
+    _assert_any_layout(
+        submission,
+        "t1",
+        "fsdp_matmul_other_layout",
+        "fsdp_matmul",
+        ("data", None),
+        (("x", "P('model', None)"), ("A", "P(None, ('data', 'model'))")),
+    )
+
+
+@task("t1")
+@points(2)
 @hidden
 def test_t1_fresh_layout(submission):
     """`fsdp_matmul` returns its result with the rows over `data`, replicated over `model`"""
@@ -87,11 +192,12 @@ def test_t1_fresh_layout(submission):
 
 
 @task("t1")
-@points(3)
+@points(2)
 @hidden
 def test_t1_gathers_the_weight(submission):
-    """the compiled `fsdp_matmul` all-gathers (the blocks of A)"""
+    """`fsdp_matmul`'s shard_map body all-gathers the blocks of A over `data`, and its compiled program all-gathers"""
     call = submission.call("t1", "fsdp_matmul")
+    assert_shard_map_collectives(call, "fsdp_matmul", uses=["all_gather"], axis="data")
     assert_collectives(call.hlo, required=["all-gather"], name="the compiled fsdp_matmul", compile_error=call.hlo_error)
 
 
@@ -116,7 +222,29 @@ def test_t2_jitted_shard_map(submission):
 
 
 @task("t2")
-@points(4)
+@points(1)
+def test_t2_on_mesh(submission):
+    """`tp_mlp` is a shard_map over `mesh`: its result lies on that mesh, axes 'data' and 'model'"""
+    _assert_on_mesh(submission.call("t2", "tp_mlp").output, ref.MESH_2D, "mesh", "tp_mlp(x, W1, W2)")
+
+
+@task("t2")
+@points(1)
+@hidden
+def test_t2_in_specs(submission):
+    """`tp_mlp`'s shard_map cuts x and W1 by columns, W2 by rows, over `model`"""
+    shapes = ((ref.BATCH, ref.HIDDEN), (ref.HIDDEN, ref.MLP_WIDTH), (ref.MLP_WIDTH, ref.HIDDEN))
+    blocks = ((ref.BATCH, ref.HIDDEN // 4), (ref.HIDDEN, ref.MLP_WIDTH // 4), (ref.MLP_WIDTH // 4, ref.HIDDEN))
+    _assert_body_blocks(
+        submission.call("t2", "tp_mlp"),
+        "tp_mlp",
+        tuple(zip(shapes, blocks)),
+        "in_specs=(P(None, 'model'), P(None, 'model'), P('model', None))",
+    )
+
+
+@task("t2")
+@points(3)
 @hidden
 def test_t2_fresh_values(submission):
     """`tp_mlp` computes x @ W1 @ W2 on the grader's own inputs"""
@@ -125,7 +253,22 @@ def test_t2_fresh_values(submission):
 
 
 @task("t2")
-@points(3)
+@points(1)
+@hidden
+def test_t2_any_layout(submission):
+    """`tp_mlp` accepts inputs committed to another layout on `mesh` and gives x @ W1 @ W2, as P(None, 'model')"""
+    _assert_any_layout(
+        submission,
+        "t2",
+        "tp_mlp_other_layout",
+        "tp_mlp",
+        (None, "model"),
+        (("x", "P('data', None)"), ("W1", "P('model', 'data')"), ("W2", "P(None, 'data')")),
+    )
+
+
+@task("t2")
+@points(2)
 @hidden
 def test_t2_fresh_layout(submission):
     """`tp_mlp` returns its result with the columns over `model`, replicated over `data`"""
@@ -135,11 +278,13 @@ def test_t2_fresh_layout(submission):
 
 
 @task("t2")
-@points(5)
+@points(4)
 @hidden
 def test_t2_gathers_and_reduce_scatters(submission):
-    """the compiled `tp_mlp` all-gathers x and reduce-scatters the partial sums (psum_scatter, not psum)"""
+    """`tp_mlp`'s shard_map body all-gathers x and psum_scatters the partial sums over `model`, and its compiled
+    program all-gathers and reduce-scatters"""
     call = submission.call("t2", "tp_mlp")
+    assert_shard_map_collectives(call, "tp_mlp", uses=["all_gather", "psum_scatter"], axis="model")
     assert_collectives(
         call.hlo, required=["all-gather", "reduce-scatter"], name="the compiled tp_mlp", compile_error=call.hlo_error
     )
@@ -163,7 +308,7 @@ def test_t3_lab_result(submission, function):
 
 
 @task("t3")
-@points(3)
+@points(2)
 @hidden
 @pytest.mark.parametrize("function", list(T3_FUNCTIONS))
 def test_t3_fresh_values(submission, function):
@@ -173,7 +318,7 @@ def test_t3_fresh_values(submission, function):
 
 
 @task("t3")
-@points(2)
+@points(1)
 @hidden
 @pytest.mark.parametrize("function", list(T3_FUNCTIONS))
 def test_t3_fresh_layout(submission, function):
@@ -192,10 +337,57 @@ def test_t3_jitted_shard_map(submission):
 
 @task("t3")
 @points(1)
+def test_t3_on_mesh(submission):
+    """`fsdp_tp_mlp` and `fsdp_tp_jit` lay their results out on `mesh`, axes 'data' and 'model'"""
+    for function in T3_FUNCTIONS:
+        _assert_on_mesh(submission.call("t3", function).output, ref.MESH_2D, "mesh", f"{function}(x, W1, W2)")
+
+
+@task("t3")
+@points(1)
+@hidden
+def test_t3_in_specs(submission):
+    """the shard_map of `fsdp_tp_mlp` (and of `fsdp_tp_jit`, the same program) cuts x and W1 as
+    P('data', 'model'), W2 as P('model', 'data')"""
+    shapes = ((ref.BATCH, ref.HIDDEN), (ref.HIDDEN, ref.MLP_WIDTH), (ref.MLP_WIDTH, ref.HIDDEN))
+    blocks = (
+        (ref.BATCH // 2, ref.HIDDEN // 4),
+        (ref.HIDDEN // 2, ref.MLP_WIDTH // 4),
+        (ref.MLP_WIDTH // 4, ref.HIDDEN // 2),
+    )
+    for function in T3_FUNCTIONS:
+        _assert_body_blocks(
+            submission.call("t3", function),
+            function,
+            tuple(zip(shapes, blocks)),
+            "in_specs=(P('data', 'model'), P('data', 'model'), P('model', 'data'))",
+        )
+
+
+@task("t3")
+@points(1)
+@hidden
+def test_t3_any_layout(submission):
+    """`fsdp_tp_mlp`, like `fsdp_matmul`, accepts inputs committed to another layout on `mesh` (not only the
+    layouts of its in_specs): x @ W1 @ W2, as P('data', 'model')"""
+    _assert_any_layout(
+        submission,
+        "t3",
+        "fsdp_tp_mlp_other_layout",
+        "fsdp_tp_mlp",
+        ("data", "model"),
+        (("x", "P('model', 'data')"), ("W1", "P()"), ("W2", "P('data', 'model')")),
+    )
+
+
+@task("t3")
+@points(2)
 @hidden
 def test_t3_gathers_and_reduce_scatters(submission):
-    """the compiled `fsdp_tp_mlp` all-gathers (x over `model`, the weights over `data`) and reduce-scatters"""
+    """`fsdp_tp_mlp`'s shard_map body all-gathers and psum_scatters, and its compiled program all-gathers (x over
+    `model`, the weights over `data`) and reduce-scatters"""
     call = submission.call("t3", "fsdp_tp_mlp")
+    assert_shard_map_collectives(call, "fsdp_tp_mlp", uses=["all_gather", "psum_scatter"])
     assert_collectives(
         call.hlo,
         required=["all-gather", "reduce-scatter"],
@@ -323,7 +515,17 @@ def test_t5_roundtrip(submission):
 
 
 @task("t5")
-@points(2)
+@points(1)
+def test_t5_on_mesh(submission):
+    """`all_to_all`, `X_t` and `X_roundtrip` are on `mesh1d`, the 1-D mesh of the 8 devices named 'data'"""
+    found = {"all_to_all(X)": submission.call("t5", "all_to_all").output}
+    found.update((name, submission.name("t5", name)) for name in ("X_t", "X_roundtrip"))
+    for name, fact in found.items():
+        _assert_on_mesh(fact, ref.MESH_1D, "mesh1d", name)
+
+
+@task("t5")
+@points(1)
 @hidden
 def test_t5_fresh_relayout(submission):
     """on the grader's own input, `all_to_all` returns the same values, by columns over `data`"""
@@ -370,17 +572,23 @@ def _assert_kernel_layouts(kernels, hidden_dim, owner):
         spec = ref.KERNEL_SPECS[name]
         block = "attention" if name in ("Wq", "Wk", "Wv", "Wo") else "mlp"
         assert_layout(kernels[name], Layout.of_spec(ref.MESH_2D, spec, shape), f"{owner}.{block}.{name}.kernel")
+        _assert_on_mesh(kernels[name], ref.MESH_2D, "mesh", f"{owner}.{block}.{name}.kernel")
 
 
 def _assert_layer_output(found, x, kernels, num_heads, name):
-    """The output against the reference layer with the same weights; names the 1/sqrt(hidden_dim) mistake."""
+    """The output against the reference layer with the same weights; names the 1/sqrt(hidden_dim) mistake.
+
+    The kernels' shapes are the layout checks' to judge: here the attention's must be (D, D), and the MLP's
+    any (D, k) and (k, D), so that the math runs on the weights the layer holds."""
     hidden_dim = x.shape[-1]
+    width = kernels["W1"].shape[1] if kernels["W1"].kind == "array" and len(kernels["W1"].shape or ()) == 2 else None
     for key, fact in kernels.items():
-        expected = ref.kernel_shape(key, hidden_dim)
+        expected = {"W1": (hidden_dim, width), "W2": (width, hidden_dim)}.get(key, (hidden_dim, hidden_dim))
         if fact.kind != "array" or fact.shape != expected:
+            wanted = {"W1": "(D, k)", "W2": "(k, D) with W1 (D, k)"}.get(key, "(D, D)")
             raise CheckFailure(
-                f"`{name}` cannot be checked: the kernel of {key} should be an array of shape"
-                f" {expected}, found {fact.describe()}"
+                f"`{name}` cannot be checked: the kernel of {key} should be an array of shape {wanted}, D ="
+                f" {hidden_dim}, found {fact.describe()}"
             )
     weights = {key: fact.values for key, fact in kernels.items()}
     try:
@@ -416,6 +624,20 @@ def test_t6_layer_out(submission):
 
 
 @task("t6")
+@points(1)
+def test_t6_lab_layer_built(submission):
+    """`tp_layer` is TPLayer(256, 8, rngs=nnx.Rngs(0)): the class built so again holds the same kernels"""
+    rebuilt = submission.probe("t6", "lab_layer").values.get("rebuilt")
+    if rebuilt is None or rebuilt.kind != "value":
+        raise CheckFailure("the grader could not build TPLayer(256, 8, rngs=nnx.Rngs(0)) again")
+    if rebuilt.value:
+        raise CheckFailure(
+            "`tp_layer`: expected the layer TPLayer(256, 8, rngs=nnx.Rngs(0)) built under jax.set_mesh(mesh), found"
+            f" one that is not: built so again, {rebuilt.value}"
+        )
+
+
+@task("t6")
 @points(5)
 @hidden
 def test_t6_fresh_kernel_layouts(submission):
@@ -440,7 +662,37 @@ def test_t6_no_biases(submission):
 
 
 @task("t6")
-@points(7)
+@points(1)
+@hidden
+def test_t6_module_types(submission):
+    """TPLayer is an nnx.Module whose two sub-modules hold nnx.Linear layers"""
+    types = submission.probe("t6", "fresh_layer").values.get("types")
+    if types is None or types.kind != "value":
+        raise CheckFailure("the grader could not read the types of TPLayer's parts")
+    if types.value:
+        raise CheckFailure(
+            "TPLayer(...): expected an nnx.Module with the nnx.Module sub-modules attention and mlp, each linear"
+            f" layer an nnx.Linear, found: {types.value}"
+        )
+
+
+@task("t6")
+@points(1)
+@hidden
+def test_t6_uses_rngs(submission):
+    """TPLayer draws its kernels from the `rngs` it is given: other rngs, other kernels"""
+    same = submission.probe("t6", "fresh_layer").values.get("same_for_other_rngs")
+    if same is None or same.kind != "value":
+        raise CheckFailure("the grader could not compare TPLayers built from different rngs")
+    if same.value:
+        raise CheckFailure(
+            "TPLayer(...): expected kernels drawn from the `rngs` it is given, found the kernels of"
+            f" {same.value} the same for two TPLayers built with different nnx.Rngs"
+        )
+
+
+@task("t6")
+@points(5)
 @hidden
 def test_t6_fresh_values(submission):
     """a TPLayer of the grader's sizes computes the layer (attention scaled by 1/sqrt(head_dim)) on a fresh input"""
@@ -450,7 +702,7 @@ def test_t6_fresh_values(submission):
 
 
 @task("t6")
-@points(4)
+@points(3)
 @hidden
 def test_t6_all_reduces(submission):
     """the compiled layer sums the partial results of tensor parallelism: an all-reduce after Wo and after W2"""
