@@ -3,6 +3,16 @@
 from autograder.facts import Call, Input, TaskCapture
 from autograder.labs.lab2_three_ways.reference import FRESH_N_DATA, MESH_1D_EXPLICIT, N_FEATURES, N_OUT
 
+
+def _explicit_layer_inputs(first_key: int) -> tuple[Input, Input, Input]:
+    """Fresh x, W, b for t5's layer: the data split by rows over `x` of an Explicit 8-device mesh."""
+    return (
+        Input((FRESH_N_DATA, N_FEATURES), key=first_key, mesh=MESH_1D_EXPLICIT, spec=("x", None)),
+        Input((N_FEATURES, N_OUT), key=first_key + 1, mesh=MESH_1D_EXPLICIT, spec=()),
+        Input((N_OUT,), key=first_key + 2, mesh=MESH_1D_EXPLICIT, spec=()),
+    )
+
+
 CAPTURES = (
     TaskCapture("t1", names=("A_sharded",)),
     TaskCapture("t2", names=("A_xN", "A_Ny", "A_NN", "A_Nx")),
@@ -16,11 +26,15 @@ CAPTURES = (
                 "layer_explicit",
                 "layer_explicit",
                 mesh=MESH_1D_EXPLICIT,
-                args=(
-                    Input((FRESH_N_DATA, N_FEATURES), key=1, mesh=MESH_1D_EXPLICIT, spec=("x", None)),
-                    Input((N_FEATURES, N_OUT), key=2, mesh=MESH_1D_EXPLICIT, spec=()),
-                    Input((N_OUT,), key=3, mesh=MESH_1D_EXPLICIT, spec=()),
-                ),
+                args=_explicit_layer_inputs(first_key=1),
+            ),
+            # Called again on new values of the very same types: a jitted function is not traced again, so
+            # what it prints while traced does not come again; a plain function prints on every call.
+            Call(
+                "layer_explicit_again",
+                "layer_explicit",
+                mesh=MESH_1D_EXPLICIT,
+                args=_explicit_layer_inputs(first_key=4),
             ),
         ),
     ),
@@ -41,6 +55,6 @@ CAPTURES = (
             ),
         ),
     ),
-    TaskCapture("t7", names=("x_sh", "y_sh", "params_sharded")),
+    TaskCapture("t7", names=("x_sh", "y_sh", "params_replicated", "params_sharded")),
     TaskCapture("t8", names=("t_unsharded", "t_sharded", "speedup", "cpu_faster"), times_code=True),
 )

@@ -25,11 +25,6 @@ EQUIVALENT_MUTANTS = {
     "t4-swap-e6e950cd": _PRINTED_ONLY,
     "t5-swap-1d0e092a": _PRINTED_ONLY,
     "t6-swap-6b03942d": _PRINTED_ONLY,
-    "t5-jit-13147691": (
-        "layer_explicit without @jax.jit: its whole work is one call of `layer`, which is jitted, so it runs as "
-        "one compiled program (what assert_jitted accepts as jitted) and prints the same types; a grader cannot "
-        "tell from one call whether the prints came while tracing"
-    ),
     "t8-off_by_one-9c3750a8": (
         "9 timed rounds instead of 10: the text says 'say 10 times', the median is what is graded"
     ),

@@ -11,8 +11,8 @@ import pytest
 from autograder.checks import (
     CheckFailure,
     Layout,
+    MeshSpec,
     assert_allclose,
-    assert_axis_types,
     assert_faster_verdict,
     assert_fully_replicated,
     assert_jitted,
@@ -25,11 +25,86 @@ from autograder.checks import (
     assert_tree_layouts,
     assert_type,
     assert_uses,
+    describe_layout,
+    render_layout,
 )
 from autograder.labs.lab2_three_ways import reference as ref
 
 task, points, hidden = pytest.mark.task, pytest.mark.points, pytest.mark.hidden
 SPECS_T2 = {"A_xN": ("x", None), "A_Ny": (None, "y"), "A_NN": (None, None), "A_Nx": (None, "x")}
+
+
+def _array(fact, name):
+    """The array fact, or a CheckFailure naming what was found instead."""
+    if fact.kind != "array":
+        raise CheckFailure(f"`{name}`: expected an array, found {fact.describe()}")
+    return fact
+
+
+def _student_array(submission, task_id, name):
+    return _array(submission.name(task_id, name), name).values
+
+
+def _mesh_words(shape, names, types, device_ids) -> str:
+    kinds = sorted(set(types))
+    return (
+        f"a {tuple(shape)} mesh with {'/'.join(kinds)} axes named {tuple(names)}"
+        f" over devices {np.asarray(device_ids).tolist()}"
+    )
+
+
+def _assert_on_mesh(fact, name, expected: MeshSpec, what: str, device_order: bool = True):
+    """Fail unless the array lies on a mesh of ``expected``'s shape, axis names and axis types, over the
+    devices of the mesh ``expected`` builds — in its order when ``device_order``, in any order otherwise."""
+    fact = _array(fact, name)
+    mesh = fact.sharding.mesh if fact.sharding is not None else None
+    if mesh is None:
+        raise CheckFailure(
+            f"`{name}`: expected it on {what}, found {fact.describe()} on no mesh"
+            " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))"
+        )
+    built = expected.build()
+    expected_ids = np.vectorize(lambda d: d.id, otypes=[int])(built.devices)
+    expected_type = "Explicit" if expected.axis_types == "explicit" else "Auto"
+    wrong = []
+    if tuple(mesh.shape) != tuple(expected.shape):
+        wrong.append(f"its shape is {tuple(mesh.shape)}, not {tuple(expected.shape)}")
+    if tuple(mesh.axis_names) != tuple(expected.axis_names):
+        wrong.append(f"its axes are named {tuple(mesh.axis_names)}, not {tuple(expected.axis_names)}")
+    other_types = sorted({t for t in mesh.axis_types if t != expected_type})
+    if other_types:
+        usual = (
+            " (jax.make_mesh makes Explicit axes unless given axis_types=(AxisType.Auto, ...))"
+            if expected_type == "Auto"
+            else ""
+        )
+        wrong.append(f"its axes are {'/'.join(other_types)}, not {expected_type}{usual}")
+    ids = np.asarray(mesh.device_ids)
+    if sorted(ids.ravel().tolist()) != sorted(expected_ids.ravel().tolist()):
+        wrong.append(f"it holds devices {sorted(ids.ravel().tolist())}, not all {expected_ids.size}")
+    elif device_order and not wrong and not np.array_equal(ids, expected_ids):
+        wrong.append(f"its devices are in the order {ids.tolist()}, not {expected_ids.tolist()}")
+    if wrong:
+        found = _mesh_words(mesh.shape, mesh.axis_names, mesh.axis_types, ids)
+        raise CheckFailure(f"`{name}`: expected it on {what}, found it on {found}: {'; '.join(wrong)}")
+
+
+def _rows_split_any_order(fact, name, shape) -> Layout:
+    """Fail unless the array's rows are split into 8 blocks, one on each of the 8 devices, in any device
+    order (a 1-D mesh of the 8 devices in any order); its layout otherwise."""
+    fact = _array(fact, name)
+    expected = Layout.of_spec(ref.MESH_1D, ("x",), shape)
+    found = Layout.of_fact(fact, name)
+    if found.shape != tuple(shape):
+        assert_layout(fact, expected, name)  # fails, saying the shape
+    if set(found.blocks) != set(expected.blocks) or sorted(found.blocks.values()) != sorted(expected.blocks.values()):
+        raise CheckFailure(
+            f"`{name}`: expected its rows split into 8 blocks of {shape[0] // 8}, one block on each of the 8"
+            f" devices (in your mesh's order), found {describe_layout(found)}",
+            expected_picture=render_layout(expected),
+            found_picture=render_layout(found),
+        )
+    return found
 
 
 # t1 — shard A over the (2, 4) mesh
@@ -43,24 +118,61 @@ def test_t1_values(submission):
 
 
 @task("t1")
-@points(5)
+@points(3)
 def test_t1_layout(submission):
-    """`A_sharded` is laid out as P('x', 'y') on the (2, 4) mesh"""
+    """`A_sharded` is laid out as P('x', 'y') on the (2, 4) mesh: each device holds its 2 × 4 block"""
     expected = Layout.of_spec(ref.MESH_2D, ("x", "y"), (4, 16))
     assert_layout(submission.name("t1", "A_sharded"), expected, "A_sharded")
 
 
+@task("t1")
+@points(2)
+def test_t1_mesh_axes(submission):
+    """`A_sharded` has its rows split over the mesh axis named `x` and its columns over the one named `y`"""
+    fact = _array(submission.name("t1", "A_sharded"), "A_sharded")
+    sharding = fact.sharding
+    if sharding is None or sharding.spec is None or sharding.mesh is None:
+        raise CheckFailure(
+            "`A_sharded`: expected an array laid out by a NamedSharding whose spec splits its rows over mesh axis"
+            f" `x` and its columns over mesh axis `y`, found {fact.describe()} with no mesh and spec"
+        )
+    entries = tuple(tuple(e) if e else None for e in sharding.spec) + (None,) * (2 - len(sharding.spec))
+    if entries[:2] != (("x",), ("y",)):
+        words = ["not split" if e is None else f"split over {' and '.join(f'`{a}`' for a in e)}" for e in entries]
+        raise CheckFailure(
+            "`A_sharded`: expected its rows split over the mesh axis named `x` and its columns over the one named"
+            f" `y`, found its rows {words[0]} and its columns {words[1]}, on a mesh whose axes are named"
+            f" {tuple(sharding.mesh.axis_names)}"
+        )
+
+
 # t2 — four partition specs
+
+_MESH_2D_WORDS = "`mesh`, the (2, 4) mesh with Auto axes named ('x', 'y') over devices [[0, 1, 2, 3], [4, 5, 6, 7]]"
 
 
 @task("t2")
 @points(2)
+def test_t2_values(submission):
+    """each of `A_xN`, `A_Ny`, `A_NN`, `A_Nx` holds the values of A"""
+    for name in SPECS_T2:
+        assert_allclose(submission.name("t2", name), ref.array_a(), name)
+
+
+@task("t2")
+@points(1)
 @pytest.mark.parametrize("name", list(SPECS_T2))
 def test_t2_layouts(submission, name):
-    """each of `A_xN`, `A_Ny`, `A_NN`, `A_Nx` holds A, laid out as its spec says"""
-    found = submission.name("t2", name)
-    assert_allclose(found, ref.array_a(), name)
-    assert_layout(found, Layout.of_spec(ref.MESH_2D, SPECS_T2[name], (4, 16)), name)
+    """each of `A_xN`, `A_Ny`, `A_NN`, `A_Nx` is laid out as its spec says on the (2, 4) mesh"""
+    assert_layout(submission.name("t2", name), Layout.of_spec(ref.MESH_2D, SPECS_T2[name], (4, 16)), name)
+
+
+@task("t2")
+@points(2)
+def test_t2_same_mesh(submission):
+    """each of `A_xN`, `A_Ny`, `A_NN`, `A_Nx` lies on the same `mesh` as t1: (2, 4), Auto axes named ('x', 'y')"""
+    for name in SPECS_T2:
+        _assert_on_mesh(submission.name("t2", name), name, ref.MESH_2D, _MESH_2D_WORDS)
 
 
 # t3 — predict the layout of B + C and B.T @ C
@@ -69,22 +181,19 @@ def test_t2_layouts(submission, name):
 @task("t3")
 @points(2)
 def test_t3_b_layout(submission):
-    """`B` is a 4×8 array with rows over `x`, replicated over `y`"""
-    assert_layout(submission.name("t3", "B"), Layout.of_spec(ref.MESH_2D, ("x", None), (4, 8)), "B")
+    """`B` is a 4×8 array on `mesh` with rows over `x`, replicated over `y`"""
+    found = submission.name("t3", "B")
+    assert_layout(found, Layout.of_spec(ref.MESH_2D, ("x", None), (4, 8)), "B")
+    _assert_on_mesh(found, "B", ref.MESH_2D, _MESH_2D_WORDS)
 
 
 @task("t3")
 @points(2)
 def test_t3_c_layout(submission):
-    """`C` is a 4×8 array with columns over `y`, replicated over `x`"""
-    assert_layout(submission.name("t3", "C"), Layout.of_spec(ref.MESH_2D, (None, "y"), (4, 8)), "C")
-
-
-def _student_array(submission, task_id, name):
-    fact = submission.name(task_id, name)
-    if fact.kind != "array":
-        raise CheckFailure(f"`{name}`: expected an array, found {fact.describe()}")
-    return fact.values
+    """`C` is a 4×8 array on `mesh` with columns over `y`, replicated over `x`"""
+    found = submission.name("t3", "C")
+    assert_layout(found, Layout.of_spec(ref.MESH_2D, (None, "y"), (4, 8)), "C")
+    _assert_on_mesh(found, "C", ref.MESH_2D, _MESH_2D_WORDS)
 
 
 @task("t3")
@@ -120,16 +229,24 @@ def test_t3_predicted_product(submission):
 
 # t4 — the data-parallel layer, automatic parallelization
 
+_MESH_1D_ANY_ORDER = "a 1-D mesh of all 8 devices (in any order) with one Auto axis named 'x'"
+
 
 @task("t4")
-@points(3)
+@points(2)
+def test_t4_mesh(submission):
+    """`x_dp` lies on a 1-D mesh of all 8 devices with a single Auto axis named 'x'"""
+    _assert_on_mesh(submission.name("t4", "x_dp"), "x_dp", ref.MESH_1D, _MESH_1D_ANY_ORDER, device_order=False)
+
+
+@task("t4")
+@points(2)
 def test_t4_data_sharded(submission):
-    """`x_dp` holds x with its rows split over the 8 devices of a mesh with an Auto axis"""
+    """`x_dp` holds x with its rows split over the 8 devices of your mesh, 16 rows on each"""
     x, _, _ = ref.layer_data()
     found = submission.name("t4", "x_dp")
     assert_allclose(found, x, "x_dp")
-    assert_layout(found, Layout.of_spec(ref.MESH_1D, ("x",), x.shape), "x_dp")
-    assert_axis_types(found, "Auto", "x_dp")
+    _rows_split_any_order(found, "x_dp", x.shape)
 
 
 @task("t4")
@@ -153,19 +270,41 @@ def test_t4_output_values(submission):
 
 
 @task("t4")
-@points(3)
+@points(2)
 def test_t4_output_layout(submission):
-    """`out_dp` is laid out like the data: rows over the 8 devices"""
-    assert_layout(
-        submission.name("t4", "out_dp"), Layout.of_spec(ref.MESH_1D, ("x",), (ref.N_DATA, ref.N_OUT)), "out_dp"
-    )
+    """`out_dp` is laid out like your data: rows over the 8 devices, each device the rows it holds of `x_dp`"""
+    out = _rows_split_any_order(submission.name("t4", "out_dp"), "out_dp", (ref.N_DATA, ref.N_OUT))
+    data = Layout.of_fact(_array(submission.name("t4", "x_dp"), "x_dp"), "x_dp")
+    moved = sorted(d for d, block in out.blocks.items() if d not in data.blocks or data.blocks[d][0] != block[0])
+    if moved:
+        d = moved[0]
+        raise CheckFailure(
+            f"`out_dp`: expected the sharding of your data, each device holding the rows of the output that it"
+            f" holds of `x_dp`, found device {d} holding rows {out.blocks[d][0]} of `out_dp` but rows"
+            f" {data.blocks[d][0] if d in data.blocks else 'none'} of `x_dp`",
+            expected_picture=render_layout(
+                Layout(out.shape, {k: (v[0], (0, ref.N_OUT)) for k, v in data.blocks.items()})
+            ),
+            found_picture=render_layout(out),
+        )
 
 
 # t5 — explicit sharding
 
 
+def _printed_types(n):
+    """What jax.typeof prints for the grader's x, W, b and the output of n rows, spaces left out."""
+    features, out = ref.N_FEATURES, ref.N_OUT
+    return {
+        "x": f"float32[{n}@x,{features}]",
+        "W": f"float32[{features},{out}]",
+        "b": f"float32[{out}]",
+        "the output": f"float32[{n}@x,{out}]",
+    }
+
+
 @task("t5")
-@points(4)
+@points(3)
 def test_t5_output_type(submission):
     """`jax.typeof(out_explicit)` is float32[128@x,2]"""
     assert_type(
@@ -179,6 +318,19 @@ def test_t5_output_type(submission):
 
 
 @task("t5")
+@points(1)
+def test_t5_output_values(submission):
+    """`out_explicit` is the output of the layer on x, W, b"""
+    assert_allclose(
+        submission.name("t5", "out_explicit"),
+        np.asarray(ref.layer(*ref.layer_data())),
+        "out_explicit",
+        rtol=1e-5,
+        atol=1e-6,
+    )
+
+
+@task("t5")
 @points(2)
 def test_t5_jitted(submission):
     """`layer_explicit` is a jitted function"""
@@ -186,7 +338,7 @@ def test_t5_jitted(submission):
 
 
 @task("t5")
-@points(3)
+@points(2)
 @hidden
 def test_t5_fresh_values(submission):
     """`layer_explicit` computes the layer on the grader's own inputs"""
@@ -201,7 +353,7 @@ def test_t5_fresh_values(submission):
 
 
 @task("t5")
-@points(3)
+@points(2)
 @hidden
 def test_t5_fresh_type(submission):
     """on data sharded over `x`, `layer_explicit` returns float32[n@x,2]"""
@@ -222,15 +374,8 @@ def test_t5_fresh_type(submission):
 def test_t5_prints_types(submission):
     """while tracing, `layer_explicit` prints the JAX-level types of x, W, b and of the output, with the sharded axis"""
     call = submission.call("t5", "layer_explicit")
-    n, features, out = ref.FRESH_N_DATA, ref.N_FEATURES, ref.N_OUT
-    expected = {
-        "x": f"float32[{n}@x,{features}]",
-        "W": f"float32[{features},{out}]",
-        "b": f"float32[{out}]",
-        "the output": f"float32[{n}@x,{out}]",
-    }
     printed = call.stdout.replace(" ", "")
-    missing = [f"{what} ({text})" for what, text in expected.items() if text not in printed]
+    missing = [f"{what} ({text})" for what, text in _printed_types(ref.FRESH_N_DATA).items() if text not in printed]
     if missing:
         shown = call.stdout.strip()[:300] or "nothing"
         raise CheckFailure(
@@ -240,7 +385,28 @@ def test_t5_prints_types(submission):
         )
 
 
+@task("t5")
+@points(2)
+@hidden
+def test_t5_prints_only_while_traced(submission):
+    """`layer_explicit` prints while it is traced, not on every call: called again on new inputs of the same
+    types, it prints no type again"""
+    again = submission.call("t5", "layer_explicit_again")
+    printed = again.stdout.replace(" ", "")
+    repeated = [f"{what} ({text})" for what, text in _printed_types(ref.FRESH_N_DATA).items() if text in printed]
+    if repeated:
+        raise CheckFailure(
+            "`layer_explicit` should print the types while it is traced: jax.jit traces a function once for"
+            " each new type of its inputs, so a second call on new values of the same types prints nothing."
+            f" Expected nothing from the grader's second call, found the types of {', '.join(repeated)}"
+            f" printed again: {again.stdout.strip()[:300]} — a plain Python function prints on every call"
+            " (wrap the function itself in jax.jit)"
+        )
+
+
 # t6 — shard_map
+
+_MESH_1D_WORDS = "`mesh_1d`, the 1-D mesh of devices 0 to 7 with one Auto axis named 'x'"
 
 
 @task("t6")
@@ -261,10 +427,52 @@ def test_t6_output_layout(submission):
 
 
 @task("t6")
+@points(1)
+def test_t6_mesh(submission):
+    """`layer_man` runs on `mesh_1d`: its outputs lie on the 1-D Auto mesh of the 8 devices with axis 'x'"""
+    _assert_on_mesh(submission.name("t6", "out_man"), "out_man", ref.MESH_1D, _MESH_1D_WORDS)
+    call = submission.call("t6", "layer_man")
+    _assert_on_mesh(call.output, "layer_man(x, W, b)", ref.MESH_1D, _MESH_1D_WORDS)
+
+
+@task("t6")
 @points(2)
 def test_t6_shard_map(submission):
     """`layer_man` is built with jax.shard_map"""
     assert_uses(submission.call("t6", "layer_man"), "shard_map", "layer_man")
+
+
+@task("t6")
+@points(2)
+@hidden
+def test_t6_in_specs(submission):
+    """`layer_man`'s shard_map hands each device its own rows of x and all of W and b: in_specs=(P('x'), P(), P())"""
+    call = submission.call("t6", "layer_man")
+    n, features, out = ref.FRESH_N_DATA, ref.N_FEATURES, ref.N_OUT
+    wanted = {(n, features): (n // 8, features), (features, out): (features, out), (out,): (out,)}
+    what = {(n, features): "x", (features, out): "W", (out,): "b"}
+    bodies = call.program.bodies if call.program is not None else ()
+    if not bodies:
+        raise CheckFailure(
+            "`layer_man`: expected a jax.shard_map taking x, W and b, found none in its trace"
+            " (the grader could not see what each device receives)"
+        )
+    for body in bodies:
+        received = dict(zip(body.operands, body.blocks))
+        for whole, block in wanted.items():
+            if whole not in received:
+                raise CheckFailure(
+                    f"`layer_man`: expected its shard_map to take {what[whole]} ({'×'.join(map(str, whole))}) as an"
+                    f" argument, found operands of shapes {', '.join('×'.join(map(str, s)) for s in body.operands)}"
+                    " — pass x, W and b to the shard_map-ed function; don't use the notebook's own arrays inside"
+                )
+            if tuple(received[whole]) != block:
+                given = "×".join(map(str, received[whole]))
+                raise CheckFailure(
+                    f"`layer_man`: expected each device to receive a {'×'.join(map(str, block))} block of"
+                    f" {what[whole]} ({'×'.join(map(str, whole))}), found a {given} block — in_specs should be"
+                    " (P('x'), P(), P()): the rows of x split over 'x', W and b whole on every device"
+                )
 
 
 @task("t6")
@@ -275,7 +483,7 @@ def test_t6_jitted(submission):
 
 
 @task("t6")
-@points(4)
+@points(3)
 @hidden
 def test_t6_fresh_values(submission):
     """`layer_man` computes the layer on the grader's own inputs"""
@@ -290,18 +498,17 @@ def test_t6_fresh_values(submission):
 
 
 @task("t6")
-@points(3)
+@points(2)
 @hidden
 def test_t6_fresh_layout(submission):
-    """`layer_man` returns its output with the rows split over the 8 devices of the Auto mesh `mesh_1d`"""
+    """`layer_man` returns its output with the rows split over the 8 devices of `mesh_1d`"""
     call = submission.call("t6", "layer_man")
     expected = Layout.of_spec(ref.MESH_1D, ("x",), (ref.FRESH_N_DATA, ref.N_OUT))
     assert_layout(call.output, expected, "layer_man(x, W, b)")
-    assert_axis_types(call.output, "Auto", "layer_man(x, W, b)")
 
 
 @task("t6")
-@points(3)
+@points(2)
 @hidden
 def test_t6_no_communication(submission):
     """the compiled `layer_man` contains no collective: data parallelism needs no communication here"""
@@ -313,19 +520,37 @@ def test_t6_no_communication(submission):
 
 
 @task("t7")
-@points(4)
+@points(1)
+def test_t7_mesh(submission):
+    """`x_sh` and `y_sh` lie on `mesh_1d`, the 1-D Auto mesh of the 8 devices with axis 'x'"""
+    for name in ("x_sh", "y_sh"):
+        _assert_on_mesh(submission.name("t7", name), name, ref.MESH_1D, _MESH_1D_WORDS)
+
+
+@task("t7")
+@points(3)
 def test_t7_data_sharded(submission):
-    """`x_sh` and `y_sh` hold the training data with rows split over the 8 devices of the Auto mesh"""
+    """`x_sh` and `y_sh` hold the training data with rows split over the 8 devices of `mesh_1d`"""
     x, y, _ = ref.regression_setup()
     for name, value in (("x_sh", x), ("y_sh", y)):
         found = submission.name("t7", name)
         assert_allclose(found, np.asarray(value), name)
         assert_layout(found, Layout.of_spec(ref.MESH_1D, ("x",), value.shape), name)
-        assert_axis_types(found, "Auto", name)
 
 
 @task("t7")
-@points(4)
+@points(2)
+def test_t7_parameters_placed(submission):
+    """`params_replicated` is `params`, every array replicated on the 8 devices"""
+    _, _, params = ref.regression_setup()
+    found = submission.name("t7", "params_replicated")
+    expected = [np.asarray(leaf) for pair in params for leaf in pair]
+    assert_tree_allclose(found, expected, "params_replicated", rtol=0, atol=0)
+    assert_tree_layouts(found, lambda shape: Layout.replicated(shape), "params_replicated")
+
+
+@task("t7")
+@points(3)
 def test_t7_parameters_replicated(submission):
     """every array of `params_sharded` is replicated on the 8 devices"""
     assert_tree_layouts(
@@ -333,13 +558,20 @@ def test_t7_parameters_replicated(submission):
     )
 
 
+# Right answers (data split by rows over 8, 4 or 2x4 devices in any order, parameters placed at once or one by
+# one, committed or not) agree with one-device training to 3.0e-8 (2e-9 beyond rtol=1e-5); a training one
+# epoch short or long of `train`'s 50 differs by 2.4e-5, a step 1 % off by 1.2e-5: atol 2e-6 lies ~70x above
+# the first and 6x below the last.
+T7_RTOL, T7_ATOL = 1e-5, 2e-6
+
+
 @task("t7")
-@points(7)
+@points(6)
 @hidden
 def test_t7_training_result(submission):
-    """`params_sharded` equals the grader's training on one device (same math, another layout)"""
+    """`params_sharded` equals the grader's training on one device (same math, another layout) up to rounding"""
     assert_tree_allclose(
-        submission.name("t7", "params_sharded"), ref.trained_params(), "params_sharded", rtol=1e-3, atol=1e-4
+        submission.name("t7", "params_sharded"), ref.trained_params(), "params_sharded", rtol=T7_RTOL, atol=T7_ATOL
     )
 
 
