@@ -169,10 +169,13 @@ def add_mutants(commands: argparse._SubParsersAction) -> None:
     )
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
-    from autograder.mutation import OPERATORS
+    from autograder.mutation import OPERATORS, TEXT_OPERATORS
 
     mutants.add_argument(
-        "--operator", nargs="+", choices=sorted(OPERATORS), help="only these operators' mutants (default: every one)"
+        "--operator",
+        nargs="+",
+        choices=sorted(OPERATORS) + list(TEXT_OPERATORS),
+        help="only these operators' mutants (default: every one; text_* change the literals the task's text names)",
     )
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
     add_cluster_options(mutants)

@@ -20,9 +20,12 @@ import libcst
 import nbformat
 
 from autograder.authoring import has_solution, parse_questions, read_solution
+from autograder.authoring.requirement_table import task_texts, text_literals
 from autograder.lab import Lab
 from autograder.mutation.operators import OPERATORS
 from autograder.mutation.source_mutants import answer_lines, mutate
+from autograder.mutation.text_mutants import OPERATORS as TEXT_OPERATORS
+from autograder.mutation.text_mutants import text_mutants
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,12 @@ def mutant_id(task: str, operator: str, cell_id: str, source: str) -> str:
 
 def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...] = ()) -> LabMutants:
     """Every mutant of the lab's solution (of ``tasks`` alone, and by ``operators`` alone, if given), task by
-    task, in cell order."""
+    task, in cell order: the operators' (operators.py), then those written from the task's text
+    (text_mutants.py)."""
     solution = read_solution(lab.solution_path)
+    texts = task_texts(lab.solution_path)
+    code_operators = tuple(o for o in operators or OPERATORS if o in OPERATORS)
+    from_text = tuple(o for o in operators or TEXT_OPERATORS if o in TEXT_OPERATORS)
     mutants, unparsed = [], []
     for question in parse_questions(solution):
         if tasks and question.task not in tasks:
@@ -71,7 +78,10 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...
             if cell.cell_type != "code" or not has_solution(cell.source):
                 continue
             try:
-                changed = mutate(cell.source, answer_lines(cell.source), operators or tuple(OPERATORS))
+                lines = answer_lines(cell.source)
+                changed = mutate(cell.source, lines, code_operators) if code_operators else []
+                literals = text_literals(texts.get(question.task, ""))
+                changed += text_mutants(cell.source, lines, literals, from_text) if from_text else []
             except libcst.ParserSyntaxError as exc:
                 unparsed.append(
                     f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "

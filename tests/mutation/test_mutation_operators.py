@@ -222,3 +222,25 @@ def test_a_lab_mutant_is_answered_up_to_its_task_alone():
     assert answers["t2"] == mutant.source and "BEGIN SOLUTION" in answers["t1"]
     assert all(answers[t] == "### Your code here" for t in ("t3", "t4", "t8"))
     nbformat.validate(nb)
+
+
+def test_the_literals_a_text_names_are_changed_where_the_answer_uses_them():
+    from autograder.mutation.text_mutants import text_mutants
+
+    source = (
+        "mesh = jax.make_mesh((8,), ('batch',))  # SOLUTION\n"
+        "y = jax.device_put(x, NamedSharding(mesh, P('batch')))  # SOLUTION\n"
+        "t = per_call(f, big_lhs, calls=200)  # SOLUTION\n"
+        "z = x.astype(jnp.float32)  # SOLUTION\n"
+        "w = g(small_lhs, 8)\n"
+    )
+    literals = ["'batch'", "(8,)", "big_lhs", "small_lhs", "at least 200 calls", "float32", "per_call(f, big_lhs)"]
+    found = {m.description: m.source for m in text_mutants(source, {1, 2, 3, 4}, literals)}
+    renamed = found["the text's 'batch' renamed 'batch_' throughout"]
+    assert renamed.count("'batch_'") == 2 and "'batch'" not in renamed  # consistently: the program still runs
+    assert "(9,)" in found["the text's 8 → 9"] and "(80,)" in found["the text's 8 → 80"]
+    assert "g(small_lhs, 8)" in found["the text's 8 → 9"]  # a line outside the answer is never changed
+    assert "calls=201" in found["the text's 200 → 201"]
+    assert "jnp.float16" in found["the text's float32 → float16"]
+    assert not any("small_lhs" in d for d in found)  # small_lhs is on no answer line: nothing to swap with
+    assert text_mutants(source, {1, 2, 3, 4}, []) == []

@@ -97,7 +97,9 @@ def test_a_malformed_record_of_equivalents_is_refused(monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_one_tasks_mutants_are_graded_on_a_local_cluster(tmp_path, capsys):
     out = tmp_path / "report.json"
-    code = main(["mutants", "lab2_three_ways", "--task", "t1", "--workers", "1", "--json", str(out)])
+    code = main(
+        ["mutants", "lab2_three_ways", "--task", "t1", "--operator", "swap", "--workers", "1", "--json", str(out)]
+    )
     report = json.loads(out.read_text())
     assert report["tasks"] == [{"task": "t1", "made": 1, "killed": 1, "survived": 0, "equivalent": 0, "not_graded": 0}]
     (mutant,) = report["mutants"]
