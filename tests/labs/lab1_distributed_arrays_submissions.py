@@ -324,18 +324,17 @@ CASES = [
         {"t3": 7},
         messages={"t3": "w_layout_guess"},
     ),
-    Case(
-        "operands_both_sharded",
-        {
-            "t3": [
-                "y_lhs = jax.device_put(x, mesh_sharding(P('a', 'b')))\n"
-                "y_rhs = jax.device_put(x, mesh_sharding(P('a', 'b')))",
-                "w_layout_guess = P('a', 'b')",
-                T3_PRODUCT,
-            ]
-        },
+    Case(  # y_lhs split over 'b' too: each device lacks half of its rows' columns, gathered for the product
+        "t3_lhs_not_replicated_over_b",
+        {"t3": [T3_OPERANDS.replace("P('a', None)", "P('a', 'b')"), "w_layout_guess = P('a', 'b')", T3_PRODUCT]},
         {"t3": 5},
         messages={"t3": "expected no collectives"},
+    ),
+    Case(
+        "t3_rhs_not_replicated_over_a",
+        {"t3": [T3_OPERANDS.replace("P(None, 'b')", "P('a', 'b')"), "w_layout_guess = P('a', 'b')", T3_PRODUCT]},
+        {"t3": 5},
+        messages={"t3": "y_rhs"},
     ),
     Case(
         "error_from_another_cause",
@@ -372,13 +371,13 @@ CASES = [
                 "                   jax.device_put(b, NamedSharding(mesh_dp, P()))) for W, b in params], batch_dp)",
             )
         },
-        {"t6": 13},
+        {"t6": 14},
         messages={"t6": "every device should hold the whole array"},
     ),
     Case(
         "data_parallel_batch_replicated",
         {"t6": T6_REPLICATED_PARAMS.replace("NamedSharding(mesh_dp, P('batch'))", "NamedSharding(mesh_dp, P())")},
-        {"t6": 10},
+        {"t6": 12},
         messages={"t6": "all-reduce"},
     ),
     Case(
@@ -395,7 +394,7 @@ CASES = [
                 + T7_LAYOUTS.format(w2="P(None, 'model')", initial="other_params")
             )
         },
-        {"t7": 8},
+        {"t7": 10},
         messages={"t7": "loss_tp"},
     ),
     # The one-device call is timed without waiting for its result: its dispatch alone reads about 600×
@@ -449,19 +448,19 @@ CASES = [
     Case(
         "err_msg_repr",
         {"t4": SOLVED_T4.replace("err_msg = str(e)", "err_msg = repr(e)")},
-        {"t4": 0},
+        {"t4": 6},
         messages={"t4": "that is repr(e)"},
     ),
     Case(
         "err_msg_with_type_name",
         {"t4": SOLVED_T4.replace("err_msg = str(e)", "err_msg = f'{type(e).__name__}: {e}'")},
-        {"t4": 0},
+        {"t4": 6},
         messages={"t4": "the exception's type name"},
     ),
     Case(
         "copy_on_device_2",
         {"t4": SOLVED_T4.replace("devices[1]", "devices[2]")},
-        {"t4": 0},
+        {"t4": 2},
         messages={"t4": "it names other devices"},
     ),
     Case(
@@ -472,13 +471,13 @@ CASES = [
                 "float(loss_jit(params_tp, batch_tp))", "loss_jit(params_tp, batch_tp)"
             ),
         },
-        {"t6": 13, "t7": 12},
+        {"t6": 13, "t7": 13},
         messages={"t6": "expected a Python float, found a jax.Array", "t7": "expected a Python float"},
     ),
     Case(
         "batch_dp_a_list",
         {"t6": T6_REPLICATED_PARAMS.replace("jax.device_put(batch,", "jax.device_put(list(batch),")},
-        {"t6": 13},
+        {"t6": 14},
         messages={"t6": "expected a tuple, found a list"},
     ),
     Case(
@@ -526,7 +525,8 @@ CASES = [
         {"t3": [T3_LHS_RHS, "w_layout_guess = P('a', 'b')", "w = jnp.dot(y_lhs, y_rhs) + 1"]},
         {"t3": 9},
     ),
-    Case("t5_adds_two", {"t5": T5_SOLUTION.replace("x = x + 1", "x = x + 2")}, {"t5": 8}),
+    Case("t5_f_adds_two", {"t5": T5_SOLUTION.replace("x = x + 1", "x = x + 2", 1)}, {"t5": 9}),
+    Case("t5_f_replicated_adds_two", {"t5": "x = x + 2".join(T5_SOLUTION.rsplit("x = x + 1", 1))}, {"t5": 9}),
     Case(
         "t5_f_replicated_unconstrained",
         {
@@ -543,7 +543,12 @@ CASES = [
         messages={"t6": "params"},
         alone=True,
     ),
-    Case("t6_explicit_mesh", {"t6": T6_SOLUTION.replace(", axis_types=(AxisType.Auto,)", "")}, {"t6": 13}),
+    Case(
+        "t6_explicit_mesh",
+        {"t6": T6_SOLUTION.replace(", axis_types=(AxisType.Auto,)", "")},
+        {"t6": 14},
+        messages={"t6": "jax.make_mesh makes Explicit axes"},
+    ),
     Case(
         "t6_params_dp_untrained",
         {
@@ -564,7 +569,7 @@ CASES = [
         },
         {"t6": 13},
     ),
-    Case("t7_batch_replicated", {"t7": T7_SOLUTION.replace("P('batch', None)", "P()")}, {"t7": 13}),
+    Case("t7_batch_replicated", {"t7": T7_SOLUTION.replace("P('batch', None)", "P()")}, {"t7": 14}),
     Case(  # W3 placed whole on every device: training lays it out by rows over 'model' all the same
         "t7_w3_placed_replicated",
         {
@@ -583,7 +588,7 @@ CASES = [
                 "params_tp = params_placed\nloss_tp = float(loss_jit(train(params_placed, batch_tp), batch_tp))",
             )
         },
-        {"t7": 12},
+        {"t7": 13},
     ),
     Case(
         "t7_loss_of_initial_params",
@@ -593,7 +598,7 @@ CASES = [
                 "loss_tp = float(loss_jit(params_placed, batch_tp))\nparams_tp = train(params_placed, batch_tp)",
             )
         },
-        {"t7": 12},
+        {"t7": 13},
     ),
     Case(
         "t8_single_in_milliseconds",
@@ -652,5 +657,131 @@ CASES = [
         },
         {"t9": 5},
         messages={"t9": "communicating_partitionable"},
+    ),
+    # A name, number or object the text states, changed alone; and right answers the text allows.
+    Case(  # the same blocks, on a mesh of the same devices whose axes are not the text's 'a' and 'b'
+        "t1_on_renamed_mesh",
+        {
+            "t1": "grid = Mesh(mesh.devices, ('rows', 'cols'))\ny = jax.device_put(x, NamedSharding(grid, P('rows', 'cols')))"
+        },
+        {"t1": 3},
+        messages={"t1": "expected it on `mesh`"},
+    ),
+    Case("t2_other_values", {"t2": T2_SOLUTION.replace("(x, ", "(x + 1, ")}, {"t2": 0}),
+    Case(
+        "t3_operands_on_renamed_mesh",
+        {
+            "t3": [
+                "grid = Mesh(mesh.devices, ('rows', 'cols'))\n"
+                "y_lhs = jax.device_put(x, NamedSharding(grid, P('rows', None)))\n"
+                "y_rhs = jax.device_put(x, NamedSharding(grid, P(None, 'cols')))",
+                "w_layout_guess = P('a', 'b')",
+                T3_PRODUCT,
+            ]
+        },
+        {"t3": 8},
+        messages={"t3": "expected it on `mesh`"},
+    ),
+    Case(  # the two added inside a jitted function: the error names its arguments, not those of add
+        "t4_added_inside_jit",
+        {"t4": SOLVED_T4.replace("on_device_0 + on_device_1", "jax.jit(lambda a, b: a + b)(on_device_0, on_device_1)")},
+        {"t4": 8},
+    ),
+    Case(  # refuses any input laid out otherwise than the lab's own P('a', 'b')
+        "t5_in_shardings_fixed",
+        {
+            "t5": "import functools\n"
+            + T5_SOLUTION.replace(
+                "@jax.jit\ndef f(x):",
+                "@functools.partial(jax.jit, in_shardings=NamedSharding(mesh, P('a', 'b')))\ndef f(x):",
+            )
+        },
+        {"t5": 9},
+        messages={"t5": "any layout"},
+    ),
+    Case(
+        "t6_mesh_not_1d",
+        {
+            "t6": T6_SOLUTION.replace(
+                "jax.make_mesh((8,), ('batch',), axis_types=(AxisType.Auto,))",
+                "jax.make_mesh((8, 1), ('batch', 'rest'), axis_types=(AxisType.Auto,) * 2)",
+            )
+        },
+        {"t6": 14},
+        messages={"t6": "its shape is (8, 1), not (8,)"},
+    ),
+    Case(
+        "t6_mesh_axis_renamed",
+        {"t6": T6_SOLUTION.replace("('batch',)", "('data',)").replace("P('batch')", "P('data')")},
+        {"t6": 14},
+        messages={"t6": "its axes are named ('data',), not ('batch',)"},
+    ),
+    Case(  # replicated on the lab's 4×2 mesh (mesh_sharding's default), not on the mesh the batch lies on
+        "t6_params_on_lab_mesh",
+        {
+            "t6": T6_SOLUTION.replace(
+                "jax.device_put(params, NamedSharding(mesh_dp, P()))", "jax.device_put(params, mesh_sharding(P()))"
+            )
+        },
+        {"t6": 14},
+        messages={"t6": "the mesh `batch_dp` lies on"},
+    ),
+    Case(
+        "t6_params_dp_flat",
+        {
+            "t6": T6_SOLUTION.replace(
+                "params_dp = train(params_dp, batch_dp)\nloss_dp = float(loss_jit(params_dp, batch_dp))",
+                "trained = train(params_dp, batch_dp)\nloss_dp = float(loss_jit(trained, batch_dp))\n"
+                "params_dp = jax.tree.leaves(trained)",
+            )
+        },
+        {"t6": 15},
+        messages={"t6": "a list of 4 (W, b) pairs"},
+    ),
+    Case(  # each mesh over the devices in another order than jax.make_mesh's: the text fixes none
+        "meshes_in_other_device_orders",
+        {
+            "t6": T6_SOLUTION.replace(
+                "jax.make_mesh((8,), ('batch',), axis_types=(AxisType.Auto,))",
+                "Mesh(np.array(jax.devices()[::-1]), ('batch',), axis_types=(AxisType.Auto,))",
+            ),
+            "t7": T7_SOLUTION.replace(
+                "jax.make_mesh((4, 2), ('batch', 'model'), axis_types=(AxisType.Auto,) * 2)",
+                "Mesh(np.array(jax.devices())[[3, 6, 0, 5, 7, 1, 2, 4]].reshape(4, 2), ('batch', 'model'),\n"
+                "               axis_types=(AxisType.Auto,) * 2)",
+            ),
+        },
+        {"t6": 16, "t7": 16},
+    ),
+    Case(
+        "t7_mesh_axes_renamed",
+        {
+            "t7": T7_SOLUTION.replace("('batch', 'model')", "('data', 'model')").replace(
+                "P('batch', None)", "P('data', None)"
+            )
+        },
+        {"t7": 14},
+        messages={"t7": "its axes are named ('data', 'model'), not ('batch', 'model')"},
+    ),
+    Case(  # the right arrays in their layouts, but as one flat list rather than (W, b) pairs
+        "t7_params_placed_flat",
+        {
+            "t7": T7_SOLUTION.replace(
+                "params_tp = train(params_placed, batch_tp)",
+                "params_tp = train(params_placed, batch_tp)\nparams_placed = [a for pair in params_placed for a in pair]",
+            )
+        },
+        {"t7": 15},
+        messages={"t7": "a list of 4 (W, b) pairs"},
+    ),
+    Case(  # W1 split over 'model' like W2, where the text keeps it replicated
+        "t7_w1_split_over_model",
+        {
+            "t7": T7_SOLUTION.replace(
+                "(jax.device_put(W1, replicated),", "(jax.device_put(W1, NamedSharding(mesh_tp, P(None, 'model'))),"
+            )
+        },
+        {"t7": 11},
+        messages={"t7": "params_placed"},
     ),
 ]

@@ -3,8 +3,10 @@
 from autograder.facts import Call, Input, Probe, TaskCapture
 from autograder.labs.lab1_distributed_arrays.reference import FRESH_SHAPE, MESH
 
-# The grader's input of task 5 is laid out as the lab's own input of f: rows over 'a', columns over 'b'.
+# The grader's input of task 5 is laid out as the lab's own input of f: rows over 'a', columns over 'b'; the
+# text asks f to take an array in any layout on mesh, so it is called on another layout too.
 FRESH_INPUT = Input(FRESH_SHAPE, key=1, mesh=MESH, spec=("a", "b"))
+OTHER_LAYOUT_INPUT = Input(FRESH_SHAPE, key=2, mesh=MESH, spec=("b", None))
 
 CAPTURES = (
     TaskCapture("t1", names=("y",)),
@@ -16,6 +18,8 @@ CAPTURES = (
         calls=(
             Call("f", "f", hlo=True, args=(FRESH_INPUT,)),
             Call("f_replicated", "f_replicated", hlo=True, args=(FRESH_INPUT,)),
+            Call("f_other_layout", "f", args=(OTHER_LAYOUT_INPUT,)),
+            Call("f_replicated_other_layout", "f_replicated", args=(OTHER_LAYOUT_INPUT,)),
         ),
     ),
     TaskCapture("t6", names=("batch_dp", "params_dp", "loss_dp", "params", "batch")),

@@ -8,6 +8,8 @@ what the compiled program needs is then read from code the grader compiled itsel
 from __future__ import annotations
 
 import functools
+import math
+import re
 from collections.abc import Callable, Sequence
 
 import jax
@@ -28,6 +30,7 @@ from autograder.checks import (
     measure_interleaved,
 )
 from autograder.facts import Fact
+from autograder.facts.schema import MeshFact
 
 MESH = MeshSpec((4, 2), ("a", "b"), "auto")
 MESH_DP = MeshSpec((8,), ("batch",), "auto")
@@ -228,6 +231,93 @@ def leaves_of(fact: Fact, name: str, shapes: Sequence[tuple[int, ...]]) -> tuple
         if leaf.kind != "array" or leaf.shape != tuple(shape):
             raise CheckFailure(f"`{name}` leaf {index}: expected an array of shape {shape}, found {leaf.describe()}")
     return fact.leaves
+
+
+# The meshes a student's arrays lie on.
+
+
+@shareable
+def recorded_mesh(fact: Fact, name: str) -> MeshFact:
+    """The mesh an array was recorded on; a CheckFailure for anything else."""
+    sharding = fact.sharding if fact.kind == "array" else None
+    if sharding is None or sharding.mesh is None:
+        laid_out = f", laid out by a {sharding.kind}" if sharding is not None else ""
+        raise CheckFailure(
+            f"`{name}`: expected an array placed on a mesh (with a NamedSharding), found {fact.describe()}{laid_out}"
+        )
+    return sharding.mesh
+
+
+@shareable
+def describe_mesh(mesh: MeshFact) -> str:
+    """ "a 4×2 mesh with axes ('a', 'b') of types (Auto, Auto) over devices [[0, 1], ...]"."""
+    return (
+        f"a {'×'.join(str(n) for n in mesh.shape)} mesh with axes {tuple(mesh.axis_names)} of types"
+        f" ({', '.join(mesh.axis_types)}) over devices {np.asarray(mesh.device_ids).tolist()}"
+    )
+
+
+@shareable
+def mesh_differences(found: MeshFact, expected: MeshSpec, device_order: bool) -> list[str]:
+    """How the recorded mesh differs from ``expected`` (Auto axes): its shape, axis names, axis types, and
+    its devices — in the same order when ``device_order``, else only the same set, for a text that fixes
+    no order."""
+    differences = []
+    if tuple(found.shape) != expected.shape:
+        differences.append(f"its shape is {tuple(found.shape)}, not {expected.shape}")
+    if tuple(found.axis_names) != expected.axis_names:
+        differences.append(f"its axes are named {tuple(found.axis_names)}, not {expected.axis_names}")
+    explicit = [f"{name!r} is {kind}" for name, kind in zip(found.axis_names, found.axis_types) if kind != "Auto"]
+    if explicit:
+        differences.append(
+            f"{', '.join(explicit)}, not Auto (jax.make_mesh makes Explicit axes unless given"
+            " axis_types=(AxisType.Auto, ...))"
+        )
+    ids = np.asarray(found.device_ids)
+    wanted = np.asarray(expected.build().device_ids)
+    if device_order and ids.tolist() != wanted.tolist():
+        differences.append(f"its devices are {ids.tolist()}, not {wanted.tolist()}")
+    if not device_order and sorted(ids.ravel().tolist()) != sorted(wanted.ravel().tolist()):
+        differences.append(f"it holds devices {sorted(ids.ravel().tolist())}, not the {wanted.size} devices")
+    return differences
+
+
+@shareable
+def same_mesh(a: MeshFact, b: MeshFact) -> bool:
+    """The same mesh: shape, axis names, axis types and devices in the same places."""
+    return (
+        tuple(a.shape) == tuple(b.shape)
+        and tuple(a.axis_names) == tuple(b.axis_names)
+        and tuple(a.axis_types) == tuple(b.axis_types)
+        and np.asarray(a.device_ids).tolist() == np.asarray(b.device_ids).tolist()
+    )
+
+
+@shareable
+def in_device_order_of(fact: Fact | None, mesh: MeshSpec) -> Mesh:
+    """``mesh``'s shape and axis names over the devices of the mesh ``fact`` lies on, in that mesh's order
+    (the lab's order when it lies on no mesh of those devices): where the text fixes no device order, the
+    expected layout is the spec's layout on the student's own device order."""
+    recorded = fact.sharding.mesh if fact is not None and fact.kind == "array" and fact.sharding is not None else None
+    if recorded is not None:
+        ids = [int(i) for i in np.asarray(recorded.device_ids).ravel()]
+        devices = {device.id: device for device in jax.devices()}
+        if sorted(ids) == list(range(math.prod(mesh.shape))) and set(ids) <= set(devices):
+            grid = np.array([devices[i] for i in ids], dtype=object).reshape(mesh.shape)
+            return Mesh(grid, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.shape))
+    return mesh.build()
+
+
+# The error of task 4: "... Got argument x of add with shape float32[1024,1024] and with device ids [0] on
+# platform CPU and argument y of add ...": the function and argument names depend on how the two were added
+# (jnp.add, a + b, a jitted lambda), the shapes and devices on what was added where.
+_ARGUMENT = re.compile(r"with shape (\S+) and with device ids \[([0-9, ]*)\]")
+
+
+@shareable
+def error_arguments(message: str) -> list[tuple[str, tuple[int, ...]]]:
+    """The (shape, device ids) of each argument an incompatible-devices error names, in its order."""
+    return [(shape, tuple(int(i) for i in ids.replace(",", " ").split())) for shape, ids in _ARGUMENT.findall(message)]
 
 
 @shareable
