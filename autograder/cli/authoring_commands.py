@@ -169,13 +169,14 @@ def add_mutants(commands: argparse._SubParsersAction) -> None:
     )
     mutants.add_argument("lab", help="the lab id")
     mutants.add_argument("--task", nargs="+", metavar="TASK", help="only these tasks' mutants (default: every task)")
-    from autograder.mutation import OPERATORS, TEXT_OPERATORS
+    from autograder.mutation import OPERATORS, TEXT_OPERATORS, VARIANTS
 
     mutants.add_argument(
         "--operator",
         nargs="+",
-        choices=sorted(OPERATORS) + list(TEXT_OPERATORS),
-        help="only these operators' mutants (default: every one; text_* change the literals the task's text names)",
+        choices=sorted(OPERATORS) + list(TEXT_OPERATORS) + list(VARIANTS),
+        help="only these operators' mutants (default: every one; text_* change the literals the task's text names, "
+        "variant_* rewrite right answers that must keep full marks)",
     )
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
     add_cluster_options(mutants)
@@ -216,4 +217,4 @@ def cmd_mutants(args) -> int:
     print_report(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-    return 1 if report.survivors else 0
+    return 1 if report.survivors or report.lost_variants else 0

@@ -24,6 +24,7 @@ from autograder.course import (
 from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
 from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
+from autograder.mutation.right_variants import KEPT, LOST
 from autograder.run import TRUSTED_LIMITS, Limits
 
 SOLUTION = "solution"
@@ -66,6 +67,8 @@ def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome
     detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
     if result.cell_errors and new:
         detail += f" ({result.cell_errors[0].splitlines()[0]})"
+    if mutant.is_variant:  # a right answer: it keeps every point the solution got, or a check is too strict
+        return Outcome(mutant, LOST if new else KEPT, task.auto_score, task.max_score, detail, result.status)
     return Outcome(mutant, "killed" if new else "survived", task.auto_score, task.max_score, detail, result.status)
 
 

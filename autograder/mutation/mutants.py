@@ -23,6 +23,7 @@ from autograder.authoring import has_solution, parse_questions, read_solution
 from autograder.authoring.requirement_table import task_texts, text_literals
 from autograder.lab import Lab
 from autograder.mutation.operators import OPERATORS
+from autograder.mutation.right_variants import VARIANTS, right_variants
 from autograder.mutation.source_mutants import answer_lines, mutate
 from autograder.mutation.text_mutants import OPERATORS as TEXT_OPERATORS
 from autograder.mutation.text_mutants import text_mutants
@@ -30,6 +31,9 @@ from autograder.mutation.text_mutants import text_mutants
 
 @dataclass(frozen=True)
 class Mutant:
+    """A changed answer cell: a mutant, which the graders should kill, or a right variant
+    (``is_variant``), which must keep its task's full marks."""
+
     id: str
     task: str
     cell_id: str
@@ -39,6 +43,10 @@ class Mutant:
     source: str  # the cell's new source
     diff: str  # against the solution's cell
     parses: bool  # False: the change leaves code Python cannot compile (never graded)
+
+    @property
+    def is_variant(self) -> bool:
+        return self.operator in VARIANTS
 
 
 @dataclass(frozen=True)
@@ -63,12 +71,13 @@ def mutant_id(task: str, operator: str, cell_id: str, source: str) -> str:
 
 def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...] = ()) -> LabMutants:
     """Every mutant of the lab's solution (of ``tasks`` alone, and by ``operators`` alone, if given), task by
-    task, in cell order: the operators' (operators.py), then those written from the task's text
-    (text_mutants.py)."""
+    task, in cell order: the operators' (operators.py), those written from the task's text
+    (text_mutants.py), and the right variants that must keep full marks (right_variants.py)."""
     solution = read_solution(lab.solution_path)
     texts = task_texts(lab.solution_path)
     code_operators = tuple(o for o in operators or OPERATORS if o in OPERATORS)
     from_text = tuple(o for o in operators or TEXT_OPERATORS if o in TEXT_OPERATORS)
+    variants = tuple(o for o in operators or VARIANTS if o in VARIANTS)
     mutants, unparsed = [], []
     for question in parse_questions(solution):
         if tasks and question.task not in tasks:
@@ -82,6 +91,7 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...
                 changed = mutate(cell.source, lines, code_operators) if code_operators else []
                 literals = text_literals(texts.get(question.task, ""))
                 changed += text_mutants(cell.source, lines, literals, from_text) if from_text else []
+                changed += right_variants(cell.source, lines, variants) if variants else []
             except libcst.ParserSyntaxError as exc:
                 unparsed.append(
                     f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "

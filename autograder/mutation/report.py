@@ -1,6 +1,7 @@
 """A lab's mutation report: per task, mutants made, killed, survived, recorded as equivalent, and those
-never graded; each survivor's diff against the solution; and the lab's mutation score, killed ÷ graded
-mutants not recorded as equivalent.
+never graded; each survivor's diff against the solution; the lab's mutation score, killed ÷ graded
+mutants not recorded as equivalent; and the right variants kept (right_variants.py), each one that lost
+points shown with its diff and the checks it failed, unless the lab records why.
 
 A record of ``equivalent_mutants.py`` that no longer fits is named: a recorded mutant that the graders
 now kill, or that is no longer made.
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from autograder.grading import GradeResult, GradeStatus
 from autograder.mutation.grading import Outcome
+from autograder.mutation.right_variants import KEPT, LOST
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,8 @@ class TaskCount:
     survived: int  # not recorded as equivalent
     equivalent: int  # survivors recorded as equivalent
     not_graded: int  # the change does not compile, or the grader failed
+    variants: int = 0  # right variants made
+    kept: int = 0  # right variants that kept full marks, or whose loss the lab records with a reason
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,16 @@ class MutationReport:
     unparsed_cells: tuple[str, ...] = ()
 
     def _is_equivalent(self, outcome: Outcome) -> bool:
-        return outcome.verdict == "survived" and outcome.mutant.id in self.equivalents
+        return outcome.verdict in ("survived", LOST) and outcome.mutant.id in self.equivalents
+
+    @property
+    def variants(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.mutant.is_variant]
+
+    @property
+    def lost_variants(self) -> list[Outcome]:
+        """Right answers the graders deny points, unexplained: each a check stricter than the text."""
+        return [o for o in self.variants if o.verdict == LOST and not self._is_equivalent(o)]
 
     @property
     def survivors(self) -> list[Outcome]:
@@ -50,19 +63,33 @@ class MutationReport:
         return [o for o in self.outcomes if o.verdict in ("does not parse", "not graded")]
 
     @property
+    def _mutants(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.mutant.is_variant]
+
+    @property
     def killed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.verdict == "killed"]
 
     def per_task(self) -> list[TaskCount]:
         tasks = dict.fromkeys(o.mutant.task for o in self.outcomes)
+        mutants, variants = self._mutants, self.variants
+        equivalent = [o for o in self.equivalent if not o.mutant.is_variant]
+        not_graded = [o for o in self.not_graded if not o.mutant.is_variant]
+        lost = self.lost_variants
+
+        def count(group: list[Outcome], task: str) -> int:
+            return sum(o.mutant.task == task for o in group)
+
         return [
             TaskCount(
                 task,
-                sum(o.mutant.task == task for o in self.outcomes),
-                *(
-                    sum(o.mutant.task == task for o in group)
-                    for group in (self.killed, self.survivors, self.equivalent, self.not_graded)
-                ),
+                made=count(mutants, task),
+                killed=count(self.killed, task),
+                survived=count(self.survivors, task),
+                equivalent=count(equivalent, task),
+                not_graded=count(not_graded, task),
+                variants=count(variants, task),
+                kept=count([o for o in variants if o not in lost and o.verdict != "not graded"], task),
             )
             for task in tasks
         ]
@@ -81,6 +108,8 @@ class MutationReport:
         for mutant_id in self.equivalents:
             if mutant_id in made and made[mutant_id].verdict == "killed":
                 stale.append(f"{mutant_id} is recorded as equivalent but the graders kill it: remove its record")
+            elif mutant_id in made and made[mutant_id].verdict == KEPT:
+                stale.append(f"{mutant_id} is recorded as losing points but keeps full marks: remove its record")
             elif mutant_id not in made and mutant_id.split("-")[0] in tasks:
                 stale.append(
                     f"{mutant_id} is recorded as equivalent but no longer made (its cell changed): remove its record"
@@ -108,6 +137,7 @@ class MutationReport:
                 }
                 for o in self.outcomes
             ],
+            "variants": {"made": len(self.variants), "lost": len(self.lost_variants)},
             "stale_records": self.stale_records(),
             "unparsed_cells": list(self.unparsed_cells),
         }
@@ -127,17 +157,25 @@ def print_report(report: MutationReport, console=None) -> None:
             f"{', '.join(failed) or report.solution.reason}"
         )
     table = Table(title=f"mutants of {report.lab}")
-    for column in ("task", "made", "killed", "survived", "equivalent", "not graded"):
+    for column in ("task", "made", "killed", "survived", "equivalent", "not graded", "right variants kept"):
         table.add_column(column, justify="left" if column == "task" else "right")
     for count in report.per_task():
         table.add_row(
             count.task,
             *(str(n) for n in (count.made, count.killed, count.survived, count.equivalent, count.not_graded)),
+            f"{count.kept} / {count.variants}",
         )
     console.print(table)
     for outcome in report.survivors:
         m = outcome.mutant
         console.print(f"\n[bold red]survived[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}")
+        console.print(escape(m.diff.rstrip("\n")), highlight=False)
+    for outcome in report.lost_variants:
+        m = outcome.mutant
+        console.print(
+            f"\n[bold red]right variant lost points[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}: "
+            f"{escape(outcome.detail)}"
+        )
         console.print(escape(m.diff.rstrip("\n")), highlight=False)
     for outcome in report.equivalent:
         console.print(
@@ -161,7 +199,8 @@ def print_report(report: MutationReport, console=None) -> None:
     console.print(
         f"\n{report.lab}: mutation score {score} ({len(report.killed)} killed of "
         f"{len(report.killed) + len(report.survivors)} not recorded as equivalent; "
-        f"{len(report.equivalent)} equivalent, {len(report.not_graded)} not graded)"
+        f"{len(report.equivalent)} equivalent, {len(report.not_graded)} not graded); right variants: "
+        f"{len(report.variants) - len(report.lost_variants)} kept of {len(report.variants)}"
     )
 
 

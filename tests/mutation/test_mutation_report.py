@@ -17,12 +17,12 @@ from autograder.mutation.mutants import Mutant
 from autograder.mutation.report import MutationReport, print_report
 
 
-def _mutant(task: str, name: str) -> Mutant:
+def _mutant(task: str, name: str, operator: str = "swap") -> Mutant:
     return Mutant(
-        f"{task}-swap-{name}",
+        f"{task}-{operator}-{name}",
         task,
         "cell-1",
-        "swap",
+        operator,
         f"change {name}",
         2,
         "y = 2\n",
@@ -62,8 +62,26 @@ def test_the_report_counts_per_task_lists_equivalents_apart_and_names_stale_reco
     equivalents = {"t1-swap-c": "the same layout", "t2-swap-e": "thought equivalent", "t1-swap-gone": "old"}
     report = MutationReport("labX", _grade(set()), outcomes, equivalents)
     assert [vars(c) for c in report.per_task()] == [
-        {"task": "t1", "made": 3, "killed": 1, "survived": 1, "equivalent": 1, "not_graded": 0},
-        {"task": "t2", "made": 3, "killed": 2, "survived": 0, "equivalent": 0, "not_graded": 1},
+        {
+            "task": "t1",
+            "made": 3,
+            "killed": 1,
+            "survived": 1,
+            "equivalent": 1,
+            "not_graded": 0,
+            "variants": 0,
+            "kept": 0,
+        },
+        {
+            "task": "t2",
+            "made": 3,
+            "killed": 2,
+            "survived": 0,
+            "equivalent": 0,
+            "not_graded": 1,
+            "variants": 0,
+            "kept": 0,
+        },
     ]
     assert report.score == 3 / 4 and [o.mutant.id for o in report.survivors] == ["t1-swap-b"]
     assert report.stale_records() == [
@@ -78,6 +96,53 @@ def test_the_report_counts_per_task_lists_equivalents_apart_and_names_stale_reco
     assert "does not parse t2-swap-d" in text and "mutation score 75% (3 killed of 4" in text
     assert "run failed t2-swap-f (t2): change f: timeout: the notebook ran over 600 s — counted as killed" in text
     assert json.loads(json.dumps(report.to_dict()))["mutants"][2]["equivalent"] == "the same layout"
+
+
+def test_a_right_variant_keeps_its_marks_or_is_listed_with_the_checks_it_failed():
+    solution = _grade({"timing"})
+    kept = judge(_mutant("t1", "a", "variant_clock"), _grade({"timing"}), solution)
+    lost = judge(_mutant("t1", "b", "variant_device_order"), _grade({"values", "timing"}), solution)
+    recorded = judge(_mutant("t1", "c", "variant_matmul"), _grade({"values"}), solution)
+    assert (kept.verdict, lost.verdict, lost.detail) == ("kept", "lost", "values: values failed")
+    report = MutationReport(
+        "labX",
+        solution,
+        (kept, lost, recorded, Outcome(_mutant("t1", "d"), "killed", 5, 10, "values")),
+        {"t1-variant_matmul-c": "the text asks for jnp.dot"},
+    )
+    (count,) = report.per_task()
+    assert (count.made, count.killed, count.variants, count.kept) == (1, 1, 3, 2)
+    assert [o.mutant.id for o in report.lost_variants] == ["t1-variant_device_order-b"]
+    assert report.score == 1.0  # variants are no mutants: they count apart
+    console = Console(record=True, width=200)
+    print_report(report, console)
+    text = console.export_text()
+    assert "right variant lost points t1-variant_device_order-b (t1, line 2): change b: values: values failed" in text
+    assert "right variants: 2 kept of 3" in text
+
+
+def test_the_right_variants_of_a_cell_keep_its_meaning_in_another_form():
+    from autograder.mutation.right_variants import right_variants
+
+    source = (
+        "@jax.jit\n"
+        "def f(a, b):\n"
+        "    return jnp.dot(a, b)\n"
+        "mesh = jax.make_mesh((8,), ('x',))\n"
+        "t0 = time.perf_counter()\n"
+        "f(x, y).block_until_ready()\n"
+    )
+    found = {v.operator: v.source for v in right_variants(source, set(range(1, 7)))}
+    assert "f = jax.jit(f)" in found["variant_jit_call"] and "@jax.jit" not in found["variant_jit_call"]
+    assert "(a @ b)" in found["variant_matmul"]
+    assert "devices=jax.devices()[::-1]" in found["variant_device_order"]
+    assert "jax.block_until_ready(f(x, y))" in found["variant_wait"]
+    assert "time.monotonic()" in found["variant_clock"]
+    for variant in found.values():
+        compile(variant, "<variant>", "exec")
+    two_d = "mesh = jax.make_mesh((4, 2), ('a', 'b'))\n"  # a grid's order is the text's to fix
+    assert right_variants(two_d, {1}) == []
+    assert right_variants(source, {5}) == [v for v in right_variants(source, {5}) if v.operator == "variant_clock"]
 
 
 def test_a_malformed_record_of_equivalents_is_refused(monkeypatch, tmp_path):
