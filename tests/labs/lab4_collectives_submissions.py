@@ -365,6 +365,57 @@ T5_COLLECTIVE_TOTAL = T5_SWAPPED_ARGUMENTS.replace(
     "t_collective = 200 * seconds_per_call(collective_matmul, big_lhs, big_rhs)",
 ).replace("gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs")
 
+# Each operand laid out whole on every device before the shard_map, whose in_specs then hand every device all of
+# it (P()): the body takes its own block and does the rest right; in_specs=P('x') and its kin are not kept
+T1_RECEIVES_WHOLE = (
+    T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "me")
+    + """
+def from_whole(whole):
+    n = whole.shape[0] // 8
+    return ring_body(jax.lax.dynamic_slice_in_dim(whole, jax.lax.axis_index("x") * n, n))
+
+_mapped = jax.shard_map(from_whole, mesh=mesh, in_specs=P(), out_specs=P(), check_vma=False)
+ring_gather = jax.jit(lambda v: _mapped(jax.reshard(v, NamedSharding(mesh, P()))))
+"""
+    + T1_TAIL
+)
+T2_RECEIVES_WHOLE = (
+    """
+def my_row(whole):
+    return jax.lax.dynamic_index_in_dim(whole, jax.lax.axis_index("x"), 0, keepdims=False)
+
+_everywhere = jax.shard_map(lambda r: jax.lax.psum(my_row(r), "x"), mesh=mesh, in_specs=P(), out_specs=P())
+_scattered = jax.shard_map(lambda r: jax.lax.psum_scatter(my_row(r), "x", tiled=True), mesh=mesh, in_specs=P(),
+                           out_specs=P("x"))
+summed_everywhere = jax.jit(lambda rows: _everywhere(jax.reshard(rows, NamedSharding(mesh, P()))))
+summed_scattered = jax.jit(lambda rows: _scattered(jax.reshard(rows, NamedSharding(mesh, P()))))
+"""
+    + T2_TAIL
+)
+T4_LHS_RECEIVED_WHOLE = (
+    T4_SOLUTION_BODY.replace("CURRENT", "current").replace("PAIRS", "[(i, (i - 1) % 8) for i in range(8)]")
+    + """
+def from_whole_lhs(lhs_whole, rhs_block):
+    rows = lhs_whole.shape[0] // 8
+    return matmul_body(jax.lax.dynamic_slice_in_dim(lhs_whole, jax.lax.axis_index("x") * rows, rows), rhs_block)
+
+_mapped = jax.shard_map(from_whole_lhs, mesh=mesh, in_specs=(P(), P("x", None)), out_specs=P("x", None))
+collective_matmul = jax.jit(lambda lhs, rhs: _mapped(jax.reshard(lhs, NamedSharding(mesh, P())), rhs))
+"""
+    + T4_TAIL
+)
+# the whole sum on every device, but gathered and added up: a shard_map body without psum
+T2_EVERYWHERE_GATHERED = (
+    "summed_everywhere = jax.jit(jax.shard_map(lambda b: jnp.sum(jax.lax.all_gather(b[0], 'x', to='invarying'),"
+    " axis=0), mesh=mesh, in_specs=P('x', None), out_specs=P()))\n" + T2_SCATTERED + T2_TAIL
+)
+# the solution's ring, but out_specs=P('x'): the 8 gathered copies side by side, an array 8 times too long
+T1_OUT_SPECS_SPLIT = (
+    T1_SOLUTION_BODY.replace("PAIRS", "RING").replace("ORIGIN", "me")
+    + "ring_gather = jax.jit(jax.shard_map(ring_body, mesh=mesh, in_specs=P('x'), out_specs=P('x'), check_vma=False))\n"
+    + T1_TAIL
+)
+
 CASES = [
     Case(
         "also_correct",
@@ -387,7 +438,7 @@ CASES = [
     Case(
         "collectives_of_xla_or_the_wrong_kind",
         {"t1": T1_ALL_GATHER, "t2": T2_PLAIN_SUM_AND_SLICED_PSUM, "t3": T3_SWAPPED, "t4": T4_ALL_GATHER},
-        {"t1": 16, "t2": 22, "t3": 0, "t4": 10},
+        {"t1": 16, "t2": 21, "t3": 0, "t4": 10},
         messages={"t1": "found only all_gather", "t2": "found no shard_map", "t4": "found only all_gather"},
     ),
     # Each case below breaks one requirement of each task's text and loses exactly that check's points.
@@ -405,7 +456,7 @@ CASES = [
     Case(
         "not_a_ring",
         {"t1": T1_JUMPS, "t2": T2_ROW_KEPT, "t4": T4_JUMPS},
-        {"t1": 21, "t2": 22, "t4": 17},
+        {"t1": 21, "t2": 23, "t4": 17},
         messages={
             "t1": "one device along the ring",
             "t2": "expected shape (32,), found shape (1, 32)",
@@ -415,13 +466,13 @@ CASES = [
     Case(
         "device_0_right_or_rhs_held_whole",
         {"t1": T1_DEVICE_0_ONLY, **solved("t2"), "t4": T4_STACKED},
-        {"t1": 12, "t2": 30, "t4": 17},
+        {"t1": 13, "t2": 30, "t4": 17},
         messages={"t1": "holds other values in its block", "t4": "never to hold rhs whole"},
     ),
     Case(
         "rhs_resharded_whole_first",
         {"t4": T4_RESHARDED_WHOLE},
-        {"t4": 17},
+        {"t4": 16},
         messages={"t4": "rhs laid out whole on every device"},
     ),
     Case("first_two_solved", solved("t1", "t2"), {"t1": 25, "t2": 30}),
@@ -434,12 +485,20 @@ CASES = [
     Case("timed_on_swapped_arguments", {**solved("t4"), "t5": T5_SWAPPED_ARGUMENTS}, {"t4": 20, "t5": 6}),
     Case("t1_ring_and_all_gather", {"t1": T1_RING_AND_ALL_GATHER}, {"t1": 20}, messages={"t1": "all_gather"}),
     Case("t1_psum_of_placed_blocks", {"t1": T1_PSUM_OF_PLACED_BLOCKS}, {"t1": 16}, messages={"t1": "ppermute"}),
-    Case("t2_everywhere_plain_sum", {"t2": T2_EVERYWHERE_PLAIN_SUM}, {"t2": 26}, messages={"t2": "psum"}),
+    Case("t2_everywhere_plain_sum", {"t2": T2_EVERYWHERE_PLAIN_SUM}, {"t2": 25}, messages={"t2": "psum"}),
     Case("t2_scattered_sliced_psum", {"t2": T2_SCATTERED_SLICED_PSUM}, {"t2": 26}, messages={"t2": "psum"}),
-    Case("t2_everywhere_on_device_0", {"t2": T2_EVERYWHERE_ON_DEVICE_0}, {"t2": 22}),
-    Case("t2_scattered_not_split", {"t2": T2_SCATTERED_NOT_SPLIT}, {"t2": 22}),
-    Case("t4_one_step_short", {"t4": T4_ONE_STEP_SHORT}, {"t4": 12}),
+    Case("t2_everywhere_gathered", {"t2": T2_EVERYWHERE_GATHERED}, {"t2": 26}, messages={"t2": "jax.lax.psum"}),
+    Case("t2_everywhere_on_device_0", {"t2": T2_EVERYWHERE_ON_DEVICE_0}, {"t2": 23}),
+    Case("t2_scattered_not_split", {"t2": T2_SCATTERED_NOT_SPLIT}, {"t2": 23}),
+    Case("t4_one_step_short", {"t4": T4_ONE_STEP_SHORT}, {"t4": 13}),
     Case("t4_also_all_gather", {"t4": T4_ALSO_ALL_GATHER}, {"t4": 16}, messages={"t4": "all_gather"}),
+    Case(
+        "operands_received_whole",
+        {"t1": T1_RECEIVES_WHOLE, "t2": T2_RECEIVES_WHOLE, "t4": T4_LHS_RECEIVED_WHOLE},
+        {"t1": 24, "t2": 28, "t4": 19},
+        messages={"t1": "in_specs", "t2": "in_specs", "t4": "in_specs"},
+    ),
+    Case("t1_out_specs_split", {"t1": T1_OUT_SPECS_SPLIT}, {"t1": 13}, messages={"t1": "expected shape (64,)"}),
     Case("t5_collective_total", {**solved("t4"), "t5": T5_COLLECTIVE_TOTAL}, {"t4": 20, "t5": 9}),
     Case(  # sound times and verdict; the ratio the other way up (about 4, where the grader measures 0.25)
         "t5_speedup_inverted",

@@ -18,7 +18,9 @@ from autograder.checks import MeasuredRatio, MeshSpec, TimingStats, called_once,
 MESH = MeshSpec((8,), ("x",), "explicit")  # the notebook's jax.make_mesh((8,), ("x",))
 FRESH_N = 128  # the grader's inputs have other sizes than the lab's arrays
 FRESH_ROWS = (8, 32)
-FRESH_LHS, FRESH_RHS = (32, 64), (64, 16)
+# rhs has more entries (64×64) than the whole of lhs (32×64): a body that holds a value as large as rhs gathered
+# it (assert_body_never_holds_whole), where one that was handed lhs whole holds only 2048 entries
+FRESH_LHS, FRESH_RHS = (32, 64), (64, 64)
 # The notebook's big_lhs and big_rhs: sizes where the collective matmul is clearly slower on 8 CPU devices
 # (gathered ÷ collective about 0.25 idle, 0.2-0.45 under load or half a CPU), so that the verdict has an
 # answer the grading machine measures; at 256×512 @ 512×384 both took the same time within 10 %. rhs has

@@ -22,6 +22,7 @@ from autograder.checks import (
     assert_speedup_claim,
     assert_time_consistent,
     assert_timed_on,
+    assert_uses,
     assert_warm,
     found_number,
     found_tuple,
@@ -36,6 +37,31 @@ NUMBER_TYPES = ("float", "int", "numpy.float32", "numpy.float16", "jax.Array", "
 SPEEDUP_FACTOR = 3.0
 
 
+def _assert_receives_blocks(call, name, in_specs, expected):
+    """The function's shard_map body receives each operand split as ``in_specs`` says: ``expected`` pairs
+    each operand's global shape (the grader's input) with the block one device receives. (On the lab's
+    Explicit mesh a shard_map whose in_specs differ from its input's layout is refused, unless the input is
+    laid out anew first: laid out whole, every device starts with what the collective was to bring.)"""
+    assert_uses(call, "shard_map", name)
+    shapes = tuple(tuple(shape) for shape, _ in expected)
+    blocks = tuple(tuple(block) for _, block in expected)
+    bodies = [body for body in call.program.bodies if tuple(map(tuple, body.operands)) == shapes]
+    if not bodies:
+        found = "; ".join(" × ".join(map(str, body.operands)) for body in call.program.bodies) or "none"
+        raise CheckFailure(
+            f"`{name}`: expected a jax.shard_map taking its arguments of shapes {', '.join(map(str, shapes))},"
+            f" found shard_maps taking {found}"
+        )
+    for body in bodies:
+        got = tuple(map(tuple, body.blocks))
+        if got != blocks:
+            raise CheckFailure(
+                f"`{name}`: expected its shard_map ({in_specs}) to give each device a block of"
+                f" {', '.join(map(str, blocks))} of its arguments {', '.join(map(str, shapes))}, found blocks"
+                f" of {', '.join(map(str, got))} — its in_specs cut the arguments otherwise"
+            )
+
+
 # t1 — a ring all-gather built from ppermute
 
 
@@ -47,7 +73,7 @@ def test_t1_gathered(submission):
 
 
 @task("t1")
-@points(8)
+@points(7)
 @hidden
 def test_t1_fresh_values_on_every_device(submission):
     """`ring_gather` gives every device the whole of the grader's own input, in order"""
@@ -62,6 +88,14 @@ def test_t1_fresh_values_on_every_device(submission):
 def test_t1_jitted(submission):
     """`ring_gather` is jitted"""
     assert_jitted(submission.call("t1", "ring_gather"), "ring_gather")
+
+
+@task("t1")
+@points(1)
+def test_t1_in_specs(submission):
+    """`ring_gather`'s shard_map gives each device its own block of v (in_specs=P('x')), not the whole of it"""
+    block = ((ref.FRESH_N,), (ref.FRESH_N // 8,))
+    _assert_receives_blocks(submission.call("t1", "ring_gather"), "ring_gather", "in_specs=P('x')", (block,))
 
 
 @task("t1")
@@ -89,7 +123,7 @@ def _row_sum(submission, call_id):
 
 
 @task("t2")
-@points(8)
+@points(7)
 @hidden
 def test_t2_everywhere_values(submission):
     """`summed_everywhere` adds the grader's rows, and every device holds the whole sum"""
@@ -99,7 +133,7 @@ def test_t2_everywhere_values(submission):
 
 
 @task("t2")
-@points(8)
+@points(7)
 @hidden
 def test_t2_scattered_values(submission):
     """`summed_scattered` adds the grader's rows, each device holding its slice of the sum"""
@@ -114,6 +148,15 @@ def test_t2_scattered_values(submission):
 def test_t2_jitted(submission, name):
     """`summed_everywhere` and `summed_scattered` are jitted"""
     assert_jitted(submission.call("t2", name), name)
+
+
+@task("t2")
+@points(1)
+@pytest.mark.parametrize("name", ["summed_everywhere", "summed_scattered"])
+def test_t2_in_specs(submission, name):
+    """the shard_maps of `summed_everywhere` and `summed_scattered` give each device one row of `rows`: (1, n)"""
+    rows = (ref.FRESH_ROWS, (1, ref.FRESH_ROWS[1]))
+    _assert_receives_blocks(submission.call("t2", name), name, "in_specs=P('x', None)", (rows,))
 
 
 @task("t2")
@@ -151,7 +194,7 @@ def test_t3_block_shapes(submission, name, expected):
 
 
 @task("t4")
-@points(8)
+@points(7)
 @hidden
 def test_t4_fresh_product(submission):
     """`collective_matmul` gives lhs @ rhs on the grader's own inputs, split by rows"""
@@ -167,6 +210,22 @@ def test_t4_fresh_product(submission):
 def test_t4_jitted(submission):
     """`collective_matmul` is jitted"""
     assert_jitted(submission.call("t4", "collective_matmul"), "collective_matmul")
+
+
+@task("t4")
+@points(1)
+def test_t4_in_specs(submission):
+    """`collective_matmul`'s shard_map gives each device its own rows of lhs and of rhs, as P('x', None) cuts them"""
+    operands = (
+        (ref.FRESH_LHS, (ref.FRESH_LHS[0] // 8, ref.FRESH_LHS[1])),
+        (ref.FRESH_RHS, (ref.FRESH_RHS[0] // 8, ref.FRESH_RHS[1])),
+    )
+    _assert_receives_blocks(
+        submission.call("t4", "collective_matmul"),
+        "collective_matmul",
+        "in_specs=(P('x', None), P('x', None))",
+        operands,
+    )
 
 
 @task("t4")
