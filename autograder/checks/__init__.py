@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         assert_made_once,
         assert_timed_on,
         assert_warm,
+        claimed_times,
         how_measured,
     )
     from autograder.checks.types import assert_type, is_type, normalise_axes, type_text

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
-from autograder.facts import ClockRead, Compilation, TimingRecord, Wait
+from autograder.checks.found import found_number, quote
+from autograder.facts import ClockRead, Compilation, Fact, TimingRecord, Wait
 
 MATCH = 1e-6  # relative: a claimed time computed from the clock's values agrees with them to rounding
 WARM_UP_SKIPS = 3  # a method may leave out its first few spans (warm-ups timed and thrown away)
@@ -180,6 +180,22 @@ def _judge(
             raise CheckFailure(f"{quote(name)}: expected {expected}; found {found(methods, every)}")
         if not methods and not fallback(every):
             raise CheckFailure(f"{quote(name)}: expected {expected}; found {found([], every)}")
+
+
+def claimed_times(
+    read: Callable[[str], Fact], names: Iterable[str], accept: Sequence[str] = ("float",)
+) -> dict[str, float]:
+    """The claimed times a method check judges, by name (``read(name)`` gives its fact): a name that is not
+    bound, or not a number, loses its own check and is left out here; none at all fails."""
+    claims, problems = {}, []
+    for name in names:
+        try:
+            claims[name] = found_number(read(name), name, accept)
+        except CheckFailure as failure:
+            problems.append(str(failure))
+    if not claims:
+        raise CheckFailure("; ".join(problems) or "no claimed time to judge the method of")
+    return claims
 
 
 def _compiled_names(compiled: Iterable[Compilation]) -> str:

@@ -38,7 +38,7 @@ isinstance, len, getattr, setattr, str, tuple = (  # noqa: A001
     builtins.str,
     builtins.tuple,
 )
-_float_sub, _int_sub, _to_float = builtins.float.__sub__, builtins.int.__sub__, builtins.float
+_to_float = builtins.float
 
 MAX_EVENTS = 20000  # beyond this, events are counted, not kept
 MAX_LEAVES = 8  # the arrays of one wait that are described
@@ -90,26 +90,23 @@ def _add(event):
         _state["dropped"] += 1
 
 
-class _Reading(float):
+class _Noted:
     """A clock read's value: subtracting an earlier read from it notes the span."""
 
     read = -1
 
     def __sub__(self, other):
-        if isinstance(other, (_Reading, _ReadingNs)) and _state["task"] is not None:
+        if isinstance(other, _Noted) and _state["task"] is not None:
             _state["spans"].append([other.read, self.read])
-        return _float_sub(self, other)
+        return super().__sub__(other)
 
 
-class _ReadingNs(int):
-    """A ``_ns`` clock read's value, as ``_Reading``."""
+class _Reading(_Noted, float):
+    """A read of a clock in seconds."""
 
-    read = -1
 
-    def __sub__(self, other):
-        if isinstance(other, (_Reading, _ReadingNs)) and _state["task"] is not None:
-            _state["spans"].append([other.read, self.read])
-        return _int_sub(self, other)
+class _ReadingNs(_Noted, int):
+    """A read of a clock in nanoseconds (``perf_counter_ns``...)."""
 
 
 def _clock(name, original, reading_type):

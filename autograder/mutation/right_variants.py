@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from autograder.mutation.operators import JIT, dotted
-from autograder.mutation.source_mutants import SourceMutant
+from autograder.mutation.source_mutants import Nodes, SourceMutant
 
 KEPT, LOST = "kept", "lost"  # a variant's verdicts
 
@@ -83,19 +83,6 @@ VARIANTS: dict[str, Callable[[cst.CSTNode], Iterator[tuple]]] = {
 }
 
 
-class _Nodes(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[tuple[cst.CSTNode, range]] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        position = self.get_metadata(PositionProvider, node)
-        self.found.append((node, range(position.start.line, position.end.line + 1)))
-        return True
-
-
 class _Rewrite(cst.CSTTransformer):
     def __init__(self, targets: dict[int, cst.CSTNode | cst.FlattenSentinel]) -> None:
         super().__init__()
@@ -109,7 +96,7 @@ def right_variants(source: str, answer: set[int], kinds=tuple(VARIANTS)) -> list
     """The cell's variants: each kind applied to every node of it on the answer lines at once (a student
     who writes one way writes it throughout), one variant per kind that changes anything."""
     module = cst.parse_module(source)
-    visitor = _Nodes()
+    visitor = Nodes()
     MetadataWrapper(module, unsafe_skip_copy=True).visit(visitor)
     out = []
     for kind in kinds:

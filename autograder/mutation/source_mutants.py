@@ -48,7 +48,7 @@ class _Printed(cst.CSTVisitor):
             self._depth -= 1
 
 
-class _Nodes(cst.CSTVisitor):
+class Nodes(cst.CSTVisitor):
     """Every node, in the source's order, with its lines."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
@@ -88,7 +88,7 @@ def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> l
     """The mutants of ``source``, each one change by one operator to nodes on ``answer_lines`` (1-based)
     alone; distinct and in a fixed order. Raises ``libcst.ParserSyntaxError`` for a source that does not parse."""
     wrapper = MetadataWrapper(cst.parse_module(source))
-    visitor = _Nodes()
+    visitor = Nodes()
     wrapper.visit(visitor)
     module = wrapper.module
     lines_of = {id(node): lines for node, lines in visitor.found}
