@@ -349,7 +349,6 @@ CASES = [
         {"t6": 11},
         messages={"t6": "all-gather"},
     ),
-    Case("training_unsharded", {"t7": ("x_sh, y_sh = x, y\nparams_sharded = train(params, x, y)")}, {"t7": 6}),
     # The one-device call is timed over 10 calls without waiting for their results. The loop returns once
     # the calls are dispatched, hundreds of times before their compute ends; a preemption between a call's
     # dispatch and the clock is shared by the 10 calls (one unblocked call, timed alone, read only a few times
@@ -569,6 +568,17 @@ CASES = [
         {"t5": T5_SOLUTION.replace("@jax.jit\ndef layer_explicit", "def layer_explicit")},
         {"t5": 12},
         messages={"t5": "printed again"},
+    ),
+    Case(  # the type reads float32[128@x,2] on 4 devices as well: a mesh of all 8 is asked
+        "t5_on_four_devices",
+        {
+            "t5": T5_SOLUTION.replace(
+                "jax.make_mesh((8,), ('x',), axis_types=(AxisType.Explicit,))",
+                "jax.make_mesh((4,), ('x',), axis_types=(AxisType.Explicit,), devices=jax.devices()[:4])",
+            )
+        },
+        {"t5": 11},
+        messages={"t5": "all 8"},
     ),
     Case(
         "t5_data_replicated",

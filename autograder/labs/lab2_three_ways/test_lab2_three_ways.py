@@ -306,15 +306,11 @@ def _printed_types(n):
 @task("t5")
 @points(3)
 def test_t5_output_type(submission):
-    """`jax.typeof(out_explicit)` is float32[128@x,2]"""
-    assert_type(
-        submission.name("t5", "out_explicit"),
-        (ref.N_DATA, ref.N_OUT),
-        "float32",
-        ("x", None),
-        "out_explicit",
-        mesh=ref.MESH_1D_EXPLICIT,
-    )
+    """`jax.typeof(out_explicit)` is float32[128@x,2], on a 1-D Explicit mesh of all 8 devices"""
+    found = submission.name("t5", "out_explicit")
+    assert_type(found, (ref.N_DATA, ref.N_OUT), "float32", ("x", None), "out_explicit", mesh=ref.MESH_1D_EXPLICIT)
+    what = "a 1-D mesh of all 8 devices (in any order) with one Explicit axis named 'x'"
+    _assert_on_mesh(found, "out_explicit", ref.MESH_1D_EXPLICIT, what, device_order=False)
 
 
 @task("t5")
