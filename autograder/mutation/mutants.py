@@ -92,6 +92,10 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...
                 literals = text_literals(texts.get(question.task, ""))
                 changed += text_mutants(cell.source, lines, literals, from_text) if from_text else []
                 changed += right_variants(cell.source, lines, variants) if variants else []
+                sources = {change.source for change in changed if change.operator in OPERATORS}
+                changed = [  # a text mutant another operator made already is made once, by that operator
+                    c for c in changed if c.operator in OPERATORS or c.operator in VARIANTS or c.source not in sources
+                ]
             except libcst.ParserSyntaxError as exc:
                 unparsed.append(
                     f"{question.task}, cell {cell.get('id', index)}: not Python libcst reads "
