@@ -604,10 +604,19 @@ def _assert_layer_output(found, x, kernels, num_heads, name):
 
 
 @task("t6")
-@points(4)
+@points(5)
 def test_t6_lab_kernel_layouts(submission):
-    """the kernels of `tp_layer`: Wq, Wk, Wv, W1 by columns over `model`, Wo, W2 by rows"""
+    """`tp_layer` is TPLayer(256, 8, rngs=nnx.Rngs(0)) built under jax.set_mesh(mesh): its kernels Wq, Wk, Wv, W1 by
+    columns over `model`, Wo, W2 by rows, on `mesh`, and those the class draws from nnx.Rngs(0)"""
     _assert_kernel_layouts(_lab_kernels(submission), ref.LAB_LAYER["hidden_dim"], "tp_layer")
+    rebuilt = submission.probe("t6", "lab_layer").values.get("rebuilt")
+    if rebuilt is None or rebuilt.kind != "value":
+        raise CheckFailure("the grader could not build TPLayer(256, 8, rngs=nnx.Rngs(0)) again")
+    if rebuilt.value:
+        raise CheckFailure(
+            "`tp_layer`: expected the layer TPLayer(256, 8, rngs=nnx.Rngs(0)) built under jax.set_mesh(mesh), found"
+            f" one that is not: built so again, {rebuilt.value}"
+        )
 
 
 @task("t6")
@@ -621,20 +630,6 @@ def test_t6_layer_out(submission):
         ref.LAB_LAYER["num_heads"],
         "layer_out",
     )
-
-
-@task("t6")
-@points(1)
-def test_t6_lab_layer_built(submission):
-    """`tp_layer` is TPLayer(256, 8, rngs=nnx.Rngs(0)): the class built so again holds the same kernels"""
-    rebuilt = submission.probe("t6", "lab_layer").values.get("rebuilt")
-    if rebuilt is None or rebuilt.kind != "value":
-        raise CheckFailure("the grader could not build TPLayer(256, 8, rngs=nnx.Rngs(0)) again")
-    if rebuilt.value:
-        raise CheckFailure(
-            "`tp_layer`: expected the layer TPLayer(256, 8, rngs=nnx.Rngs(0)) built under jax.set_mesh(mesh), found"
-            f" one that is not: built so again, {rebuilt.value}"
-        )
 
 
 @task("t6")
