@@ -223,12 +223,12 @@ def assert_warm(record: TimingRecord, claims: dict[str, float]) -> None:
     """Each time was measured warm: nothing was traced and compiled for its first call between the clock
     reads it comes from (the first call, which compiles, came before the clock started)."""
 
-    def cold(used: Sequence[Span]) -> bool:
-        return any(_traced(span) for span in used) and not _made_anew(used)
+    def cold(used: Sequence[Span]) -> bool:  # traced, lowered or compiled (a new layout is only compiled)
+        return any(span.compiled for span in used) and not _made_anew(used)
 
     def found(methods: list[Method], every: list[Span]) -> str:
         used = methods[0].spans if methods else every
-        compiled = [c for span in used for c in _traced(span)]
+        compiled = [c for span in used for c in span.compiled]
         return (
             f"{_compiled_names(compiled)} traced and compiled between the clock reads the time comes from "
             f"({methods[0].describe() if methods else 'every timed span'}): the first call was timed"
@@ -238,7 +238,7 @@ def assert_warm(record: TimingRecord, claims: dict[str, float]) -> None:
         record,
         claims,
         lambda m: not cold(m.spans),
-        lambda every: any(span.waits and not _traced(span) for span in every),
+        lambda every: any(span.waits and not span.compiled for span in every),
         "a warm measurement: the function called once before the clock starts, so that its compilation is not timed",
         found,
     )
