@@ -13,10 +13,12 @@ from autograder.checks import (
     Layout,
     MeshSpec,
     assert_allclose,
+    assert_blocked,
     assert_faster_verdict,
     assert_fully_replicated,
     assert_jitted,
     assert_layout,
+    assert_made_once,
     assert_no_collectives,
     assert_spec_equivalent,
     assert_speedup_claim,
@@ -25,6 +27,8 @@ from autograder.checks import (
     assert_tree_layouts,
     assert_type,
     assert_uses,
+    assert_warm,
+    claimed_times,
     describe_layout,
     render_layout,
 )
@@ -575,7 +579,7 @@ def test_t7_training_result(submission):
 
 
 @task("t8")
-@points(3)
+@points(2)
 @hidden
 def test_t8_unsharded_time(submission, per_grading):
     """`t_unsharded` agrees with the grader's own warm, blocked measurement"""
@@ -584,7 +588,7 @@ def test_t8_unsharded_time(submission, per_grading):
 
 
 @task("t8")
-@points(3)
+@points(2)
 @hidden
 def test_t8_sharded_time(submission, per_grading):
     """`t_sharded` agrees with the grader's own warm, blocked measurement"""
@@ -619,3 +623,31 @@ def test_t8_verdict(submission, per_grading):
     """`cpu_faster` says whether sharding made grad_loss faster on this machine, as the grader measures it
     (either answer passes when its measurement cannot tell)"""
     assert_faster_verdict(submission.name("t8", "cpu_faster"), per_grading(ref.grad_loss_times).ratio, "cpu_faster")
+
+
+# t8's method, read from what its timing code did in the grading kernel (the timing record), whatever the
+# machine's speed.
+T8_TIMES = ("t_unsharded", "t_sharded")
+
+
+def _t8_claims(submission) -> dict[str, float]:
+    return claimed_times(lambda name: submission.name("t8", name), T8_TIMES)
+
+
+@task("t8")
+@points(1)
+@hidden
+def test_t8_warm(submission):
+    """each time was measured warm: the first call, which compiles, came before the clock started, and the
+    jitted function was made once (a `jax.jit(jax.grad(...))` made inside the timed call compiles every time)"""
+    record, claims = submission.timing("t8"), _t8_claims(submission)
+    assert_warm(record, claims)
+    assert_made_once(record, claims)
+
+
+@task("t8")
+@points(1)
+@hidden
+def test_t8_blocked_inside(submission):
+    """each timed call was waited for inside the timed region, before the clock stopped"""
+    assert_blocked(submission.timing("t8"), _t8_claims(submission))
