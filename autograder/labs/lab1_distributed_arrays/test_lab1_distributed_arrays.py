@@ -14,6 +14,7 @@ from autograder.checks import (
     CheckFailure,
     Layout,
     assert_allclose,
+    assert_blocked,
     assert_collectives,
     assert_jitted,
     assert_layout,
@@ -24,6 +25,8 @@ from autograder.checks import (
     assert_tree_allclose,
     assert_tree_layouts,
     assert_value_type,
+    assert_warm,
+    claimed_times,
     found_bool,
 )
 from autograder.labs.lab1_distributed_arrays import reference as ref
@@ -515,15 +518,23 @@ def test_t8_sharded_time(submission, per_grading):
 @task("t8")
 @points(1)
 def test_t8_single_device_copies(submission):
-    """`params_single` and `batch_single` hold every array whole on jax.devices()[0], the device the text names"""
+    """`params_single` and `batch_single` hold every array whole on jax.devices()[0], the device the text names,
+    copied there (committed to it), not left there by default"""
     for name, shapes in (("params_single", ref.PARAM_SHAPES), ("batch_single", ref.BATCH_SHAPES)):
         fact = submission.name("t8", name)
         for index, (leaf, shape) in enumerate(zip(ref.leaves_of(fact, name, shapes), shapes)):
-            assert_layout(leaf, Layout.single_device(0, shape), _leaf_label(fact, name, index))
+            label = _leaf_label(fact, name, index)
+            assert_layout(leaf, Layout.single_device(0, shape), label)
+            if leaf.committed is False:
+                raise CheckFailure(
+                    f"{label}: expected a copy committed to jax.devices()[0] (jax.device_put), found an array JAX "
+                    "left on its default device uncommitted (jnp.asarray of host data): a computation moves it to "
+                    "wherever its other inputs are, so it does not pin the call to one device"
+                )
 
 
 @task("t8")
-@points(3)
+@points(1)
 @hidden
 def test_t8_speedup(submission, per_grading):
     """`speedup` is t_single / t_sharded, from sound times, and agrees with the grader's measured ratio"""
@@ -540,6 +551,31 @@ def test_t8_speedup(submission, per_grading):
         measured_a=single,
         measured_b=sharded,
     )
+
+
+# t8's method, read from what its timing code did in the grading kernel (the timing record), whatever the
+# machine's speed.
+T8_TIMES = ("t_single", "t_sharded")
+
+
+def _t8_claims(submission) -> dict[str, float]:
+    return claimed_times(lambda name: submission.name("t8", name), T8_TIMES)
+
+
+@task("t8")
+@points(1)
+@hidden
+def test_t8_called_once_before_timing(submission):
+    """each time was measured after a first call that compiled, outside the clock reads it comes from"""
+    assert_warm(submission.timing("t8"), _t8_claims(submission))
+
+
+@task("t8")
+@points(1)
+@hidden
+def test_t8_waited_inside(submission):
+    """each timed call was waited for inside the timed region, before the clock stopped"""
+    assert_blocked(submission.timing("t8"), _t8_claims(submission))
 
 
 # t9 — does the random number generator communicate?
