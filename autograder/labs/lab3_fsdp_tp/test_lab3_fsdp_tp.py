@@ -14,13 +14,16 @@ from autograder.checks import (
     CheckFailure,
     Layout,
     assert_allclose,
+    assert_blocked,
     assert_collectives,
     assert_jit_given_layouts,
     assert_jitted,
     assert_layout,
     assert_shard_map_collectives,
     assert_time_consistent,
+    assert_timed_on,
     assert_uses,
+    assert_warm,
     collectives_in,
     describe_collectives,
     found_number,
@@ -451,7 +454,7 @@ def test_t4_every_op_timed(submission):
 
 
 @task("t4")
-@points(3)
+@points(2)
 @hidden
 @pytest.mark.parametrize("op", OPS)
 def test_t4_time_consistent(submission, per_grading, op):
@@ -466,6 +469,49 @@ def test_t4_time_consistent(submission, per_grading, op):
         factor=ref.TIME_FACTOR,
         accept=NUMBER_TYPES,
     )
+
+
+# t4's method, read from what its timing code did in the grading kernel (the timing record), whatever the
+# machine's speed: the four functions applied to the 1000×1000 X give results of 1000×1000 (all_gather,
+# all_to_all) or 125×1000 (psum and psum_scatter, out_specs P() and P(None, 'data') of a row block).
+T4_RESULTS = [ref.X_SHAPE, (ref.X_SHAPE[0] // 8, ref.X_SHAPE[1])]
+
+
+def _t4_claims(submission) -> dict[str, float]:
+    """The ops' times, judged by their method; a time that is not a number loses its own check, not these."""
+    claims = {}
+    for op, leaf in _times_by_op(submission).items():
+        try:
+            claims[f"collective_times['{op}']"] = found_number(leaf, op, accept=NUMBER_TYPES)
+        except CheckFailure:
+            continue
+    if not claims:
+        raise CheckFailure("`collective_times`: no time per op to judge the method of")
+    return claims
+
+
+@task("t4")
+@points(2)
+@hidden
+def test_t4_warm(submission):
+    """each op was called, and compiled, before the clock reads its time comes from"""
+    assert_warm(submission.timing("t4"), _t4_claims(submission))
+
+
+@task("t4")
+@points(1)
+@hidden
+def test_t4_blocked_inside(submission):
+    """each timed call was waited for inside the timed region, before the clock stopped"""
+    assert_blocked(submission.timing("t4"), _t4_claims(submission))
+
+
+@task("t4")
+@points(1)
+@hidden
+def test_t4_applied_to_X(submission):
+    """the timed calls were applied to `X`: their results are those of the 1000×1000 input"""
+    assert_timed_on(submission.timing("t4"), _t4_claims(submission), T4_RESULTS, "`collective_fns[key]` applied to `X`")
 
 
 @task("t4")
