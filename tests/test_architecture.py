@@ -149,9 +149,9 @@ def test_other_stages_take_the_names_a_door_exports_not_its_modules():
 
 
 def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
-    """The kernel's housekeeping, the timing record, the kernel recorder and each lab's kernel probe run in the student's
-    kernel as standalone modules; the network filter and Landlock's launcher run before it, from copies of
-    their own."""
+    """The kernel's housekeeping, the timing record, the kernel recorder and each lab's kernel probe run in the
+    student's kernel as standalone modules; the network filter and Landlock's launcher run before it, from
+    copies of their own."""
     launchers = ["autograder.run.network_filter", "autograder.run.landlock"]
     in_kernel = (
         launchers

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from autograder.authoring.lab_tests import run_lab_tests
     from autograder.authoring.markers import has_solution, parse_questions, read_solution
     from autograder.authoring.new_lab import NewLabError, scaffold_lab
+    from autograder.authoring.requirement_table import task_texts, text_literals
     from autograder.authoring.setup_cell import STUDENT_DISTRIBUTION
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

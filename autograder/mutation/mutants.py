@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import libcst
 import nbformat
 
-from autograder.authoring import has_solution, parse_questions, read_solution
-from autograder.authoring.requirement_table import task_texts, text_literals
+from autograder.authoring import has_solution, parse_questions, read_solution, task_texts, text_literals
 from autograder.lab import Lab
 from autograder.mutation.operators import OPERATORS
 from autograder.mutation.right_variants import VARIANTS, right_variants
