@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         Compilation,
         Fact,
         FactsError,
+        MeshFact,
         ProbeFact,
         ProgramFact,
         ShardingFact,

@@ -29,8 +29,7 @@ from autograder.checks import (
     is_same_layout,
     measure_interleaved,
 )
-from autograder.facts import Fact
-from autograder.facts.schema import MeshFact
+from autograder.facts import Fact, MeshFact
 
 MESH = MeshSpec((4, 2), ("a", "b"), "auto")
 MESH_DP = MeshSpec((8,), ("batch",), "auto")
