@@ -78,7 +78,7 @@ EXAMPLES = (
         numpy=True,
         calls=True,
     ),
-    Example("timing", {"time": 10}, ("assert_time_consistent",), timed=True),
+    Example("timing", {"time": 8, "warm": 2}, ("assert_time_consistent", "assert_warm", "claimed_times"), timed=True),
 )
 FILLER = Example("filler", {"answer": 10}, ("assert_allclose",))  # every task after the examples
 
