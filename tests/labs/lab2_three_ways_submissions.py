@@ -35,7 +35,9 @@ T8_NOT_WARM = (
     """
 fresh_grad = jax.jit(jax.grad(loss))
 """
-    + T8_TIMES.replace("    jax.block_until_ready(fn(*args))\n    times = []", "    times = []").replace("grad_loss,", "fresh_grad,")
+    + T8_TIMES.replace("    jax.block_until_ready(fn(*args))\n    times = []", "    times = []").replace(
+        "grad_loss,", "fresh_grad,"
+    )
     + """
 speedup = t_unsharded / t_sharded
 cpu_faster = bool(speedup > 1)
