@@ -150,7 +150,8 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         total = sum(span.seconds for span in chosen)  # a loop's time over its number of calls
         count = round(total / claimed)
         if count >= 1 and _agrees(total / count, claimed):
-            methods.append(Method(chosen, f"total divided by {count}", max(count, calls)))
+            waited = all(span.waits for span in chosen)  # then each call was waited for: the waits count them
+            methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls)))
     # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
     # same results waited for) where some give it, and from the most spans that give it.
     alike = [m for m in methods if len({span.shapes for span in m.spans}) == 1]
