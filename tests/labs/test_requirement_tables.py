@@ -7,7 +7,18 @@ from __future__ import annotations
 import pytest
 from lab_submissions import CASES_BY_LAB, MEASURED_VERDICTS
 
-from autograder.authoring.requirement_table import Requirement, grader_checks, read_table, table_path, table_problems
+from autograder.authoring.requirement_table import (
+    Requirement,
+    Waiver,
+    grader_checks,
+    literal_problems,
+    read_table,
+    read_waivers,
+    table_path,
+    table_problems,
+    task_texts,
+    text_literals,
+)
 from autograder.lab import lab_ids, load_lab
 
 
@@ -60,3 +71,24 @@ def test_a_parametrized_check_is_worth_its_points_once_per_instance_and_each_ins
     assert checks["test_t3_shapes"].instances == ("a-shape0", "b-shape1")
     assert checks["test_t3_shapes[b-shape1]"].task == "t3"
     assert checks["test_t3_plain"].total == 1
+
+
+def test_a_literal_the_text_names_and_no_clause_quotes_is_named_unless_waived_with_a_reason():
+    """Checked on lab 4's own table: the row quoting `big_lhs` and `big_rhs` removed, its literals are named;
+    a waiver covers one, and a waiver of a literal the text does not name, or that a row quotes, is refused."""
+    lab = load_lab("lab4_collectives")
+    rows, texts = read_table(table_path(lab)), task_texts(lab.solution_path)
+    waivers = read_waivers(table_path(lab))
+    assert literal_problems(rows, waivers, texts) == []
+    assert text_literals("Bind `t` to `f(x)` on `mesh`; `t` again") == ["t", "f(x)", "mesh"]
+    quoting = [r for r in rows if "`big_lhs`" in r.text]
+    assert quoting, "lab 4's table quotes big_lhs"
+    without = [r for r in rows if r not in quoting]
+    problems = literal_problems(without, waivers, texts)
+    assert any("t5 names `big_lhs`" in p for p in problems) and any("`big_rhs`" in p for p in problems)
+    waived = [*waivers, Waiver("t5", "big_lhs", "a reason"), Waiver("t5", "big_rhs", "a reason")]
+    assert literal_problems(without, waived, texts) == []
+    assert any("t5's text does not name it" in p for p in literal_problems(rows, [Waiver("t5", "nowhere", "x")], texts))
+    assert any(
+        "a requirement of t5 quotes it" in p for p in literal_problems(rows, [Waiver("t5", "big_lhs", "x")], texts)
+    )
