@@ -59,10 +59,19 @@ def measurements(monkeypatch):
     return made
 
 
+# t8's checks of the timing method read the timing record (tests/checks/test_timing_method.py), which facts
+# made up here do not have: these tests are about the checks judged by the numbers.
+METHOD_CHECKS = {"test_t8_warm", "test_t8_blocked_inside"}
+
+
+def _by_numbers(checks):
+    return [c for c in checks if c.name not in METHOD_CHECKS]
+
+
 def test_swapped_times_pass_every_check_of_their_own_but_not_the_verdict(tmp_path, measurements):
     """Times swapped so that they say sharding is faster are each within the tolerance of the grader's
     times, and their speedup within its of the grader's ratio; the verdict follows the grader's ratio."""
-    checks = run_graders(load_lab(LAB2), _with_t8_facts(tmp_path, SWAPPED_T8), seed=7, tasks=["t8"])
+    checks = _by_numbers(run_graders(load_lab(LAB2), _with_t8_facts(tmp_path, SWAPPED_T8), seed=7, tasks=["t8"]))
     failed = [c for c in checks if not c.passed]
     assert len(checks) == 4 and [c.name for c in failed] == ["test_t8_verdict"], checks
     assert "expected False, found True" in failed[0].message and "0.8 (90% interval 0.8–0.8" in failed[0].message
@@ -76,7 +85,7 @@ def test_either_verdict_passes_when_the_grader_s_interval_holds_one(tmp_path, me
 
 
 def test_a_grading_measures_once_for_all_its_timing_checks(tmp_path, measurements):
-    checks = run_graders(load_lab(LAB2), _with_t8_facts(tmp_path), seed=7, tasks=["t8"])
+    checks = _by_numbers(run_graders(load_lab(LAB2), _with_t8_facts(tmp_path), seed=7, tasks=["t8"]))
     assert len(checks) == 4 and all(c.passed for c in checks), checks
     assert len(measurements) == 1
 
@@ -145,6 +154,6 @@ def test_a_set_up_that_fails_is_reported_by_the_tasks_checks(tmp_path, monkeypat
     monkeypatch.setattr(lab2_reference, "SET_UP_AHEAD", {"t8": (broken,)})
     monkeypatch.setattr(lab2_reference, "grad_loss_calls", broken)
     checks = run_graders(load_lab(LAB2), _with_t8_facts(tmp_path), seed=7, tasks=["t1", "t8"])
-    t8 = [c for c in checks if c.task == "t8"]
+    t8 = _by_numbers([c for c in checks if c.task == "t8"])
     assert len(t8) == 4 and all(c.grader_error and "no devices" in c.message for c in t8)
     assert all(not c.grader_error for c in checks if c.task == "t1")

@@ -166,7 +166,18 @@ def test_one_tasks_mutants_are_graded_on_a_local_cluster(tmp_path, capsys):
         ["mutants", "lab2_three_ways", "--task", "t1", "--operator", "swap", "--workers", "1", "--json", str(out)]
     )
     report = json.loads(out.read_text())
-    assert report["tasks"] == [{"task": "t1", "made": 1, "killed": 1, "survived": 0, "equivalent": 0, "not_graded": 0}]
+    assert report["tasks"] == [
+        {
+            "task": "t1",
+            "made": 1,
+            "killed": 1,
+            "survived": 0,
+            "equivalent": 0,
+            "not_graded": 0,
+            "variants": 0,
+            "kept": 0,
+        }
+    ]
     (mutant,) = report["mutants"]
     assert mutant["description"] == "`jax.device_put`'s arguments `A` and `sharding` swapped"
     assert code == 0 and report["score"] == 1.0

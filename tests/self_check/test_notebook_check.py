@@ -201,7 +201,7 @@ def test_the_checker_answers_reports_bad_requests_and_is_restarted_when_it_dies(
     checker = CheckerProcess(timeout=300)
     try:
         checks = checker.request({"lab": LAB.id, "seed": 1, "tasks": {"t1": str(tmp_path / "none")}})["checks"]
-        assert [c["name"] for c in checks] == ["test_t1_values", "test_t1_layout"]
+        assert [c["name"] for c in checks] == ["test_t1_values", "test_t1_layout", "test_t1_mesh_axes"]
         assert not any(c["passed"] for c in checks)
         assert all("no facts were written for t1" in c["message"] for c in checks)
         assert "unknown lab 'lab9'" in checker.request({"lab": "lab9", "seed": 1, "tasks": {}})["error"]
