@@ -15,6 +15,7 @@ from autograder.checks import (
     Layout,
     assert_allclose,
     assert_blocked,
+    assert_body_receives_blocks,
     assert_collectives,
     assert_jit_given_layouts,
     assert_jitted,
@@ -77,29 +78,6 @@ def _assert_on_mesh(found, mesh, mesh_name, name):
         )
 
 
-def _assert_body_blocks(call, name, expected, in_specs):
-    """The function's shard_map receives its operands cut as ``in_specs`` says: ``expected`` maps each
-    operand's global shape to the block each device receives (the grader's inputs, in order)."""
-    assert_uses(call, "shard_map", name)
-    shapes = tuple(tuple(shape) for shape, _ in expected)
-    blocks = tuple(tuple(block) for _, block in expected)
-    bodies = [body for body in call.program.bodies if tuple(map(tuple, body.operands)) == shapes]
-    if not bodies:
-        found = "; ".join(" × ".join(map(str, body.operands)) for body in call.program.bodies) or "none"
-        raise CheckFailure(
-            f"`{name}`: expected a jax.shard_map taking its arguments of shapes {', '.join(map(str, shapes))},"
-            f" found shard_maps taking {found}"
-        )
-    for body in bodies:
-        got = tuple(map(tuple, body.blocks))
-        if got != blocks:
-            raise CheckFailure(
-                f"`{name}`: expected its shard_map ({in_specs}) to give each device blocks of"
-                f" {', '.join(map(str, blocks))} of its arguments {', '.join(map(str, shapes))}, found blocks"
-                f" of {', '.join(map(str, got))} — its in_specs cut the arguments otherwise"
-            )
-
-
 def _assert_any_layout(submission, task_id, call_id, function, expected_spec, arguments):
     """The function, called on committed inputs laid out otherwise than its in_specs, gives the values and
     the output layout: a shard_map reshards them itself; jax.jit(in_shardings=...) refuses them."""
@@ -154,7 +132,7 @@ def test_t1_in_specs(submission):
         ((ref.BATCH, ref.HIDDEN), (ref.BATCH // 2, ref.HIDDEN)),
         ((ref.HIDDEN, ref.HIDDEN), (ref.HIDDEN // 2, ref.HIDDEN)),
     )
-    _assert_body_blocks(
+    assert_body_receives_blocks(
         submission.call("t1", "fsdp_matmul"), "fsdp_matmul", blocks, "in_specs=(P('data', None), P('data', None))"
     )
 
@@ -238,7 +216,7 @@ def test_t2_in_specs(submission):
     """`tp_mlp`'s shard_map cuts x and W1 by columns, W2 by rows, over `model`"""
     shapes = ((ref.BATCH, ref.HIDDEN), (ref.HIDDEN, ref.MLP_WIDTH), (ref.MLP_WIDTH, ref.HIDDEN))
     blocks = ((ref.BATCH, ref.HIDDEN // 4), (ref.HIDDEN, ref.MLP_WIDTH // 4), (ref.MLP_WIDTH // 4, ref.HIDDEN))
-    _assert_body_blocks(
+    assert_body_receives_blocks(
         submission.call("t2", "tp_mlp"),
         "tp_mlp",
         tuple(zip(shapes, blocks)),
@@ -359,7 +337,7 @@ def test_t3_in_specs(submission):
         (ref.MLP_WIDTH // 4, ref.HIDDEN // 2),
     )
     for function in T3_FUNCTIONS:
-        _assert_body_blocks(
+        assert_body_receives_blocks(
             submission.call("t3", function),
             function,
             tuple(zip(shapes, blocks)),

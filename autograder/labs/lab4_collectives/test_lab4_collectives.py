@@ -12,6 +12,7 @@ from autograder.checks import (
     assert_allclose,
     assert_blocked,
     assert_body_never_holds_whole,
+    assert_body_receives_blocks,
     assert_calls,
     assert_faster_verdict,
     assert_fully_replicated,
@@ -22,7 +23,6 @@ from autograder.checks import (
     assert_speedup_claim,
     assert_time_consistent,
     assert_timed_on,
-    assert_uses,
     assert_warm,
     claimed_times,
     found_tuple,
@@ -35,31 +35,6 @@ NUMBER_TYPES = ("float", "int", "numpy.float32", "numpy.float16", "jax.Array", "
 # t5's speedup against the grader's ratio (about 0.25): the two measurements of a ratio this far from 1 may
 # differ by up to 3× on a loaded machine, and an inverted one (about 4) is still 16× away.
 SPEEDUP_FACTOR = 3.0
-
-
-def _assert_receives_blocks(call, name, in_specs, expected):
-    """The function's shard_map body receives each operand split as ``in_specs`` says: ``expected`` pairs
-    each operand's global shape (the grader's input) with the block one device receives. (On the lab's
-    Explicit mesh a shard_map whose in_specs differ from its input's layout is refused, unless the input is
-    laid out anew first: laid out whole, every device starts with what the collective was to bring.)"""
-    assert_uses(call, "shard_map", name)
-    shapes = tuple(tuple(shape) for shape, _ in expected)
-    blocks = tuple(tuple(block) for _, block in expected)
-    bodies = [body for body in call.program.bodies if tuple(map(tuple, body.operands)) == shapes]
-    if not bodies:
-        found = "; ".join(" × ".join(map(str, body.operands)) for body in call.program.bodies) or "none"
-        raise CheckFailure(
-            f"`{name}`: expected a jax.shard_map taking its arguments of shapes {', '.join(map(str, shapes))},"
-            f" found shard_maps taking {found}"
-        )
-    for body in bodies:
-        got = tuple(map(tuple, body.blocks))
-        if got != blocks:
-            raise CheckFailure(
-                f"`{name}`: expected its shard_map ({in_specs}) to give each device a block of"
-                f" {', '.join(map(str, blocks))} of its arguments {', '.join(map(str, shapes))}, found blocks"
-                f" of {', '.join(map(str, got))} — its in_specs cut the arguments otherwise"
-            )
 
 
 # t1 — a ring all-gather built from ppermute
@@ -95,7 +70,7 @@ def test_t1_jitted(submission):
 def test_t1_in_specs(submission):
     """`ring_gather`'s shard_map gives each device its own block of v (in_specs=P('x')), not the whole of it"""
     block = ((ref.FRESH_N,), (ref.FRESH_N // 8,))
-    _assert_receives_blocks(submission.call("t1", "ring_gather"), "ring_gather", "in_specs=P('x')", (block,))
+    assert_body_receives_blocks(submission.call("t1", "ring_gather"), "ring_gather", (block,), "in_specs=P('x')")
 
 
 @task("t1")
@@ -156,7 +131,7 @@ def test_t2_jitted(submission, name):
 def test_t2_in_specs(submission, name):
     """the shard_maps of `summed_everywhere` and `summed_scattered` give each device one row of `rows`: (1, n)"""
     rows = (ref.FRESH_ROWS, (1, ref.FRESH_ROWS[1]))
-    _assert_receives_blocks(submission.call("t2", name), name, "in_specs=P('x', None)", (rows,))
+    assert_body_receives_blocks(submission.call("t2", name), name, (rows,), "in_specs=P('x', None)")
 
 
 @task("t2")
@@ -220,11 +195,11 @@ def test_t4_in_specs(submission):
         (ref.FRESH_LHS, (ref.FRESH_LHS[0] // 8, ref.FRESH_LHS[1])),
         (ref.FRESH_RHS, (ref.FRESH_RHS[0] // 8, ref.FRESH_RHS[1])),
     )
-    _assert_receives_blocks(
+    assert_body_receives_blocks(
         submission.call("t4", "collective_matmul"),
         "collective_matmul",
-        "in_specs=(P('x', None), P('x', None))",
         operands,
+        "in_specs=(P('x', None), P('x', None))",
     )
 
 
