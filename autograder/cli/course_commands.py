@@ -50,15 +50,14 @@ def cmd_batch(args) -> int:
 
     from autograder.course import BatchError, BatchOptions, CollectError, LatePolicyError, OverrideError, run_batch
     from autograder.lab import LabError
-    from autograder.run import sandbox_problem
+    from autograder.run import SandboxUnavailable, sandbox_level
 
-    if not args.no_sandbox and args.scheduler is None and sandbox_problem():
-        print(
-            f"autograder: cannot sandbox the kernels: {sandbox_problem()}; use --no-sandbox only for "
-            "notebooks you trust",
-            file=sys.stderr,
-        )
-        return 2
+    if not args.no_sandbox and args.scheduler is None:  # a local cluster's workers choose as this process does
+        try:
+            sandbox_level()
+        except SandboxUnavailable as exc:
+            print(f"autograder: {exc}", file=sys.stderr)
+            return 2
     try:
         policy = _late_policy(args)
         if policy is not None and args.no_late_policy:

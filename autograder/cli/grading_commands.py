@@ -37,7 +37,7 @@ def cmd_self_check(args) -> int:
 
 
 def _grade(args, public_only: bool) -> int:
-    from autograder.run import SandboxUnavailable, sandbox_level, sandbox_problem, try_bubblewrap_in_background
+    from autograder.run import SandboxUnavailable, sandbox_level, try_bubblewrap_in_background
 
     if not args.no_sandbox:
         try_bubblewrap_in_background()  # while the grader's modules load
@@ -47,8 +47,8 @@ def _grade(args, public_only: bool) -> int:
     if public_only and limits.sandbox is not None:
         try:
             sandbox_level()
-        except SandboxUnavailable:  # a student checking their own notebook needs no protection from it
-            print(f"note: running without the sandbox ({sandbox_problem()})", file=sys.stderr)
+        except SandboxUnavailable as exc:  # a student checking their own notebook needs no protection from it
+            print(f"note: running without the sandbox ({exc.reason})", file=sys.stderr)
             limits = dataclasses.replace(limits, sandbox=None)
     try:
         options = GradeOptions(args.lab, public_only=public_only, limits=limits, seed=args.seed)

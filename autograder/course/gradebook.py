@@ -66,7 +66,8 @@ def is_done(result: GradeResult | None) -> bool:
 def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
     """One row per student: id, lab, final score, max, status, reason, the points of each task (overrides
     applied); then the score before the late penalty, the penalty, the automatic score and each task's
-    automatic points, the submission time, the late policy's verdict, and the overrides in words."""
+    automatic points, the submission time, the late policy's verdict, the overrides in words, and the
+    sandbox level the kernel ran at (sandbox.py; empty when no kernel ran)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(
@@ -85,6 +86,7 @@ def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
             "submitted_at",
             "late",
             "overrides",
+            "sandbox",
         ]
     )
     for student in sorted(results):
@@ -111,6 +113,7 @@ def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
                 result.submitted_at or "",
                 result.late.reason if result.late else "",
                 overrides,
+                result.sandbox or "",
             ]
         )
     return buffer.getvalue()

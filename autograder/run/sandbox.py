@@ -271,7 +271,9 @@ def uid_sandbox_problem() -> str | None:
 
 def sandbox_level() -> str:
     """The strongest sandbox that works here: bubblewrap, else the uid level (as root), with the network
-    closed where the seccomp filter works and the files limited where Landlock does.
+    closed where the seccomp filter works and the files limited where Landlock does. The one choice of
+    every command that runs a submission's kernel (grade, check, batch and its Dask workers, test, the
+    Gradescope zip), so that none refuses a level another uses.
 
     Raises ``SandboxUnavailable``, saying why neither works, when there is none."""
     bwrap = sandbox_problem()
@@ -282,6 +284,6 @@ def sandbox_level() -> str:
         levels = {(True, True): UID_SECCOMP_LANDLOCK, (True, False): UID_SECCOMP, (False, True): UID_LANDLOCK}
         return levels.get((filter_problem() is None, landlock_problem() is None), UID)
     raise SandboxUnavailable(
-        f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}. "
-        "Grade with --no-sandbox only notebooks you trust"
+        f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}",
+        "Grade with --no-sandbox only notebooks you trust",
     )

@@ -19,7 +19,12 @@ SANDBOX_UIDS = 5000
 
 
 class SandboxUnavailable(RuntimeError):
-    """bubblewrap cannot confine a kernel on this machine; the message says why."""
+    """No sandbox level can confine a kernel on this machine: ``reason`` says why, each level's reason
+    named; the message adds ``advice``, what the reader may do instead."""
+
+    def __init__(self, reason: str, advice: str = ""):
+        super().__init__(f"{reason}. {advice}" if advice else reason)
+        self.reason = reason
 
 
 class UidLease:

@@ -51,7 +51,7 @@ class Installation:
         done = subprocess.run(["bash", str(source / "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"setup.sh failed: {done.stderr}"
         self.setup_output = done.stdout + done.stderr
-        self.without_bwrap = _path_without(scratch / "no-bwrap", "bwrap")
+        self.without_bwrap = path_without(scratch / "no-bwrap", "bwrap")
 
     def unpack(self, root: Path) -> Path:
         return unpack_zip(self.zip, root)
@@ -135,7 +135,7 @@ def _clean_environment() -> dict[str, str]:
     }
 
 
-def _path_without(directory: Path, tool: str) -> str:
+def path_without(directory: Path, tool: str) -> str:
     """A PATH with every command of this one but ``tool``: the first of each name that is a command, as a
     lookup finds it (a folder of that name, executable as folders are, is passed over)."""
     directory.mkdir()
