@@ -225,7 +225,8 @@ def assert_spec_equivalent(
     NamedSharding is another type (``accept=("PartitionSpec", "NamedSharding")`` takes either)."""
     fact = require_defined(found_spec_fact, name)
     if fact.kind != "spec":
-        raise CheckFailure(f"{quote(name)}: expected a PartitionSpec such as P('x', None), found {fact.describe()}")
+        answer = format_spec(expected_spec)  # the lab's own answer, not an example in another lab's axes
+        raise CheckFailure(f"{quote(name)}: expected a PartitionSpec equivalent to {answer}, found {fact.describe()}")
     assert_value_type(fact, accept, name)
     found_spec = fact.spec
     assert found_spec is not None  # the facts' reader gives every spec fact its entries

@@ -286,7 +286,9 @@ def test_an_impossible_prediction_fails_clearly(spec, words):
 
 def test_a_prediction_that_is_not_a_spec_fails():
     message = str(failure(assert_spec_equivalent, fact_of("P('a')"), P("a"), MESH, SHAPE, "guess"))
-    assert message == "`guess`: expected a PartitionSpec such as P('x', None), found str \"P('a')\""
+    assert message == "`guess`: expected a PartitionSpec equivalent to P('a'), found str \"P('a')\""
+    message = str(failure(assert_spec_equivalent, fact_of("data"), P(None, "b"), MESH, SHAPE, "guess"))
+    assert message == "`guess`: expected a PartitionSpec equivalent to P(None, 'b'), found str 'data'"
     assert "not defined" in str(failure(assert_spec_equivalent, missing_fact("guess"), P("a"), MESH, SHAPE, "guess"))
 
 
