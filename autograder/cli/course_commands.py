@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from autograder.cli.limit_options import add_cluster_options, add_limit_options, limits_from_args
+from autograder.cli.stale_assignment_option import add_stale_assignment_option, refuses_stale
 
 
 def add_batch(commands: argparse._SubParsersAction) -> None:
@@ -42,10 +43,13 @@ def add_batch(commands: argparse._SubParsersAction) -> None:
     batch.add_argument("--grace", help="lateness forgiven, e.g. 15m, 2h (default none)")
     batch.add_argument("--no-late-policy", action="store_true", help="forget the late policy saved in OUT")
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
+    add_stale_assignment_option(batch, "grade the class")
     batch.set_defaults(run=cmd_batch)
 
 
 def cmd_batch(args) -> int:
+    if refuses_stale(args, args.lab):  # before any worker starts: they grade with the same notebook
+        return 2
     from rich.console import Console
 
     from autograder.course import BatchError, BatchOptions, CollectError, LatePolicyError, OverrideError, run_batch
@@ -209,10 +213,13 @@ def add_gradescope(commands: argparse._SubParsersAction) -> None:
         help=f"when students see hidden checks (default {defaults.hidden_visibility})",
     )
     add_limit_options(gradescope, GRADESCOPE_LIMITS, ("--timeout", "--cell-timeout", "--memory-gib"))
+    add_stale_assignment_option(gradescope, "build the zip, which carries the student notebook,")
     gradescope.set_defaults(run=cmd_gradescope)
 
 
 def cmd_gradescope(args) -> int:
+    if refuses_stale(args, args.lab):  # the zip carries the student notebook every submission is graded with
+        return 2
     from autograder.course import (
         GRADESCOPE_LIMITS,
         GradescopeConfig,

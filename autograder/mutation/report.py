@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograder.grading import GradeResult, GradeStatus
+from autograder.grading import GradeResult, GradeStatus, TaskResult
 from autograder.mutation.grading import Outcome
 from autograder.mutation.right_variants import KEPT, LOST
 
@@ -95,6 +95,14 @@ class MutationReport:
         ]
 
     @property
+    def answered(self) -> tuple[TaskResult, ...]:
+        """The solution's tasks answered in this run: up to the last task whose mutants were graded (the
+        later ones are left blank, grading.py), every task when none was."""
+        tasks = [t.task for t in self.solution.tasks]
+        graded = [tasks.index(o.mutant.task) for o in self.outcomes if o.mutant.task in tasks]
+        return self.solution.tasks[: max(graded) + 1] if graded else self.solution.tasks
+
+    @property
     def score(self) -> float | None:
         """killed ÷ (killed + unexplained survivors); None when nothing was graded."""
         judged = len(self.killed) + len(self.survivors)
@@ -149,11 +157,19 @@ def print_report(report: MutationReport, console=None) -> None:
     from rich.table import Table
 
     console = console or Console()
-    if report.solution.status != GradeStatus.GRADED or report.solution.score < report.solution.max_score:
-        failed = [f"{t.task} {c.name}" for t in report.solution.tasks for c in t.checks if not c.passed]
+    answered = report.answered
+    points, max_points = sum(t.score for t in answered), sum(t.max_score for t in answered)
+    if len(answered) < len(report.solution.tasks):  # a plain fact, not a failure: later tasks are blank
+        names = ", ".join(t.task for t in answered)
         console.print(
-            f"[yellow]the solution scored {report.solution.score:g} / {report.solution.max_score:g} in "
-            f"this run ({report.solution.status}); its failed checks kill no mutant: "
+            f"only {names} {'is' if len(answered) == 1 else 'are'} answered and scored in this run (the "
+            f"solution's answers up to {answered[-1].task}, later tasks left blank): {points:g} / {max_points:g}"
+        )
+    if report.solution.status != GradeStatus.GRADED or points < max_points:
+        failed = [f"{t.task} {c.name}" for t in answered for c in t.checks if not c.passed]
+        console.print(
+            f"[yellow]the solution scored {points:g} / {max_points:g} on the tasks answered in this run "
+            f"({report.solution.status}); its failed checks kill no mutant: "
             f"{', '.join(failed) or report.solution.reason}"
         )
     table = Table(title=f"mutants of {report.lab}")

@@ -121,6 +121,27 @@ def test_a_right_variant_keeps_its_marks_or_is_listed_with_the_checks_it_failed(
     assert "right variants: 2 kept of 3" in text
 
 
+def test_a_run_of_one_tasks_mutants_says_only_that_task_is_answered_and_scored():
+    answered = _grade(set()).tasks[0]
+    solution = GradeResult("labX", "n.ipynb", "graded", None, 20, (answered, TaskResult("t2", 10, ())))
+    report = MutationReport("labX", solution, (Outcome(_mutant("t1", "a"), "killed", 0, 10, "values"),), {})
+    console = Console(record=True, width=200)
+    print_report(report, console)
+    text = console.export_text()
+    assert (
+        "only t1 is answered and scored in this run (the solution's answers up to t1, later tasks left blank): 10 / 10"
+        in text
+    )
+    assert "the solution scored" not in text  # t2 is blank, not failed
+    failed = GradeResult("labX", "n.ipynb", "graded", None, 20, (*_grade({"timing"}).tasks, TaskResult("t2", 10, ())))
+    console = Console(record=True, width=200)
+    print_report(MutationReport("labX", failed, report.outcomes, {}), console)
+    assert (
+        "the solution scored 5 / 10 on the tasks answered in this run (graded); its failed checks kill no mutant:"
+        " t1 timing" in console.export_text()
+    )
+
+
 def test_the_right_variants_of_a_cell_keep_its_meaning_in_another_form():
     from autograder.mutation.right_variants import right_variants
 
@@ -181,4 +202,6 @@ def test_one_tasks_mutants_are_graded_on_a_local_cluster(tmp_path, capsys):
     (mutant,) = report["mutants"]
     assert mutant["description"] == "`jax.device_put`'s arguments `A` and `sharding` swapped"
     assert code == 0 and report["score"] == 1.0
-    assert "mutation score 100% (1 killed of 1" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "mutation score 100% (1 killed of 1" in printed
+    assert "only t1 is answered and scored in this run" in printed and "the solution scored" not in printed
