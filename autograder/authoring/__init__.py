@@ -3,9 +3,11 @@
 ``markers`` reads the solution's task regions and answers, and ``assign`` writes the student's notebook,
 with the self-check cells, one after each task (``self_check_cell_text`` writes them, and the run's
 plan recognises them); ``assign_verification`` grades what ``assign`` wrote (solution full marks, blank
-notebook zero) before it is handed out. ``new_lab`` scaffolds a lab that runs (solution notebook,
-captures, reference, graders, known-grade submissions), opening with ``setup_cell``, every lab's first
-cell. ``lab_tests`` runs every test of one lab (``autograder test``). Above grading, which it uses.
+notebook zero) before it is handed out, and ``assignment_freshness`` says whether a student notebook is
+still what ``assign`` writes, before a command grades with it. ``new_lab`` scaffolds a lab that runs
+(solution notebook, captures, reference, graders, known-grade submissions), opening with ``setup_cell``,
+every lab's first cell. ``lab_tests`` runs every test of one lab (``autograder test``). Above grading,
+which it uses.
 """
 
 from typing import TYPE_CHECKING
@@ -15,6 +17,7 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab
     from autograder.authoring.assign_verification import verification_problems
+    from autograder.authoring.assignment_freshness import stale_assignment
     from autograder.authoring.lab_tests import run_lab_tests
     from autograder.authoring.markers import has_solution, parse_questions, read_solution
     from autograder.authoring.new_lab import NewLabError, scaffold_lab

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from autograder.cli.limit_options import add_cluster_options, add_limit_options, limits_from_args
+from autograder.cli.stale_assignment_option import OPTION, add_stale_assignment_option, refuses_stale
 from autograder.run import TRUSTED_LIMITS
 
 
@@ -145,6 +146,7 @@ def add_test(commands: argparse._SubParsersAction) -> None:
     lab_test = commands.add_parser(
         "test", help="run every test of one lab: its student notebook up to date, its grades, its known-grade cases"
     )
+    add_stale_assignment_option(lab_test, "run the tests")
     lab_test.add_argument("lab", help="the lab id")
     lab_test.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="more pytest options, e.g. -x or -k solution (after the lab)"
@@ -156,6 +158,11 @@ def cmd_test(args) -> int:
     from autograder.authoring import run_lab_tests
     from autograder.lab import LabError
 
+    if OPTION in args.pytest_args:  # written after the lab, where the rest goes to pytest
+        args.pytest_args = [arg for arg in args.pytest_args if arg != OPTION]
+        args.allow_stale_assignment = True
+    if refuses_stale(args, args.lab):
+        return 2
     try:
         return run_lab_tests(args.lab, args.pytest_args)
     except LabError as exc:

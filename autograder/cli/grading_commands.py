@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from autograder.cli.limit_options import add_limit_options, limits_from_args
+from autograder.cli.stale_assignment_option import add_stale_assignment_option, notebook_lab, refuses_stale
 
 
 def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
@@ -23,6 +24,7 @@ def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
         cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
         cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
         add_limit_options(cmd)
+        add_stale_assignment_option(cmd, name)
         if name == "grade":
             cmd.add_argument("--json", help="write Gradescope's results.json here")
         cmd.set_defaults(run=run)
@@ -41,6 +43,8 @@ def _grade(args, public_only: bool) -> int:
 
     if not args.no_sandbox:
         try_bubblewrap_in_background()  # while the grader's modules load
+    if refuses_stale(args, args.lab or notebook_lab(args.notebook)):
+        return 2
     from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade
 
     limits = limits_from_args(args)

@@ -1,0 +1,102 @@
+"""Whether a lab's student notebook is what ``autograder assign`` would write from its solution now.
+
+A solution edited (new cells, new points) and not yet assigned leaves the old student notebook under
+``assignments/``, and grading aligns every submission with that one: its tasks, its points, its locked
+cells. The commands that grade with it (grade, check, test, batch, gradescope) ask here first and refuse.
+
+The comparison is ``assign --compare``'s own (``assign_lab``). It loads otter-grader, some 2.5 s in a fresh
+process, where a grade should pay a few milliseconds: a verdict that the notebook is current is kept on
+the machine, under the cache directory, keyed by both notebooks' contents, the sources of the code that
+writes student notebooks and otter-grader's version. A stale verdict is never kept: it is computed again.
+Where the lab has no solution (a student's install, Gradescope's container) there is nothing to compare.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+from autograder.caches import cache_root, make_private_dirs, source_hash
+from autograder.lab import Lab
+
+ASSIGN_MODULE = "autograder.authoring.assign"  # imported only to compare: it loads unittest.mock and asyncio
+
+
+def verdicts_dir() -> Path:
+    """Where the verdicts are kept: one small file per student notebook, holding the key of the last
+    comparison that found it current."""
+    return cache_root() / "assignments"
+
+
+def _verdict_file(lab: Lab) -> Path:
+    where = str(lab.assignment_path.resolve()).encode()
+    return verdicts_dir() / f"{lab.id}-{hashlib.sha256(where).hexdigest()[:16]}"
+
+
+def _key(lab: Lab) -> str:
+    """What the student notebook ``assign`` writes depends on: the solution, the lab id, the code."""
+    try:
+        otter = metadata.version("otter-grader")
+    except metadata.PackageNotFoundError:
+        otter = ""
+    digest = hashlib.sha256()
+    for part in (
+        lab.id.encode(),
+        lab.solution_path.read_bytes(),
+        lab.assignment_path.read_bytes(),
+        source_hash(ASSIGN_MODULE).encode(),
+        otter.encode(),
+    ):
+        digest.update(f"{len(part)}\0".encode() + part)
+    return digest.hexdigest()
+
+
+def _known_current(lab: Lab, key: str) -> bool:
+    try:
+        return _verdict_file(lab).read_text(encoding="ascii") == key
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_current(lab: Lab, key: str) -> None:
+    """Keep the verdict, atomically; a cache that cannot be written only means comparing again."""
+    path = _verdict_file(lab)
+    written = None
+    try:
+        make_private_dirs(path.parent)
+        with tempfile.NamedTemporaryFile("w", encoding="ascii", dir=path.parent, delete=False) as out:
+            written = Path(out.name)
+            out.write(key)
+        os.replace(written, path)
+    except OSError:
+        if written is not None:
+            written.unlink(missing_ok=True)
+
+
+def stale_assignment(lab: Lab) -> str | None:
+    """Why ``lab``'s student notebook is not what ``assign`` would write now, with what to run; None when
+    it is, or when one of the two notebooks is missing (grading says so itself)."""
+    if not (lab.solution_path.is_file() and lab.assignment_path.is_file()):
+        return None
+    key = _key(lab)
+    if _known_current(lab, key):
+        return None
+    from autograder.authoring.assign import assign_lab
+
+    try:
+        stale = assign_lab(lab.solution_path, lab.assignment_path, lab.id, compare_only=True).changed
+    except ValueError as exc:  # the solution's markers are malformed, or it is not a notebook
+        return (
+            f"{lab.solution_path} cannot be assigned ({exc}), so {lab.assignment_path} may not match it: "
+            f"fix the solution and run `autograder assign {lab.id}`"
+        )
+    if not stale:
+        _remember_current(lab, key)
+        return None
+    return (
+        f"{lab.assignment_path} is not what `autograder assign` writes from {lab.solution_path} now "
+        f"(the solution, or the harness, changed since it was written): run `autograder assign {lab.id}`"
+    )
