@@ -212,6 +212,13 @@ def add_gradescope(commands: argparse._SubParsersAction) -> None:
         default=defaults.hidden_visibility,
         help=f"when students see hidden checks (default {defaults.hidden_visibility})",
     )
+    gradescope.add_argument(
+        "--try",
+        dest="try_submission",
+        metavar="SUBMISSION",
+        help="then grade this notebook (or folder) with the zip as Gradescope would: setup.sh and run_autograder "
+        "in a scratch folder, no system folder touched; prints the results",
+    )
     add_limit_options(gradescope, GRADESCOPE_LIMITS, ("--timeout", "--cell-timeout", "--memory-gib"))
     add_stale_assignment_option(gradescope, "build the zip, which carries the student notebook,")
     gradescope.set_defaults(run=cmd_gradescope)
@@ -219,6 +226,9 @@ def add_gradescope(commands: argparse._SubParsersAction) -> None:
 
 def cmd_gradescope(args) -> int:
     if refuses_stale(args, args.lab):  # the zip carries the student notebook every submission is graded with
+        return 2
+    if args.try_submission and not Path(args.try_submission).exists():  # before the zip is built
+        print(f"autograder: {args.try_submission} does not exist: give the notebook to try the zip on", file=sys.stderr)
         return 2
     from autograder.course import (
         GRADESCOPE_LIMITS,
@@ -239,6 +249,18 @@ def cmd_gradescope(args) -> int:
         return 2
     print(f"{out} written: upload it as the autograder of a Gradescope programming assignment")
     print(f"{wheel} written: give it to the students (their in-notebook checks; no solution, no hidden check)")
+    if args.try_submission:
+        from autograder.course import tried_summary, try_zip
+
+        print(
+            f"trying {out} on {args.try_submission} (setup.sh and run_autograder in a scratch folder) ...", flush=True
+        )
+        try:
+            tried = try_zip(out, Path(args.try_submission))
+        except GradescopeError as exc:
+            print(f"autograder: {exc}", file=sys.stderr)
+            return 2
+        print(tried_summary(tried))
     return 0
 
 

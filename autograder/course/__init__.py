@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         GradescopeError,
     )
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
+    from autograder.course.gradescope_try import tried_summary, try_zip
     from autograder.course.gradescope_zip import build_autograder_zip
     from autograder.course.grading_progress import GradingProgress
     from autograder.course.late import LatePolicyError, build_policy
