@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         assert_blocked,
         assert_calls,
         assert_made_once,
+        assert_median,
         assert_timed_on,
         assert_warm,
         claimed_times,

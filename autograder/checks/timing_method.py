@@ -11,7 +11,8 @@ calls — and the checks read the method from those spans, whatever the machine'
   was made once, not anew for every call: ``assert_made_once``);
 - ``assert_blocked``: each of them waited for a result before the clock stopped;
 - ``assert_timed_on``: the results waited for inside them have the shapes the named arrays give;
-- ``assert_calls``: they hold at least the number of calls the text asks for.
+- ``assert_calls``: they hold at least the number of calls the text asks for;
+- ``assert_median``: the time is their median, not their mean, their least, their total or one call's.
 
 Where no combination of spans gives the claimed number (a method of the student's own), each check falls
 back on the task's spans as a whole and fails only when none of them shows the method.
@@ -147,11 +148,17 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         ):
             if _agrees(value, claimed):
                 methods.append(Method(chosen, statistic, calls))
+        waited = all(span.waits for span in chosen)  # then each call was waited for: the waits count them
         total = sum(span.seconds for span in chosen)  # a loop's time over its number of calls
         count = round(total / claimed)
         if count >= 1 and _agrees(total / count, claimed):
-            waited = all(span.waits for span in chosen)  # then each call was waited for: the waits count them
             methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls)))
+        # The median of loops of several calls, each divided by its number of calls, where the waits do not
+        # count them (only a loop's last result waited for, or none).
+        middle = statistics.median(span.seconds for span in chosen)
+        count = round(middle / claimed)
+        if count >= 2 and _agrees(middle / count, claimed):
+            methods.append(Method(chosen, "median", max(calls, count * len(chosen))))
     # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
     # same results waited for) where some give it, and from the most spans that give it.
     alike = [m for m in methods if len({span.shapes for span in m.spans}) == 1]
@@ -326,5 +333,43 @@ def assert_calls(record: TimingRecord, claims: dict[str, float], at_least: int) 
         lambda m: m.calls >= at_least,
         lambda every: sum(len(s.waits) for s in every) >= at_least,
         f"at least {at_least} timed calls",
+        found,
+    )
+
+
+MEDIAN_SPANS = 3  # a median of one or two timed spans is their mean as well: it shows no choice of the median
+
+
+def assert_median(record: TimingRecord, claims: dict[str, float]) -> None:
+    """Each time is the median of several timed calls' times, not their mean, their least, their total or
+    one call's time. Judged by the values alone: it fails only where the claimed number is another statistic
+    of the spans and no median of at least ``MEDIAN_SPANS`` of them (``np.median``, ``statistics.median``,
+    ``jnp.median``, the middle of the sorted times); a time no spans give is not judged here."""
+
+    def sorted_middle(claimed: float) -> bool:
+        """Is it either middle time of an even number of spans of one kind (``sorted(times)[n // 2]``)? Not
+        one of ``how_measured``'s methods: a run with one more span often has that same middle, and would
+        hide from the other checks the run the time came from."""
+        for chosen in _candidates(record, spans(record)):
+            per_call = [span.per_call for span in chosen]
+            if len(per_call) < MEDIAN_SPANS + 1 or len(per_call) % 2 or len({span.shapes for span in chosen}) > 1:
+                continue
+            if any(_agrees(v, claimed) for v in (statistics.median_low(per_call), statistics.median_high(per_call))):
+                return True
+        return False
+
+    def median(method: Method) -> bool:
+        return method.statistic == "median" and len(method.spans) >= MEDIAN_SPANS
+
+    def found(methods: list[Method], every: list[Span]) -> str:
+        other = [m for m in methods if m.statistic != "median"] or methods
+        return max(other, key=lambda m: len(m.spans)).describe()
+
+    _judge(
+        record,
+        {name: claimed for name, claimed in claims.items() if not sorted_middle(claimed)},
+        median,
+        lambda every: True,
+        f"the median of the times of several timed calls (at least {MEDIAN_SPANS} timed spans)",
         found,
     )

@@ -1,6 +1,7 @@
 """The timing method judged from the timing record: ways of timing right and wrong, each recorded by the
 kernel's own timing record (facts/timing_record.py) in a process of its own, and each wrong one failing the
-one check of its mistake and no other."""
+one check of its mistake and no other; and every time that is not a median of several calls failing the
+median check."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from autograder.checks.timing_method import (
     assert_blocked,
     assert_calls,
     assert_made_once,
+    assert_median,
     assert_timed_on,
     assert_warm,
     how_measured,
@@ -67,6 +69,82 @@ t = float(np.median(a))
 jax.block_until_ready(f(x))
 rounds = timeit.repeat(lambda: jax.block_until_ready(f(x)), number=5, repeat=4)
 t = min(rounds) / 5
+""",
+    "statistics_median": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(7):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = statistics.median(times)
+""",
+    "jnp_median": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(7):
+    s = time.perf_counter()
+    f(x).block_until_ready()
+    times.append(time.perf_counter() - s)
+t = float(jnp.median(jnp.array(times)))
+""",
+    "sorted_middle": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(10):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = sorted(times)[len(times) // 2]
+""",
+    "timeit_median": """
+jax.block_until_ready(f(x))
+rounds = timeit.repeat(lambda: jax.block_until_ready(f(x)), number=3, repeat=5)
+t = statistics.median(rounds) / 3
+""",
+    "median_of_loops_waited_at_their_end": """
+jax.block_until_ready(f(x))
+rounds = []
+for _ in range(5):
+    s = time.perf_counter()
+    for _ in range(4):
+        out = f(x)
+    jax.block_until_ready(out)
+    rounds.append((time.perf_counter() - s) / 4)
+t = float(np.median(rounds))
+""",
+    "mean_warm": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(9):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = float(np.mean(times))
+""",
+    "least_warm": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(9):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = min(times)
+""",
+    "total_of_calls": """
+jax.block_until_ready(f(x))
+times = []
+for _ in range(9):
+    s = time.perf_counter()
+    jax.block_until_ready(f(x))
+    times.append(time.perf_counter() - s)
+t = sum(times)
+""",
+    "single_call": """
+jax.block_until_ready(f(x))
+s = time.perf_counter()
+jax.block_until_ready(f(x))
+t = time.perf_counter() - s
 """,
     "loop_cold": """
 start = time.perf_counter()
@@ -121,6 +199,20 @@ FAILS = {
     "loop_small_array": "timed_on",
     "made_anew": "made_once",
     "too_few_calls": "calls",
+    "single_call": "calls",
+}
+# The styles whose time is a median of several timed calls' times, as the labs' texts ask; every other
+# style fails the median check (a mean, a least, a total, one call), whatever its other mistakes.
+MEDIANS = {
+    "median_warm",
+    "warm_up_timed_and_dropped_in_turns",
+    "statistics_median",
+    "jnp_median",
+    "sorted_middle",
+    "timeit_median",
+    "median_of_loops_waited_at_their_end",
+    "median_cold",
+    "made_anew",
 }
 DRIVER = """
 import importlib.util, json, sys
@@ -192,7 +284,34 @@ def test_each_way_of_timing_fails_the_check_of_its_mistake_alone(recorded, style
         assert "expected" in verdicts[name] and "found" in verdicts[name]
 
 
-@pytest.mark.parametrize("style", ["loop_warm", "median_warm", "warm_up_timed_and_dropped_in_turns", "timeit_least"])
+@pytest.mark.parametrize("style", list(STYLES))
+def test_the_median_check_fails_every_time_that_is_not_a_median(recorded, style):
+    record, claimed = recorded[style]
+    try:
+        assert_median(record, {"t": claimed})
+        message = None
+    except CheckFailure as failure:
+        message = str(failure)
+    assert (message is None) == (style in MEDIANS), (message, how_measured(record, claimed))
+    if message:
+        assert "expected the median" in message and "found the" in message
+
+
+@pytest.mark.parametrize(
+    "style",
+    [
+        "loop_warm",
+        "median_warm",
+        "warm_up_timed_and_dropped_in_turns",
+        "timeit_least",
+        "statistics_median",
+        "jnp_median",
+        "sorted_middle",
+        "timeit_median",
+        "median_of_loops_waited_at_their_end",
+        "mean_warm",
+    ],
+)
 def test_the_claimed_time_is_found_in_the_spans_it_came_from(recorded, style):
     record, claimed = recorded[style]
     assert how_measured(record, claimed), "no way of measuring found"
