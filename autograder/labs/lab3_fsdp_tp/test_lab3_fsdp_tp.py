@@ -20,6 +20,7 @@ from autograder.checks import (
     assert_jit_given_layouts,
     assert_jitted,
     assert_layout,
+    assert_median,
     assert_shard_map_collectives,
     assert_time_consistent,
     assert_timed_on,
@@ -469,7 +470,7 @@ def _t4_claims(submission) -> dict[str, float]:
 
 
 @task("t4")
-@points(2)
+@points(1)
 @hidden
 def test_t4_warm(submission):
     """each op was called, and compiled, before the clock reads its time comes from"""
@@ -482,6 +483,14 @@ def test_t4_warm(submission):
 def test_t4_blocked_inside(submission):
     """each timed call was waited for inside the timed region, before the clock stopped"""
     assert_blocked(submission.timing("t4"), _t4_claims(submission))
+
+
+@task("t4")
+@points(1)
+@hidden
+def test_t4_median(submission):
+    """each op's time is the median of its timed calls' times, not their mean, their least or one call's"""
+    assert_median(submission.timing("t4"), _t4_claims(submission))
 
 
 @task("t4")
