@@ -38,7 +38,7 @@ def _subparsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    flags = {"--timeout", "--cell-timeout", "--memory-gib", "--no-sandbox"}
+    flags = {"--timeout", "--cell-timeout", "--memory-gib", "--write-mib", "--no-sandbox"}
     return {a.option_strings[0]: a for a in parser._actions if a.option_strings and a.option_strings[0] in flags}
 
 
@@ -51,6 +51,7 @@ def test_every_command_takes_its_limits_defaults_from_the_dataclass(command):
         "--timeout": defaults.total_timeout,
         "--cell-timeout": defaults.cell_timeout,
         "--memory-gib": defaults.sandbox and defaults.sandbox.memory_bytes / GIB,
+        "--write-mib": defaults.sandbox and defaults.sandbox.write_bytes / 2**20,
         "--no-sandbox": False,
     }
     assert {flag: action.default for flag, action in options.items()} == {f: expected[f] for f in flags}
@@ -61,6 +62,7 @@ def test_every_command_takes_its_limits_defaults_from_the_dataclass(command):
 def test_the_defaults_are_the_ones_documented():
     """The numbers themselves, stated once here: changing one is a decision, not a slip."""
     assert (Limits().cell_timeout, Limits().total_timeout, Limits().sandbox.memory_bytes) == (120, 600, 4 * 2**30)
+    assert Limits().sandbox.write_bytes == 256 * 2**20  # the kernel's folder, TMPDIR and /dev/shm together
     assert GRADESCOPE_LIMITS == dataclasses.replace(Limits(), total_timeout=480)  # under Gradescope's 10 minutes
     assert TRUSTED_LIMITS == dataclasses.replace(Limits(), sandbox=None)
 
@@ -72,6 +74,7 @@ def test_each_limit_option_has_its_help_and_default_from_its_field():
     assert helps["--timeout"] == "seconds for the whole notebook (default 600)"
     assert helps["--cell-timeout"] == "seconds per cell (default 120)"
     assert helps["--memory-gib"] == "memory the kernel may use (default 4)"
+    assert helps["--write-mib"] == "what the kernel may write: its folder, TMPDIR and /dev/shm together (default 256)"
     assert helps["--no-sandbox"] == "run the kernel without bubblewrap (only for notebooks you trust)"
     gradescope = _limit_options(_subparsers()["gradescope"])
     assert gradescope["--timeout"].help == "seconds for the whole notebook (default 480)"
@@ -79,10 +82,12 @@ def test_each_limit_option_has_its_help_and_default_from_its_field():
 
 def test_command_line_values_reach_the_limits():
     args = build_parser().parse_args(
-        ["grade", "nb.ipynb", "--timeout", "30", "--cell-timeout", "5.5", "--memory-gib", "2.5"]
+        ["grade", "nb.ipynb", "--timeout", "30", "--cell-timeout", "5.5", "--memory-gib", "2.5", "--write-mib", "64"]
     )
     assert limits_from_args(args) == Limits(
-        cell_timeout=5.5, total_timeout=30.0, sandbox=ResourceLimits(memory_bytes=int(2.5 * 2**30))
+        cell_timeout=5.5,
+        total_timeout=30.0,
+        sandbox=ResourceLimits(memory_bytes=int(2.5 * 2**30), write_bytes=64 * 2**20),
     )
     args = build_parser().parse_args(
         ["batch", "class", "--lab", "lab1", "--out", "out", "--no-sandbox", "--memory-gib", "1"]

@@ -9,7 +9,7 @@ import dataclasses
 
 from autograder.run import Limits, ResourceLimits
 
-LIMIT_FLAGS = ("--timeout", "--cell-timeout", "--memory-gib", "--no-sandbox")
+LIMIT_FLAGS = ("--timeout", "--cell-timeout", "--memory-gib", "--write-mib", "--no-sandbox")
 
 
 def _limit_fields() -> dict[str, tuple[type, dataclasses.Field]]:

@@ -49,6 +49,7 @@ from autograder.run.run_request import Captures, RunRequest
 from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.stale_roots import claim
 from autograder.run.timed_turns import TimedTurn
+from autograder.run.write_bound import MIB, explain_write_error
 
 if TYPE_CHECKING:
     pass
@@ -178,7 +179,8 @@ class _Run:
         except TimeoutError:
             raise _Hung(step.label) from None
         share = self.client.cell_others_share() if timed else None  # from the cell's clock (kernel_client.py)
-        error, seconds = cell_error(cell), time.monotonic() - started - (self.kernel.turn.waited - waited)
+        error = explain_write_error(cell_error(cell), self.kernel.write_bound)  # the bound it hit, named
+        seconds = time.monotonic() - started - (self.kernel.turn.waited - waited)
         if self.client.timed_out:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self._allowed()} and was interrupted"
         status = (
@@ -236,6 +238,12 @@ class _Run:
             self.live.task_taken()
 
     def died_reason(self) -> str:
+        watch = self.kernel.write_watch
+        if watch is not None and watch.passed:
+            return (
+                f"the kernel was stopped: it wrote more than {watch.bound / MIB:g} MiB (its working directory, "
+                "TMPDIR and /dev/shm together; set by --write-mib, write_bytes in autograder/run/limits.py)"
+            )
         log = self.km.log_tail()
         if any(sign in log for sign in RENDEZVOUS_SIGNS):
             return (

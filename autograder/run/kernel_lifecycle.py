@@ -34,8 +34,11 @@ from autograder.run.kernel_code import (
 from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
 from autograder.run.kernel_manager import HarnessKernelManager
 from autograder.run.limits import Limits
+from autograder.run.sandbox_levels import BUBBLEWRAP
 from autograder.run.stale_roots import claim, disown, sweep_once
 from autograder.run.timed_turns import CellTurn
+from autograder.run.write_bound import SCRATCH, bound_root, unbind_root
+from autograder.run.write_watch import SHARED_MEMORY, WriteWatch
 
 
 class StartedKernel:
@@ -53,6 +56,9 @@ class StartedKernel:
         self.ended_well = False  # set once the run of its notebook completed: a filling kernel's to keep
         sweep_once()  # the roots a killed grader left behind (stale_roots.py)
         self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
+        # what the kernel may write, in all (write_bound.py): None where its root could not be bounded
+        bounded = limits.sandbox is not None and bound_root(self.root, limits.sandbox.write_bytes) is None
+        self.write_bound = limits.sandbox.write_bytes if bounded and limits.sandbox else None
         try:
             os.chmod(self.root, 0o755)
             claim(self.root)
@@ -66,12 +72,16 @@ class StartedKernel:
             shutil.copyfile(RECORDER_SOURCE, self.modules_dir / f"{RECORDER_MODULE}.py")
             if lab_probe is not None:
                 shutil.copyfile(lab_probe, self.modules_dir / f"{LAB_PROBE_MODULE}.py")
-            self.km = HarnessKernelManager(self.workdir, self.root / "kernel.log", limits.sandbox, [self.modules_dir])
+            scratch = self.root / SCRATCH  # bubblewrap's /tmp and /dev/shm, in the root: bounded with it
+            self.km = HarnessKernelManager(
+                self.workdir, self.root / "kernel.log", limits.sandbox, [self.modules_dir], scratch=scratch
+            )
         except BaseException:
-            shutil.rmtree(self.root, ignore_errors=True)
+            _remove(self.root)
             raise
         if self.km.uid is not None:
             os.chown(self.facts_dir, self.km.uid, self.km.uid)
+        self.write_watch: WriteWatch | None = None  # where no tmpfs bounds what it writes (write_watch.py)
         self.state = "new"  # then "starting", then "started" once the startup code has run
         self.failure: str | None = None  # why the startup code failed, if it did
         self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
@@ -129,11 +139,21 @@ class StartedKernel:
             self.failure = cell_error(cell)
             if self.failure is None:
                 self.km.note_harness_processes()
+                self._watch_writes()
             self.state = "started"
         finally:
             if self.failure is not None or self.state != "started":  # no warm-up runs
                 self._let_warm_up_go()
             self.start_ended.set()
+
+    def _watch_writes(self) -> None:
+        """Watch what the kernel writes where no tmpfs bounds it all (write_watch.py): its root where that
+        is no tmpfs, and the machine's /dev/shm at the uid level."""
+        sandbox = self.limits.sandbox
+        if sandbox is None or (self.write_bound is not None and self.km.level == BUBBLEWRAP):
+            return
+        shared = [] if self.km.level == BUBBLEWRAP else [SHARED_MEMORY]
+        self.write_watch = WriteWatch(self.root, shared, self.km.uid, sandbox.write_bytes, self.km.stop_all_processes)
 
     async def ready(self, timeout: float = 15) -> bool:
         """Started without failing, still running, and answering: may it take a submission now?"""
@@ -187,6 +207,8 @@ class StartedKernel:
         """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
         self._let_warm_up_go()
         self.start_ended.set()
+        if self.write_watch is not None:
+            self.write_watch.close()
         try:
             await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
         except Exception:
@@ -203,7 +225,13 @@ class StartedKernel:
             print(f"kept {self.root}", file=sys.__stderr__, flush=True)
             disown(self.root)
         else:
-            shutil.rmtree(self.root, ignore_errors=True)
+            _remove(self.root)
+
+
+def _remove(root: Path) -> None:
+    """Remove a kernel's root directory, its tmpfs unmounted first (write_bound.py)."""
+    unbind_root(root)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _digest(path: Path | None) -> str | None:

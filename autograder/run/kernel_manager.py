@@ -30,6 +30,7 @@ from autograder.run.sandbox import bwrap_command, sandbox_environment, sandbox_l
 from autograder.run.sandbox_levels import BUBBLEWRAP, LANDLOCK_LEVELS, NO_SANDBOX
 from autograder.run.thread_waits import ThreadTimes, thread_times
 from autograder.run.uid_lease import SandboxUnavailable, lease_uid, make_private
+from autograder.run.write_watch import SHARED_MEMORY, remove_owned
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
@@ -48,8 +49,17 @@ class HarnessKernelManager(AsyncKernelManager):
     """
 
     def __init__(
-        self, workdir: Path, log_path: Path, sandbox: ResourceLimits | None, readonly: Sequence[Path] = (), **kwargs
+        self,
+        workdir: Path,
+        log_path: Path,
+        sandbox: ResourceLimits | None,
+        readonly: Sequence[Path] = (),
+        scratch: Path | None = None,
+        **kwargs,
     ):
+        """``scratch``: a folder beside ``workdir`` in the kernel's root, where bubblewrap's ``/tmp`` and
+        ``/dev/shm`` are kept, bounded with the root (write_bound.py, write_watch.py); None: tmpfs mounts
+        of their own."""
         super().__init__(kernel_name="python3", **kwargs)
         self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
         self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
@@ -77,9 +87,9 @@ class HarnessKernelManager(AsyncKernelManager):
             if self.uid is not None:
                 make_private(workdir, self.uid)
             if self.level == BUBBLEWRAP:
-                argv = bwrap_command(
-                    argv, workdir, list(readonly), sandbox_environment(kernel_environment()), sandbox, self.uid
-                )
+                shared = None if scratch is None else _scratch_folders(scratch, self.uid)
+                env = sandbox_environment(kernel_environment())
+                argv = bwrap_command(argv, workdir, list(readonly), env, sandbox, self.uid, shared)
             else:  # its working directory is its home
                 if self.uid is None:  # sandbox_level() offers the uid level to root alone
                     raise SandboxUnavailable("the uid level needs a uid of its own for the kernel: run as root")
@@ -130,6 +140,11 @@ class HarnessKernelManager(AsyncKernelManager):
             return None
         return thread_times([self._launcher, *run_processes(self._launcher, self.leftovers_uid)])
 
+    def stop_all_processes(self) -> int:
+        """Stop every process of the run, the kernel too (a kernel that wrote past its bound:
+        write_watch.py); how many."""
+        return stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+
     def stop_leftover_processes(self) -> int:
         """Stop what the notebook started that is still running (see leftovers.py); how many."""
         if not self._harness_pids:
@@ -151,6 +166,8 @@ class HarnessKernelManager(AsyncKernelManager):
         finally:
             if not restart:
                 stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+                if self.leftovers_uid is not None:  # what it left in the machine's /dev/shm, before the
+                    remove_owned(SHARED_MEMORY, self.leftovers_uid)  # uid serves another kernel
                 if self.uid_lease is not None:
                     self.uid_lease.release()
 
@@ -159,3 +176,15 @@ class HarnessKernelManager(AsyncKernelManager):
             return self.log_path.read_bytes()[-limit:].decode("utf-8", "replace")
         except OSError:
             return ""
+
+
+def _scratch_folders(scratch: Path, uid: int | None) -> tuple[Path, Path]:
+    """The folders in ``scratch`` bound as the kernel's ``/tmp`` and ``/dev/shm``, private to its uid."""
+    folders = (scratch / "tmp", scratch / "shm")
+    for folder in folders:
+        folder.mkdir(parents=True)
+        if uid is not None:
+            make_private(folder, uid)
+        else:
+            folder.chmod(0o700)
+    return folders

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 GIB = 2**30
+MIB = 2**20
 
 
 def command_line(default, flag: str, help: str, unit: int = 1):
@@ -25,6 +26,11 @@ class ResourceLimits:
     memory_bytes: int = command_line(4 * GIB, "--memory-gib", "memory the kernel may use", unit=GIB)
     max_processes: int = 256  # a JAX kernel runs 40–55 threads; threads count as processes
     max_file_bytes: int = 256 * 2**20
+    # all the kernel writes: its working directory, TMPDIR and /dev/shm together: a tmpfs (write_bound.py)
+    # where the grader may mount, else a watch (write_watch.py)
+    write_bytes: int = command_line(
+        256 * MIB, "--write-mib", "what the kernel may write: its folder, TMPDIR and /dev/shm together", unit=MIB
+    )
 
     def prlimit_args(self) -> list[str]:
         return [

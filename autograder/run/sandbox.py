@@ -70,9 +70,17 @@ def _parents(path: Path) -> list[Path]:
 
 
 def bwrap_command(
-    argv: list[str], workdir: Path, readonly: list[Path], env: dict[str, str], limits: ResourceLimits, uid: int | None
+    argv: list[str],
+    workdir: Path,
+    readonly: list[Path],
+    env: dict[str, str],
+    limits: ResourceLimits,
+    uid: int | None,
+    tmp_and_shm: tuple[Path, Path] | None = None,
 ) -> list[str]:
-    """The command that runs ``argv`` in the sandbox, with ``workdir`` its only writable directory."""
+    """The command that runs ``argv`` in the sandbox, with ``workdir`` its only writable directory beside
+    its ``/tmp`` and ``/dev/shm``: the folders ``tmp_and_shm``, in the kernel's root, so that what the
+    kernel writes is bounded in all (write_bound.py, write_watch.py), or else tmpfs mounts of their own."""
     command = [system_command("prlimit"), *limits.prlimit_args(), "--", "bwrap"]
     for system in ("/usr", "/etc"):
         command += ["--ro-bind", system, system]
@@ -81,20 +89,9 @@ def bwrap_command(
             command += ["--symlink", os.readlink(Path("/", link)), f"/{link}"]
         elif Path("/", link).is_dir():
             command += ["--ro-bind", f"/{link}", f"/{link}"]
-    command += [
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--perms",
-        "01777",
-        "--tmpfs",
-        "/tmp",
-        "--perms",
-        "01777",
-        "--tmpfs",
-        "/dev/shm",
-    ]
+    command += ["--dev", "/dev", "--proc", "/proc"]
+    for place, folder in zip(("/tmp", "/dev/shm"), tmp_and_shm or (None, None)):
+        command += ["--perms", "01777", "--tmpfs", place] if folder is None else ["--bind", str(folder), place]
     made: set[Path] = set()
     for path in [*_readonly_roots(), *readonly, workdir]:
         for parent in _parents(path):

@@ -20,6 +20,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from autograder.run.write_bound import unbind_root
+
 OWNER_FILE = ".autograder-owner"
 PREFIX = "autograder-"
 ENDED_STATES = ("Z", "X")  # /proc/PID/stat's states of a process that has ended: zombie, dead
@@ -73,6 +75,7 @@ def sweep(directory: Path) -> list[Path]:
         if len(owner) != 3 or owner[0] != namespace or not owner[1].isdigit():
             continue
         if _identity(int(owner[1])) != " ".join(owner):
+            unbind_root(folder)  # a kernel's root is a tmpfs where it could be (write_bound.py)
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
