@@ -14,6 +14,9 @@ strictest answer wins), refuses:
   lost), every other family with ``EAFNOSUPPORT``;
 - ``ptrace``, ``pidfd_getfd`` (taking another process's descriptors) and ``io_uring_setup`` (io_uring
   opens sockets without the ``socket`` call) (``EPERM``);
+- ``fallocate`` (``EOPNOTSUPP``, as on a file system without it; glibc's ``posix_fallocate`` then writes
+  the blocks): with ``FALLOC_FL_KEEP_SIZE`` it takes gigabytes of disk in one call, past the per-file limit,
+  before the watch on what a kernel writes could stop it (write_watch.py);
 - any other system call ABI (i386 and x32 on x86_64, arm32 on aarch64): the process is killed, or
   ``ENOSYS`` for x32, so no second table of call numbers slips past.
 
@@ -45,6 +48,7 @@ SYSCALLS = {
     "x86_64": (0xC000003E, 41, 53, [101, 425, 438]),
     "aarch64": (0xC00000B7, 198, 199, [117, 425, 438]),
 }
+FALLOCATE = {"x86_64": 285, "aarch64": 47}  # refused with EOPNOTSUPP
 
 
 class FilterUnavailable(OSError):
@@ -70,6 +74,7 @@ def filter_program(machine: str) -> bytes:
         program += [_instruction(JGE_K, X32_SYSCALL_BIT, jf=1), _instruction(RET_K, RET_ERRNO | errno.ENOSYS)]
     for number in refused:
         program += [_instruction(JEQ_K, number, jf=1), _instruction(RET_K, RET_ERRNO | errno.EPERM)]
+    program += [_instruction(JEQ_K, FALLOCATE[machine], jf=1), _instruction(RET_K, RET_ERRNO | errno.EOPNOTSUPP)]
     program += [
         _instruction(JEQ_K, socket_nr, jt=2),
         _instruction(JEQ_K, socketpair_nr, jt=1),

@@ -4,7 +4,10 @@ the run goes on to its end, and the kernel's files are gone afterwards. At each 
 uid level (bubblewrap left out). Where the grader may not mount (Gradescope's container), a watch stops the
 kernel soon after it passed the bound (run/write_watch.py) and the run ends naming it."""
 
+import errno
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,6 +19,7 @@ import autograder.run.kernel_lifecycle
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
 from autograder.run.limits import Limits, ResourceLimits
+from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
 from autograder.run.sandbox import sandbox_problem
@@ -179,3 +183,23 @@ def test_a_watch_counts_each_inode_once_and_a_shared_folders_files_of_its_uid_al
         watch.close()
     remove_owned(shared, os.geteuid())
     assert [p.name for p in shared.iterdir()] == ["theirs"]
+
+
+FALLOCATE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open('big', os.O_CREAT | os.O_WRONLY)
+kept_size = libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(2**30))  # FALLOC_FL_KEEP_SIZE
+print(kept_size, ctypes.get_errno(), end=' ')
+os.posix_fallocate(fd, 0, 2**20)  # glibc writes the blocks instead
+print(os.fstat(fd).st_size, os.fstat(fd).st_blocks * 512 < 2**21)
+"""
+
+
+@pytest.mark.skipif(filter_problem() is not None, reason=f"no seccomp filter here: {filter_problem()}")
+def test_behind_the_filter_fallocate_takes_no_disk_past_the_per_file_limit(tmp_path):
+    """One fallocate call with FALLOC_FL_KEEP_SIZE would take a gigabyte before a watch could look."""
+    done = subprocess.run(
+        filter_command([sys.executable, "-c", FALLOCATE]), cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["-1", str(errno.EOPNOTSUPP), str(2**20), "True"], done.stderr
