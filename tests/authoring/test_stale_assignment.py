@@ -2,8 +2,8 @@
 lab assigned and then its solution edited (its points), ``grade``, ``check``, ``test``, ``batch`` and
 ``gradescope`` stop with exit 2 and say to run ``autograder assign LAB``, before anything runs; with
 ``--allow-stale-assignment`` they go on; once assigned, the lab grades with its new points. The verdict is
-kept on the machine, the bundled labs are never refused, and a lab without a solution has nothing to
-compare."""
+kept on the machine, the bundled labs are never refused, a lab without a solution has nothing to compare,
+and a student's ``ag.check`` in the notebook is never refused."""
 
 from __future__ import annotations
 
@@ -145,3 +145,11 @@ def test_a_lab_without_its_solution_has_nothing_to_compare(course):
     assert stale_assignment(lab) is not None
     lab.solution_path.unlink()
     assert stale_assignment(lab) is None
+
+
+def test_a_students_self_check_in_the_notebook_is_never_refused(course):
+    """``ag.check`` runs no command: in a notebook of the stale lab it checks as it always did."""
+    import autograder.self_check as ag
+
+    report = ag.self_check_namespace({}, None, LAB)
+    assert report.problem is None and [t.task for t in report.tasks] == ["t1"]
