@@ -80,7 +80,7 @@ def _lab_runs(tmp_path_factory):
     from grading_session import grade_all
     from lab_submissions import CASES_BY_LAB
 
-    from autograder.authoring.case_groups import grouped, timed_tasks
+    from autograder.authoring.case_groups import grouped, task_order, timed_tasks
     from autograder.lab import load_lab
 
     runs = {}
@@ -89,7 +89,7 @@ def _lab_runs(tmp_path_factory):
         if lab_id not in runs:
             lab, self_checks = load_lab(lab_id), {}
             cases = CASES_BY_LAB[lab_id]
-            groups = grouped(cases, timed_tasks(lab))
+            groups = grouped(cases, timed_tasks(lab), task_order(lab))
             grades = grade_all(lab, cases, tmp_path_factory.mktemp(lab_id), self_checks=self_checks, groups=groups)
             group_of = {case.name: group for group in groups for case in group.cases}
             runs[lab_id] = (lab, grades, self_checks, group_of)

@@ -5,16 +5,20 @@ A case answers a few tasks and leaves the rest blank, and each task is checked o
 after its own cells; so cases that answer different tasks (or a task alike, to the same expected score)
 can share one notebook, each case judged on its tasks alone (``grade_expectations.case_problems``, given
 the tasks of the others). A case that expects another status than "graded" or a cell timeout of its own
-is graded alone, and so is one that answers a task that times code with code of its own (a time depends
-on what ran before it: a dispatch-only timing measured after other cases' answers once took long enough
-to pass), and one marked ``alone``: an answer that changes what later tasks run on (a global setting left
-changed, a name another task reads rebound) is graded alone, or it would be judged on another case's
-answer.
+is graded alone, and so is one marked ``alone``: an answer that changes what later tasks run on (a global
+setting left changed, a name another task reads rebound) is graded alone, or it would be judged on another
+case's answer.
+
+A case that times code with code of its own is judged on what its timing code did (the timing record) and
+on times read with margins that allow for the load each side met; it shares a notebook as the group's one
+such case, in the group that runs furthest into the lab (the timed task is near the end: the notebook it
+joins runs about as far anyway, and the one it would have needed alone is saved). A timing whose grade
+rests on a time near its margin, where what ran before it could tip it, is marked ``alone``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,21 +62,39 @@ class CaseGroup:
         )
 
 
-def grouped(cases: list[Case], timed: Collection[str] = ()) -> list[CaseGroup]:
-    """The cases in groups that can share a notebook, in the cases' order: each case joins the first group
-    it fits. ``timed``: the lab's tasks that time code (``TaskCapture.times_code``)."""
+def grouped(cases: list[Case], timed: Collection[str] = (), order: Sequence[str] = ()) -> list[CaseGroup]:
+    """The cases in groups that can share a notebook: each case joins the first group it fits, in the cases'
+    order; a case that times code of its own (``timed``: the lab's tasks that time code,
+    ``TaskCapture.times_code``) then joins, of the groups it fits that hold no such case, the one that runs
+    furthest into the lab (``order``: the lab's task ids in order)."""
     groups: list[list[Case]] = []
-    for case in cases:
-        if _shares(case, timed):
+    timing = [case for case in cases if _times_code(case, timed)]
+    for case in (case for case in cases if not _times_code(case, timed)):
+        if _shares(case):
             for members in groups:
-                if _shares(members[0], timed) and all(_fit(case, other) for other in members):
+                if _shares(members[0]) and all(_fit(case, other) for other in members):
                     members.append(case)
                     break
             else:
                 groups.append([case])
         else:
             groups.append([case])
-    return [CaseGroup(tuple(members)) for members in groups]
+    for case in timing:
+        fitting = [
+            members
+            for members in groups
+            if _shares(case)
+            and _shares(members[0])
+            and not any(_times_code(other, timed) for other in members)
+            and all(_fit(case, other) for other in members)
+        ]
+        if fitting:
+            max(fitting, key=lambda members: _reach(members, order)).append(case)
+        else:
+            groups.append([case])
+    position = {case.name: index for index, case in enumerate(cases)}
+    groups.sort(key=lambda members: position[members[0].name])
+    return [CaseGroup(tuple(sorted(members, key=lambda case: position[case.name]))) for members in groups]
 
 
 def grading_jobs(
@@ -96,17 +118,27 @@ def longest_first(lab: Lab, groups: Iterable[CaseGroup]) -> list[CaseGroup]:
     """The groups, those whose notebook runs furthest into the lab first (in their order otherwise): grading
     stops after the last answered task (run/plan.py), so graded in this order by a few processes, none is
     left alone with a long notebook at the end."""
-    order = [task.id for task in lab.tasks]
-
-    def reach(group: CaseGroup) -> int:
-        return max((order.index(task) for task in group.answers if task in order), default=-1)
-
-    return sorted(groups, key=reach, reverse=True)
+    order = task_order(lab)
+    return sorted(groups, key=lambda group: _reach(list(group.cases), order), reverse=True)
 
 
-def _shares(case: Case, timed: Collection[str]) -> bool:
-    own_timing = any(case.answers.get(task, SOLUTION) != SOLUTION for task in timed)
-    return not (case.alone or own_timing) and case.status == "graded" and case.cell_timeout == Limits().cell_timeout
+def _shares(case: Case) -> bool:
+    return not case.alone and case.status == "graded" and case.cell_timeout == Limits().cell_timeout
+
+
+def _times_code(case: Case, timed: Collection[str]) -> bool:
+    """Whether the case answers a task that times code with code of its own."""
+    return any(case.answers.get(task, SOLUTION) != SOLUTION for task in timed)
+
+
+def _reach(members: list[Case], order: Sequence[str]) -> int:
+    """How far into the lab the cases' notebook runs: the position of its last answered task."""
+    return max((order.index(task) for case in members for task in case.answers if task in order), default=-1)
+
+
+def task_order(lab: Lab) -> list[str]:
+    """The lab's task ids in the order its notebook runs them."""
+    return [task.id for task in lab.tasks]
 
 
 def timed_tasks(lab: Lab) -> frozenset[str]:

@@ -25,7 +25,7 @@ from types import ModuleType
 import pytest
 
 from autograder.authoring.assign import assign_lab
-from autograder.authoring.case_groups import CaseGroup, grading_jobs, grouped, timed_tasks
+from autograder.authoring.case_groups import CaseGroup, grading_jobs, grouped, task_order, timed_tasks
 from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
 from autograder.authoring.known_grades import Case
 from autograder.authoring.requirement_table import table_problems
@@ -78,7 +78,9 @@ def _graded(lab_id: str, path: Path, limits: Limits):
 @functools.cache
 def _groups() -> dict[str, CaseGroup]:
     """case name -> the cases it is graded with, in one notebook (case_groups.py)."""
-    return {case.name: group for group in grouped(_cases(), timed_tasks(_lab())) for case in group.cases}
+    return {
+        case.name: group for group in grouped(_cases(), timed_tasks(_lab()), task_order(_lab())) for case in group.cases
+    }
 
 
 @functools.cache

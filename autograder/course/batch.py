@@ -94,11 +94,15 @@ def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission])
     for student, result in saved.items():  # results saved before submission times were kept
         if student in by_student and result.submitted_at is None:
             submission = by_student[student]
-            saved[student] = with_submission_time(result, submission.path, submission.created_at)
+            saved[student] = with_submission_time(result, submission.path, submission.created_at, _lms_note(submission))
     refresh(options.out, adjustments, saved)
     regrade = set(by_student) if options.regrade_all else set(options.regrade)
     todo = [s for s in submissions if s.student in regrade or not is_done(saved.get(s.student))]
     return adjustments, saved, todo
+
+
+def _lms_note(submission: CollectedSubmission) -> str | None:
+    return None if submission.lms is None else submission.lms.time_note
 
 
 def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
@@ -130,7 +134,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
 
     def record(submission: CollectedSubmission, result: GradeResult) -> None:
         publishing = time.monotonic()
-        result = with_submission_time(result, submission.path, submission.created_at)
+        result = with_submission_time(result, submission.path, submission.created_at, _lms_note(submission))
         result = adjustments.apply(submission.student, result)
         kind = "regraded" if is_done(saved.get(submission.student)) else "graded"
         publish_student(options.out, submission.student, result)
@@ -147,7 +151,8 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         if s.student not in todo_students and is_done(saved.get(s.student))
     )
     with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
-        client, cluster = (None, None) if not todo else dask_client(options.workers, options.scheduler)
+        gradable_todo = any(s.path is not None for s in todo)  # those without a file are recorded here
+        client, cluster = dask_client(options.workers, options.scheduler) if gradable_todo else (None, None)
         futures = {}
         prepared: list = []  # kept while the batch runs
         warming = None  # the references' warming, on the first worker free

@@ -1,5 +1,6 @@
 """Finding the submissions of a class: a folder of notebooks, ``STUDENT/*.ipynb`` folders, a zip of
-either, or Gradescope's export (``submission_<id>/`` folders and ``submission_metadata.yml``)."""
+either, Gradescope's export (``submission_<id>/`` folders and ``submission_metadata.yml``), or Canvas's or
+Moodle's download (lms_submissions.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from pathlib import Path
 
 import yaml
 
+from autograder.course.lms_roster import LmsStudent
+from autograder.course.lms_submissions import lms_of, lms_submissions
+from autograder.course.moodle_download import read_moodle_entry
 from autograder.run import claim
 
 MAX_ZIP_BYTES = 2 * 2**30
@@ -28,6 +32,7 @@ class CollectedSubmission:
     path: Path | None
     problem: str | None = None
     created_at: object = None  # Gradescope's ``:created_at`` for this submission, as the YAML gave it
+    lms: LmsStudent | None = None  # who the student is in Canvas or Moodle, read from its download
 
 
 class CollectError(ValueError):
@@ -59,8 +64,16 @@ def extract_zip(path: Path, into: Path) -> Path:
                     continue
     except zipfile.BadZipFile as exc:
         raise CollectError(f"{path.name} is not a readable zip: {exc}") from None
-    entries = [p for p in into.iterdir() if p.name not in IGNORED]
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() and not _is_student_dir(entries[0]) else into
+    entries = _entries(into)  # the owner file claim() left is hidden, as the unpacked files' own dotfiles
+    alone = entries[0] if len(entries) == 1 and entries[0].is_dir() else None
+    if alone and lms_of(_entries(alone)):  # an LMS's download, unpacked and zipped again
+        return alone
+    return alone if alone and not _is_student_dir(alone) and read_moodle_entry(alone) is None else into
+
+
+def _entries(folder: Path) -> list[Path]:
+    """What ``folder`` holds that may be a submission: no metadata, OS litter (IGNORED) or hidden file."""
+    return [p for p in sorted(folder.iterdir()) if p.name not in IGNORED and not p.name.startswith(".")]
 
 
 def _is_student_dir(path: Path) -> bool:
@@ -112,9 +125,15 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
         source = extract_zip(source, workdir)
     names, created = _gradescope_metadata(source)
     submissions: dict[str, CollectedSubmission] = {}
-    for entry in sorted(source.iterdir()):
-        if entry.name in IGNORED or entry.name.startswith("."):
-            continue
+    entries = _entries(source)
+    from_lms = None if names else lms_submissions(entries, lab)
+    if from_lms is not None:
+        _, found, entries = from_lms
+        for lms in found:
+            submissions[safe_id(lms.key)] = CollectedSubmission(
+                safe_id(lms.key), lms.path, lms.problem, lms=lms.student
+            )
+    for entry in entries:
         student = safe_id(names.get(entry.name, entry.stem if entry.is_file() else entry.name))
         if entry.is_dir():
             path, problem = _pick_notebook(entry, lab)

@@ -1,5 +1,6 @@
 """Late submissions: a due date and a policy (percent per day or hour, a cap, a grace period), and when
-each student submitted (Gradescope's ``created_at``, else the file's modification time).
+each student submitted (Gradescope's ``created_at``, else the file's modification time; for Canvas's and
+Moodle's downloads, whose files bear the download's time, no time, and the LMS's late marker says why).
 
 A submission within the grace period after the due date is on time. Past it, lateness counts from the
 due date in started days (or hours): 25 hours late at ``10%/day`` is 2 days, 20%. The penalty is that
@@ -149,11 +150,16 @@ def metadata_time(value) -> datetime | None:
     return moment if moment.tzinfo else moment.astimezone()
 
 
-def submission_time(path: Path | None, created_at=None) -> tuple[datetime | None, str | None]:
-    """When a student submitted, and where that comes from: Gradescope's metadata, else the file's mtime."""
+def submission_time(
+    path: Path | None, created_at=None, lms_note: str | None = None
+) -> tuple[datetime | None, str | None]:
+    """When a student submitted, and where that comes from: Gradescope's metadata, else the file's mtime;
+    for an LMS's download (``lms_note``: what the LMS says, such as Canvas's LATE marker), no time."""
     moment = metadata_time(created_at)
     if moment is not None:
         return moment, FROM_METADATA
+    if lms_note is not None:
+        return None, lms_note
     if path is not None and path.exists():
         return datetime.fromtimestamp(path.stat().st_mtime).astimezone(), FROM_MTIME
     return None, None
@@ -163,7 +169,10 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
     """What a submission made at ``submitted_at`` loses from ``score`` under ``policy``."""
     due = policy.due.isoformat()
     if submitted_at is None:
-        return LatePenalty(due, None, "unknown", 0.0, 0.0, 0.0, "the submission time is unknown: no late penalty")
+        known = f" ({source})" if source else ""
+        return LatePenalty(
+            due, None, source or "unknown", 0.0, 0.0, 0.0, f"the submission time is unknown{known}: no late penalty"
+        )
     late = (submitted_at - policy.due).total_seconds()
     when = f"submitted {submitted_at.isoformat(timespec='seconds')} ({source})"
     if late <= 0:
@@ -256,11 +265,14 @@ def apply_late(result: GradeResult, policy: LatePolicy | None, extension: Extens
     return replace(result, late=penalty)
 
 
-def with_submission_time(result: GradeResult, path: Path | None, created_at=None) -> GradeResult:
-    """``result`` with the submission time recorded, unless it has one already."""
+def with_submission_time(
+    result: GradeResult, path: Path | None, created_at=None, lms_note: str | None = None
+) -> GradeResult:
+    """``result`` with the submission time (or, from an LMS's download, what the LMS says instead)
+    recorded, unless it has a time already."""
     if result.submitted_at is not None:
         return result
-    moment, source = submission_time(path, created_at)
-    if moment is None:
+    moment, source = submission_time(path, created_at, lms_note)
+    if moment is None and source is None:
         return result
-    return replace(result, submitted_at=moment.isoformat(), submitted_time_source=source)
+    return replace(result, submitted_at=moment.isoformat() if moment else None, submitted_time_source=source)

@@ -53,14 +53,23 @@ def test_an_expected_status_a_timeout_of_its_own_or_alone_grades_a_case_alone():
     assert names(grouped(cases)) == [["plain", "plain_too"], ["dies"], ["slow"], ["leaks"]]
 
 
-def test_a_case_that_times_with_code_of_its_own_is_graded_alone():
+def test_a_case_that_times_code_joins_the_group_that_runs_furthest_one_such_case_to_a_group():
     cases = [
-        Case("t1_wrong", {"t1": "a"}, {}),
+        Case("t1_a", {"t1": "a"}, {}),
+        Case("t1_b_t3_c", {"t1": "b", "t3": "c"}, {}),
         Case("t2_timing_wrong", {"t2": "t = 0.0"}, {}),  # t2 times code
-        Case("t2_solved_t3_wrong", {"t2": SOLUTION, "t3": "c"}, {"t2": 2}),
+        Case("t2_timing_other", {"t2": "t = 1.0"}, {}),
+        Case("t2_timing_kept_alone", {"t2": "t = 2.0"}, {}, alone=True),
     ]
-    assert names(grouped(cases)) == [["t1_wrong", "t2_timing_wrong"], ["t2_solved_t3_wrong"]]
-    assert names(grouped(cases, timed=("t2",))) == [["t1_wrong", "t2_solved_t3_wrong"], ["t2_timing_wrong"]]
+    order = ("t1", "t2", "t3")
+    assert names(grouped(cases, timed=("t2",), order=order)) == [
+        ["t1_a", "t2_timing_other"],
+        ["t1_b_t3_c", "t2_timing_wrong"],  # runs to t3: the furthest
+        ["t2_timing_kept_alone"],
+    ]
+    # Solved, the timed task is no timing of the case's own: it shares as any case does.
+    solved = [Case("t1_a", {"t1": "a"}, {}), Case("t2_solved_t3", {"t2": SOLUTION, "t3": "c"}, {"t2": 2})]
+    assert names(grouped(solved, timed=("t2",), order=order)) == [["t1_a", "t2_solved_t3"]]
 
 
 def test_a_shared_grade_judges_each_case_on_its_own_tasks():
