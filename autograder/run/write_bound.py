@@ -8,8 +8,10 @@ modules it loads, its log and, under bubblewrap, its ``/tmp`` and ``/dev/shm`` (
 all live there, so they are bounded together. A write past the bound fails with ``ENOSPC`` in the cell that
 made it (``No space left on device``, which ``explain_write_error`` names); a ``fallocate`` cannot pass it
 either. A tmpfs is memory: what the kernel writes counts in the memory of the machine or the container,
-beside what ``RLIMIT_DATA`` lets it use. The mount goes when the kernel closes (or when a later grader sweeps
-the root of a killed one: stale_roots.py), and with it everything written.
+beside what ``RLIMIT_DATA`` lets it use, and killing the kernel frees none of it; so in a container whose
+memory limit is known, a tmpfs may take a quarter of it at most (a larger bound is watched on the disk).
+The mount goes when the kernel closes (or when a later grader sweeps the root of a killed one:
+stale_roots.py), and with it everything written.
 
 Where the grader may not mount (an unprivileged grader; a container without ``CAP_SYS_ADMIN``, such as
 Gradescope's, where the uid level runs), ``bound_root`` says why, the root is an ordinary directory, and a
@@ -22,9 +24,12 @@ import ctypes
 import os
 from pathlib import Path
 
+from autograder.run.container_memory import memory_limit_bytes
+
 MIB = 2**20
 INODES_PER_MIB = 64  # files and folders the tmpfs holds: 16384 for 256 MiB, each some 1 KiB of memory
 MNT_DETACH = 2
+MEMORY_SHARE = 0.25  # of a container's memory, the most a tmpfs may hold: beyond, the disk and a watch
 SCRATCH = "scratch"  # in the root: bubblewrap's /tmp and /dev/shm, on the bounded tmpfs
 ENOSPC_SIGN = "[Errno 28]"
 
@@ -36,6 +41,12 @@ def bound_root(root: Path, write_bytes: int) -> str | None:
     else why it could not be."""
     if os.geteuid() != 0:
         return "the grader is not root, so it cannot mount a tmpfs for the kernel"
+    limit = memory_limit_bytes()
+    if limit is not None and write_bytes > limit * MEMORY_SHARE:
+        return (
+            f"a tmpfs of {write_bytes / MIB:g} MiB would take more than a quarter of the container's "
+            f"{limit / MIB:.0f} MiB of memory"
+        )
     inodes = max(1024, write_bytes // MIB * INODES_PER_MIB)
     options = f"size={write_bytes},nr_inodes={inodes},mode=0755".encode()
     if _libc.mount(b"tmpfs", os.fsencode(root), b"tmpfs", 0, options) != 0:

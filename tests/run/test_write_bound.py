@@ -16,6 +16,7 @@ import pytest
 from uid_level import at_the_uid_level
 
 import autograder.run.kernel_lifecycle
+import autograder.run.write_bound
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
 from autograder.run.limits import Limits, ResourceLimits
@@ -203,3 +204,10 @@ def test_behind_the_filter_fallocate_takes_no_disk_past_the_per_file_limit(tmp_p
         filter_command([sys.executable, "-c", FALLOCATE]), cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.split() == ["-1", str(errno.EOPNOTSUPP), str(2**20), "True"], done.stderr
+
+
+def test_a_tmpfs_takes_a_quarter_of_a_containers_memory_at_most(tmp_path, monkeypatch):
+    """A tmpfs is memory that killing the kernel does not free: in 768 MB, 256 MiB of it is the disk's."""
+    monkeypatch.setattr(autograder.run.write_bound, "memory_limit_bytes", lambda: 768 * 10**6)
+    assert "quarter of the container's 732 MiB" in autograder.run.write_bound.bound_root(tmp_path, 256 * MIB)
+    assert not _mounts_under(tmp_path)
