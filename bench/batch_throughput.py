@@ -4,10 +4,11 @@ Builds a class of complete lab 2 submissions (half the solution, half with a wro
 t1–t2 answered, so the rest of the lab is skipped), and measures in this one run, since the machine's
 speed varies from run to run:
 
-- bare: one submission of each kind run by stock nbclient in a fresh kernel (``grading_overhead.bare_once``)
-  without its self-check cells, which the grader does not run: the student's own compute; the median is
-  the unit of ``size × bare``. The kernel's CPU time over its wall time says how many cores the notebook
-  itself keeps busy, which bounds what running submissions side by side can gain;
+- bare: one submission of each kind run by plain nbclient as a user would run it instead
+  (``grading_overhead.plain_once``: ``jupyter execute``, the ``python3`` kernelspec, only the lab's
+  8-device settings, every cell as it is); the median is the unit of ``size × bare``. Its CPU time
+  (the process's and its kernel's) over its wall time says how many cores the notebook itself keeps
+  busy, which bounds what running submissions side by side can gain;
 - one by one: each graded with ``autograder grade`` in a fresh process, as an instructor would in a loop;
 - batch: the class as one ``autograder batch`` with ``--workers`` local Dask workers.
 
@@ -35,7 +36,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for part in ("support", "labs")]
 
-from grading_overhead import bare_once  # noqa: E402
+from grading_overhead import plain_once  # noqa: E402
 
 from autograder.authoring.known_grades import make_submission  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
@@ -57,9 +58,8 @@ def make_class(folder: Path, size: int, quick: bool) -> list[Path]:
 
 
 def bare(paths: list[Path]) -> list[tuple[float, float]]:
-    """(seconds, kernel CPU seconds) of a bare nbclient run of one submission of each kind, without the
-    self-check cells (which the grader does not run)."""
-    return [bare_once(path, without_self_check_cells=True)[::2] for path in paths[:2]]
+    """(seconds, CPU seconds) of a plain nbclient run of one submission of each kind."""
+    return [plain_once(path) for path in paths[:2]]
 
 
 def one_by_one(paths: list[Path], out: Path) -> float:
@@ -149,7 +149,7 @@ def main() -> None:
         batch_execution = median_execution(sorted((Path(tmp) / "out").glob("*/results.json")))
     per_minute = lambda seconds: 60 * args.size / seconds  # noqa: E731
     print(f"submissions:          {args.size} ({'t1–t2 only' if args.quick else 'complete'})")
-    print(f"bare nbclient run:    {unit:7.1f} s  (median of each kind run before and after, without self-checks)")
+    print(f"bare nbclient run:    {unit:7.1f} s  (median of each kind run before and after, plain nbclient)")
     floor = max(1 / args.workers, cores / os.cpu_count())
     print(
         f"the bare kernel keeps {cores:.2f} cores busy on average; on {os.cpu_count()} cores, batch ÷ "
