@@ -92,7 +92,8 @@ def plain_once(notebook: Path) -> tuple[float, float]:
 
 
 def _kernel_started(process: psutil.Process, found: list[float], stop: threading.Event) -> None:
-    """The time the grade's kernel process was created (its own record, so polling slowly loses nothing)."""
+    """When the grade's kernel process was created, by the system's record (so polling slowly loses
+    nothing), on the same clock as the grade process's own ``create_time``."""
     while not stop.wait(0.05):
         try:
             for child in process.children(recursive=True):
@@ -112,7 +113,7 @@ def grade_once(notebook: Path, lab: str) -> dict:
     and around them the start to its kernel's process, the kernel's end to its report, and the writing."""
     out = notebook.with_name("results.json")
     with tempfile.TemporaryFile() as errors:
-        started_at, started = time.time(), time.monotonic()
+        started = time.monotonic()
         process = psutil.Popen(
             [str(AUTOGRADER), "grade", str(notebook), "--lab", lab, "--json", str(out)],
             cwd=notebook.parent,
@@ -120,6 +121,7 @@ def grade_once(notebook: Path, lab: str) -> dict:
             stdout=subprocess.PIPE,
             stderr=errors,
         )
+        started_at = process.create_time()  # its boot-time offset cancels out against the kernel's
         kernel: list[float] = []
         stop = threading.Event()
         watcher = threading.Thread(target=_kernel_started, args=(process, kernel, stop), daemon=True)
