@@ -13,11 +13,15 @@ from pathlib import Path
 from autograder.cli.limit_options import add_cluster_options, add_limit_options, limits_from_args
 from autograder.cli.stale_assignment_option import add_stale_assignment_option, refuses_stale
 
+LMS_CHOICES = ("canvas", "moodle")  # the LMSs whose downloads and grade imports a batch reads and writes
+
 
 def add_batch(commands: argparse._SubParsersAction) -> None:
     batch = commands.add_parser("batch", help="grade a class: a folder or zip of submissions")
     batch.add_argument(
-        "submissions", help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export too)"
+        "submissions",
+        help="a folder of notebooks, STUDENT/ folders, or a zip (Gradescope's export, Canvas's and Moodle's "
+        "downloads of all submissions too)",
     )
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
@@ -42,6 +46,22 @@ def add_batch(commands: argparse._SubParsersAction) -> None:
     batch.add_argument("--late-cap", help="the most the late penalty takes off (default 100%%)")
     batch.add_argument("--grace", help="lateness forgiven, e.g. 15m, 2h (default none)")
     batch.add_argument("--no-late-policy", action="store_true", help="forget the late policy saved in OUT")
+    batch.add_argument(
+        "--gradebook",
+        choices=LMS_CHOICES,
+        help="also write the LMS's grade import, OUT/canvas-grades.csv or OUT/moodle-grades.csv, from its "
+        "download of all submissions given as SUBMISSIONS (kept in OUT for later runs and overrides); the "
+        "grade is the final score of grades.csv. Without --lms-template, Canvas's SIS User ID, SIS Login ID "
+        "and Section are left blank and its assignment column is named for the lab, and Moodle's Email "
+        "address, Status, Grade can be changed, Last modified (submission), Last modified (grade) and "
+        "Feedback comments are left blank",
+    )
+    batch.add_argument(
+        "--lms-template",
+        metavar="FILE",
+        help="the LMS's own export to fill: Canvas's Gradebook export (the lab's assignment alone, or named "
+        "for the lab), Moodle's grading worksheet; each student's grade is filled in, scaled to its points",
+    )
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
     add_stale_assignment_option(batch, "grade the class")
     batch.set_defaults(run=cmd_batch)
@@ -52,7 +72,15 @@ def cmd_batch(args) -> int:
         return 2
     from rich.console import Console
 
-    from autograder.course import BatchError, BatchOptions, CollectError, LatePolicyError, OverrideError, run_batch
+    from autograder.course import (
+        BatchError,
+        BatchOptions,
+        CollectError,
+        LatePolicyError,
+        LmsError,
+        OverrideError,
+        run_batch,
+    )
     from autograder.lab import LabError
     from autograder.run import SandboxUnavailable, sandbox_level
 
@@ -77,9 +105,11 @@ def cmd_batch(args) -> int:
             late_policy=policy,
             drop_late_policy=args.no_late_policy,
             similarity=not args.no_similarity,
+            gradebook=args.gradebook,
+            lms_template=Path(args.lms_template) if args.lms_template else None,
         )
         results = run_batch(Path(args.submissions), options)
-    except (CollectError, LabError, BatchError, LatePolicyError, OverrideError) as exc:
+    except (CollectError, LabError, BatchError, LatePolicyError, OverrideError, LmsError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

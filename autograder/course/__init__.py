@@ -1,13 +1,14 @@
 """The course: a class's term, built on one notebook's grade.
 
-``collect`` finds the class's submissions, ``batch`` grades them on ``dask_cluster`` (a local Dask
-cluster or an existing one, which a lab's mutants are graded on too) with ``grading_progress``'s bar,
-``gradebook`` keeps the grades, ``late``, ``overrides`` and ``adjustments`` change them as the course's
-rules say, ``class_summary`` sums them up, ``similarity`` compares submissions (``similarity_page`` shows
-the pairs it flags); ``gradescope_zip`` builds the zip Gradescope grades with, ``gradescope_run`` grades a
-submission inside Gradescope's container, and ``gradescope_config`` holds the settings both read;
-``student_package`` builds what students get instead of the grader's wheel. The command line hands on to
-here.
+``collect`` finds the class's submissions (``lms_submissions`` reads Canvas's and Moodle's downloads),
+``batch`` grades them on ``dask_cluster`` (a local Dask cluster or an existing one, which a lab's mutants
+are graded on too) with ``grading_progress``'s bar, ``gradebook`` keeps the grades (``lms_gradebook``
+writes them as Canvas or Moodle imports them), ``late``, ``overrides`` and ``adjustments`` change them as
+the course's rules say, ``class_summary`` sums them up, ``similarity`` compares submissions
+(``similarity_page`` shows the pairs it flags); ``gradescope_zip`` builds the zip Gradescope grades with,
+``gradescope_run`` grades a submission inside Gradescope's container, and ``gradescope_config`` holds the
+settings both read; ``student_package`` builds what students get instead of the grader's wheel. The
+command line hands on to here.
 """
 
 from typing import TYPE_CHECKING
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from autograder.course.gradescope_zip import build_autograder_zip
     from autograder.course.grading_progress import GradingProgress
     from autograder.course.late import LatePolicyError, build_policy
+    from autograder.course.lms_roster import LmsError
     from autograder.course.overrides import OverrideError
     from autograder.course.similarity import find_similar
     from autograder.course.similarity_page import SIMILARITY_FILE, similarity_html

@@ -16,6 +16,7 @@ from pathlib import Path
 from autograder.course.class_summary import class_summary_html
 from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
 from autograder.course.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
+from autograder.course.lms_gradebook import publish_lms_gradebook
 from autograder.course.overrides import (
     Override,
     OverrideError,
@@ -66,6 +67,7 @@ def publish_student(out: Path, student: str, result: GradeResult) -> None:
 def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[str, GradeResult]) -> None:
     write_atomically(out / GRADES_FILE, gradebook_csv(results, task_ids))
     write_atomically(out / REPORT_FILE, class_summary_html(results, lab, task_ids))
+    publish_lms_gradebook(out, lab, results)
 
 
 def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> list[str]:

@@ -56,6 +56,8 @@ class BatchOptions:
     late_policy: LatePolicy | None = None  # saved in OUT and applied; None keeps OUT's saved one
     drop_late_policy: bool = False  # forget OUT's saved late policy
     similarity: bool = True  # write OUT/similarity.html
+    gradebook: str | None = None  # also write this LMS's grade import ("canvas", "moodle"); kept in OUT
+    lms_template: Path | None = None  # that LMS's own export to fill (its gradebook or grading worksheet)
 
 
 class BatchError(ValueError):
@@ -84,6 +86,7 @@ def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission])
         raise BatchError(
             f"--regrade: no submission for {', '.join(unknown)} in this class ({len(by_student)} students)"
         )
+    _save_lms_roster(options, lab.id, submissions)
     saved = load_results(options.out)
     task_points = {t.id: t.points for t in lab.tasks}
     adjustments = Adjustments.load(options.out, task_points, set(by_student) | set(saved), options.late_policy)
@@ -103,6 +106,37 @@ def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission])
 
 def _lms_note(submission: CollectedSubmission) -> str | None:
     return None if submission.lms is None else submission.lms.time_note
+
+
+def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[CollectedSubmission]) -> None:
+    """Keep in OUT who each student is in the LMS whose download this is, and which LMS's grade import to
+    write (with its export to fill); raises ``LmsError`` when the options do not fit the submissions."""
+    from autograder.course.canvas_gradebook import canvas_gradebook_csv
+    from autograder.course.lms_roster import LmsError, LmsRoster, load_roster, save_roster
+    from autograder.course.moodle_gradebook import moodle_gradebook_csv
+
+    previous = load_roster(options.out) or LmsRoster()
+    gradebook = options.gradebook or previous.gradebook
+    if options.lms_template is not None and gradebook is None:
+        raise LmsError("--lms-template needs --gradebook canvas or moodle")
+    template = previous.template if gradebook == previous.gradebook else None
+    if options.lms_template is not None:
+        try:
+            template = options.lms_template.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LmsError(f"--lms-template {options.lms_template}: cannot be read ({exc})") from None
+    students = previous.students | {s.student: s.lms for s in submissions if s.lms is not None}
+    if options.gradebook and not any(s.lms is not None and s.lms.lms == options.gradebook for s in submissions):
+        raise LmsError(
+            f"--gradebook {options.gradebook}: these submissions are not {options.gradebook.title()}'s download "
+            f"(no file or folder is named as {options.gradebook.title()} names a submission)"
+        )
+    if template is not None and gradebook == "canvas":  # a template not the LMS's export is refused now
+        canvas_gradebook_csv(lab, 1.0, [], template)
+    elif template is not None:
+        moodle_gradebook_csv(1.0, [], template)
+    if students or gradebook:
+        save_roster(options.out, LmsRoster(students, gradebook, template))
 
 
 def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
