@@ -400,6 +400,7 @@ CASES = [
     # The one-device call is timed without waiting for its result: its dispatch alone reads about 600×
     # below its compute time. (The data-parallel call's dispatch waits on its 8 devices: unblocked, it
     # reads only about 10× low, too near the 4× tolerance for its grade to be known on a loaded machine.)
+    # Each time is the median of three loops of 5 calls, as the text asks.
     Case(
         "dispatch_only_timing",
         {
@@ -409,19 +410,23 @@ CASES = [
                 "batch_single = jax.device_put(batch_dp, jax.devices()[0])\n"
                 "def per_call(params, batch, wait):\n"
                 "    jax.block_until_ready(gradfun(params, batch))\n"
-                "    start = time.perf_counter()\n"
-                "    for _ in range(5):\n"
-                "        out = gradfun(params, batch)\n"
-                "        if wait:\n"
-                "            jax.block_until_ready(out)\n"
-                "    return (time.perf_counter() - start) / 5\n"
+                "    rounds = []\n"
+                "    for _ in range(3):\n"
+                "        start = time.perf_counter()\n"
+                "        for _ in range(5):\n"
+                "            out = gradfun(params, batch)\n"
+                "            if wait:\n"
+                "                jax.block_until_ready(out)\n"
+                "        rounds.append((time.perf_counter() - start) / 5)\n"
+                "        jax.block_until_ready(out)\n"
+                "    return float(np.median(rounds))\n"
                 "t_single = per_call(params_single, batch_single, wait=False)\n"
                 "jax.block_until_ready(gradfun(params_single, batch_single))\n"
                 "t_sharded = per_call(params_dp, batch_dp, wait=True)\n"
                 "speedup = t_single / t_sharded"
             ),
         },
-        {"t6": 16, "t8": 4},
+        {"t6": 16, "t8": 5},
         messages={"t8": "dispatch"},
     ),
     Case(
@@ -608,7 +613,7 @@ CASES = [
                 "t_single = float(np.median(single_times))", "t_single = 1e3 * float(np.median(single_times))"
             ),
         },
-        {"t6": 16, "t8": 5},
+        {"t6": 16, "t8": 6},
     ),
     Case(
         "t8_sharded_in_milliseconds",
@@ -618,7 +623,7 @@ CASES = [
                 "t_sharded = float(np.median(sharded_times))", "t_sharded = 1e3 * float(np.median(sharded_times))"
             ),
         },
-        {"t6": 16, "t8": 5},
+        {"t6": 16, "t8": 6},
     ),
     Case(
         "t8_speedup_in_percent",
@@ -638,6 +643,12 @@ CASES = [
         },
         {"t6": 16, "t8": 7},
         messages={"t8": "the first call was timed"},
+    ),
+    Case(  # the mean of the timed calls where the median was asked: within the time checks' margins
+        "t8_mean_not_median",
+        {**solved("t6"), "t8": T8_SOLUTION.replace("np.median", "np.mean")},
+        {"t6": 16, "t8": 6},
+        messages={"t8": "found the mean of"},
     ),
     Case(  # the batch brought to the host and back: on device 0, but uncommitted
         "t8_batch_left_uncommitted",

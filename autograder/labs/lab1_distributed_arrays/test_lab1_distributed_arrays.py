@@ -18,6 +18,7 @@ from autograder.checks import (
     assert_collectives,
     assert_jitted,
     assert_layout,
+    assert_median,
     assert_no_collectives,
     assert_spec_equivalent,
     assert_speedup_claim,
@@ -496,7 +497,7 @@ def test_t7_loss(submission):
 
 
 @task("t8")
-@points(2)
+@points(1)
 @hidden
 def test_t8_single_time(submission, per_grading):
     """`t_single` agrees with the grader's own warm, blocked measurement on one device"""
@@ -506,7 +507,7 @@ def test_t8_single_time(submission, per_grading):
 
 
 @task("t8")
-@points(2)
+@points(1)
 @hidden
 def test_t8_sharded_time(submission, per_grading):
     """`t_sharded` agrees with the grader's own warm, blocked measurement of the data-parallel layout"""
@@ -576,6 +577,14 @@ def test_t8_called_once_before_timing(submission):
 def test_t8_waited_inside(submission):
     """each timed call was waited for inside the timed region, before the clock stopped"""
     assert_blocked(submission.timing("t8"), _t8_claims(submission))
+
+
+@task("t8")
+@points(2)
+@hidden
+def test_t8_median(submission):
+    """each time is the median of several timed calls' times, not their mean, their least or one call's"""
+    assert_median(submission.timing("t8"), _t8_claims(submission))
 
 
 # t9 — does the random number generator communicate?
