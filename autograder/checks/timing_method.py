@@ -4,8 +4,9 @@ On 8 CPU devices sharing two cores, a time that includes a compilation, or one t
 can land inside the margins of the grader's measurement (timing.py). The record says what the code did:
 which clock reads it subtracted (its spans), what was compiled and what was waited for between them. For a
 claimed time, ``how_measured`` finds the spans it was computed from — exactly, from the values the clock
-returned: the median, mean or least of the spans' times per call, or their total divided by a count of
-calls — and the checks read the method from those spans, whatever the machine's speed:
+returned: the median, mean or least of the spans' times per call, their total divided by a count of calls,
+or the median of their times divided by one — and the checks read the method from those spans, whatever
+the machine's speed:
 
 - ``assert_warm``: nothing was traced or compiled inside them (the warm-up came first, and the function
   was made once, not anew for every call: ``assert_made_once``);
@@ -15,7 +16,8 @@ calls — and the checks read the method from those spans, whatever the machine'
 - ``assert_median``: the time is their median, not their mean, their least, their total or one call's.
 
 Where no combination of spans gives the claimed number (a method of the student's own), each check falls
-back on the task's spans as a whole and fails only when none of them shows the method.
+back on the task's spans as a whole and fails only when none of them shows the method (``assert_median``
+does not judge such a time).
 """
 
 from __future__ import annotations
