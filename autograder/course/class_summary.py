@@ -146,9 +146,12 @@ def _late_section(results: dict[str, GradeResult]) -> str:
         if late
         else ""
     )
+    unknown = sum(penalty.submitted_at is None for _, penalty in judged.values())  # e.g. an LMS's download
+    untimed = f" {unknown} with no submission time, so no penalty (the late column says why)." if unknown else ""
     return (
         f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "
-        f"({shown_points(deducted)} points in all); {len(judged) - len(late)} on time.</p>{table}"
+        f"({shown_points(deducted)} points in all); {len(judged) - len(late) - unknown} on time.{untimed}</p>"
+        f"{table}"
     )
 
 

@@ -254,6 +254,8 @@ def test_canvas_grades_fill_the_gradebook_export_column_by_column(tmp_path):
     assert "Canvas marked it LATE; its download holds no submission time" in late["late"]
     assert "Canvas did not mark it late" in grades["doejane_12345"]["late"]
     assert grades["leebo_45678"]["reason"].startswith("not a notebook: the files sent were text.html")
+    report = (out / "report.html").read_text()  # not counted on time: when they came is not known
+    assert "0 late, 0 penalised (0 points in all); 0 on time. 6 with no submission time, so no penalty" in report
     record_override(out, "doejane_12345", "t3", "12", "regraded by hand", "ta")  # no download needed
     assert _table((out / "canvas-grades.csv").read_text())[2][-1] == "14"  # (16 + 12) of 100 is 14 of 50
 
