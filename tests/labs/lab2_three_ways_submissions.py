@@ -366,7 +366,8 @@ CASES = [
     # The one-device call is timed over 10 calls without waiting for their results. The loop returns once
     # the calls are dispatched, hundreds of times before their compute ends; a preemption between a call's
     # dispatch and the clock is shared by the 10 calls (one unblocked call, timed alone, read only a few times
-    # low on a loaded machine: too near the 4x tolerance for its grade to be known).
+    # low on a loaded machine: too near the 4x tolerance for its grade to be known). Each time is the median
+    # of 5 such loops, or of 5 calls, as the text asks.
     Case(
         "dispatch_only_timing",
         {
@@ -374,24 +375,30 @@ CASES = [
             "t8": (
                 "def dispatch_only(fn, *args):\n"
                 "    jax.block_until_ready(fn(*args))\n"
-                "    start = time.perf_counter()\n"
-                "    for _ in range(10):\n"
-                "        result = fn(*args)  # returns before the computation is done\n"
-                "    elapsed = time.perf_counter() - start\n"
-                "    jax.block_until_ready(result)\n"
-                "    return elapsed / 10\n"
+                "    rounds = []\n"
+                "    for _ in range(5):\n"
+                "        start = time.perf_counter()\n"
+                "        for _ in range(10):\n"
+                "            result = fn(*args)  # returns before the computation is done\n"
+                "        elapsed = time.perf_counter() - start\n"
+                "        jax.block_until_ready(result)\n"
+                "        rounds.append(elapsed / 10)\n"
+                "    return float(np.median(rounds))\n"
                 "def blocked(fn, *args):\n"
                 "    jax.block_until_ready(fn(*args))\n"
-                "    start = time.perf_counter()\n"
-                "    jax.block_until_ready(fn(*args))\n"
-                "    return time.perf_counter() - start\n"
+                "    times = []\n"
+                "    for _ in range(5):\n"
+                "        start = time.perf_counter()\n"
+                "        jax.block_until_ready(fn(*args))\n"
+                "        times.append(time.perf_counter() - start)\n"
+                "    return float(np.median(times))\n"
                 "t_unsharded = dispatch_only(grad_loss, params, x, y)\n"
                 "t_sharded = blocked(grad_loss, params_replicated, x_sh, y_sh)\n"
                 "speedup = t_unsharded / t_sharded\n"
                 "cpu_faster = False"
             ),
         },
-        {"t7": 15, "t8": 3},
+        {"t7": 15, "t8": 4},
         messages={"t8": "dispatch"},
     ),
     Case(
@@ -693,7 +700,7 @@ CASES = [
                 "t_sharded = float(np.median(times_sharded))", "t_sharded = 1e3 * float(np.median(times_sharded))"
             ),
         },
-        {"t7": 15, "t8": 4},
+        {"t7": 15, "t8": 5},
     ),
     Case(
         "t8_unsharded_in_milliseconds",
@@ -704,7 +711,13 @@ CASES = [
                 "t_unsharded = 1e3 * float(np.median(times_unsharded))",
             ),
         },
-        {"t7": 15, "t8": 4},
+        {"t7": 15, "t8": 5},
     ),
     Case("t8_not_warm", {**solved("t7"), "t8": T8_NOT_WARM}, {"t7": 15, "t8": 10}, messages={"t8": "first call"}),
+    Case(  # the mean of the timed calls where the median was asked: within the time checks' margins
+        "t8_mean_not_median",
+        {**solved("t7"), "t8": T8_SOLUTION.replace("np.median", "np.mean")},
+        {"t7": 15, "t8": 9},
+        messages={"t8": "found the mean of"},
+    ),
 ]

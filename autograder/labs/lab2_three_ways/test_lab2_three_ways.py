@@ -19,6 +19,7 @@ from autograder.checks import (
     assert_jitted,
     assert_layout,
     assert_made_once,
+    assert_median,
     assert_no_collectives,
     assert_spec_equivalent,
     assert_speedup_claim,
@@ -579,7 +580,7 @@ def test_t7_training_result(submission):
 
 
 @task("t8")
-@points(2)
+@points(1)
 @hidden
 def test_t8_unsharded_time(submission, per_grading):
     """`t_unsharded` agrees with the grader's own warm, blocked measurement"""
@@ -588,7 +589,7 @@ def test_t8_unsharded_time(submission, per_grading):
 
 
 @task("t8")
-@points(2)
+@points(1)
 @hidden
 def test_t8_sharded_time(submission, per_grading):
     """`t_sharded` agrees with the grader's own warm, blocked measurement"""
@@ -651,3 +652,11 @@ def test_t8_warm(submission):
 def test_t8_blocked_inside(submission):
     """each timed call was waited for inside the timed region, before the clock stopped"""
     assert_blocked(submission.timing("t8"), _t8_claims(submission))
+
+
+@task("t8")
+@points(2)
+@hidden
+def test_t8_median(submission):
+    """each time is the median of the timed calls' times, not their mean, their least or one call's"""
+    assert_median(submission.timing("t8"), _t8_claims(submission))
