@@ -130,6 +130,18 @@ def _candidates(record: TimingRecord, found: list[Span]) -> Iterable[tuple[Span,
             yield (span,)
 
 
+def _calls_may_be(chosen: Sequence[Span], count: int, each_span: bool) -> bool:
+    """Whether ``count`` calls (in all the spans, or ``each_span``) can be what the spans timed. Where each
+    span waited for several results, the calls were waited for one by one: the waits count them, and a
+    division by a number they do not allow is a coincidence (a short time divided out of a long span by
+    hundreds agrees with almost any claim to the match's rounding)."""
+    if not all(len(span.waits) >= 2 for span in chosen):
+        return True  # waited for once at a loop's end, or never: the record does not count the calls
+    if each_span:
+        return all(len(span.waits) % count == 0 for span in chosen)
+    return sum(len(span.waits) for span in chosen) % count == 0
+
+
 def _agrees(a: float, b: float) -> bool:
     return abs(a - b) <= MATCH * max(abs(a), abs(b))
 
@@ -153,13 +165,13 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         waited = all(span.waits for span in chosen)  # then each call was waited for: the waits count them
         total = sum(span.seconds for span in chosen)  # a loop's time over its number of calls
         count = round(total / claimed)
-        if count >= 1 and _agrees(total / count, claimed):
+        if count >= 1 and _agrees(total / count, claimed) and _calls_may_be(chosen, count, each_span=False):
             methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls)))
         # The median of loops of several calls, each divided by its number of calls, where the waits do not
         # count them (only a loop's last result waited for, or none).
         middle = statistics.median(span.seconds for span in chosen)
         count = round(middle / claimed)
-        if count >= 2 and _agrees(middle / count, claimed):
+        if count >= 2 and _agrees(middle / count, claimed) and _calls_may_be(chosen, count, each_span=True):
             methods.append(Method(chosen, "median", max(calls, count * len(chosen))))
     # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
     # same results waited for) where some give it, and from the most spans that give it.

@@ -336,3 +336,26 @@ def test_a_task_that_read_no_clock_fails_saying_what_was_expected(recorded):
     bare = type(record)(tuple(e for e in record.events if type(e).__name__ != "ClockRead"), ())
     with pytest.raises(CheckFailure, match="read no clock"):
         assert_warm(bare, {"t": 0.001})
+
+
+def test_a_dispatch_only_time_is_not_found_divided_out_of_another_functions_waited_calls():
+    """An unwaited loop's time per call, beside another function's loops whose calls were each waited for:
+    the long spans divided by hundreds agree with the short claim to the match's rounding, but their waits
+    count 5 calls each, so the claim comes from the unwaited spans alone, and the check of waiting fails."""
+    from autograder.facts.schema import ClockRead, TimingRecord, Wait
+
+    events, pairs, read = [], [], 0
+    result = Wait("block_until_ready", (((128, 64), "float32", 8),))
+    for seconds, waits in [(0.00040, 0), (0.00041, 0), (0.00039, 0), (0.0608, 5), (0.0608, 5), (0.0608, 5)]:
+        start = 10.0 + read
+        events.append(ClockRead(read, "perf_counter", start))
+        events.extend([result] * waits)
+        events.append(ClockRead(read + 1, "perf_counter", start + seconds))
+        pairs.append((read, read + 1))
+        read += 2
+    record = TimingRecord(tuple(events), tuple(pairs))
+    dispatch_only = 0.00040 / 5  # the median loop over its 5 calls, never waited for; 0.0608 / 760 exactly
+    assert all(not span.waits for m in how_measured(record, dispatch_only) for span in m.spans)
+    with pytest.raises(CheckFailure, match="waited for no result"):
+        assert_blocked(record, {"t_single": dispatch_only})
+    assert_blocked(record, {"t_sharded": 0.0608 / 5})  # each of its calls waited for: a right time
