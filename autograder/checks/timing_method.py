@@ -165,7 +165,14 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         waited = all(span.waits for span in chosen)  # then each call was waited for: the waits count them
         total = sum(span.seconds for span in chosen)  # a loop's time over its number of calls
         count = round(total / claimed)
-        if count >= 1 and _agrees(total / count, claimed) and _calls_may_be(chosen, count, each_span=False):
+        # the total itself, k loops of n calls each, or k single calls: a count that is none of these (no
+        # multiple of the spans) is a coincidence
+        if (
+            count >= 1
+            and (count == 1 or count % len(chosen) == 0)
+            and _agrees(total / count, claimed)
+            and _calls_may_be(chosen, count, each_span=False)
+        ):
             methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls)))
         # The median of loops of several calls, each divided by its number of calls, where the waits do not
         # count them (only a loop's last result waited for, or none).

@@ -359,3 +359,22 @@ def test_a_dispatch_only_time_is_not_found_divided_out_of_another_functions_wait
     with pytest.raises(CheckFailure, match="waited for no result"):
         assert_blocked(record, {"t_single": dispatch_only})
     assert_blocked(record, {"t_sharded": 0.0608 / 5})  # each of its calls waited for: a right time
+
+
+def test_a_total_divided_by_no_multiple_of_its_spans_does_not_hide_the_median():
+    """Two warm-ups timed and dropped, then the median of ten calls: all twelve spans' total happens to be
+    13 times that median, a division no loop gives (13 calls in 12 spans). Taken for a way of measuring, it
+    covered the median's ten spans and hid the median from the check."""
+    from autograder.facts.schema import ClockRead, TimingRecord
+
+    timed = [0.0009, 0.00092, 0.00094, 0.00096, 0.00099, 0.00101, 0.00104, 0.00106, 0.00108, 0.0011]
+    events, pairs, clock = [], [], 10.0
+    for read, seconds in enumerate([0.0018, 0.0012, *timed]):
+        events += [ClockRead(2 * read, "perf_counter", clock), ClockRead(2 * read + 1, "perf_counter", clock + seconds)]
+        pairs.append((2 * read, 2 * read + 1))
+        clock += 1.0
+    record = TimingRecord(tuple(events), tuple(pairs))
+    median = 0.001
+    assert abs(0.0018 + 0.0012 + sum(timed) - 13 * median) < 1e-12
+    assert all(len(m.spans) == len(timed) for m in how_measured(record, median))  # not the twelve
+    assert_median(record, {"t": median})
