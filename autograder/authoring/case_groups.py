@@ -70,23 +70,16 @@ def grouped(cases: list[Case], timed: Collection[str] = (), order: Sequence[str]
     groups: list[list[Case]] = []
     timing = [case for case in cases if _times_code(case, timed)]
     for case in (case for case in cases if not _times_code(case, timed)):
-        if _shares(case):
-            for members in groups:
-                if _shares(members[0]) and all(_fit(case, other) for other in members):
-                    members.append(case)
-                    break
-            else:
-                groups.append([case])
-        else:
+        first = next((members for members in groups if _joins(case, members)), None)
+        if first is None:
             groups.append([case])
+        else:
+            first.append(case)
     for case in timing:
         fitting = [
             members
             for members in groups
-            if _shares(case)
-            and _shares(members[0])
-            and not any(_times_code(other, timed) for other in members)
-            and all(_fit(case, other) for other in members)
+            if _joins(case, members) and not any(_times_code(other, timed) for other in members)
         ]
         if fitting:
             max(fitting, key=lambda members: _reach(members, order)).append(case)
@@ -120,6 +113,11 @@ def longest_first(lab: Lab, groups: Iterable[CaseGroup]) -> list[CaseGroup]:
     left alone with a long notebook at the end."""
     order = task_order(lab)
     return sorted(groups, key=lambda group: _reach(list(group.cases), order), reverse=True)
+
+
+def _joins(case: Case, members: list[Case]) -> bool:
+    """Whether ``case`` may join the group of ``members``: both may share a notebook, and it fits each."""
+    return _shares(case) and _shares(members[0]) and all(_fit(case, other) for other in members)
 
 
 def _shares(case: Case) -> bool:
