@@ -63,6 +63,7 @@ class Method:
     spans: tuple[Span, ...]
     statistic: str
     calls: int
+    guessed: bool = False  # divided by a count of calls the record does not count (no waits fix it)
 
     def describe(self) -> str:
         return f"the {self.statistic} of {len(self.spans)} timed span(s), {self.calls} call(s) in all"
@@ -173,13 +174,19 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
             and _agrees(total / count, claimed)
             and _calls_may_be(chosen, count, each_span=False)
         ):
-            methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls)))
+            guessed = count != 1 and not (waited and count == calls)
+            methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls), guessed))
         # The median of loops of several calls, each divided by its number of calls, where the waits do not
         # count them (only a loop's last result waited for, or none).
         middle = statistics.median(span.seconds for span in chosen)
         count = round(middle / claimed)
         if count >= 2 and _agrees(middle / count, claimed) and _calls_may_be(chosen, count, each_span=True):
-            methods.append(Method(chosen, "median", max(calls, count * len(chosen))))
+            guessed = not all(len(span.waits) == count for span in chosen)
+            methods.append(Method(chosen, "median", max(calls, count * len(chosen)), guessed))
+    # A count the record does not fix is a guess that many sets of short spans satisfy to the match's
+    # rounding (a few hundred dispatch-only spans, their total over four times their number): where the
+    # spans give the time without one, the guess is a coincidence and may not hide that way.
+    methods = [m for m in methods if not m.guessed] or methods
     # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
     # same results waited for) where some give it, and from the most spans that give it.
     alike = [m for m in methods if len({span.shapes for span in m.spans}) == 1]

@@ -378,3 +378,31 @@ def test_a_total_divided_by_no_multiple_of_its_spans_does_not_hide_the_median():
     assert abs(0.0018 + 0.0012 + sum(timed) - 13 * median) < 1e-12
     assert all(len(m.spans) == len(timed) for m in how_measured(record, median))  # not the twelve
     assert_median(record, {"t": median})
+
+
+def test_a_guessed_count_of_unwaited_calls_does_not_hide_their_median():
+    """Four functions timed 30 times each, the clock stopped before each wait: the second one's median is
+    claimed. All 120 spans' total happens to be 480 times that median (four calls a span, a count no wait
+    fixes), and the 120 spans hold the 30. The guess may not hide the median the spans give exactly; the
+    check of waiting still fails."""
+    from autograder.facts.schema import ClockRead, TimingRecord, Wait
+
+    median = 0.0001
+    # an even count: the median is the mean of the middle two, 0.5 µs either side of it
+    groups = [[0.0003 + 1e-6 * i for i in range(30)], [median + 1e-6 * (i - 14.5) for i in range(30)]]
+    groups.append([0.0002 + 1e-6 * i for i in range(30)])
+    rest = 480 * median - sum(map(sum, groups))
+    groups.append([rest / 30] * 30)
+    events, pairs, clock, read = [], [], 10.0, 0
+    result = Wait("block_until_ready", (((128, 64), "float32", 8),))
+    for seconds in [s for group in groups for s in group]:
+        events += [ClockRead(read, "perf_counter", clock), ClockRead(read + 1, "perf_counter", clock + seconds), result]
+        pairs.append((read, read + 1))
+        read, clock = read + 2, clock + 1.0
+    record = TimingRecord(tuple(events), tuple(pairs))
+    spans_total = sum(stop.seconds - start.seconds for start, stop in zip(events[0::3], events[1::3]))
+    assert abs(spans_total / 480 - median) < 1e-6 * median  # the coincidence is there
+    assert not any(m.guessed for m in how_measured(record, median))
+    assert_median(record, {"psum": median})
+    with pytest.raises(CheckFailure, match="waited for no result"):
+        assert_blocked(record, {"psum": median})
