@@ -149,17 +149,28 @@ def test_other_stages_take_the_names_a_door_exports_not_its_modules():
 
 
 def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
-    """The kernel's housekeeping, the timing record, the kernel recorder and each lab's kernel probe run in the
-    student's kernel as standalone modules; the network filter and Landlock's launcher run before it, from
+    """The kernel package (its modules import each other and nothing else of the harness) and each lab's
+    kernel probe run in the student's kernel; the network filter and Landlock's launcher run before it, from
     copies of their own."""
     launchers = ["autograder.run.network_filter", "autograder.run.landlock"]
-    in_kernel = (
-        launchers
-        + ["autograder.run.kernel_housekeeping", "autograder.facts.recorder", "autograder.facts.timing_record"]
-        + [m for m in MODULES if m.endswith(".kernel_probe")]
-    )
-    assert len(in_kernel) > 4
-    assert {m: sorted(imported(MODULES[m], m)) for m in in_kernel if imported(MODULES[m], m)} == {}
+    package = [m for m in MODULES if stage_of(m) == "autograder.kernel"]
+    in_kernel = launchers + package + [m for m in MODULES if m.endswith(".kernel_probe")]
+    assert len(package) >= 6
+    outside = {m: sorted(n for n in imported(MODULES[m], m) if stage_of(n) != "autograder.kernel") for m in in_kernel}
+    assert {m: names for m, names in outside.items() if names} == {}
+    assert not any(imported(MODULES[m], m) for m in launchers + [m for m in in_kernel if m.endswith(".kernel_probe")])
+
+
+def test_the_kernel_packages_door_loads_the_names_it_declares():
+    """The kernel package cannot use the harness's doors (it imports nothing else of it): its own list of
+    where each name lives is the one its ``TYPE_CHECKING`` block declares."""
+    import autograder.kernel as kernel
+
+    declared = door_names(MODULES["autograder.kernel"])
+    assert {name: f"autograder.kernel.{home}" for name, home in kernel._HOMES.items()} == {
+        name: module for name, (module, _) in declared.items()
+    }
+    assert all(getattr(kernel, name) is not None for name in declared)
 
 
 def test_the_walk_finds_what_is_there():

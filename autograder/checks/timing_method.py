@@ -1,4 +1,4 @@
-"""A timing method judged by what the timing code did (facts/timing_record.py), not by its numbers alone.
+"""A timing method judged by what the timing code did (kernel/timing_record.py), not by its numbers alone.
 
 On 8 CPU devices sharing two cores, a time that includes a compilation, or one taken on a smaller array,
 can land inside the margins of the grader's measurement (timing.py). The record says what the code did:

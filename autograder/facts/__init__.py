@@ -1,13 +1,10 @@
 """Facts: what the harness takes from a student's kernel, and the plain data graders read.
 
 ``capture`` declares, per task, what to take (names, calls on inputs the grader can rebuild, and a lab's own probes);
-``recorder``, the kernel recorder, which runs inside the kernel (copied there alone, after the kernel's housekeeping
-from ``run``: it imports nothing of the harness), writes it (the student's self-check runs it in the notebook's own
-kernel: ``record_task_facts``); ``timing_record``, also in the kernel (loaded before the recorder), records what a
-timed task's cells did, which the recorder takes with the task's facts; ``taken_facts`` moves it out of the kernel's
-reach at once and reads it later; ``fact_reader`` validates it into the frozen records ``schema`` declares (``Fact``,
-``TaskFacts``…), which the checks and graders read. Nothing here runs a kernel, and only ``recorder`` and
-``timing_record`` import JAX."""
+the kernel package's recorder (autograder/kernel, the one stage that runs inside the kernel) writes it;
+``taken_facts`` moves it out of the kernel's reach at once and reads it later; ``fact_reader`` validates it into
+the frozen records ``schema`` declares (``Fact``, ``TaskFacts``…), which the checks and graders read. Nothing
+here runs a kernel or imports JAX."""
 
 from typing import TYPE_CHECKING
 
@@ -16,8 +13,6 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.facts.capture import Argument, Call, Input, Probe, TaskCapture, build_argument, task_seed
     from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
-    from autograder.facts.recorder import LAB_PROBE_MODULE
-    from autograder.facts.recorder import capture as record_task_facts
     from autograder.facts.schema import (
         CallFact,
         ClockRead,

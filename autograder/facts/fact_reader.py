@@ -69,7 +69,7 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
 
 
 def _timing_record(raw: Any) -> TimingRecord:
-    """A timed task's record (facts/timing_record.py), validated event by event."""
+    """A timed task's record (kernel/timing_record.py), validated event by event."""
     _require(isinstance(raw, dict), "the timing record must be an object")
     events, spans, dropped = raw.get("events"), raw.get("spans"), raw.get("dropped", 0)
     _require(isinstance(events, list) and isinstance(spans, list), "the timing record needs events and spans")

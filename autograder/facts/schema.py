@@ -1,8 +1,8 @@
 """The facts' schema: the JSON the kernel recorder writes, and the frozen records the checks and graders read.
 
-The kernel recorder (``autograder/facts/recorder.py``) runs in the untrusted kernel and writes, after each task,
+The kernel recorder (``autograder/kernel/recorder.py``) runs in the untrusted kernel and writes, after each task,
 ``facts.json`` plus ``.npy`` files (never pickles); ``fact_reader`` validates that plain data into the
-records below. (The kernel's housekeeping, ``autograder/run/kernel_housekeeping.py``, writes nothing
+records below. (The kernel's housekeeping, ``autograder/kernel/housekeeping.py``, writes nothing
 here: the recorder only asks it whether its output cap had cut the output, for ``output_cut``.)
 
 JSON shape of one captured object (a "fact"):
@@ -32,7 +32,7 @@ A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...
 The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
 probe}, "error": str | null, "output_cut": bool, "timing": record}`` (``output_cut``: the kernel's own output
 cap, set by its housekeeping, had cut the notebook's output by then; ``timing``, for a task that times code
-in the grading kernel: what its cells did, facts/timing_record.py).
+in the grading kernel: what its cells did, kernel/timing_record.py).
 
 A timing record: ``{"events": [event, ...], "spans": [[read, read], ...], "dropped": int}``, the events in
 the order they happened: ``["clock", read, clock name, seconds]``, ``["compile", "trace" | "lower" |
@@ -247,7 +247,7 @@ class Wait:
 
 @dataclass(frozen=True)
 class TimingRecord:
-    """What a timed task's cells did, in order (facts/timing_record.py), and the pairs of clock reads the
+    """What a timed task's cells did, in order (kernel/timing_record.py), and the pairs of clock reads the
     code subtracted from each other."""
 
     events: tuple[ClockRead | Compilation | Wait, ...]

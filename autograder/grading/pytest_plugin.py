@@ -106,7 +106,7 @@ class SubmissionFacts:
         return probe
 
     def timing(self, task: str) -> TimingRecord:
-        """What the task's timed cells did (facts/timing_record.py): recorded in the grading kernel only, so
+        """What the task's timed cells did (kernel/timing_record.py): recorded in the grading kernel only, so
         a check that reads it is ``@hidden`` (a student's own Jupyter records nothing)."""
         record = self.task(task).timing
         if record is None:

@@ -4,8 +4,8 @@
 ``self_check_cells`` recognises); ``sandbox``, ``kernel_manager`` and ``devices`` start a kernel the student's
 code cannot escape, on the grader's devices (``kernel_lifecycle`` holds its lifecycle, ``kernel_client`` talks
 to it, ``kernel_code`` is what the harness runs in it, and ``kernel_start`` starts a fresh kernel when one
-fails to start, a fault of the harness's; ``kernel_housekeeping``, copied into the kernel alone, caps its
-output, runs the lab probe's warm-up and reaps the children a cell left), within the ``limits`` declared once
+fails to start, a fault of the harness's; the kernel package, autograder/kernel, is all it copies into the
+kernel), within the ``limits`` declared once
 for every command and context; ``run_request`` names what one run is asked to do, and an ``Executor``
 (``execute``, or the ``kernel_pool``) runs its cells and has the kernel recorder write each task's facts
 (``live_execution`` hands each task over as soon as it is taken; ``run_status`` names how a run and each cell

@@ -13,7 +13,7 @@ import zmq
 from nbclient import NotebookClient
 from nbclient.util import ensure_async
 
-from autograder.run.kernel_housekeeping import TRUNCATION_MARK
+from autograder.kernel import TRUNCATION_MARK
 from autograder.run.limits import Limits
 from autograder.run.others_load import LoadClock
 

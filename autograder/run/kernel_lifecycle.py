@@ -20,18 +20,7 @@ import nbformat
 
 from autograder.run.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
 from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
-from autograder.run.kernel_code import (
-    HOUSEKEEPING_MODULE,
-    HOUSEKEEPING_SOURCE,
-    RECORDER_MODULE,
-    RECORDER_SOURCE,
-    TIMING_MODULE,
-    TIMING_SOURCE,
-    WARM_UP_ENDED,
-    WARM_UP_WAIT,
-    startup_code,
-)
-from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
+from autograder.run.kernel_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
 from autograder.run.kernel_manager import HarnessKernelManager
 from autograder.run.limits import Limits
 from autograder.run.sandbox_levels import BUBBLEWRAP
@@ -67,11 +56,7 @@ class StartedKernel:
             self.facts_dir = self.workdir / ".facts"
             for d in (self.workdir, self.modules_dir, self.facts_dir):
                 d.mkdir()
-            shutil.copyfile(HOUSEKEEPING_SOURCE, self.modules_dir / f"{HOUSEKEEPING_MODULE}.py")
-            shutil.copyfile(TIMING_SOURCE, self.modules_dir / f"{TIMING_MODULE}.py")
-            shutil.copyfile(RECORDER_SOURCE, self.modules_dir / f"{RECORDER_MODULE}.py")
-            if lab_probe is not None:
-                shutil.copyfile(lab_probe, self.modules_dir / f"{LAB_PROBE_MODULE}.py")
+            copy_kernel_package(self.modules_dir, lab_probe)
             scratch = self.root / SCRATCH  # bubblewrap's /tmp and /dev/shm, in the root: bounded with it
             self.km = HarnessKernelManager(
                 self.workdir, self.root / "kernel.log", limits.sandbox, [self.modules_dir], scratch=scratch

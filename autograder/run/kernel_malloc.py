@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from autograder.run.kernel_housekeeping import SAVING_MMAP_THRESHOLD, libc_function, malloc_for_timing
+from autograder.kernel import SAVING_MMAP_THRESHOLD, libc_function, malloc_for_timing
 
 ARENAS = 2
 KERNEL_MALLOC_ENV = {"MALLOC_ARENA_MAX": str(ARENAS), "MALLOC_MMAP_THRESHOLD_": str(SAVING_MMAP_THRESHOLD)}

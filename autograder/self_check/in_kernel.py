@@ -19,8 +19,9 @@ from typing import Any
 
 import nbformat
 
-from autograder.facts import LAB_PROBE_MODULE, TaskCapture, record_task_facts, task_seed
+from autograder.facts import TaskCapture, task_seed
 from autograder.grading import CheckResult, tested_range, version_problem
+from autograder.kernel import LAB_PROBE_MODULE, record_task_facts
 from autograder.lab import Lab, LabError, lab_ids, lab_of_notebook, load_lab
 from autograder.run import DEVICE_COUNT
 from autograder.self_check.cell_output import SelfCheckReport, TaskSelfCheck, self_check_html

@@ -10,9 +10,9 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import CheckFailure, MeshSpec, assert_allclose, assert_type, found_tuple
-from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
+from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",), "explicit")
 
@@ -20,13 +20,13 @@ MESH = MeshSpec((8,), ("x",), "explicit")
 def named(tmp_path, **namespace):
     """The facts of ``namespace``'s names, as the kernel recorder records them right after a task."""
     capture = TaskCapture("t1", names=tuple(namespace))
-    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), namespace)
+    recorder.record_task_facts(capture.manifest(str(tmp_path / "t1"), 3), namespace)
     return load_task_facts(tmp_path / "t1", "t1").names
 
 
 def called(tmp_path, function):
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input((64,), mesh=MESH, spec=("x",)),)),))
-    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    recorder.record_task_facts(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     call = load_task_facts(tmp_path / "t1", "t1").calls["fn"]
     assert call.error is None, call.error
     return call

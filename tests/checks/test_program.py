@@ -18,9 +18,9 @@ from autograder.checks import (
     assert_jitted,
     assert_uses,
 )
-from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
+from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",))
 SHAPE = (16, 8)
@@ -29,7 +29,7 @@ SHAPE = (16, 8)
 def recorded(tmp_path, function):
     """The kernel recorder's record of a call of ``function`` on a (16, 8) input sharded over 'x'."""
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input(SHAPE, mesh=MESH, spec=("x", None)),)),))
-    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    recorder.record_task_facts(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     return load_task_facts(tmp_path / "t1", "t1").calls["fn"]
 
 

@@ -17,10 +17,10 @@ from autograder.checks import (
     assert_shard_map_collectives,
     shard_map_collectives,
 )
-from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
+from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",), "explicit")
 RING = [(i, (i + 1) % 8) for i in range(8)]
@@ -29,7 +29,7 @@ RING = [(i, (i + 1) % 8) for i in range(8)]
 def recorded(tmp_path, function):
     """The kernel recorder's record of a call of ``function`` on a length-64 input sharded over 'x'."""
     capture = TaskCapture("t1", calls=(Call("fn", "fn", args=(Input((64,), mesh=MESH, spec=("x",)),), hlo=True),))
-    recorder.capture(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
+    recorder.record_task_facts(capture.manifest(str(tmp_path / "t1"), 3), {"fn": function})
     call = load_task_facts(tmp_path / "t1", "t1").calls["fn"]
     assert call.error is None, call.error
     return call
@@ -217,7 +217,7 @@ def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_i
                 ),
             ),
         )
-        recorder.capture(capture.manifest(str(tmp_path / "t4"), 3), {"mm": matmul})
+        recorder.record_task_facts(capture.manifest(str(tmp_path / "t4"), 3), {"mm": matmul})
         return load_task_facts(tmp_path / "t4", "t4").calls["mm"]
 
     def stacked(a, b):  # every rhs block brought by ppermute, stacked, then one product
@@ -257,7 +257,7 @@ def _matmul_call(tmp_path, function, placed=True):
     contradict)."""
     mesh, spec = (AUTO, ("x", None)) if placed else (None, None)
     args = (Input((32, 64), key=1, mesh=mesh, spec=spec), Input((64, 16), key=2, mesh=mesh, spec=spec))
-    recorder.capture(
+    recorder.record_task_facts(
         TaskCapture("t4", calls=(Call("mm", "mm", args=args),)).manifest(str(tmp_path / "t4"), 3), {"mm": function}
     )
     call = load_task_facts(tmp_path / "t4", "t4").calls["mm"]

@@ -1,5 +1,5 @@
 """The timing method judged from the timing record: ways of timing right and wrong, each recorded by the
-kernel's own timing record (facts/timing_record.py) in a process of its own, and each wrong one failing the
+kernel's own timing record (kernel/timing_record.py) in a process of its own, and each wrong one failing the
 one check of its mistake and no other; and every time that is not a median of several calls failing the
 median check."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import autograder.facts.timing_record as timing_record
+import autograder.kernel.timing_record as timing_record
 from autograder.checks.failure import CheckFailure
 from autograder.checks.timing_method import (
     assert_blocked,

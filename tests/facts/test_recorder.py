@@ -4,7 +4,6 @@ own probe, run by the recorder."""
 
 import importlib.util
 import json
-import shutil
 import sys
 import threading
 import time
@@ -18,33 +17,32 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec
-from autograder.facts import recorder
 from autograder.facts.capture import Call, Input, TaskCapture, build_argument
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
-from autograder.run import kernel_housekeeping
-from autograder.run.kernel_code import HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE, RECORDER_MODULE, RECORDER_SOURCE
+from autograder.kernel import housekeeping as kernel_housekeeping
+from autograder.kernel import recorder
+from autograder.run.kernel_code import KERNEL_PACKAGE, copy_kernel_package
 
 
 def _capture(tmp_path, namespace, capture, loaded_recorder=recorder):
     out = tmp_path / capture.task
-    loaded_recorder.capture(capture.manifest(str(out), 7), namespace)
+    loaded_recorder.record_task_facts(capture.manifest(str(out), 7), namespace)
     return load_task_facts(out, capture.task)
 
 
 def _in_kernel(tmp_path, monkeypatch):
-    """The housekeeping and the kernel recorder as the kernel loads them: each file copied alone under its name in
-    the kernel, the housekeeping first; both are taken out of ``sys.modules`` after the test."""
-    loaded = []
-    for name, source in ((HOUSEKEEPING_MODULE, HOUSEKEEPING_SOURCE), (RECORDER_MODULE, RECORDER_SOURCE)):
-        copy = tmp_path / "modules" / f"{name}.py"
-        copy.parent.mkdir(exist_ok=True)
-        shutil.copyfile(source, copy)
-        spec = importlib.util.spec_from_file_location(name, copy)
-        module = importlib.util.module_from_spec(spec)
-        monkeypatch.setitem(sys.modules, name, module)
-        spec.loader.exec_module(module)
-        loaded.append(module)
+    """The kernel package's housekeeping and recorder as the kernel loads them: the package copied into a
+    modules folder and imported under its name there; its modules are taken out of ``sys.modules`` after
+    the test."""
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    copy_kernel_package(modules)
+    monkeypatch.syspath_prepend(str(modules))
+    before = set(sys.modules)
+    loaded = [importlib.import_module(f"{KERNEL_PACKAGE}.{name}") for name in ("housekeeping", "recorder")]
+    for name in set(sys.modules) - before:
+        monkeypatch.setitem(sys.modules, name, sys.modules.pop(name))  # absent before: removed after
     return loaded
 
 

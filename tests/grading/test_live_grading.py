@@ -15,11 +15,12 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec, measure_interleaved
-from autograder.facts import recorder
 from autograder.facts.taken_facts import TakenFacts, copy_facts
 from autograder.grading.pytest_plugin import run_graders
+from autograder.kernel import housekeeping as kernel_housekeeping
+from autograder.kernel import recorder
 from autograder.lab import load_lab
-from autograder.run import kernel_housekeeping, quiet
+from autograder.run import quiet
 from autograder.run.execution import CellOutcome
 from autograder.run.kernel_client import TRUNCATION_MARK
 from autograder.run.live_execution import LiveExecution
@@ -29,7 +30,7 @@ LAB2 = "lab2_three_ways"
 
 def _recorder_writes(directory, task, namespace, lab_id=LAB2, seed=7):
     capture = load_lab(lab_id).captures[task]
-    recorder.capture(capture.manifest(str(directory), seed), namespace)
+    recorder.record_task_facts(capture.manifest(str(directory), seed), namespace)
 
 
 def _a_sharded(spec):

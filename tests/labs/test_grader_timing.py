@@ -7,9 +7,9 @@ import time
 import pytest
 
 from autograder.checks import TimingStats
-from autograder.facts import recorder
 from autograder.facts.taken_facts import TakenFacts
 from autograder.grading.pytest_plugin import run_graders
+from autograder.kernel import recorder
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
 from autograder.run.live_execution import LiveExecution
@@ -22,7 +22,7 @@ SWAPPED_T8 = {"t_unsharded": 0.025, "t_sharded": 0.02, "speedup": 1.25, "cpu_fas
 def _with_t8_facts(tmp_path, names=HONEST_T8) -> LiveExecution:
     """A run that has ended after task t8, whose names are ``names`` (HONEST_T8 by default)."""
     written = tmp_path / "written"
-    recorder.capture(load_lab(LAB2).captures["t8"].manifest(str(written), 7), dict(names))
+    recorder.record_task_facts(load_lab(LAB2).captures["t8"].manifest(str(written), 7), dict(names))
     live, taken = LiveExecution(), TakenFacts(tmp_path / "taken")
     live.started(taken, [])
     taken.take("t8", written, "")

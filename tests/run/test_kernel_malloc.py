@@ -60,7 +60,7 @@ print(before, taken, during, mapped_among_50_blocks())
 # thresholds, whether the heap is fresh or already holds free memory, and with the kernel's.
 FAULTS_PER_CALL = """
 import ctypes, resource, sys
-from autograder.run import kernel_housekeeping as housekeeping
+from autograder.kernel import housekeeping
 
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p

@@ -7,10 +7,10 @@ import textwrap
 import pytest
 
 from autograder.facts.capture import TaskCapture
+from autograder.kernel import LAB_PROBE_MODULE
 from autograder.run import timed_turns
 from autograder.run.execute import execute_plan
 from autograder.run.kernel_code import WARM_UP_ENDED
-from autograder.run.kernel_housekeeping import LAB_PROBE_MODULE
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell

@@ -6,7 +6,7 @@ import pytest
 
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
-from autograder.run.kernel_code import HOUSEKEEPING_MODULE
+from autograder.run.kernel_code import KERNEL_PACKAGE
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
@@ -23,8 +23,8 @@ for _ in range(10_000):
 
 KERNEL_CAP = f"""
 import sys
-cap_cut = sys.modules[{HOUSEKEEPING_MODULE!r}]._output['cut']
-cap_chars = sys.modules[{HOUSEKEEPING_MODULE!r}]._output['chars']
+cap_cut = sys.modules[{KERNEL_PACKAGE + ".housekeeping"!r}]._output['cut']
+cap_chars = sys.modules[{KERNEL_PACKAGE + ".housekeeping"!r}]._output['chars']
 """
 
 # One display message larger than the grader accepts: it bypasses the streams and their cap.

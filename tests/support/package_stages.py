@@ -15,6 +15,7 @@ STAGES = [
     "autograder.doors",  # the ground floor: how a stage's door names and loads its exports
     "autograder.paths",  # the ground floor: the package's folder and the project's root
     "autograder.jsonschema_formats",  # the ground floor: nbformat's import without jsonschema's IRI checker
+    "autograder.kernel",  # all that runs inside the student's kernel: it imports nothing else of the harness
     "autograder.facts",  # what is taken from the kernel, as validated records
     "autograder.lab",  # the lab model: tasks, captures, the lab's package
     "autograder.caches",  # what the grader keeps on the machine

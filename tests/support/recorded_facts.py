@@ -1,13 +1,13 @@
-"""Test helpers for the checks: real objects recorded by the kernel recorder itself (facts/recorder.py, as
+"""Test helpers for the checks: real objects recorded by the kernel recorder itself (kernel/recorder.py, as
 in the kernel) and read back through facts/fact_reader.py, as a grader receives them."""
 
 import tempfile
 from pathlib import Path
 
-from autograder.facts import recorder
 from autograder.facts.capture import TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import Fact, TypeFact
+from autograder.kernel import recorder
 
 
 def fact_of(obj) -> Fact:
@@ -15,7 +15,7 @@ def fact_of(obj) -> Fact:
     receives it: bound to a name the kernel recorder records after a task."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "t0"
-        recorder.capture(TaskCapture("t0", names=("v",)).manifest(str(out), 0), {"v": obj})
+        recorder.record_task_facts(TaskCapture("t0", names=("v",)).manifest(str(out), 0), {"v": obj})
         return load_task_facts(out, "t0").get("v")
 
 

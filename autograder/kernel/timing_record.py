@@ -14,10 +14,9 @@ While a timed task's cells run (``start`` … ``take``), it records, in order:
   shape, dtype and device count of each array waited for.
 
 Reads and waits made by library code (JAX's own, numpy's, the harness's) are not the student's and are not
-recorded. Like the kernel recorder (facts/recorder.py), it imports nothing from ``autograder``: the harness
-copies it into the kernel as a standalone module, and the recorder takes the record with a task's facts.
-References to the functions it wraps are taken at import, before student code runs. Outside a timed task,
-and in a student's own Jupyter, where it is never loaded, the wrappers cost one flag test.
+recorded. A module of the kernel package (its recorder takes the record with a task's facts).
+References to the functions it wraps are taken at import, before student code runs. Outside a timed task
+the wrappers cost one flag test; in a student's own Jupyter and the grader's process nothing is wrapped.
 """
 
 import builtins
@@ -51,15 +50,16 @@ CLOCKS = ("perf_counter", "time", "monotonic")
 
 _get_ident = threading.get_ident
 _getframe = sys._getframe
-_ArrayImpl = type(jax.numpy.zeros(()))
+_ArrayImpl = None  # JAX's array class, found at ``install`` (making an array starts JAX's backend)
 _tree_leaves = jax.tree_util.tree_leaves
 _perf_counter = time.perf_counter
 
 
 def _library_folders():
-    """Where library code lives (the standard library, site-packages, this module's folder): a clock read or
-    a wait made from there is not the student's."""
-    folders = {os.path.dirname(os.__file__), os.path.dirname(os.path.abspath(__file__))}
+    """Where library code lives (the standard library, site-packages, and the folder holding this package:
+    in the kernel, the modules the harness copied there, the lab's probe too): a clock read or a wait made
+    from there is not the student's."""
+    folders = {os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     for module in (jax, np):
         folders.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
     return tuple(sorted(folders))
@@ -170,6 +170,8 @@ def _on_event(event, seconds, **kwargs):
 
 def install():
     """Wrap the clocks and the waits, and listen to JAX's compilation events: before any student cell."""
+    global _ArrayImpl
+    _ArrayImpl = type(jax.numpy.zeros(()))
     for name in CLOCKS:
         setattr(time, name, _clock(name, getattr(time, name), _Reading))
         setattr(time, name + "_ns", _clock(name + "_ns", getattr(time, name + "_ns"), _ReadingNs))

@@ -4,9 +4,8 @@ in the shape the harness needs while the cells run, and records nothing.
 It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its own
 (``start_warm_up``, ``wait_for_warm_up``), reaps the children the harness stopped (``reap_children``) and
 switches malloc between saving memory and timing (``malloc_for_timing``, ``malloc_for_memory``;
-kernel_malloc.py says why). It imports nothing from ``autograder``: the harness copies it into the kernel as a
-standalone module, beside the kernel recorder (facts/recorder.py), which reads from it whether the output was
-cut and waits for the warm-up before a lab probe.
+run/kernel_malloc.py says why). A module of the kernel package, whose recorder reads from it whether the
+output was cut and waits for the warm-up before a lab probe.
 
 References to the builtins and library functions it uses are taken at import, before student code runs,
 so a notebook that later patches ``builtins.len`` or ``os.waitpid`` does not change what it does.
@@ -27,7 +26,7 @@ _WNOHANG = os.WNOHANG
 _Thread = threading.Thread
 _os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
-LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel (kernel_code.py reads it here)
+LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel: a module beside the package
 WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel_code.WARM_UP_WAIT)
 
 # glibc's malloc thresholds (kernel_malloc.py): a block this large or larger is mapped on its own, and

@@ -1,0 +1,273 @@
+"""What the program of a student's function holds, from its trace (``jax.make_jaxpr``): its primitives,
+the collectives its ``shard_map`` bodies call (and how often), the blocks those bodies see, and the
+layouts a top-level ``jit`` was given."""
+
+import math
+import os
+
+import jax
+import numpy as np
+
+from .layouts import given_sharding
+from .originals import _make_jaxpr, callable, enumerate, getattr, isinstance, len, list, sorted, str, type, zip
+
+
+def short_error(exc):
+    """An exception as one short line of text, for a fact."""
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def program_facts(function, args):
+    """How the student's function is built, from its object and its trace (``jax.make_jaxpr``): whether
+    it is a jitted function, the primitives of its top level and of its whole program, and the layouts a
+    top-level ``jit`` was given (``in_shardings`` / ``out_shardings``, None where not given)."""
+    record = {
+        "jit_object": callable(getattr(function, "lower", None)),
+        "top": [],
+        "top_jit_library": False,
+        "primitives": [],
+        "collectives": [],
+        "bodies": [],
+        "in_shardings": None,
+        "out_shardings": None,
+        "error": None,
+    }
+    try:
+        closed = _make_jaxpr(function)(*args)
+    except Exception as exc:
+        record["error"] = short_error(exc)
+        return record
+    eqns = closed.jaxpr.eqns
+    record["top"] = [eqn.primitive.name for eqn in eqns]
+    record["top_jit_library"] = len(eqns) == 1 and _is_library_jit(eqns[0])
+    record["primitives"] = sorted(_primitives(closed.jaxpr, set()))
+    record["collectives"] = _collectives(closed.jaxpr, [], inside=False)
+    record["bodies"] = _bodies(closed.jaxpr, [])
+    if len(eqns) == 1 and "in_shardings" in eqns[0].params:
+        eqn = eqns[0]
+        record["in_shardings"] = [
+            given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["in_shardings"], eqn.invars)
+        ]
+        record["out_shardings"] = [
+            given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["out_shardings"], eqn.outvars)
+        ]
+    return record
+
+
+# Where installed libraries live: a ``jit`` whose function is defined there (``jax.nn.log_softmax``,
+# ``jnp.linalg.norm``) is the library's, not the student's.
+_LIBRARY_DIRS = tuple(
+    os.path.dirname(os.path.dirname(str(module.__file__))) + os.sep
+    for module in (jax, np)
+    if getattr(module, "__file__", None)
+)
+
+
+def _defined_in_library(path):
+    return path.startswith(_LIBRARY_DIRS) or f"{os.sep}site-packages{os.sep}" in path or "dist-packages" in path
+
+
+def _is_library_jit(eqn):
+    """Whether ``eqn`` is a ``jit`` of a function an installed library defines (read from its debug info)."""
+    if eqn.primitive.name not in ("jit", "pjit"):
+        return False
+    inner = eqn.params.get("jaxpr")
+    info = getattr(getattr(inner, "jaxpr", inner), "debug_info", None)
+    source = getattr(info, "func_src_info", None)
+    if not isinstance(source, str) or " at " not in source:
+        return False
+    return _defined_in_library(source.rsplit(" at ", 1)[1].rsplit(":", 1)[0])
+
+
+def _written_as(eqn):
+    """The ``jax.lax`` function the student called for a collective equation when it is not the primitive's
+    own (``pmean`` traces as ``psum`` then a division): the first library frame below the student's call."""
+    try:
+        frames = eqn.source_info.traceback.frames
+    except Exception:
+        return None
+    names = [frame.function_name for frame in frames if _defined_in_library(frame.file_name)]
+    return "pmean" if "pmean" in names else None
+
+
+def _primitives(jaxpr, found, depth=0):
+    """The names of every primitive in ``jaxpr`` and in the programs nested in its equations."""
+    if depth > 50:
+        return found
+    for eqn in jaxpr.eqns:
+        found.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for inner in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
+                if hasattr(inner, "eqns"):
+                    _primitives(inner, found, depth + 1)
+    return found
+
+
+# The primitives by which a shard_map body talks to other devices (names vary across JAX versions; the
+# grader maps them to what the student writes).
+COLLECTIVE_PRIMITIVES = frozenset(
+    {
+        "psum",
+        "psum2",
+        "psum_invariant",
+        "pmax",
+        "pmin",
+        "all_gather",
+        "all_gather_invariant",
+        "reduce_scatter",
+        "ppermute",
+        "all_to_all",
+    }
+)
+MAX_COLLECTIVES = 200
+MAX_PERM_PAIRS = 4096
+MAX_BODIES = 20
+MAX_BODY_VALUES = 20
+
+
+def _collectives(jaxpr, found, inside, depth=0, repeats=1):
+    """The collectives written inside ``shard_map`` bodies of ``jaxpr``, in trace order (nested programs,
+    such as a ``fori_loop``'s or a ``jit``'s, included): ``{"primitive": name, "axes": [axis, ...],
+    "repeats": n | None, "perm": [[source, target], ...]}`` — ``repeats``: how many times the program runs
+    it (the lengths of the ``scan`` loops around it multiplied; None inside a ``while`` loop, whose count
+    the trace does not fix), ``perm`` for a ``ppermute`` only."""
+    if depth > 50:
+        return found
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if inside and name in COLLECTIVE_PRIMITIVES and len(found) < MAX_COLLECTIVES:
+            use = {"primitive": name, "axes": _axis_names(eqn.params), "repeats": repeats}
+            if "perm" in eqn.params:
+                use["perm"] = [[int(a), int(b)] for a, b in eqn.params["perm"]][:MAX_PERM_PAIRS]
+            written = _written_as(eqn)
+            if written:
+                use["written"] = written
+            found.append(use)
+        inner_repeats = _inner_repeats(eqn, repeats)
+        for inner in _inner_jaxprs(eqn):
+            _collectives(inner, found, inside or name == "shard_map", depth + 1, inner_repeats)
+    return found
+
+
+def _inner_repeats(eqn, repeats):
+    """How many times the programs nested in ``eqn`` run, given that ``eqn`` runs ``repeats`` times."""
+    name = eqn.primitive.name
+    if repeats is None or name == "while":
+        return None
+    if name == "scan":
+        length = eqn.params.get("length")
+        return repeats * int(length) if isinstance(length, int) else None
+    return repeats
+
+
+def _inner_jaxprs(eqn):
+    """The programs nested in an equation's parameters (a ``jit``'s, a loop's body, a ``cond``'s branches)."""
+    for value in eqn.params.values():
+        for inner in value if isinstance(value, (tuple, list)) else (value,):
+            inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
+            if hasattr(inner, "eqns"):
+                yield inner
+
+
+def _bodies(jaxpr, found, depth=0, whole=None):
+    """Per ``shard_map`` in ``jaxpr``: the global shapes of its operands, the block shapes its body
+    receives, the largest values its body makes (shape and dtype, by size, at most MAX_BODY_VALUES), and
+    which operands were laid out whole on every device right before it (``whole_before``: by
+    ``with_sharding_constraint``, ``device_put`` or a ``jit``'s ``in_shardings`` to a replicated layout), so
+    a check can tell that a body held an operand whole, whichever primitive gathered it."""
+    if depth > 50:
+        return found
+    whole = set() if whole is None else whole  # ids of the variables laid out whole on several devices
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name == "shard_map" and len(found) < MAX_BODIES:
+            body = eqn.params.get("jaxpr")
+            body = getattr(body, "jaxpr", body)
+            shapes = {}
+            if body is not None and hasattr(body, "eqns"):
+                _body_values(body, shapes)
+            largest = sorted(shapes.items(), key=lambda item: (-math.prod(item[0][0]), item[0]))[:MAX_BODY_VALUES]
+            operands = [v for v in eqn.invars if hasattr(v.aval, "shape")]
+            found.append(
+                {
+                    "operands": [list(v.aval.shape) for v in operands],
+                    "blocks": [list(v.aval.shape) for v in getattr(body, "invars", ()) if hasattr(v.aval, "shape")],
+                    "values": [{"shape": list(shape), "dtype": dtype} for (shape, dtype), _ in largest],
+                    "whole_before": [id(v) in whole for v in operands],
+                }
+            )
+        _mark_whole(eqn, whole)
+        for inner in _inner_jaxprs(eqn):
+            inner_whole = set()
+            if name in ("jit", "pjit") and inner is _inner_jaxpr_of_jit(eqn):
+                given = eqn.params.get("in_shardings") or ()
+                for index, (outer, var) in enumerate(zip(eqn.invars, inner.invars)):
+                    sharding = given[index] if index < len(given) else None
+                    if id(outer) in whole or _replicated_everywhere(sharding):
+                        inner_whole.add(id(var))
+            _bodies(inner, found, depth + 1, inner_whole)
+    return found
+
+
+def _inner_jaxpr_of_jit(eqn):
+    inner = eqn.params.get("jaxpr")
+    return getattr(inner, "jaxpr", inner)
+
+
+def _replicated_everywhere(sharding):
+    """Whether ``sharding`` puts a whole copy of its value on each of several devices."""
+    try:
+        if not getattr(sharding, "is_fully_replicated", False):
+            return False
+        return len(sharding.device_set) > 1
+    except Exception:
+        try:  # a sharding on an abstract mesh (under jax.set_mesh): a spec naming no axis, a mesh of several
+            return all(entry is None for entry in sharding.spec) and math.prod(sharding.mesh.axis_sizes) > 1
+        except Exception:
+            return False
+
+
+def _mark_whole(eqn, whole):
+    """Add to ``whole`` the outputs of ``eqn`` laid out whole on several devices: what a constraint, a
+    ``device_put`` or a reshard to a replicated layout makes, and what keeps a whole input's shape."""
+    params = eqn.params
+    placed = [params.get(key) for key in ("sharding", "dst_sharding") if key in params]
+    if eqn.primitive.name == "device_put":
+        placed = list(params.get("devices") or ())
+        for var, sharding in zip(eqn.outvars, placed):
+            if _replicated_everywhere(sharding):
+                whole.add(id(var))
+        return
+    if placed:
+        if any(_replicated_everywhere(s) for s in placed):
+            whole.update(id(var) for var in eqn.outvars)
+        return
+    if eqn.primitive.name in ("jit", "pjit"):
+        for var, sharding in zip(eqn.outvars, params.get("out_shardings") or ()):
+            if _replicated_everywhere(sharding):
+                whole.add(id(var))
+    shapes = {tuple(v.aval.shape) for v in eqn.invars if id(v) in whole and hasattr(v.aval, "shape")}
+    for var in eqn.outvars:
+        if tuple(getattr(var.aval, "shape", ())) in shapes and shapes:
+            whole.add(id(var))
+
+
+def _body_values(jaxpr, shapes, depth=0):
+    """Every (shape, dtype) of a value an equation of ``jaxpr`` (or a program nested in it) makes."""
+    if depth > 50:
+        return
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            aval = getattr(var, "aval", None)
+            if hasattr(aval, "shape") and hasattr(aval, "dtype"):
+                shapes[(tuple(int(d) for d in aval.shape), str(aval.dtype))] = True
+        for inner in _inner_jaxprs(eqn):
+            _body_values(inner, shapes, depth + 1)
+
+
+def _axis_names(params):
+    """The mesh axes a collective's equation names (``axes`` or ``axis_name``), as strings."""
+    axes = params.get("axes", params.get("axis_name", ()))
+    axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+    return [str(axis) for axis in axes]
