@@ -42,8 +42,8 @@ from grading_overhead import AUTOGRADER, load_line, plain_once, student_copy  # 
 from autograder.course.batch_timing import TIMING_FILE  # noqa: E402
 from autograder.course.dask_cluster import default_workers  # noqa: E402
 from autograder.course.gradebook import GRADE_FILE  # noqa: E402
+from autograder.fairness.core_pinning import PIN_VARIABLE  # noqa: E402
 from autograder.lab import lab_ids  # noqa: E402
-from autograder.run.core_pinning import PIN_VARIABLE  # noqa: E402
 
 DEFAULT_LABS = ["lab2_three_ways", "lab4_collectives"]
 

@@ -1,5 +1,5 @@
 """What a cell timeout lasts on a crowded machine: the time other work takes from a kernel is given back
-(run/others_load.py), and only that.
+(fairness/others_load.py), and only that.
 
 Two cells, each in a fresh sandboxed kernel, beside 0 to ``--most-busy`` busy-loop processes started for
 the measurement (the load average it ran under is printed too):

@@ -29,9 +29,10 @@ from autograder.authoring.case_groups import CaseGroup, grading_jobs, grouped, t
 from autograder.authoring.grade_expectations import case_problems, full_marks_problems, zero_problems
 from autograder.authoring.known_grades import Case
 from autograder.authoring.requirement_table import table_problems
+from autograder.fairness import pinned_process_pool
 from autograder.grading import warm_here
 from autograder.lab import Lab, load_lab
-from autograder.run import Limits, pinned_process_pool
+from autograder.run import Limits
 
 LAB_VARIABLE = "AUTOGRADER_TEST_LAB"
 SEED = 20261121

@@ -28,20 +28,17 @@ from typing import Any
 import jax
 import psutil
 
-from autograder.run import (
-    GRADER_PHASES,
-    MEASURE,
-    TURN_WAIT,
+from autograder.fairness import (
     checks_waiting,
     measuring,
     min_sample_seconds,
     others_share,
     process_cpu_seconds,
     start_reading,
-    under_timing_malloc,
     wait_for_quiet,
     wait_until_machine_quiet,
 )
+from autograder.run import GRADER_PHASES, MEASURE, TURN_WAIT, under_timing_malloc
 
 
 @dataclass(frozen=True)

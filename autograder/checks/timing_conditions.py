@@ -1,5 +1,5 @@
 """What a timing check allows for the load each side met: the student's timed cells and the grader's
-measurement each read the share of the processors that other work took meanwhile (run/others_load.py).
+measurement each read the share of the processors that other work took meanwhile (fairness/others_load.py).
 A time taken under more load than the other side's may be as many times longer as its stretch is larger;
 the grader's, taken under more load, may have left the student's as many times shorter.
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from autograder.run import stretch
+from autograder.fairness import stretch
 
 _STUDENT_SHARE: ContextVar[Callable[[], float | None]] = ContextVar("student_share", default=lambda: None)
 

@@ -133,22 +133,22 @@ def warm_references(client, lab: str, progress: GradingProgress) -> None:
 
 def default_workers() -> int:
     """A local cluster's workers when none is asked for: one per core this process may run on."""
-    from autograder.run import process_cores
+    from autograder.fairness import process_cores
 
     return max(1, len(process_cores()))
 
 
 def worker_cores(client) -> dict[str, tuple[int, ...]]:
     """The cores each worker of the cluster may run on."""
-    from autograder.run import process_cores
+    from autograder.fairness import process_cores
 
     return client.run(process_cores)
 
 
 def pin_workers(client) -> None:
     """Pin each worker of a local cluster to a core of its own when the machine has one for each (a timed
-    task then holds up only its own core: autograder/run/core_locks.py); ``worker_cores`` tells the outcome."""
-    from autograder.run import cores_to_pin, pin_process
+    task then holds up only its own core: autograder/fairness/core_locks.py); ``worker_cores`` tells the outcome."""
+    from autograder.fairness import cores_to_pin, pin_process
 
     addresses = sorted(client.scheduler_info()["workers"])
     for address, core in zip(addresses, cores_to_pin(len(addresses)), strict=False):

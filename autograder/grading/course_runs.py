@@ -12,14 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from autograder.fairness import switched_off
 from autograder.lab import Lab
-from autograder.run import (
-    COMPILED_PROGRAMS_VARIABLE,
-    CompiledPrograms,
-    Limits,
-    compiled_programs_folder,
-    switched_off,
-)
+from autograder.run import COMPILED_PROGRAMS_VARIABLE, CompiledPrograms, Limits, compiled_programs_folder
 
 
 def is_solution(lab: Lab, notebook: Path) -> bool:

@@ -10,7 +10,8 @@ import threading
 import time
 from contextlib import AbstractContextManager
 
-from autograder.run import Execution, Executor, LiveExecution, RunRequest, RunStatus, grading_with
+from autograder.fairness import grading_with
+from autograder.run import Execution, Executor, LiveExecution, RunRequest, RunStatus
 
 
 class RunAlongside:

@@ -28,9 +28,10 @@ from autograder.facts import (
     build_argument,
     task_seed,
 )
+from autograder.fairness import checks_running, checks_waiting
 from autograder.grading.check_result import CheckResult
 from autograder.lab import Lab
-from autograder.run import CellStatus, Execution, LiveExecution, checks_running, checks_waiting, timed_cells_share
+from autograder.run import CellStatus, Execution, LiveExecution, timed_cells_share
 
 # The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
 # (they cost time at each session's end, and are none of the grading's business), and pytest's reports

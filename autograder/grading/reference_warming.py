@@ -15,7 +15,8 @@ def warm_here(lab_id: str) -> WarmResult:
     """Compute and store the lab's cached references (``autograder warm``) in this process, set up as a
     grader's first. Another grading's timed task waits for it as for a check in flight
     (``checks_running``): it loads the machine as one."""
-    from autograder.run import checks_running, configure_grader_process
+    from autograder.fairness import checks_running
+    from autograder.run import configure_grader_process
 
     configure_grader_process()  # before anything imports JAX
     from autograder.caches import warm_lab

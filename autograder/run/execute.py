@@ -26,7 +26,15 @@ import nbformat
 from nbclient.exceptions import DeadKernelError
 
 from autograder.facts import TakenFacts, TaskCapture, task_seed
-from autograder.run import quiet
+from autograder.fairness import (
+    MOST_SHARE,
+    LoadClock,
+    TimedTurn,
+    not_running,
+    stretch,
+    student_code_running,
+    until_machine_quiet,
+)
 from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.execution import CellOutcome, Execution
 from autograder.run.kernel_client import TIMEOUT_ENAME, cell_error
@@ -41,14 +49,11 @@ from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
-from autograder.run.machine_quiet import until_machine_quiet
-from autograder.run.others_load import MOST_SHARE, LoadClock, stretch
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import Captures, RunRequest
 from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.stale_roots import claim
-from autograder.run.timed_turns import TimedTurn
 from autograder.run.write_bound import MIB, explain_write_error
 
 if TYPE_CHECKING:
@@ -102,7 +107,7 @@ class _Run:
 
     async def execute(self) -> tuple[str, str | None, str | None]:
         async with self.client.async_setup_kernel():
-            with quiet.student_code_running():
+            with student_code_running():
                 self.kernel.turn.running = True
                 try:
                     for step in self.plan.steps:
@@ -112,7 +117,7 @@ class _Run:
                             continue
                         timed = self.times_code(step.task)
                         if timed:
-                            with quiet.not_running():  # waiting, it runs nothing: another grader may measure
+                            with not_running():  # waiting, it runs nothing: another grader may measure
                                 await self.timed_turn.acquire(step.label)
                             with self.phases.timed(TURN_WAIT):
                                 await self.until_idle(step.label, str(step.task))

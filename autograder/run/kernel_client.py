@@ -13,9 +13,9 @@ import zmq
 from nbclient import NotebookClient
 from nbclient.util import ensure_async
 
+from autograder.fairness import LoadClock
 from autograder.kernel import TRUNCATION_MARK
 from autograder.run.limits import Limits
-from autograder.run.others_load import LoadClock
 
 TIMEOUT_ENAME = "CellTimeoutError"  # the error a cell that ran out of time ends with
 RECHECK_SECONDS = 5.0  # past its timeout, a cell on a crowded machine has the time it is owed read this often

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.fairness import CellTurn
 from autograder.run.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
 from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
 from autograder.run.kernel_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
@@ -25,7 +26,6 @@ from autograder.run.kernel_manager import HarnessKernelManager
 from autograder.run.limits import Limits
 from autograder.run.sandbox_levels import BUBBLEWRAP
 from autograder.run.stale_roots import claim, disown, sweep_once
-from autograder.run.timed_turns import CellTurn
 from autograder.run.write_bound import SCRATCH, bound_root, unbind_root
 from autograder.run.write_watch import SHARED_MEMORY, WriteWatch
 

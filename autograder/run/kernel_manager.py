@@ -18,6 +18,7 @@ import zmq.asyncio
 from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
 
+from autograder.fairness import ThreadTimes, process_cpu_seconds, thread_times
 from autograder.run.container_memory import oom_first
 from autograder.run.devices import kernel_environment
 from autograder.run.file_allowlist import kernel_allowlist
@@ -25,10 +26,8 @@ from autograder.run.landlock import landlock_command
 from autograder.run.leftovers import launcher_process, process_tree, run_processes, stop_leftover_processes
 from autograder.run.limits import ResourceLimits
 from autograder.run.network_filter import filter_command, filter_problem
-from autograder.run.others_load import process_cpu_seconds
 from autograder.run.sandbox import bwrap_command, sandbox_environment, sandbox_level, uid_command
 from autograder.run.sandbox_levels import BUBBLEWRAP, LANDLOCK_LEVELS, NO_SANDBOX
-from autograder.run.thread_waits import ThreadTimes, thread_times
 from autograder.run.uid_lease import SandboxUnavailable, lease_uid, make_private
 from autograder.run.write_watch import SHARED_MEMORY, remove_owned
 

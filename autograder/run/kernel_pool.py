@@ -26,6 +26,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from autograder.fairness import pass_the_gate
 from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.execute import execute_plan_async
 from autograder.run.execution import Execution, Executor
@@ -33,7 +34,6 @@ from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.run_request import RunRequest
-from autograder.run.timed_turns import pass_the_gate
 
 CLOSE_TIMEOUT = 120.0
 

@@ -19,11 +19,11 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.fairness import pass_the_gate
 from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.container_memory import oom_kills
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
-from autograder.run.timed_turns import pass_the_gate
 
 START_ATTEMPTS = 3
 LOG_TAIL = 2_000  # characters of a failed kernel's log kept in the warning

@@ -2,7 +2,7 @@
 
 Grading overlaps the notebook's run: the kernel runs in a thread of its own while the graders, in
 this thread, check each task as soon as its facts are in. Two rules keep timings honest: the grader
-measures time itself only once the kernel has stopped running cells (``autograder.run.quiet``), and the
+measures time itself only once the kernel has stopped running cells (``autograder.fairness.quiet``), and the
 cells of a task that times code (``TaskCapture.times_code``) start only when the grader has nothing
 left to check, so neither side's measurement runs against the other's work.
 """
@@ -20,7 +20,7 @@ from autograder.facts import TakenFacts
 from autograder.run.run_status import RunStatus
 
 if TYPE_CHECKING:
-    from autograder.run.timed_turns import TimedTurn
+    from autograder.fairness import TimedTurn
 
 GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the grader to be idle
 

@@ -26,8 +26,8 @@ from process_ended import ended
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.batch_timing import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE, RETRIED_STATUSES
+from autograder.fairness.core_pinning import process_cores
 from autograder.lab import load_lab
-from autograder.run.core_pinning import process_cores
 from autograder.run.limits import Limits
 from autograder.run.stale_roots import OWNER_FILE
 

@@ -16,11 +16,11 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec, measure_interleaved
 from autograder.facts.taken_facts import TakenFacts, copy_facts
+from autograder.fairness import quiet
 from autograder.grading.pytest_plugin import run_graders
 from autograder.kernel import housekeeping as kernel_housekeeping
 from autograder.kernel import recorder
 from autograder.lab import load_lab
-from autograder.run import quiet
 from autograder.run.execution import CellOutcome
 from autograder.run.kernel_client import TRUNCATION_MARK
 from autograder.run.live_execution import LiveExecution

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from autograder.run import timed_turns
-from autograder.run.core_locks import CoreLock
-from autograder.run.core_pinning import pin_process, process_cores
-from autograder.run.timed_turns import CellTurn, TimedTurn
+from autograder.fairness import timed_turns
+from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.core_pinning import pin_process, process_cores
+from autograder.fairness.timed_turns import CellTurn, TimedTurn
 
 two_cores = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a process that may run on two cores")
 

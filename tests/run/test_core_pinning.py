@@ -1,4 +1,4 @@
-"""Grading processes pinned to cores of their own (autograder/run/core_pinning.py): where the machine has a
+"""Grading processes pinned to cores of their own (autograder/fairness/core_pinning.py): where the machine has a
 core for each, each process runs on one core; else, or when switched off, they share every core."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from autograder.run.core_pinning import PIN_VARIABLE, cores_to_pin, pinned_process_pool, process_cores
+from autograder.fairness.core_pinning import PIN_VARIABLE, cores_to_pin, pinned_process_pool, process_cores
 
 
 def _cores_seen(workers: int) -> list[frozenset[int]]:

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from autograder.facts.capture import TaskCapture
+from autograder.fairness import timed_turns
 from autograder.kernel import LAB_PROBE_MODULE
-from autograder.run import timed_turns
 from autograder.run.execute import execute_plan
 from autograder.run.kernel_code import WARM_UP_ENDED
 from autograder.run.kernel_lifecycle import StartedKernel

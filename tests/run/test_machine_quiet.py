@@ -1,4 +1,4 @@
-"""Timing starts on a quiet machine (autograder/run/machine_quiet.py): a reading of /proc/stat that shows
+"""Timing starts on a quiet machine (autograder/fairness/machine_quiet.py): a reading of /proc/stat that shows
 idle processors lets it start at once, a busy one makes it wait (bounded), an unreadable one waits not;
 the processors read are those the grading may run on. The processors and the clock are the test's own
 (``FakeMachine``), so that no test depends on the real machine's load."""
@@ -11,8 +11,8 @@ import types
 
 import pytest
 
-from autograder.run import machine_quiet, processor_times
-from autograder.run.cpu_quota import CpuQuota
+from autograder.fairness import machine_quiet, processor_times
+from autograder.fairness.cpu_quota import CpuQuota
 
 
 class FakeMachine:

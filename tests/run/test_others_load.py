@@ -1,4 +1,4 @@
-"""The load other work puts on a timing (autograder/run/others_load.py): the share of the processors' time
+"""The load other work puts on a timing (autograder/fairness/others_load.py): the share of the processors' time
 that went to anything but the timed processes, read from /proc/stat readings of the test's own
 (``readings``), so that no test depends on the real machine's load; and the CPU seconds of a real process
 tree, which no load changes."""
@@ -15,11 +15,12 @@ import psutil
 import pytest
 
 from autograder.facts.capture import TaskCapture
-from autograder.run import execute, others_load
-from autograder.run.cpu_quota import CpuQuota, container_cpu_quota
+from autograder.fairness import others_load
+from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota
+from autograder.fairness.processor_times import JIFFIES_PER_SECOND
+from autograder.run import execute
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.processor_times import JIFFIES_PER_SECOND
 from autograder.run.run_request import RunRequest
 from autograder.run.sandbox import sandbox_problem
 

@@ -10,9 +10,9 @@ import types
 
 import pytest
 
-from autograder.run import cpu_quota, timed_turns
+from autograder.fairness import cpu_quota, timed_turns
+from autograder.fairness.timed_turns import CellTurn, TimedTurn, grading_with, measuring
 from autograder.run.execute import _within_deadline
-from autograder.run.timed_turns import CellTurn, TimedTurn, grading_with, measuring
 
 
 @pytest.fixture(autouse=True)

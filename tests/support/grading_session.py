@@ -8,9 +8,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from autograder.authoring.case_groups import CaseGroup, grading_jobs
+from autograder.fairness import pinned_process_pool
 from autograder.grading import GradeOptions, grade_notebook, warm_here
 from autograder.lab import load_lab
-from autograder.run import pinned_process_pool
 from autograder.run.limits import Limits
 from autograder.self_check.task_checker import public_checks
 
@@ -20,7 +20,7 @@ _pools: dict[int, ProcessPoolExecutor] = {}
 
 def _grading_processes(workers: int) -> ProcessPoolExecutor:
     """The session's grading processes, started once, each pinned to a core of its own where the machine
-    has one for each (run/core_pinning.py): a timed task then holds up only its own core, and the other
+    has one for each (fairness/core_pinning.py): a timed task then holds up only its own core, and the other
     process grades on.
 
     Processes, not threads of the test process: the machine's timed turn keeps other processes' kernels

@@ -17,6 +17,7 @@ STAGES = [
     "autograder.jsonschema_formats",  # the ground floor: nbformat's import without jsonschema's IRI checker
     "autograder.kernel",  # all that runs inside the student's kernel: it imports nothing else of the harness
     "autograder.facts",  # what is taken from the kernel, as validated records
+    "autograder.fairness",  # the machine's fairness: timed turns, the quiet machine, others' load
     "autograder.lab",  # the lab model: tasks, captures, the lab's package
     "autograder.caches",  # what the grader keeps on the machine
     "autograder.run",  # a submission's cells in a sandboxed kernel

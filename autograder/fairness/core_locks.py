@@ -16,7 +16,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from autograder.run.core_pinning import process_cores
+from autograder.fairness.core_pinning import process_cores
 
 
 class CoreLock:

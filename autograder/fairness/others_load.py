@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import psutil
 
-from autograder.run.core_pinning import process_cores
-from autograder.run.cpu_quota import container_cpu_quota
-from autograder.run.processor_times import JIFFIES_PER_SECOND, processor_jiffies
-from autograder.run.thread_waits import ThreadTimes, waiting_stretch
+from autograder.fairness.core_pinning import process_cores
+from autograder.fairness.cpu_quota import container_cpu_quota
+from autograder.fairness.processor_times import JIFFIES_PER_SECOND, processor_jiffies
+from autograder.fairness.thread_waits import ThreadTimes, waiting_stretch
 
 MOST_SHARE = 0.9  # a share read above this counts as this: a stretch of 10 at most
 

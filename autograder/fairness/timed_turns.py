@@ -41,9 +41,9 @@ import time
 from collections.abc import Callable, Generator
 from pathlib import Path
 
-from autograder.run import quiet
-from autograder.run.core_locks import CoreLock
-from autograder.run.env_switch import switched_off
+from autograder.fairness import quiet
+from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.env_switch import switched_off
 
 DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
 QUIET_MACHINE_VARIABLE = "AUTOGRADER_TIMED_TURNS"  # "off": no turn is taken (the bench compares without)

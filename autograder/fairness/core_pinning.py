@@ -13,7 +13,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
-from autograder.run.env_switch import switched_off
+from autograder.fairness.env_switch import switched_off
 
 PIN_VARIABLE = "AUTOGRADER_PIN_WORKERS"  # "off": grading processes share every core (bench/batch_cost.py compares)
 

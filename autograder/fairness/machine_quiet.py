@@ -21,9 +21,9 @@ import asyncio
 import logging
 import time
 
-from autograder.run.core_pinning import process_cores
-from autograder.run.cpu_quota import container_cpu_quota
-from autograder.run.processor_times import processor_jiffies as _cpu_times
+from autograder.fairness.core_pinning import process_cores
+from autograder.fairness.cpu_quota import container_cpu_quota
+from autograder.fairness.processor_times import processor_jiffies as _cpu_times
 
 WINDOW = 0.1  # seconds a reading of the machine's load spans
 BUSY_CPUS = 0.3  # at most this many processors' worth busy counts as quiet
