@@ -75,8 +75,8 @@ if TYPE_CHECKING:
         assert_timed_on,
         assert_warm,
         claimed_times,
-        how_measured,
     )
+    from autograder.checks.timing_spans import how_measured
     from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
