@@ -6,7 +6,6 @@ having no facts; arrays are read without pickles.
 from __future__ import annotations
 
 import json
-import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,7 @@ import numpy as np
 
 from autograder.facts.schema import (
     CallFact,
-    ClockRead,
     CollectiveUse,
-    Compilation,
     Fact,
     FactsError,
     MeshFact,
@@ -26,17 +23,16 @@ from autograder.facts.schema import (
     ShardingFact,
     ShardMapBody,
     TaskFacts,
-    TimingRecord,
     TypeFact,
-    Wait,
 )
+from autograder.facts.timing_reader import read_timing_record
+from autograder.facts.validation import require, text
 
 # CPython 3.11's ``ast`` is not safe to use from two threads at once, and both ``np.load`` (its header)
 # and pytest (assertion rewriting, tracebacks) use it: threads that grade side by side take this lock.
 PARSER_LOCK = threading.RLock()
 
 MAX_FACTS_JSON_BYTES = 64 * 1024 * 1024
-MAX_TEXT = 4 * 1024 * 1024
 PRIMITIVE_TYPES = (type(None), bool, int, float, str)
 
 
@@ -54,73 +50,18 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise FactsError(f"the facts of {task} are not valid JSON: {exc}") from None
     reader = _Reader(directory)
-    _require(isinstance(raw, dict) and raw.get("task") == task, f"the facts file is not for {task}")
+    require(isinstance(raw, dict) and raw.get("task") == task, f"the facts file is not for {task}")
     names = reader.mapping(raw.get("names", {}), reader.fact)
     calls = reader.mapping(raw.get("calls", {}), reader.call)
     probes = reader.mapping(raw.get("probes", {}), reader.probe)
     error = raw.get("error")
-    _require(error is None or isinstance(error, str), "bad recorder error")
+    require(error is None or isinstance(error, str), "bad recorder error")
     output_cut = raw.get("output_cut", False)
-    _require(isinstance(output_cut, bool), "output_cut must be true or false")
-    timing = _timing_record(raw["timing"]) if raw.get("timing") is not None else None
+    require(isinstance(output_cut, bool), "output_cut must be true or false")
+    timing = read_timing_record(raw["timing"]) if raw.get("timing") is not None else None
     return TaskFacts(
-        task=task, names=names, calls=calls, error=_text(error), probes=probes, output_cut=output_cut, timing=timing
+        task=task, names=names, calls=calls, error=text(error), probes=probes, output_cut=output_cut, timing=timing
     )
-
-
-def _timing_record(raw: Any) -> TimingRecord:
-    """A timed task's record (kernel/timing_record.py), validated event by event."""
-    _require(isinstance(raw, dict), "the timing record must be an object")
-    events, spans, dropped = raw.get("events"), raw.get("spans"), raw.get("dropped", 0)
-    _require(isinstance(events, list) and isinstance(spans, list), "the timing record needs events and spans")
-    _require(isinstance(dropped, int) and not isinstance(dropped, bool) and dropped >= 0, "bad dropped count")
-    found: list[ClockRead | Compilation | Wait] = []
-    for event in events:
-        _require(isinstance(event, list) and len(event) in (3, 4) and isinstance(event[0], str), "bad event")
-        kind = event[0]
-        _require(len(event) == (4 if kind == "clock" else 3), f"bad {kind} event")
-        if kind == "clock":
-            _, read, clock, seconds = event
-            _require(_is_count(read) and isinstance(clock, str) and is_finite_number(seconds), "bad clock read")
-            found.append(ClockRead(read, clock[:40], float(seconds)))
-        elif kind == "compile":
-            _, stage, function = event
-            _require(isinstance(stage, str) and isinstance(function, str), "bad compilation")
-            found.append(Compilation(stage[:20], function[:200]))
-        elif kind == "wait":
-            _, how, arrays = event
-            _require(isinstance(how, str) and isinstance(arrays, list), "bad wait")
-            described = []
-            for array in arrays:
-                _require(isinstance(array, list) and len(array) == 3, "bad array of a wait")
-                shape, dtype, devices = array
-                _require(isinstance(shape, list) and all(_is_count(d) for d in shape), "bad shape of a wait")
-                _require(isinstance(dtype, str) and _is_count(devices), "bad array of a wait")
-                described.append((tuple(shape), dtype[:40], devices))
-            found.append(Wait(how[:40], tuple(described)))
-        else:
-            raise FactsError(f"unknown timing event {kind!r}")
-    pairs = []
-    for span in spans:
-        _require(isinstance(span, list) and len(span) == 2 and all(_is_count(r) for r in span), "bad span")
-        pairs.append((span[0], span[1]))
-    return TimingRecord(tuple(found), tuple(pairs), dropped)
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _require(condition: object, message: str) -> None:
-    if not condition:
-        raise FactsError(message)
-
-
-def _text(value: Any, limit: int = MAX_TEXT) -> str | None:
-    if value is None:
-        return None
-    _require(isinstance(value, str), f"expected text, found {type(value).__name__}")
-    return value[:limit]
 
 
 class _Reader:
@@ -130,18 +71,18 @@ class _Reader:
         self.directory = directory.resolve()
 
     def mapping(self, raw: Any, convert) -> dict:
-        _require(isinstance(raw, dict), "expected a mapping")
+        require(isinstance(raw, dict), "expected a mapping")
         return {str(key): convert(value) for key, value in raw.items()}
 
     def fact(self, raw: Any) -> Fact:
-        _require(isinstance(raw, dict), "a fact must be a mapping")
+        require(isinstance(raw, dict), "a fact must be a mapping")
         kind = raw.get("kind")
-        type_name = _text(raw.get("type", "")) or ""
+        type_name = text(raw.get("type", "")) or ""
         if kind == "missing":
-            return Fact(kind="missing", error=_text(raw.get("error", "")))
+            return Fact(kind="missing", error=text(raw.get("error", "")))
         if kind == "value":
             value = raw.get("value")
-            _require(isinstance(value, PRIMITIVE_TYPES), "a value fact must be a primitive")
+            require(isinstance(value, PRIMITIVE_TYPES), "a value fact must be a primitive")
             return Fact(kind="value", type=type_name, value=value)
         if kind == "spec":
             return Fact(kind="spec", type=type_name, spec=self.spec(raw.get("spec")))
@@ -150,7 +91,7 @@ class _Reader:
         if kind == "tree":
             leaves = raw.get("leaves")
             paths = raw.get("paths", [])
-            _require(
+            require(
                 isinstance(leaves, list)
                 and isinstance(paths, list)
                 and len(paths) == len(leaves)
@@ -162,19 +103,19 @@ class _Reader:
                 type=type_name,
                 leaves=tuple(self.fact(leaf) for leaf in leaves),
                 paths=tuple(paths),
-                treedef=_text(raw.get("treedef", "")) or "",
+                treedef=text(raw.get("treedef", "")) or "",
             )
         if kind == "type":
             return Fact(kind="type", type=type_name, typeof=self.type_fact(raw.get("typeof")))
         if kind in ("function", "other"):
-            return Fact(kind=kind, type=type_name, repr=_text(raw.get("repr", ""), 2000) or "")
+            return Fact(kind=kind, type=type_name, repr=text(raw.get("repr", ""), 2000) or "")
         raise FactsError(f"unknown fact kind {kind!r}")
 
     def array(self, raw: dict, type_name: str) -> Fact:
         shape = self.shape(raw.get("shape"))
-        dtype = _text(raw.get("dtype"))
+        dtype = text(raw.get("dtype"))
         values = self.npy(raw.get("values"))
-        _require(values.shape == shape, f"array values have shape {values.shape}, expected {shape}")
+        require(values.shape == shape, f"array values have shape {values.shape}, expected {shape}")
         sharding = raw.get("sharding")
         typeof = raw.get("typeof")
         sharding = None if sharding is None else self.sharding(sharding, shape)
@@ -191,32 +132,32 @@ class _Reader:
         )
 
     def committed(self, raw: Any) -> bool | None:
-        _require(raw is None or isinstance(raw, bool), "an array's committed must be true, false or null")
+        require(raw is None or isinstance(raw, bool), "an array's committed must be true, false or null")
         return raw
 
     def blocks(self, raw: Any, sharding: ShardingFact | None) -> dict[int, np.ndarray]:
         """The blocks of the devices that hold other values than the array's, each of its block's shape."""
-        _require(isinstance(raw, dict), "an array's blocks must be a mapping")
+        require(isinstance(raw, dict), "an array's blocks must be a mapping")
         if not raw:
             return {}
         if sharding is None:
             raise FactsError("an array with blocks needs a sharding")
         found = {}
         for device, relative in raw.items():
-            _require(
+            require(
                 str(device).isdigit() and int(device) in sharding.device_indices,
                 f"blocks name device {device!r}, which holds no block of the array",
             )
             block = self.npy(relative)
             expected = tuple(stop - start for start, stop in sharding.device_indices[int(device)])
-            _require(block.shape == expected, f"device {device}'s block has shape {block.shape}, expected {expected}")
+            require(block.shape == expected, f"device {device}'s block has shape {block.shape}, expected {expected}")
             found[int(device)] = block
         return found
 
     def npy(self, relative: Any) -> np.ndarray:
-        _require(isinstance(relative, str), "array values must name a .npy file")
+        require(isinstance(relative, str), "array values must name a .npy file")
         path = (self.directory / relative).resolve()
-        _require(
+        require(
             path.is_relative_to(self.directory)
             and path.suffix == ".npy"
             and not (self.directory / relative).is_symlink(),
@@ -229,20 +170,20 @@ class _Reader:
             raise FactsError(f"cannot read {relative}: {exc}") from None
 
     def shape(self, raw: Any) -> tuple[int, ...]:
-        _require(
+        require(
             isinstance(raw, list) and all(isinstance(d, int) and d >= 0 for d in raw),
             "a shape must be a list of non-negative ints",
         )
         return tuple(raw)
 
     def spec(self, raw: Any) -> tuple[tuple[str, ...] | None, ...]:
-        _require(isinstance(raw, list), "a PartitionSpec must be a list")
+        require(isinstance(raw, list), "a PartitionSpec must be a list")
         entries: list[tuple[str, ...] | None] = []
         for entry in raw:
             if entry is None:
                 entries.append(None)
             else:
-                _require(
+                require(
                     isinstance(entry, list) and all(isinstance(a, str) for a in entry),
                     "a PartitionSpec entry must be null or a list of axis names",
                 )
@@ -250,16 +191,16 @@ class _Reader:
         return tuple(entries)
 
     def sharding(self, raw: Any, shape: tuple[int, ...]) -> ShardingFact:
-        _require(isinstance(raw, dict), "a sharding must be a mapping")
+        require(isinstance(raw, dict), "a sharding must be a mapping")
         indices = raw.get("device_indices")
-        _require(isinstance(indices, dict) and indices, "a sharding needs device_indices")
+        require(isinstance(indices, dict) and indices, "a sharding needs device_indices")
         device_indices = {}
         for device, block in indices.items():
-            _require(str(device).isdigit(), "device ids must be integers")
-            _require(isinstance(block, list) and len(block) == len(shape), "a block needs one range a dimension")
+            require(str(device).isdigit(), "device ids must be integers")
+            require(isinstance(block, list) and len(block) == len(shape), "a block needs one range a dimension")
             ranges = []
             for dim_range, size in zip(block, shape):
-                _require(
+                require(
                     isinstance(dim_range, list)
                     and len(dim_range) == 2
                     and all(isinstance(v, int) for v in dim_range)
@@ -271,33 +212,33 @@ class _Reader:
         mesh = raw.get("mesh")
         spec = raw.get("spec")
         return ShardingFact(
-            kind=_text(raw.get("kind", "")) or "",
-            repr=_text(raw.get("repr", ""), 2000) or "",
+            kind=text(raw.get("kind", "")) or "",
+            repr=text(raw.get("repr", ""), 2000) or "",
             device_indices=device_indices,
             mesh=None if mesh is None else self.mesh(mesh),
             spec=None if spec is None else self.spec(spec),
         )
 
     def mesh(self, raw: Any) -> MeshFact:
-        _require(isinstance(raw, dict), "a mesh must be a mapping")
+        require(isinstance(raw, dict), "a mesh must be a mapping")
         names = raw.get("axis_names")
-        _require(isinstance(names, list) and all(isinstance(n, str) for n in names), "bad mesh axis names")
+        require(isinstance(names, list) and all(isinstance(n, str) for n in names), "bad mesh axis names")
         shape = self.shape(raw.get("shape"))
         types = raw.get("axis_types", [])
-        _require(isinstance(types, list) and all(isinstance(t, str) for t in types), "bad axis types")
+        require(isinstance(types, list) and all(isinstance(t, str) for t in types), "bad axis types")
         device_ids = np.asarray(raw.get("device_ids"), dtype=np.int64)
-        _require(device_ids.shape == shape and len(names) == len(shape), "mesh shape mismatch")
+        require(device_ids.shape == shape and len(names) == len(shape), "mesh shape mismatch")
         return MeshFact(tuple(names), shape, tuple(types), device_ids)
 
     def type_fact(self, raw: Any) -> TypeFact:
-        _require(isinstance(raw, dict), "a type must be a mapping")
+        require(isinstance(raw, dict), "a type must be a mapping")
         axes = raw.get("sharded_axes")
         mesh = raw.get("mesh")
         names = types = None
         if mesh is not None:
-            _require(isinstance(mesh, dict), "a type's mesh must be a mapping")
+            require(isinstance(mesh, dict), "a type's mesh must be a mapping")
             names, types = mesh.get("axis_names"), mesh.get("axis_types")
-            _require(
+            require(
                 isinstance(names, list)
                 and isinstance(types, list)
                 and len(names) == len(types)
@@ -305,44 +246,44 @@ class _Reader:
                 "a type's mesh needs its axis names and types",
             )
         return TypeFact(
-            text=_text(raw.get("str", ""), 1000) or "",
+            text=text(raw.get("str", ""), 1000) or "",
             shape=self.shape(raw.get("shape")),
-            dtype=_text(raw.get("dtype", "")) or "",
+            dtype=text(raw.get("dtype", "")) or "",
             sharded_axes=None if axes is None else self.spec(axes),
             mesh_axis_names=None if names is None else tuple(n[:200] for n in names),
             axis_types=None if types is None else tuple(t[:50] for t in types),
         )
 
     def probe(self, raw: Any) -> ProbeFact:
-        _require(isinstance(raw, dict), "a probe record must be a mapping")
+        require(isinstance(raw, dict), "a probe record must be a mapping")
         return ProbeFact(
             values=self.mapping(raw.get("values", {}), self.fact),
-            stdout=_text(raw.get("stdout", ""), 200_000) or "",
-            error=_text(raw.get("error")),
+            stdout=text(raw.get("stdout", ""), 200_000) or "",
+            error=text(raw.get("error")),
         )
 
     def call(self, raw: Any) -> CallFact:
-        _require(isinstance(raw, dict), "a call must be a mapping")
+        require(isinstance(raw, dict), "a call must be a mapping")
         program = raw.get("program")
         return CallFact(
             output=self.fact(raw.get("output", {"kind": "missing", "error": "no output"})),
-            stdout=_text(raw.get("stdout", ""), 200_000) or "",
-            error=_text(raw.get("error")),
-            hlo=_text(raw.get("hlo")),
-            hlo_error=_text(raw.get("hlo_error")),
+            stdout=text(raw.get("stdout", ""), 200_000) or "",
+            error=text(raw.get("error")),
+            hlo=text(raw.get("hlo")),
+            hlo_error=text(raw.get("hlo_error")),
             program=None if program is None else self.program(program),
         )
 
     def program(self, raw: Any) -> ProgramFact:
-        _require(isinstance(raw, dict), "a program record must be a mapping")
+        require(isinstance(raw, dict), "a program record must be a mapping")
         jit_object = raw.get("jit_object")
-        _require(isinstance(jit_object, bool), "jit_object must be a bool")
+        require(isinstance(jit_object, bool), "jit_object must be a bool")
         top_jit_library = raw.get("top_jit_library", False)
-        _require(isinstance(top_jit_library, bool), "top_jit_library must be a bool")
+        require(isinstance(top_jit_library, bool), "top_jit_library must be a bool")
         names = {}
         for key in ("top", "primitives"):
             value = raw.get(key, [])
-            _require(
+            require(
                 isinstance(value, list) and all(isinstance(n, str) for n in value),
                 f"{key} must be a list of primitive names",
             )
@@ -353,19 +294,19 @@ class _Reader:
             primitives=frozenset(names["primitives"]),
             in_shardings=self.given_shardings(raw.get("in_shardings")),
             out_shardings=self.given_shardings(raw.get("out_shardings")),
-            error=_text(raw.get("error"), 2000),
+            error=text(raw.get("error"), 2000),
             collectives=self.collectives(raw.get("collectives", [])),
             bodies=self.bodies(raw.get("bodies", [])),
             top_jit_library=top_jit_library,
         )
 
     def bodies(self, raw: Any) -> tuple[ShardMapBody, ...]:
-        _require(isinstance(raw, list) and len(raw) <= 100, "bodies must be a list")
+        require(isinstance(raw, list) and len(raw) <= 100, "bodies must be a list")
         found = []
         for entry in raw:
-            _require(isinstance(entry, dict), "a shard_map body must be a mapping")
+            require(isinstance(entry, dict), "a shard_map body must be a mapping")
             operands, blocks, values = entry.get("operands", []), entry.get("blocks", []), entry.get("values", [])
-            _require(
+            require(
                 isinstance(operands, list)
                 and isinstance(blocks, list)
                 and isinstance(values, list)
@@ -373,13 +314,13 @@ class _Reader:
                 "a shard_map body needs lists of operands, blocks and values",
             )
             whole_before = entry.get("whole_before", [])
-            _require(
+            require(
                 isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before),
                 "whole_before must be a list of bools",
             )
             found_values = []
             for value in values:
-                _require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
+                require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
                 found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
             found.append(
                 ShardMapBody(
@@ -392,23 +333,23 @@ class _Reader:
         return tuple(found)
 
     def collectives(self, raw: Any) -> tuple[CollectiveUse, ...]:
-        _require(isinstance(raw, list) and len(raw) <= 1000, "collectives must be a list")
+        require(isinstance(raw, list) and len(raw) <= 1000, "collectives must be a list")
         found = []
         for entry in raw:
-            _require(isinstance(entry, dict), "a collective must be a mapping")
+            require(isinstance(entry, dict), "a collective must be a mapping")
             primitive, axes = entry.get("primitive"), entry.get("axes")
-            _require(isinstance(primitive, str), "a collective's primitive must be a string")
-            _require(
+            require(isinstance(primitive, str), "a collective's primitive must be a string")
+            require(
                 isinstance(axes, list) and all(isinstance(a, str) for a in axes),
                 "a collective's axes must be a list of strings",
             )
             repeats, perm, written = entry.get("repeats", 1), entry.get("perm"), entry.get("written")
-            _require(written is None or isinstance(written, str), "a collective's written name must be a string")
-            _require(
+            require(written is None or isinstance(written, str), "a collective's written name must be a string")
+            require(
                 repeats is None or (isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 0),
                 "a collective's repeats must be a count or null",
             )
-            _require(
+            require(
                 perm is None
                 or (
                     isinstance(perm, list)
@@ -435,18 +376,13 @@ class _Reader:
     def given_shardings(self, raw: Any) -> tuple[ShardingFact | None, ...] | None:
         if raw is None:
             return None
-        _require(isinstance(raw, list), "shardings given to jit must be a list")
+        require(isinstance(raw, list), "shardings given to jit must be a list")
         found: list[ShardingFact | None] = []
         for entry in raw:
             if entry is None:
                 found.append(None)
                 continue
-            _require(isinstance(entry, dict), "a given sharding must be a mapping")
+            require(isinstance(entry, dict), "a given sharding must be a mapping")
             shape = self.shape(entry.get("shape"))
             found.append(self.sharding(entry, shape))
         return tuple(found)
-
-
-def is_finite_number(value: Any) -> bool:
-    """True for an int or float (not bool) that is finite."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

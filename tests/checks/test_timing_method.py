@@ -24,7 +24,7 @@ from autograder.checks.timing_method import (
     assert_warm,
     how_measured,
 )
-from autograder.facts.fact_reader import _timing_record
+from autograder.facts.timing_reader import read_timing_record
 
 SET_UP = """
 import time, timeit, statistics
@@ -264,7 +264,7 @@ def recorded(tmp_path_factory) -> dict:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return {name: (_timing_record(v["record"]), v["t"]) for name, v in json.loads(done.stdout).items()}
+    return {name: (read_timing_record(v["record"]), v["t"]) for name, v in json.loads(done.stdout).items()}
 
 
 def _verdicts(record, claimed) -> dict[str, str | None]:
