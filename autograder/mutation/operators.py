@@ -7,15 +7,29 @@ as edits of the syntax tree; which nodes it is shown, and which of its edits cou
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
-JIT = {"jax.jit", "jit", "nnx.jit"}
-SPEC = {"P", "PartitionSpec", "jax.sharding.PartitionSpec"}
+from autograder.mutation.syntax import (
+    JIT,
+    PRINTING,
+    SPEC,
+    ConfigUpdates,
+    Edit,
+    Site,
+    assigned_name,
+    dotted,
+    keyword_arg,
+    name_argument,
+    parenthesized,
+    positional_args,
+    spec_axes,
+    swap_values,
+    with_args,
+)
+
 REDUCTIONS = ("psum", "psum_scatter", "pmean")
 SCATTER_ONLY = {"scatter_dimension", "tiled"}  # keywords psum and pmean do not take
-PRINTING = {"print", "jax.debug.visualize_array_sharding", "jax.debug.print", "display"}
 COLLECTING = {"append", "extend", "update", "add", "insert"}  # a method call that keeps a result, not a warm-up
 NEGATED = {
     cst.GreaterThan: cst.LessThanEqual,
@@ -31,87 +45,13 @@ NEGATED = {
 }
 
 
-# An edit: the nodes to replace (by identity) with their replacements, or removed (cst.RemovalSentinel).
-Edit = dict
-
-
-@dataclass(frozen=True)
-class Site:
-    """What an operator sees of a node: the module (for code), the source's axis names, whether it times,
-    and the nodes only printed (inside a ``print(...)``: their type shows nowhere but in the output)."""
-
-    module: cst.Module
-    axis_names: tuple[str, ...]
-    times: bool
-    printed: frozenset[int] = frozenset()  # ids of nodes inside a printing call
-
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node).strip()
-
-
-def dotted(node: cst.CSTNode) -> str | None:
-    """``jax.lax.psum`` for the expression naming it, or None for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
-
-
-def _positional(call: cst.Call) -> list[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def _with_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
-    """``call`` with ``args``, commas between them and none after the last."""
-    fixed = [
-        a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        if i == len(args) - 1
-        else a.with_changes(
-            comma=a.comma if isinstance(a.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        )
-        for i, a in enumerate(args)
-    ]
-    return call.with_changes(args=fixed)
-
-
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
-def _swap_values(args: list, i: int, j: int) -> list:
-    """The arguments (or elements) with the values of ``i`` and ``j`` exchanged (each keeps its comma and
-    spacing)."""
-    args = list(args)
-    args[i], args[j] = args[i].with_changes(value=args[j].value), args[j].with_changes(value=args[i].value)
-    return args
-
-
-def _parenthesized(site: Site, node: cst.BaseExpression) -> str:
-    code = site.code(node)
-    simple = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.List, cst.Tuple)
-    return code if isinstance(node, simple) else f"({code})"
-
-
-def spec_axes(args) -> list[str]:
-    """The axis names a PartitionSpec's arguments name, alone or in tuples."""
-    strings = [
-        string.evaluated_value
-        for arg in args
-        for string in ([e.value for e in arg.value.elements] if isinstance(arg.value, cst.Tuple) else [arg.value])
-        if isinstance(string, cst.SimpleString)
-    ]
-    return [axis for axis in strings if isinstance(axis, str)]  # a bytes literal names no mesh axis
-
-
 # The operators: each takes a node and its site and yields (edit, description).
 
 
 def drop_jit(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """``jax.jit(f, ...)`` becomes ``f``; an ``@jax.jit`` decorator goes."""
-    if isinstance(node, cst.Call) and dotted(node.func) in JIT and _positional(node):
-        yield {node: _positional(node)[0].value}, f"`{site.code(node.func)}` dropped: the function is not jitted"
+    if isinstance(node, cst.Call) and dotted(node.func) in JIT and positional_args(node):
+        yield {node: positional_args(node)[0].value}, f"`{site.code(node.func)}` dropped: the function is not jitted"
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         for decorator in node.decorators:
             target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
@@ -128,25 +68,25 @@ def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
     args, spec = list(node.args), site.code(node)
     for i in range(len(args) - 1):
         if site.code(args[i].value) != site.code(args[i + 1].value):
-            yield {node: _with_args(node, _swap_values(args, i, i + 1))}, f"`{spec}`: entries {i} and {i + 1} swapped"
+            yield {node: with_args(node, swap_values(args, i, i + 1))}, f"`{spec}`: entries {i} and {i + 1} swapped"
     for i, arg in enumerate(args):
         value = arg.value
         if not (isinstance(value, cst.Name) and value.value == "None"):
-            yield {node: _with_args(node, args[:i] + args[i + 1 :])}, f"`{spec}`: entry {i} dropped"
+            yield {node: with_args(node, args[:i] + args[i + 1 :])}, f"`{spec}`: entry {i} dropped"
         if isinstance(value, cst.SimpleString):
             new = arg.with_changes(value=cst.Name("None"))
-            yield {node: _with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: entry {i} replaced by None"
+            yield {node: with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: entry {i} replaced by None"
         elif isinstance(value, cst.Name) and value.value == "None":
             present = set(spec_axes(args))
             for axis in (a for a in site.axis_names if a not in present):
                 new = arg.with_changes(value=cst.SimpleString(repr(axis)))
                 yield (
-                    {node: _with_args(node, args[:i] + [new] + args[i + 1 :])},
+                    {node: with_args(node, args[:i] + [new] + args[i + 1 :])},
                     f"`{spec}`: entry {i} replaced by {axis!r}",
                 )
         elif isinstance(value, cst.Tuple) and len(value.elements) >= 2:
-            new = arg.with_changes(value=value.with_changes(elements=_swap_values(list(value.elements), 0, 1)))
-            yield {node: _with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: the axes of entry {i} swapped"
+            new = arg.with_changes(value=value.with_changes(elements=swap_values(list(value.elements), 0, 1)))
+            yield {node: with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: the axes of entry {i} swapped"
 
 
 VARYING_CASTS = ("jax.lax.pvary", "lax.pvary", "jax.lax.pcast", "lax.pcast")
@@ -156,12 +96,12 @@ def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """``check_vma=True`` becomes False and the other way round; a value's varying axes no longer changed
     (``jax.lax.pvary(x, axes)`` or ``jax.lax.pcast(x, axes, ...)`` becomes ``x``)."""
     if isinstance(node, cst.Call):
-        arg = _keyword(node, "check_vma")
+        arg = keyword_arg(node, "check_vma")
         if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
             flipped = "False" if arg.value.value == "True" else "True"
             yield {arg.value: cst.Name(flipped)}, f"`check_vma={arg.value.value}` became `check_vma={flipped}`"
         name = dotted(node.func)
-        positional = _positional(node)
+        positional = positional_args(node)
         if name in VARYING_CASTS and positional:
             yield {node: positional[0].value}, f"`{site.code(node)}` became its operand: `{name}` dropped"
 
@@ -181,9 +121,9 @@ def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
                 for a in node.args
                 if other == "psum_scatter" or a.keyword is None or a.keyword.value not in SCATTER_ONLY
             ]
-            yield {node: _with_args(node.with_changes(func=func), args)}, f"`{last}` became `{other}`"
+            yield {node: with_args(node.with_changes(func=func), args)}, f"`{last}` became `{other}`"
     elif last == "all_gather":
-        tiled = _keyword(node, "tiled")
+        tiled = keyword_arg(node, "tiled")
         if tiled is None:
             added = cst.Arg(
                 keyword=cst.Name("tiled"),
@@ -192,14 +132,14 @@ def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
                     whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
                 ),
             )
-            yield {node: _with_args(node, list(node.args) + [added])}, "`all_gather` given `tiled=True`"
+            yield {node: with_args(node, list(node.args) + [added])}, "`all_gather` given `tiled=True`"
         elif isinstance(tiled.value, cst.Name) and tiled.value.value in ("True", "False"):
             flipped = "False" if tiled.value.value == "True" else "True"
             yield {tiled.value: cst.Name(flipped)}, f"`all_gather`'s `tiled={tiled.value.value}` became {flipped}"
     elif last == "ppermute":
-        perm = _keyword(node, "perm") or (_positional(node)[2] if len(_positional(node)) > 2 else None)
+        perm = keyword_arg(node, "perm") or (positional_args(node)[2] if len(positional_args(node)) > 2 else None)
         if perm is not None:
-            code = _parenthesized(site, perm.value)
+            code = parenthesized(site, perm.value)
             for words, text in (
                 ("reversed", f"[(j, i) for i, j in {code}]"),
                 ("shifted by one device", f"[(i, (j + 1) % len({code})) for i, j in {code}]"),
@@ -217,7 +157,7 @@ def off_by_one(node, site: Site) -> Iterator[tuple[Edit, str]]:
     ):
         end = node.args[0] if len(node.args) == 1 else node.args[1]
         for sign in ("-", "+"):
-            new = cst.parse_expression(f"{_parenthesized(site, end.value)} {sign} 1")
+            new = cst.parse_expression(f"{parenthesized(site, end.value)} {sign} 1")
             yield {end.value: new}, f"`{site.code(node)}`: its end {sign} 1"
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = node.slice[0].slice.value
@@ -242,7 +182,7 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
                     f"the names `{site.code(a.value)}` and `{site.code(b.value)}` bound in each other's place",
                 )
     if isinstance(node, (cst.Module, cst.IndentedBlock)):
-        names = [_assigned_name(statement) for statement in node.body]
+        names = [assigned_name(statement) for statement in node.body]
         for first, second in zip(names, names[1:]):
             if first and second and first.value != second.value:
                 yield (
@@ -252,10 +192,10 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
     if isinstance(node, cst.Call) and dotted(node.func) not in SPEC:
         args = list(node.args)
         for i in range(len(args) - 1):
-            first, second = _name_argument(args[i]), _name_argument(args[i + 1])
+            first, second = name_argument(args[i]), name_argument(args[i + 1])
             if first is not None and second is not None and first.value != second.value:
                 yield (
-                    {node: node.with_changes(args=_swap_values(args, i, i + 1))},
+                    {node: node.with_changes(args=swap_values(args, i, i + 1))},
                     f"`{site.code(node.func)}`'s arguments `{first.value}` and `{second.value}` swapped",
                 )
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
@@ -263,24 +203,6 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
             {node: node.with_changes(left=node.right, right=node.left)},
             f"`{site.code(node)}`: numerator and denominator swapped",
         )
-
-
-def _name_argument(arg: cst.Arg) -> cst.Name | None:
-    """The name a call passes as a plain positional argument (no keyword, no star), else None."""
-    return arg.value if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name) else None
-
-
-def _assigned_name(statement: cst.CSTNode) -> cst.Name | None:
-    """The name a statement ``name = ...`` binds, or None for any other statement."""
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-        assign = statement.body[0]
-        if (
-            isinstance(assign, cst.Assign)
-            and len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)
-        ):
-            return assign.targets[0].target
-    return None
 
 
 def timing(node, site: Site) -> Iterator[tuple[Edit, str]]:
@@ -332,7 +254,7 @@ def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """``jax.make_mesh``'s shape, or its axis names, in the other order."""
     if isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("make_mesh"):
         for position, what in ((0, "shape"), (1, "axis names")):
-            args = _positional(node)
+            args = positional_args(node)
             value = args[position].value if len(args) > position else None
             if isinstance(value, cst.Tuple):
                 if len(value.elements) >= 2 and site.code(value.elements[0].value) != site.code(
@@ -389,7 +311,7 @@ def restore(node, site: Site) -> Iterator[tuple[Edit, str]]:
     the cell set (the one that sets it back, in a ``finally:`` or after) made ``pass``."""
     if not isinstance(node, cst.Module):
         return
-    updates = _ConfigUpdates()
+    updates = ConfigUpdates()
     node.visit(updates)
     seen: set[str] = set()
     for statement, name in updates.found:
@@ -406,15 +328,15 @@ def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:
     right; what every device holds does not."""
     if not (isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("shard_map")):
         return
-    positional = _positional(node)
+    positional = positional_args(node)
     if not positional:
         return
-    mesh = _keyword(node, "mesh") or (positional[1] if len(positional) > 1 else None)
-    specs = _keyword(node, "in_specs") or (positional[2] if len(positional) > 2 else None)
+    mesh = keyword_arg(node, "mesh") or (positional[1] if len(positional) > 1 else None)
+    specs = keyword_arg(node, "in_specs") or (positional[2] if len(positional) > 2 else None)
     if mesh is None or specs is None:
         return
     count = len(specs.value.elements) if isinstance(specs.value, cst.Tuple) else 1
-    replicated = f"jax.sharding.NamedSharding({_parenthesized(site, mesh.value)}, jax.sharding.PartitionSpec())"
+    replicated = f"jax.sharding.NamedSharding({parenthesized(site, mesh.value)}, jax.sharding.PartitionSpec())"
     for index in range(count):
         text = (
             f"(lambda _mapped: lambda *operands: _mapped(*(jax.device_put(v, {replicated}) if k == {index} else v"
@@ -424,32 +346,6 @@ def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:
             {node: cst.parse_expression(text)},
             f"operand {index} of `{dotted(node.func)}` laid out whole (`P()`) on every device right before it",
         )
-
-
-class _ConfigUpdates(cst.CSTVisitor):
-    """The ``jax.config.update("name", ...)`` statements of a module, in the source's order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[tuple[cst.SimpleStatementLine, str]] = []
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        name = _config_update(node)
-        if name is not None:
-            self.found.append((node, name))
-        return False
-
-
-def _config_update(statement: cst.CSTNode) -> str | None:
-    """The setting a ``jax.config.update("name", value)`` statement changes, or None."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
-    expression = statement.body[0]
-    call = expression.value if isinstance(expression, cst.Expr) else None
-    if not (isinstance(call, cst.Call) and (dotted(call.func) or "").endswith("config.update") and call.args):
-        return None
-    first = call.args[0].value
-    return first.evaluated_value if isinstance(first, cst.SimpleString) else None  # type: ignore[return-value]
 
 
 OPERATORS: dict[str, Callable[[cst.CSTNode, Site], Iterator[tuple[Edit, str]]]] = {

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from autograder.mutation.operators import JIT, dotted
 from autograder.mutation.source_mutants import Nodes, SourceMutant
+from autograder.mutation.syntax import JIT, dotted
 
 KEPT, LOST = "kept", "lost"  # a variant's verdicts
 

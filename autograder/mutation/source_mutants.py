@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from autograder.mutation.operators import OPERATORS, PRINTING, SPEC, Edit, Site, dotted, spec_axes
+from autograder.mutation.operators import OPERATORS
+from autograder.mutation.syntax import PRINTING, SPEC, Edit, Site, dotted, spec_axes
 
 TIMERS = ("perf_counter", "time.time(", "timeit")
 

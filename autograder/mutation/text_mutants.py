@@ -27,8 +27,8 @@ from collections.abc import Iterator
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from autograder.mutation.operators import PRINTING, dotted
 from autograder.mutation.source_mutants import SourceMutant
+from autograder.mutation.syntax import PRINTING, dotted
 
 DTYPES = {"float32": "float16", "float16": "float32", "bfloat16": "float32", "int32": "int16", "float64": "float32"}
 OPERATORS = ("text_word", "text_number", "text_dtype", "text_name")
