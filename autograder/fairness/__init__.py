@@ -1,7 +1,8 @@
 """The machine's fairness: a grading's timings are taken while nothing else runs on its cores, and the time
 other work took from a kernel is given back, so that a grade does not depend on the machine's load.
 
-``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels wait; a
+``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels, and checks by
+``grader_turns``, wait; a
 ``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning`` wait
 only for what shares their core; ``env_switch`` reads the variables that turn either off); ``quiet`` keeps
 the grader's own timings away from running student code; ``machine_quiet`` has both sides' timing start once
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     )
     from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.fairness.env_switch import switched_off
+    from autograder.fairness.grader_turns import checks_running, checks_waiting, grading_with, measuring
     from autograder.fairness.machine_quiet import until_machine_quiet, wait_until_machine_quiet
     from autograder.fairness.others_load import (
         MOST_SHARE,
@@ -36,14 +38,6 @@ if TYPE_CHECKING:
     )
     from autograder.fairness.quiet import not_running, student_code_running, wait_for_quiet
     from autograder.fairness.thread_waits import ThreadTimes, thread_times
-    from autograder.fairness.timed_turns import (
-        CellTurn,
-        TimedTurn,
-        checks_running,
-        checks_waiting,
-        grading_with,
-        measuring,
-        pass_the_gate,
-    )
+    from autograder.fairness.timed_turns import CellTurn, TimedTurn, pass_the_gate
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -12,10 +12,7 @@ machine, the other submissions' kernels would load it differently for each. So, 
 - what a kernel runs between its cells for the harness, a lab probe's warm-up (compiling on a thread of
   its own), is held like a running cell until it ends (``CellTurn.hold_beyond``): a timed task waits for
   it, and a kernel starting while the turn is held starts its warm-up only after.
-- the graders of other gradings are held the same way (``checks_running``): a check starts only once the
-  turn is free, and a timed task waits for the checks in flight (references computed, collectives
-  compiled); a check lets go while it waits (``checks_waiting``: for its kernel's facts, for the
-  machine's turn), so it never keeps a turn waiting on a kernel that itself waits for the turn;
+- the graders of other gradings are held the same way (grader_turns.py: ``checks_running``);
 - a kernel starts (imports, device setup) only while no turn is held (``pass_the_gate``).
 
 Two locks under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
@@ -72,7 +69,7 @@ def timed_turns_enabled() -> bool:
     return not switched_off(QUIET_MACHINE_VARIABLE)
 
 
-def _open(name: str) -> CoreLock:
+def open_lock(name: str) -> CoreLock:
     return CoreLock(turns_directory(), name)
 
 
@@ -131,7 +128,7 @@ class _ProcessHold:
             lock.close()  # closing the files drops their locks
 
 
-_process = _ProcessHold()
+process_hold = _ProcessHold()
 
 
 class TimedTurn:
@@ -153,22 +150,22 @@ class TimedTurn:
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        while not _process.taking.acquire(blocking=False):
+        while not process_hold.taking.acquire(blocking=False):
             await asyncio.sleep(POLL)
         try:
-            if not _process.join():
+            if not process_hold.join():
                 deadline = started + MAX_WAIT
-                gate, cells = _open("gate"), _open("cells")
+                gate, cells = open_lock("gate"), open_lock("cells")
                 try:
                     got = await _lock(gate, fcntl.LOCK_EX, deadline) and await _lock(cells, fcntl.LOCK_EX, deadline)
                 except BaseException:  # cancelled while it waited (the run's deadline): the gate must not stay shut
                     gate.close()
                     cells.close()
                     raise
-                _process.taken([cells, gate])
+                process_hold.taken([cells, gate])
                 self._warn_if(not got, label)
         finally:
-            _process.taking.release()
+            process_hold.taking.release()
         return self._joined_now(started, label)
 
     def acquire_here(self, label: str) -> float:
@@ -176,12 +173,12 @@ class TimedTurn:
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        with _process.taking:
-            if not _process.join():
+        with process_hold.taking:
+            if not process_hold.join():
                 deadline = started + MAX_WAIT
-                gate, cells = _open("gate"), _open("cells")
+                gate, cells = open_lock("gate"), open_lock("cells")
                 got = _lock_here(gate, fcntl.LOCK_EX, deadline) and _lock_here(cells, fcntl.LOCK_EX, deadline)
-                _process.taken([cells, gate])
+                process_hold.taken([cells, gate])
                 self._warn_if(not got, label)
         return self._joined_now(started, label)
 
@@ -198,7 +195,7 @@ class TimedTurn:
             if not closed:
                 _held_by.add(self.owner)
         if closed:
-            _process.leave()
+            process_hold.leave()
             return 0.0
         self.waited = time.monotonic() - started
         if self.waited > LOG_AFTER:
@@ -212,7 +209,7 @@ class TimedTurn:
             _held_by.discard(self.owner)
             joined, self._joined = self._joined, False
         if joined:
-            _process.leave()
+            process_hold.leave()
 
 
 class CellTurn:
@@ -230,7 +227,7 @@ class CellTurn:
             return self
         started = time.monotonic()
         deadline = started + MAX_WAIT
-        gate, cells = _open("gate"), _open("cells")
+        gate, cells = open_lock("gate"), open_lock("cells")
         try:
             passed = await self._pass(gate, cells, deadline)
         except BaseException:
@@ -254,7 +251,7 @@ class CellTurn:
         """This process's gradings hold the turn and the kernel serves one of them: its cells are part of
         it. Read again while it waits: the process may take the turn, or the kernel be claimed, meanwhile —
         and waiting on would wait for a grader of this process that may need this very kernel's facts."""
-        return self.owner is not None and _process.held()
+        return self.owner is not None and process_hold.held()
 
     async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
         """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock:
@@ -264,7 +261,7 @@ class CellTurn:
             if cells.take(fcntl.LOCK_SH):
                 return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
-            steps = _passing(gate, cells, deadline, self._part_of_the_turn)
+            steps = passing(gate, cells, deadline, self._part_of_the_turn)
             while True:
                 try:
                     next(steps)
@@ -283,14 +280,14 @@ class CellTurn:
         A timed task waits for it as for a cell in flight, until it is released."""
         hold = None
         if self._cells is not None:
-            hold = _open("cells")
+            hold = open_lock("cells")
             if not hold.take(fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
                 hold.close()
                 hold = None
         return BackgroundHold(hold)
 
 
-def _passing(
+def passing(
     gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool]
 ) -> Generator[None, None, bool | None]:
     """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
@@ -334,130 +331,16 @@ class BackgroundHold:
             self._cells = None
 
 
-_grading = threading.local()  # the turn of the grading this thread checks, if any
-
-
-@contextlib.contextmanager
-def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
-    """Held by a grader's thread while it checks a run: measurements in it use the run's turn, looked up
-    when they start (the run, starting in another thread, may not have made it yet)."""
-    previous = getattr(_grading, "turn_of_run", None)
-    _grading.turn_of_run = turn_of_run
-    try:
-        yield
-    finally:
-        _grading.turn_of_run = previous
-
-
-@contextlib.contextmanager
-def measuring(label: str = "the grader's measurement"):
-    """Around the grader's own timing measurement: the machine's timed turn — the grading's own, when it
-    took one for its timed cells; else one taken for the measurement alone."""
-    with checks_waiting():  # a check's own hold would keep the turn it takes waiting on itself
-        turn_of_run = getattr(_grading, "turn_of_run", None)
-        turn = turn_of_run() if turn_of_run is not None else None
-        if turn is not None and turn.held:
-            yield
-            return
-        alone = TimedTurn(owner=-id(threading.current_thread()))
-        alone.acquire_here(label)
-        try:
-            yield
-        finally:
-            alone.release()
-
-
-_checks = threading.local()  # the hold of the check this thread runs, if any
-
-
-class _ChecksHold:
-    """A grader's check, held like a running cell: through the gate, then the cells' lock shared. Nothing
-    is held where turns are off, or where this process holds the turn (its checks are part of it)."""
-
-    def __init__(self) -> None:
-        self._cells: CoreLock | None = None
-        self.waits = 0  # nested ``checks_waiting``: the hold is taken again when the outermost ends
-
-    def take(self) -> None:
-        if self._cells is not None or self.waits or not timed_turns_enabled() or _process.held():
-            return
-        started = time.monotonic()
-        gate, cells = _open("gate"), _open("cells")
-        try:
-            passed = self._pass(gate, cells, started + MAX_WAIT)
-        finally:
-            gate.close()
-        if passed:
-            self._cells = cells
-        else:
-            cells.close()
-        waited = time.monotonic() - started
-        if passed is False:
-            log.warning("a grader's check waited over %.0f s for the machine's timed turn; checking anyway", MAX_WAIT)
-        elif waited > LOG_AFTER:
-            log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
-
-    @staticmethod
-    def _pass(gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
-        """``_passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
-        steps = _passing(gate, cells, deadline, _process.held)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as passed:
-                return passed.value
-            time.sleep(POLL)
-
-    def release(self) -> None:
-        if self._cells is not None:
-            self._cells.close()
-            self._cells = None
-
-
-@contextlib.contextmanager
-def checks_running():
-    """Around one of a grader's checks (or its set-up): another grading's timed task neither starts while it
-    runs nor has it start while that task runs — a check's references and compilations would load the
-    machine against the student's timing cells and the grader's measurement."""
-    hold = _ChecksHold()
-    previous = getattr(_checks, "hold", None)
-    _checks.hold = hold
-    hold.take()
-    try:
-        yield
-    finally:
-        _checks.hold = previous
-        hold.release()
-
-
-@contextlib.contextmanager
-def checks_waiting():
-    """Around a wait inside a check (for its kernel's facts, for its kernel to stop, for the machine's turn):
-    the check's hold is let go meanwhile and taken again after, so that a turn never waits on a check that
-    waits on a kernel the turn holds up."""
-    hold = getattr(_checks, "hold", None)
-    if hold is None:
-        yield
-        return
-    hold.release()
-    hold.waits += 1
-    try:
-        yield
-    finally:
-        hold.waits -= 1
-        hold.take()
-
-
 async def pass_the_gate(label: str = "a kernel's start") -> None:
     """Wait while another process holds the machine's timed turn (or waits to take it): a kernel's start —
     its imports and device setup — would load the machine against that task's timing."""
-    if not timed_turns_enabled() or _process.held():
+    if not timed_turns_enabled() or process_hold.held():
         return
     started = time.monotonic()
-    gate = _open("gate")
+    gate = open_lock("gate")
     try:
         while not gate.take(fcntl.LOCK_SH):
-            if _process.held() or time.monotonic() >= started + MAX_WAIT:
+            if process_hold.held() or time.monotonic() >= started + MAX_WAIT:
                 break
             await asyncio.sleep(POLL)
         else:

@@ -10,8 +10,9 @@ import types
 
 import pytest
 
-from autograder.fairness import cpu_quota, timed_turns
-from autograder.fairness.timed_turns import CellTurn, TimedTurn, grading_with, measuring
+from autograder.fairness import cpu_quota, grader_turns, timed_turns
+from autograder.fairness.grader_turns import grading_with, measuring
+from autograder.fairness.timed_turns import CellTurn, TimedTurn
 from autograder.run.execute import _within_deadline
 
 
@@ -80,17 +81,17 @@ def test_a_kernel_waiting_at_the_gate_goes_on_once_its_process_takes_the_turn_or
     other.release()
 
     # the gate already taken by this process, the turn not yet complete when the kernel arrived
-    gate = timed_turns._open("gate")
+    gate = timed_turns.open_lock("gate")
     import fcntl
 
     assert gate.take(fcntl.LOCK_EX)
     arrived = in_thread(cell_of(3, events, "kernel that arrived during the taking"))
     arrived.join(0.5)
     assert arrived.is_alive()
-    timed_turns._process.taken([gate])  # the taking completes: this process holds the turn
+    timed_turns.process_hold.taken([gate])  # the taking completes: this process holds the turn
     arrived.join(5)
     assert events[-1] == "kernel that arrived during the taking" and not arrived.is_alive()
-    timed_turns._process.leave()
+    timed_turns.process_hold.leave()
 
 
 def test_a_timed_task_waits_for_the_cells_in_flight():
@@ -216,7 +217,7 @@ def test_another_grading_s_checks_and_kernel_starts_wait_for_a_timed_task_and_go
     events = []
 
     def check():
-        with timed_turns.checks_running():
+        with grader_turns.checks_running():
             events.append("check")
 
     async def kernel_start():
@@ -239,12 +240,12 @@ def test_a_timed_task_waits_for_another_grading_s_check_in_flight_but_not_for_on
     or a turn could wait on a check that waits on a kernel the turn holds up."""
     context = multiprocessing.get_context("spawn")
     taken = context.Event()
-    with timed_turns.checks_running():
+    with grader_turns.checks_running():
         taker = context.Process(target=_take_the_turn, args=(str(timed_turns.turns_directory()), taken), daemon=True)
         taker.start()
         assert not taken.wait(2.0)  # the check in flight holds it up
-        with timed_turns.checks_waiting():
-            with timed_turns.checks_waiting():  # nested waits let go once, and take it again once
+        with grader_turns.checks_waiting():
+            with grader_turns.checks_waiting():  # nested waits let go once, and take it again once
                 assert taken.wait(60)
     taker.join(10)
     assert taker.exitcode == 0
@@ -256,7 +257,7 @@ def test_the_checks_of_the_grading_that_holds_the_turn_are_part_of_it():
     finished = []
 
     def check():
-        with timed_turns.checks_running():
+        with grader_turns.checks_running():
             finished.append(1)
 
     check = threading.Thread(target=check, daemon=True)

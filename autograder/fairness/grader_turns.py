@@ -1,0 +1,142 @@
+"""A grader's checks take part in the machine's timed turn (timed_turns.py) like a kernel's cells.
+
+A check starts only once the turn is free, and a timed task waits for the checks in flight (references
+computed, collectives compiled): their work would load the machine against the student's timing cells and
+the grader's measurement (``checks_running``). A check lets go while it waits (``checks_waiting``: for its
+kernel's facts, for the machine's turn), so it never keeps a turn waiting on a kernel that itself waits for
+the turn. The grader's own measurement runs inside the grading's turn, or one taken for it alone
+(``measuring``, with ``grading_with`` naming the run a thread checks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+
+from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.timed_turns import (
+    LOG_AFTER,
+    MAX_WAIT,
+    POLL,
+    TimedTurn,
+    log,
+    open_lock,
+    passing,
+    process_hold,
+    timed_turns_enabled,
+)
+
+_grading = threading.local()  # the turn of the grading this thread checks, if any
+
+
+@contextlib.contextmanager
+def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
+    """Held by a grader's thread while it checks a run: measurements in it use the run's turn, looked up
+    when they start (the run, starting in another thread, may not have made it yet)."""
+    previous = getattr(_grading, "turn_of_run", None)
+    _grading.turn_of_run = turn_of_run
+    try:
+        yield
+    finally:
+        _grading.turn_of_run = previous
+
+
+@contextlib.contextmanager
+def measuring(label: str = "the grader's measurement"):
+    """Around the grader's own timing measurement: the machine's timed turn — the grading's own, when it
+    took one for its timed cells; else one taken for the measurement alone."""
+    with checks_waiting():  # a check's own hold would keep the turn it takes waiting on itself
+        turn_of_run = getattr(_grading, "turn_of_run", None)
+        turn = turn_of_run() if turn_of_run is not None else None
+        if turn is not None and turn.held:
+            yield
+            return
+        alone = TimedTurn(owner=-id(threading.current_thread()))
+        alone.acquire_here(label)
+        try:
+            yield
+        finally:
+            alone.release()
+
+
+_checks = threading.local()  # the hold of the check this thread runs, if any
+
+
+class _ChecksHold:
+    """A grader's check, held like a running cell: through the gate, then the cells' lock shared. Nothing
+    is held where turns are off, or where this process holds the turn (its checks are part of it)."""
+
+    def __init__(self) -> None:
+        self._cells: CoreLock | None = None
+        self.waits = 0  # nested ``checks_waiting``: the hold is taken again when the outermost ends
+
+    def take(self) -> None:
+        if self._cells is not None or self.waits or not timed_turns_enabled() or process_hold.held():
+            return
+        started = time.monotonic()
+        gate, cells = open_lock("gate"), open_lock("cells")
+        try:
+            passed = self._pass(gate, cells, started + MAX_WAIT)
+        finally:
+            gate.close()
+        if passed:
+            self._cells = cells
+        else:
+            cells.close()
+        waited = time.monotonic() - started
+        if passed is False:
+            log.warning("a grader's check waited over %.0f s for the machine's timed turn; checking anyway", MAX_WAIT)
+        elif waited > LOG_AFTER:
+            log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
+
+    @staticmethod
+    def _pass(gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
+        """``_passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
+        steps = passing(gate, cells, deadline, process_hold.held)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as passed:
+                return passed.value
+            time.sleep(POLL)
+
+    def release(self) -> None:
+        if self._cells is not None:
+            self._cells.close()
+            self._cells = None
+
+
+@contextlib.contextmanager
+def checks_running():
+    """Around one of a grader's checks (or its set-up): another grading's timed task neither starts while it
+    runs nor has it start while that task runs — a check's references and compilations would load the
+    machine against the student's timing cells and the grader's measurement."""
+    hold = _ChecksHold()
+    previous = getattr(_checks, "hold", None)
+    _checks.hold = hold
+    hold.take()
+    try:
+        yield
+    finally:
+        _checks.hold = previous
+        hold.release()
+
+
+@contextlib.contextmanager
+def checks_waiting():
+    """Around a wait inside a check (for its kernel's facts, for its kernel to stop, for the machine's turn):
+    the check's hold is let go meanwhile and taken again after, so that a turn never waits on a check that
+    waits on a kernel the turn holds up."""
+    hold = getattr(_checks, "hold", None)
+    if hold is None:
+        yield
+        return
+    hold.release()
+    hold.waits += 1
+    try:
+        yield
+    finally:
+        hold.waits -= 1
+        hold.take()
