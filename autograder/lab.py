@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import nbformat
 
-from autograder.paths import BUNDLED_LABS, Course, CourseFileError, bundled_root, current_course
+from autograder.paths import BUNDLED_LABS, LABS_PACKAGE, Course, CourseFileError, bundled_root, current_course
 
 if TYPE_CHECKING:
     from autograder.facts import TaskCapture
@@ -124,7 +124,7 @@ class Lab:
     def package_name(self) -> str:
         """``autograder.labs.<lab>``, the name its modules are imported under, with the lab's folder on that
         package's search path (a course's lab: its folder comes first)."""
-        labs = importlib.import_module("autograder.labs")
+        labs = importlib.import_module(LABS_PACKAGE)
         if str(self.package_dir.parent) not in labs.__path__:
             labs.__path__.insert(0, str(self.package_dir.parent))
         return f"{labs.__name__}.{self.id}"

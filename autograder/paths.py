@@ -19,6 +19,9 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUNDLED_LABS = PACKAGE_DIR / "labs"
+# The package every lab is imported under, by name: the labs are loaded as plugins (the lab model stands
+# below the graders they hold, and never imports them by a statement of its own).
+LABS_PACKAGE = "autograder.labs"
 COURSE_FILE = "autograder-course.toml"
 COURSE_ENVIRONMENT = "AUTOGRADER_COURSE"
 BUNDLED_COPY = "bundled"  # in an installed wheel: the bundled course's notebooks, beside the package's code
