@@ -187,8 +187,8 @@ def cmd_similarity(args) -> int:
         collect_submissions,
         find_similar,
         similarity_html,
-        write_atomically,
     )
+    from autograder.grading import write_atomically
     from autograder.lab import LabError, load_lab
 
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -45,7 +44,7 @@ def _grade(args, public_only: bool) -> int:
         try_bubblewrap_in_background()  # while the grader's modules load
     if refuses_stale(args, args.lab or notebook_lab(args.notebook)):
         return 2
-    from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade
+    from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade, write_results_json
 
     limits = limits_from_args(args)
     if public_only and limits.sandbox is not None:
@@ -62,6 +61,6 @@ def _grade(args, public_only: bool) -> int:
         return 2
     print_grade(result)
     if getattr(args, "json", None):
-        Path(args.json).write_text(json.dumps(result.to_gradescope(), indent=2) + "\n", encoding="utf-8")
+        write_results_json(Path(args.json), result.to_gradescope())
     failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR, GradeStatus.HARNESS_ERROR)
     return 0 if result.status not in failed else 2

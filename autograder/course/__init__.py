@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         last_gradings,
         warm_references,
     )
-    from autograder.course.gradebook import write_atomically
     from autograder.course.gradescope_config import (
         GRADESCOPE_LIMITS,
         HIDDEN_VISIBILITIES,

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.course.class_summary import class_summary_html
-from autograder.course.gradebook import gradebook_csv, load_results, write_atomically, write_student
+from autograder.course.gradebook import gradebook_csv, load_results, write_student
 from autograder.course.late import Extension, LatePolicy, apply_late, load_policy, read_extensions
 from autograder.course.lms_gradebook import publish_lms_gradebook
 from autograder.course.overrides import (
@@ -27,7 +27,7 @@ from autograder.course.overrides import (
     read_overrides,
     validate_overrides,
 )
-from autograder.grading import GradeResult, feedback_html
+from autograder.grading import GradeResult, feedback_html, write_atomically
 from autograder.lab import load_lab
 
 REPORT_FILE = "report.html"

@@ -140,9 +140,9 @@ def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[Collecte
 
 
 def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
-    from autograder.course.gradebook import write_atomically
     from autograder.course.similarity import find_similar
     from autograder.course.similarity_page import SIMILARITY_FILE, similarity_html
+    from autograder.grading import write_atomically
 
     report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
     write_atomically(options.out / SIMILARITY_FILE, similarity_html(report, lab.id))

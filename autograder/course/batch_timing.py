@@ -9,8 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.course.gradebook import write_atomically
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, write_atomically
 
 TIMING_FILE = "batch-timing.json"
 

@@ -5,32 +5,21 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autograder.grading import GRADING_FAULTS, GradeResult
+from autograder.grading import GRADING_FAULTS, RESULTS_FILE, GradeResult, write_atomically, write_results_json
 
 GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
-RESULTS_FILE = "results.json"  # Gradescope's format
 FEEDBACK_FILE = "feedback.html"
 LOG_FILE = "graded.log"  # one line per grading, in the order they finished
 RETRIED_STATUSES = GRADING_FAULTS  # the grader's or the harness's errors: a rerun grades these again
 
 
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
-
-
 def write_student(out: Path, student: str, result: GradeResult, feedback_html: str) -> None:
     """Write one student's files, each atomically, the full result last."""
     folder = out / student
-    write_atomically(folder / RESULTS_FILE, json.dumps(result.to_gradescope(), indent=2) + "\n")
+    write_results_json(folder / RESULTS_FILE, result.to_gradescope())
     write_atomically(folder / FEEDBACK_FILE, feedback_html)
     write_atomically(folder / GRADE_FILE, json.dumps(result.to_dict(), indent=1) + "\n")
 

@@ -8,7 +8,6 @@ grades the one notebook in ``ROOT/submission`` with every check, and always writ
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import traceback
@@ -103,18 +102,11 @@ def checked_so_far(lab_id: str, notebook: str, checks: list):
     )
 
 
-def _write_results(results: Path, data: dict) -> None:
-    """results.json, replaced at once (never half written)."""
-    partial = results / "results.json.partial"
-    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    partial.replace(results / "results.json")
-
-
 def run_gradescope(root: Path):
     """Grade the submission in Gradescope's layout under ``root`` and write results/results.json.
 
     Whatever happens, a results.json is written, with the reason when the submission was not graded."""
-    from autograder.grading import GradeResult, GradeStatus, print_grade
+    from autograder.grading import RESULTS_FILE, GradeResult, GradeStatus, print_grade, write_results_json
 
     started = time.monotonic()
     results = root / "results"
@@ -135,8 +127,8 @@ def run_gradescope(root: Path):
 
         def keep(checks: list) -> None:  # points earned are kept should the grader be killed later
             kept = checked_so_far(config.lab, str(root / "submission"), checks)
-            _write_results(
-                results,
+            write_results_json(
+                results / RESULTS_FILE,
                 {**kept.to_gradescope(config.hidden_visibility), "execution_time": round(time.monotonic() - started)},
             )
 
@@ -160,7 +152,7 @@ def run_gradescope(root: Path):
         )
     data = result.to_gradescope(hidden_visibility)
     data["execution_time"] = round(time.monotonic() - started)
-    _write_results(results, data)
+    write_results_json(results / RESULTS_FILE, data)
     print_grade(result)
     if OUT_OF_MEMORY in (result.reason or ""):
         limit = memory_limit_bytes()

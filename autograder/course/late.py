@@ -19,8 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from autograder.course.gradebook import write_atomically
-from autograder.grading import GradeResult, LatePenalty
+from autograder.grading import GradeResult, LatePenalty, write_atomically
 
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
 EXTENSIONS_FILE = "extensions.csv"  # in OUT: student, due, comment — a later due date for some students

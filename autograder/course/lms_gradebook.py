@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.course.canvas_gradebook import canvas_gradebook_csv
-from autograder.course.gradebook import RETRIED_STATUSES, write_atomically
+from autograder.course.gradebook import RETRIED_STATUSES
 from autograder.course.lms_roster import LmsRoster, load_roster
 from autograder.course.moodle_gradebook import moodle_gradebook_csv
-from autograder.grading import GradeResult
+from autograder.grading import GradeResult, write_atomically
 
 LMS_FILES = {"canvas": "canvas-grades.csv", "moodle": "moodle-grades.csv"}
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from autograder.course.gradebook import write_atomically
+from autograder.grading import write_atomically
 
 ROSTER_FILE = "lms_roster.json"
 LMS_NAMES = ("canvas", "moodle")

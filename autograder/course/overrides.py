@@ -15,8 +15,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder.course.gradebook import write_atomically
-from autograder.grading import GradeResult, ManualScore, TaskResult
+from autograder.grading import GradeResult, ManualScore, TaskResult, write_atomically
 
 OVERRIDES_FILE = "overrides.csv"
 COLUMNS = ("student", "task", "points", "comment", "grader", "time")

@@ -2,7 +2,8 @@
 
 ``pipeline`` walks a submission through the stages, as its ``grade_options`` say (``notebook_file``
 reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
-is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of;
+is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of, and
+``results_file`` writes it;
 ``terminal_table`` prints it and ``feedback`` words it for the student, on a page ``html_page`` builds
 as it builds the course's reports; ``course_runs`` says what a run of the course's own notebook gets that a
 student's never does; ``reference_warming`` computes a lab's references ahead of its gradings. The
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from autograder.grading.pytest_plugin import GraderError, run_graders
     from autograder.grading.reference_warming import warm_here
     from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult, shown_points
+    from autograder.grading.results_file import RESULTS_FILE, write_atomically, write_results_json
     from autograder.grading.terminal_table import print_grade
     from autograder.grading.versions import (
         DISTRIBUTION,
