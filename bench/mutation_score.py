@@ -25,9 +25,9 @@ sys.path.insert(0, str(REPO))
 def report_of(lab_id: str, saved: Path | None, out: Path | None, workers: int | None) -> dict:
     if saved is not None and (saved / f"{lab_id}.json").is_file():
         return json.loads((saved / f"{lab_id}.json").read_text())
-    from autograder.mutation import GradingOptions, mutation_report
+    from autograder.mutation import MutantGradingOptions, mutation_report
 
-    report = mutation_report(lab_id, options=GradingOptions(workers=workers)).to_dict()
+    report = mutation_report(lab_id, options=MutantGradingOptions(workers=workers)).to_dict()
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{lab_id}.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -115,7 +115,7 @@ GRADERS_RACE = textwrap.dedent("""
         return pytest.ExitCode.OK
 
     class Execution:
-        checking = staticmethod(contextlib.nullcontext)
+        grader_busy = staticmethod(contextlib.nullcontext)
 
     sys.meta_path.insert(0, PauseInsideTheLabsInit())
     pytest.main = pytest_loads_the_graders

@@ -12,7 +12,7 @@ import pytest
 from autograder.cli import LIMIT_FLAGS, add_limit_options, build_parser, limits_from_args
 from autograder.course import GRADESCOPE_LIMITS, BatchOptions, GradescopeConfig
 from autograder.course.gradescope_config import GradescopeError, read_config
-from autograder.mutation import GradingOptions
+from autograder.mutation import MutantGradingOptions
 from autograder.run import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
 
 # The limits each command takes, and the limits its defaults are.
@@ -99,7 +99,7 @@ def test_command_line_values_reach_the_limits():
 
 def test_the_batch_and_the_mutants_default_to_the_dataclass():
     assert BatchOptions(lab="lab1", out=Path("out")).limits == Limits()
-    assert GradingOptions().limits == TRUSTED_LIMITS
+    assert MutantGradingOptions().limits == TRUSTED_LIMITS
 
 
 @pytest.mark.parametrize(

@@ -196,7 +196,7 @@ def cmd_mutants(args) -> int:
     """Grade the mutants of a lab's solution; exit 1 while a survivor is neither killed nor recorded as
     equivalent (``autograder/labs/LAB/equivalent_mutants.py``)."""
     from autograder.lab import LabError, load_lab
-    from autograder.mutation import EquivalentsError, GradingOptions, lab_mutants, mutation_report, print_report
+    from autograder.mutation import EquivalentsError, MutantGradingOptions, lab_mutants, mutation_report, print_report
 
     try:
         lab = load_lab(args.lab)
@@ -216,7 +216,7 @@ def cmd_mutants(args) -> int:
                 print(f"note: {line}")
             print(f"{len(found.mutants)} mutants")
             return 0
-        options = GradingOptions(args.workers, args.scheduler, limits_from_args(args, TRUSTED_LIMITS))
+        options = MutantGradingOptions(args.workers, args.scheduler, limits_from_args(args, TRUSTED_LIMITS))
         report = mutation_report(args.lab, tuple(args.task or ()), options, tuple(args.operator or ()))
     except (LabError, EquivalentsError) as exc:
         print(f"autograder: {exc}", file=sys.stderr)

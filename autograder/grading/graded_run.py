@@ -35,7 +35,7 @@ class RunAlongside:
             self._outcome = exc
             self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)
 
-    def checking(self) -> AbstractContextManager[None]:
+    def checks_phase(self) -> AbstractContextManager[None]:
         """The grader measures under its run's timed turn."""
         return grading_with(lambda: self.live.timed_turn)
 
@@ -66,7 +66,7 @@ class RunToEnd:
         self.facts: Execution | LiveExecution | None = self._execution if started else None
         self._started = time.monotonic()
 
-    def checking(self) -> AbstractContextManager[None]:
+    def checks_phase(self) -> AbstractContextManager[None]:
         self._started = time.monotonic()  # the graders have loaded: the checks start now
         return contextlib.nullcontext()
 

@@ -93,7 +93,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     from autograder.grading.pytest_plugin import GraderError, run_graders  # with overlap: while the kernel starts
 
     try:
-        with run.checking():
+        with run.checks_phase():
             checks = run_graders(lab, run.facts, seed, public_only, on_check=on_check) if run.facts is not None else []
     except GraderError as exc:
         failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)

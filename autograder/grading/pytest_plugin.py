@@ -292,7 +292,7 @@ def run_graders(
     # package's search path first (the run's thread may not have read the lab's captures yet)
     lab.package_name()
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
-    with PARSER_LOCK, execution.checking(), contextlib.redirect_stdout(io.StringIO()) as log:
+    with PARSER_LOCK, execution.grader_busy(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
         raise KeyboardInterrupt

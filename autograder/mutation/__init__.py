@@ -13,7 +13,7 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.mutation.equivalents import EquivalentsError, recorded_equivalents
-    from autograder.mutation.grading import GradingOptions, grade_mutants
+    from autograder.mutation.grading import MutantGradingOptions, grade_mutants
     from autograder.mutation.mutants import LabMutants, Mutant, lab_mutants
     from autograder.mutation.operators import OPERATORS
     from autograder.mutation.report import MutationReport, mutation_report, print_report

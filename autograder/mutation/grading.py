@@ -31,7 +31,7 @@ SOLUTION = "solution"
 
 
 @dataclass(frozen=True)
-class GradingOptions:
+class MutantGradingOptions:
     workers: int | None = None  # local Dask workers (default: one per core)
     scheduler: str | None = None  # an existing Dask scheduler's address
     limits: Limits = TRUSTED_LIMITS  # the TA's own code
@@ -72,7 +72,7 @@ def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome
     return Outcome(mutant, "killed" if new else "survived", task.auto_score, task.max_score, detail, result.status)
 
 
-def grade_mutants(lab: Lab, found: LabMutants, options: GradingOptions) -> tuple[GradeResult, list[Outcome]]:
+def grade_mutants(lab: Lab, found: LabMutants, options: MutantGradingOptions) -> tuple[GradeResult, list[Outcome]]:
     """The solution's grade and each mutant's outcome, in the order of ``found.mutants``."""
     graded = [m for m in found.mutants if m.parses]
     order = [t.id for t in lab.tasks]  # the solution answered as far as the last mutant's task

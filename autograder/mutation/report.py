@@ -227,7 +227,7 @@ def mutation_report(
     each."""
     from autograder.lab import load_lab
     from autograder.mutation.equivalents import recorded_equivalents
-    from autograder.mutation.grading import GradingOptions, grade_mutants
+    from autograder.mutation.grading import MutantGradingOptions, grade_mutants
     from autograder.mutation.mutants import lab_mutants
 
     lab = load_lab(lab_id)
@@ -235,5 +235,5 @@ def mutation_report(
     if operators:  # only the chosen operators' records: the others' mutants are not made this time
         equivalents = {k: v for k, v in equivalents.items() if k.split("-")[1] in operators}
     found = lab_mutants(lab, tasks, operators)
-    solution, outcomes = grade_mutants(lab, found, options or GradingOptions())
+    solution, outcomes = grade_mutants(lab, found, options or MutantGradingOptions())
     return MutationReport(lab_id, solution, tuple(outcomes), equivalents, found.unparsed_cells)

@@ -55,7 +55,7 @@ class Execution:
     def wait_for(self, task: str) -> None:
         """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
 
-    def checking(self):
+    def grader_busy(self):
         """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
         return contextlib.nullcontext()
 

@@ -86,7 +86,7 @@ class LiveExecution:
                 self.grader_waited += time.monotonic() - started
 
     @contextlib.contextmanager
-    def checking(self):
+    def grader_busy(self):
         """Held by the grader while its checks run (idle only when it waits for facts)."""
         with self._changed:
             self._grader_checking = True
