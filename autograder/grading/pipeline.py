@@ -87,7 +87,15 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
     plan, compiled = build_plan(template, nb), compiled_programs(lab, path, options.course_notebook)
     limits = course_limits(limits, lab, path, options.course_notebook)
-    request = RunRequest(plan, lambda: lab.captures, limits, seed, lab.kernel_probe_path, path, compiled)
+    request = RunRequest(
+        plan=plan,
+        captures=lambda: lab.captures,
+        limits=limits,
+        seed=seed,
+        lab_probe=lab.kernel_probe_path,
+        submission=path,
+        compiled=compiled,
+    )
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
     run = start_run(options.executor, request, options.overlap)
     from autograder.grading.pytest_plugin import GraderError, run_graders  # with overlap: while the kernel starts
