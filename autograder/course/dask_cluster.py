@@ -51,12 +51,12 @@ def prepare_on_worker(lab: str, limits_data: dict) -> None:
     """Make this worker (a Dask worker) ready for its first submission while the references warm: a spare
     kernel starting for the lab's submissions, the grader's devices set and JAX loaded. Else the first
     grading of each worker waits for both, one after the other."""
-    from autograder.run import configure_grader_process, worker_pool
+    from autograder.run import KernelSpec, configure_grader_process, worker_pool
 
     configure_grader_process()
     from autograder.lab import load_lab
 
-    worker_pool().prepare(Limits.from_dict(limits_data), load_lab(lab).kernel_probe_path)
+    worker_pool().prepare(KernelSpec(Limits.from_dict(limits_data), load_lab(lab).kernel_probe_path))
     import jax
 
     jax.devices()

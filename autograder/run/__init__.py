@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         rounded_phases,
     )
     from autograder.run.plan import RunCell, build_plan, has_code
-    from autograder.run.run_request import RunRequest
+    from autograder.run.run_request import KernelSpec, RunRequest
     from autograder.run.run_status import CellStatus, RunStatus
     from autograder.run.sandbox import (
         NO_SANDBOX,

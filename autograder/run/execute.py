@@ -293,9 +293,9 @@ async def execute_plan_async(
     idle. ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started
     here); it is shut down after."""
     plan, captures, limits, seed = request.plan, request.captures, request.limits, request.seed
-    lab_probe, submission = request.lab_probe, request.submission
+    submission = request.submission
     started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
-    if kernel is not None and not kernel.fits(limits, lab_probe, request.compiled):
+    if kernel is not None and not kernel.fits(request.kernel):
         await kernel.close()
         raise ValueError("the kernel given was started for other limits, lab probe or compiled programs")
     try:
@@ -310,7 +310,7 @@ async def execute_plan_async(
     try:
         asked = time.monotonic()
         # a failed start is tried again
-        start = await start_kernel(limits, lab_probe, kernel, owner=id(run), compiled=request.compiled)
+        start = await start_kernel(request.kernel, kernel, owner=id(run))
         run.phases.add(KERNEL_START, time.monotonic() - asked + (kernel.waited if kernel is not None else 0.0))
         if start.kernel is None:
             reason = not_started_reason(start.failures)

@@ -19,11 +19,11 @@ from pathlib import Path
 import nbformat
 
 from autograder.fairness import CellTurn
-from autograder.run.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
+from autograder.run.compiled_programs import KERNEL_DIR, copy_for_kernel, leave, settings_code
 from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
 from autograder.run.kernel_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
 from autograder.run.kernel_manager import HarnessKernelManager
-from autograder.run.limits import Limits
+from autograder.run.run_request import KernelSpec
 from autograder.run.sandbox_levels import BUBBLEWRAP
 from autograder.run.stale_roots import claim, disown, sweep_once
 from autograder.run.write_bound import SCRATCH, bound_root, unbind_root
@@ -38,7 +38,8 @@ class StartedKernel:
     It is made for one lab probe, one ``Limits`` and one use of the lab's compiled programs
     (compiled_programs.py); ``fits`` says whether it may run a given plan."""
 
-    def __init__(self, limits: Limits, lab_probe: Path | None, compiled: CompiledPrograms | None = None):
+    def __init__(self, spec: KernelSpec):
+        limits, lab_probe, compiled = spec.limits, spec.lab_probe, spec.compiled
         self.limits, self.with_lab_probe = limits, lab_probe is not None
         self.lab_probe_digest = _digest(lab_probe)
         self.compiled = compiled
@@ -91,10 +92,14 @@ class StartedKernel:
             },
         )
 
-    def fits(self, limits: Limits, lab_probe: Path | None, compiled: CompiledPrograms | None = None) -> bool:
+    def fits(self, spec: KernelSpec) -> bool:
         """Was it made for these limits, this lab probe (compared by content) and this use of compiled
         programs?"""
-        return limits == self.limits and _digest(lab_probe) == self.lab_probe_digest and compiled == self.compiled
+        return (
+            spec.limits == self.limits
+            and _digest(spec.lab_probe) == self.lab_probe_digest
+            and spec.compiled == self.compiled
+        )
 
     @property
     def fills(self) -> bool:

@@ -24,16 +24,13 @@ import functools
 import threading
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from autograder.fairness import pass_the_gate
-from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.execute import execute_plan_async
 from autograder.run.execution import Execution, Executor
 from autograder.run.kernel_lifecycle import StartedKernel
-from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
-from autograder.run.run_request import RunRequest
+from autograder.run.run_request import KernelSpec, RunRequest
 
 CLOSE_TIMEOUT = 120.0
 
@@ -65,26 +62,25 @@ class KernelPool:
         return functools.partial(self.execute, start_next=start_next)
 
     async def _execute(self, request: RunRequest, live: LiveExecution | None, start_next: bool) -> Execution:
-        limits, lab_probe, compiled = request.limits, request.lab_probe, request.compiled
+        spec = request.kernel
         asked = time.monotonic()
-        kernel = await self._claim(limits, lab_probe, compiled)
+        kernel = await self._claim(spec)
         if kernel is None:  # started by the execution, as execute_plan does
-            kernel = StartedKernel(limits, lab_probe, compiled)
+            kernel = StartedKernel(spec)
         else:
             kernel.waited = time.monotonic() - asked
         if start_next:  # for a submission like this one; a run of the solution fills the lab's folder once
-            self._warm(limits, lab_probe, after=kernel, compiled=replace(compiled, fill=False) if compiled else None)
+            compiled = replace(spec.compiled, fill=False) if spec.compiled else None
+            self._warm(replace(spec, compiled=compiled), after=kernel)
         return await execute_plan_async(request, live, kernel)
 
-    async def _claim(
-        self, limits: Limits, lab_probe: Path | None, compiled: CompiledPrograms | None
-    ) -> StartedKernel | None:
+    async def _claim(self, spec: KernelSpec) -> StartedKernel | None:
         """The spare kernel, once started, if it fits and is ready; else None (it is shut down)."""
         spare, self._spare = self._spare, None
         if spare is None:
             return None
         kernel, starting = spare
-        if kernel.fits(limits, lab_probe, compiled):
+        if kernel.fits(spec):
             with contextlib.suppress(Exception):
                 await starting
             if await kernel.ready():
@@ -92,31 +88,25 @@ class KernelPool:
         await _discard(kernel, starting)
         return None
 
-    def _warm(
-        self,
-        limits: Limits,
-        lab_probe: Path | None,
-        after: StartedKernel | None,
-        compiled: CompiledPrograms | None = None,
-    ) -> None:
+    def _warm(self, spec: KernelSpec, after: StartedKernel | None) -> None:
         """Start the next kernel in the background once ``after`` has started (two starts at once
         would slow the submission waiting for the first), or at once without one. One spare at most: an
         execution that claimed nothing while another was claiming leaves the spare it finds."""
         if self._spare is not None:
             return
         try:
-            kernel = StartedKernel(limits, lab_probe, compiled)
+            kernel = StartedKernel(spec)
         except Exception:  # e.g. no uid left: the next submission gets a kernel started for it
             return
         self._spare = (kernel, self._loop.create_task(_start_after(kernel, after)))
 
-    def prepare(self, limits: Limits, lab_probe: Path | None) -> None:
-        """Start a spare kernel now, for submissions of these limits and lab probe, so that the first one
+    def prepare(self, spec: KernelSpec) -> None:
+        """Start a spare kernel now, for submissions of this spec (limits and lab probe), so that the first one
         does not wait for a kernel's start either (a batch's worker, while the lab's references warm)."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
-            self._loop.call_soon_threadsafe(self._warm, limits, lab_probe, None)
+            self._loop.call_soon_threadsafe(self._warm, spec, None)
 
     async def spare(self) -> StartedKernel | None:
         """The spare kernel once its start has ended (for tests and diagnostics)."""

@@ -17,13 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 
 from autograder.fairness import pass_the_gate
-from autograder.run.compiled_programs import CompiledPrograms
 from autograder.run.container_memory import oom_kills
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
+from autograder.run.run_request import KernelSpec
 
 START_ATTEMPTS = 3
 LOG_TAIL = 2_000  # characters of a failed kernel's log kept in the warning
@@ -40,23 +39,21 @@ class KernelStart:
 
 
 async def start_kernel(
-    limits: Limits,
-    lab_probe: Path | None,
+    spec: KernelSpec,
     kernel: StartedKernel | None = None,
     owner: int | None = None,
     attempts: int = START_ATTEMPTS,
-    compiled: CompiledPrograms | None = None,
 ) -> KernelStart:
-    """Start ``kernel`` (or a new one), and fresh ones while starting fails, ``attempts`` times at most;
-    a kernel a pool started already is only checked. ``owner`` is the run each kernel serves (its
+    """Start ``kernel`` (or a new one made for ``spec``), and fresh ones while starting fails, ``attempts``
+    times at most; a kernel a pool started already is only checked. ``owner`` is the run each kernel serves (its
     ``CellTurn``'s owner). A cancelled start shuts its kernel down."""
     failures: list[str] = []
     for attempt in range(1, attempts + 1):
-        kernel = kernel or StartedKernel(limits, lab_probe, compiled)
+        kernel = kernel or StartedKernel(spec)
         kernel.turn.owner = owner
         kills_before = oom_kills()
         try:
-            why = await _start_once(kernel, limits)
+            why = await _start_once(kernel, spec.limits)
         except BaseException:
             await kernel.close()
             raise

@@ -1,5 +1,6 @@
 """What one run is asked to do, as one named object: the plan, the facts to take, the limits, the seed,
-the lab's probe and the submission copied beside the kernel. An executor (``execute_plan``, or a batch
+the lab's probe and the submission copied beside the kernel; and what its kernel is made for
+(``KernelSpec``: the limits, the probe, the compiled programs). An executor (``execute_plan``, or a batch
 worker's kernel pool) is handed a request rather than a row of positional arguments, so a reader can
 follow a grade from the command line to its run by names."""
 
@@ -18,6 +19,17 @@ Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
 
 
 @dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel is made for: the ``limits`` it runs within, the lab's probe copied into it
+    (``lab_probe``, compared by content), and its use of the lab's ``compiled`` programs. A pool's spare
+    kernel serves a request whose spec it fits (kernel_lifecycle.py)."""
+
+    limits: Limits
+    lab_probe: Path | None = None
+    compiled: CompiledPrograms | None = None
+
+
+@dataclass(frozen=True)
 class RunRequest:
     """One run: ``plan`` in a fresh kernel within ``limits``, each task's facts taken as ``captures``
     says (or a function returning them, called once the kernel is starting), seeded with ``seed``;
@@ -32,3 +44,8 @@ class RunRequest:
     lab_probe: Path | None = None
     submission: Path | None = None
     compiled: CompiledPrograms | None = None
+
+    @property
+    def kernel(self) -> KernelSpec:
+        """What the kernel that runs it must be made for."""
+        return KernelSpec(self.limits, self.lab_probe, self.compiled)

@@ -19,7 +19,7 @@ from autograder.run import kernel_pool
 from autograder.run.execute import execute_plan_async
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
+from autograder.run.run_request import KernelSpec, RunRequest
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)
 
@@ -89,19 +89,19 @@ def test_a_warm_kernel_is_used_once_and_shows_nothing_of_the_submission_before(p
 def test_a_prepared_kernel_serves_the_first_submission_and_one_for_other_limits_is_not_used(pool, tmp_path):
     """A batch's worker starts its first kernel before any submission arrives (``prepare``): the first
     submission gets it, started; prepared for other limits, it is shut down and one is started to fit."""
-    pool.prepare(LIMITS, None)
+    pool.prepare(KernelSpec(LIMITS))
     prepared = pool.run(pool.spare())
     assert prepared is not None and prepared.state == "started" and prepared.failure is None
     first = pool.execute(RunRequest(SEE_NO_TRACES, {}, LIMITS, 1))
     assert first.status == "completed" and _cells(first) == [("ok", None)] * 7
     assert pool.used[0][0] is prepared and pool.used[0][1]  # started ahead
-    pool.prepare(LIMITS, None)  # a spare is there already (started after the first): nothing more
+    pool.prepare(KernelSpec(LIMITS))  # a spare is there already (started after the first): nothing more
     spare = pool.run(pool.spare())
     assert spare is not prepared and spare.state == "started"
     pool.close()
     other = kernel_pool.KernelPool()
     try:
-        other.prepare(LIMITS, None)
+        other.prepare(KernelSpec(LIMITS))
         wrong = other.run(other.spare())
         assert other.execute(RunRequest(_plan("pass"), {}, Limits(cell_timeout=31), 2)).status == "completed"
         assert not wrong.root.exists()  # did not fit: shut down, not used
@@ -113,7 +113,7 @@ def test_a_grading_with_none_after_it_starts_no_spare(pool):
     """One of a class's last gradings (``executor(start_next=False)``) uses the kernel started ahead and
     starts none after it: a spare would take its core, then be shut down unused. Should a submission come
     after all, it gets a kernel started for it."""
-    pool.prepare(LIMITS, None)
+    pool.prepare(KernelSpec(LIMITS))
     prepared = pool.run(pool.spare())
     assert pool.executor(start_next=False)(RunRequest(_plan("pass"), {}, LIMITS, 1)).status == "completed"
     assert pool.used[0][0] is prepared and pool.used[0][1]  # started ahead
@@ -154,7 +154,7 @@ def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_p
     pool.execute(RunRequest(_plan(which_lab.format("a")), {}, LIMITS, 1, lab_probe=lab_a))
     warmed_for_a = pool.run(pool.spare())
     warmed_for_a.launcher = warmed_for_a.km.provisioner.process.pid
-    assert warmed_for_a.fits(LIMITS, lab_a) and not warmed_for_a.fits(LIMITS, lab_b)
+    assert warmed_for_a.fits(KernelSpec(LIMITS, lab_a)) and not warmed_for_a.fits(KernelSpec(LIMITS, lab_b))
     other_lab = pool.execute(RunRequest(_plan(which_lab.format("b")), {}, LIMITS, 2, lab_probe=lab_b))
     assert _cells(other_lab) == [("ok", None)]
     assert not pool.used[-1][1]  # started for it, not the one warmed for lab a
@@ -165,7 +165,7 @@ def test_a_kernel_warmed_for_another_lab_or_other_limits_is_not_used(pool, tmp_p
     assert not pool.used[-1][1] and not warmed_for_b.root.exists()
     same_lab_changed = tmp_path / "b2.py"
     same_lab_changed.write_text("LAB = 'b2'\n")  # a lab probe is known by its content
-    assert not pool.run(pool.spare()).fits(other_limits, same_lab_changed)
+    assert not pool.run(pool.spare()).fits(KernelSpec(other_limits, same_lab_changed))
 
 
 def test_a_warm_kernel_that_died_while_waiting_is_replaced(pool):

@@ -19,7 +19,7 @@ from autograder.run.execute import execute_plan
 from autograder.run.kernel_start import START_ATTEMPTS
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
+from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.run_status import RunStatus
 from autograder.run.sandbox import sandbox_problem
 
@@ -75,7 +75,7 @@ def test_a_failed_start_says_when_the_out_of_memory_killer_struck_meanwhile(fail
     failing_launch("always")
     kills = iter(range(100))
     monkeypatch.setattr(kernel_start, "oom_kills", lambda: next(kills))  # one more each time it is read
-    start = asyncio.run(kernel_start.start_kernel(LIMITS, None, attempts=1))
+    start = asyncio.run(kernel_start.start_kernel(KernelSpec(LIMITS), attempts=1))
     assert start.kernel is None
     (why,) = start.failures
     assert DIED_AT_START in why and "the out-of-memory killer struck meanwhile" in why

@@ -14,7 +14,7 @@ from autograder.run.kernel_code import WARM_UP_ENDED
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
+from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
@@ -77,7 +77,7 @@ def test_another_grading_s_timed_task_waits_for_a_starting_kernel_s_warm_up(tmp_
     lab_probe.write_text(SLOW_WARM_UP)
 
     async def start_then_time():
-        kernel = StartedKernel(Limits(cell_timeout=60, total_timeout=300), lab_probe)
+        kernel = StartedKernel(KernelSpec(Limits(cell_timeout=60, total_timeout=300), lab_probe))
         try:
             await kernel.start()
             assert kernel.failure is None and not (kernel.facts_dir / WARM_UP_ENDED).exists()

@@ -12,6 +12,7 @@ import psutil
 
 from autograder.run.kernel_lifecycle import StartedKernel
 from autograder.run.limits import Limits
+from autograder.run.run_request import KernelSpec
 from autograder.run.stale_roots import OWNER_FILE, claim, disown, sweep
 
 # a grader that made a kernel root holding a copy of a submission, then ended without removing it
@@ -73,7 +74,7 @@ def test_the_folders_of_a_grader_that_is_a_zombie_are_removed(tmp_path):
 
 
 def test_a_kernels_root_names_its_grader_until_it_is_kept():
-    kernel = StartedKernel(Limits(), None)
+    kernel = StartedKernel(KernelSpec(Limits()))
     try:
         owner = (kernel.root / OWNER_FILE).read_text().split()
         assert owner[1] == str(os.getpid())
