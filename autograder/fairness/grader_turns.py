@@ -93,7 +93,7 @@ class _ChecksHold:
 
     @staticmethod
     def _pass(gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
-        """``_passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
+        """``passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
         steps = passing(gate, cells, deadline, process_hold.held)
         while True:
             try:

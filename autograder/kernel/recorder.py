@@ -6,7 +6,7 @@ it finds (values as ``.npy`` without pickles, layouts, types, compiled HLO) and 
 on inputs whose seed the grader chooses at grading time. It is one module of the kernel package,
 which imports nothing else of the harness; it reads from the kernel's housekeeping whether the output was
 cut, and waits for the lab probe's warm-up before a probe. The student's self-check (``ag.check``) records
-with ``capture`` in the notebook's own kernel.
+with ``record_task_facts`` in the notebook's own kernel.
 
 References to the library functions it uses are taken at import, before student code runs, so a
 notebook that later patches ``jax.typeof`` or ``numpy.save`` does not change what is recorded.
