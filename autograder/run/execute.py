@@ -151,7 +151,7 @@ class _Run:
     async def end_timing(self) -> None:
         """After a timed task's cells: the kernel's malloc gives memory back again where it saves memory
         (kernel_malloc.py)."""
-        if self.timing_malloc and self.limits.saves_memory:
+        if self.timing_malloc and self.limits.saves_memory is not False:
             self.timing_malloc = False
             try:
                 await self.run_code(after_timed_task_code(), 30)

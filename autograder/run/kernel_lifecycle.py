@@ -121,7 +121,7 @@ class StartedKernel:
                 self.limits.output_bytes_total,
                 str(ended) if ended else None,
                 self._compilation_settings(),
-                self.limits.saves_memory,
+                self.limits.saves_memory is not False,  # decided by its spec; unknown: saved
             )
             cell = await self.run_code(
                 startup, self.limits.startup_timeout, warm_up_ended=ended, interrupt_after=self.limits.startup_timeout

@@ -2,7 +2,8 @@
 the lab's probe and the submission copied beside the kernel; and what its kernel is made for
 (``KernelSpec``: the limits, the probe, the compiled programs). An executor (``execute_plan``, or a batch
 worker's kernel pool) is handed a request rather than a row of positional arguments, so a reader can
-follow a grade from the command line to its run by names."""
+follow a grade from the command line to its run by names. Both decide, where the limits leave it open,
+whether the kernel saves memory (``kernel_malloc.memory_decided``): on the machine that runs it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from autograder.facts import TaskCapture
 from autograder.run.compiled_programs import CompiledPrograms
+from autograder.run.kernel_malloc import memory_decided
 from autograder.run.limits import Limits
 from autograder.run.plan import Plan
 
@@ -27,6 +29,9 @@ class KernelSpec:
     limits: Limits
     lab_probe: Path | None = None
     compiled: CompiledPrograms | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limits", memory_decided(self.limits))
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,9 @@ class RunRequest:
     lab_probe: Path | None = None
     submission: Path | None = None
     compiled: CompiledPrograms | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limits", memory_decided(self.limits))
 
     @property
     def kernel(self) -> KernelSpec:

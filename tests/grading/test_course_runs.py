@@ -18,9 +18,9 @@ def test_the_solution_and_the_courses_notebooks_keep_large_blocks_and_nothing_el
     assert course_limits(GIVEN, LAB, LAB.assignment_path, course_notebook=True) == replace(GIVEN, saves_memory=False)
 
 
-def test_a_students_notebook_saves_memory_even_as_a_copy_of_the_solution(tmp_path):
+def test_a_students_notebook_keeps_the_given_limits_even_as_a_copy_of_the_solution(tmp_path):
     copy = tmp_path / LAB.solution_path.name
     shutil.copyfile(LAB.solution_path, copy)
     assert course_limits(GIVEN, LAB, copy, course_notebook=False) == GIVEN
     assert course_limits(GIVEN, LAB, LAB.assignment_path, course_notebook=False) == GIVEN
-    assert GIVEN.saves_memory
+    assert GIVEN.saves_memory is None  # left to the machine that runs it (kernel_malloc.memory_decided)
