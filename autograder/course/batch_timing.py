@@ -1,6 +1,7 @@
 """Where a batch's time went: each grade's phases added up over the class, beside the batch's own work
 (warming the references, publishing each result as it comes), written to ``batch-timing.json`` in the
-output folder, so that an instructor, or bench/batch_cost.py, sees what grading a class cost."""
+output folder, so that an instructor, or bench/batch_cost.py, sees what grading a class cost; and the
+longest a grade waited for other submissions' timed tasks (``turn_wait``), with the turns it waited behind."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.grading import GradeResult, write_atomically
+from autograder.run import TURN_WAIT
 
 TIMING_FILE = "batch-timing.json"
 
@@ -23,12 +25,16 @@ class BatchTiming:
     warming: float = 0.0  # the references computed ahead, on the workers
     publishing: float = 0.0  # each result's feedback page, gradebook row and class summaries, here
     worker_cores: dict[str, tuple[int, ...]] = field(default_factory=dict)  # each worker's, as it graded
+    longest_wait: dict = field(default_factory=dict)  # the grade that waited longest for others' timed turns
 
     def add(self, result: GradeResult, publishing: float) -> None:
         self.graded += 1
         self.publishing += publishing
         for phase, seconds in result.phases.items():
             self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+        waited = result.phases.get(TURN_WAIT, 0.0)
+        if waited > self.longest_wait.get("seconds", 0.0):
+            self.longest_wait = {"seconds": waited, "notebook": result.notebook, "behind": list(result.waited_behind)}
 
     def to_dict(self) -> dict:
         return {
@@ -39,6 +45,7 @@ class BatchTiming:
             "publishing": round(self.publishing, 3),
             "worker_cores": self.worker_cores,
             "phases": {phase: round(seconds, 3) for phase, seconds in self.phases.items()},
+            "longest_wait": self.longest_wait,
         }
 
     def write(self, out: Path) -> None:

@@ -2,7 +2,7 @@
 other work took from a kernel is given back, so that a grade does not depend on the machine's load.
 
 ``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels, and checks by
-``grader_turns``, wait; a
+``grader_turns``, wait, in the order of ``turn_line``; a
 ``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning`` wait
 only for what shares their core; ``env_switch`` reads the variables that turn either off); ``quiet`` keeps
 the grader's own timings away from running student code; ``machine_quiet`` has both sides' timing start once
@@ -39,5 +39,6 @@ if TYPE_CHECKING:
     from autograder.fairness.quiet import not_running, student_code_running, wait_for_quiet
     from autograder.fairness.thread_waits import ThreadTimes, thread_times
     from autograder.fairness.timed_turns import CellTurn, TimedTurn, pass_the_gate
+    from autograder.fairness.turn_line import WAITED_BEHIND
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -25,8 +25,9 @@ class CoreLock:
 
     def __init__(self, directory: Path, name: str, cores: tuple[int, ...] | None = None):
         self.fds: list[int] = []
+        self.directory, self.cores = directory, process_cores() if cores is None else cores
         try:
-            for core in process_cores() if cores is None else cores:
+            for core in self.cores:
                 path = directory / f"{name}-{core}"
                 self.fds.append(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
         except BaseException:

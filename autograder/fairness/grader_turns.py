@@ -19,12 +19,12 @@ from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.timed_turns import (
     LOG_AFTER,
     MAX_WAIT,
-    POLL,
     TimedTurn,
     log,
     open_lock,
     passing,
     process_hold,
+    step_through_here,
     timed_turns_enabled,
 )
 
@@ -94,13 +94,7 @@ class _ChecksHold:
     @staticmethod
     def _pass(gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
         """``passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
-        steps = passing(gate, cells, deadline, process_hold.held)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as passed:
-                return passed.value
-            time.sleep(POLL)
+        return step_through_here(passing(gate, cells, deadline, process_hold.held))
 
     def release(self) -> None:
         if self._cells is not None:

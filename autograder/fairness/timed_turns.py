@@ -21,7 +21,8 @@ shared; the holder waits until it gets it exclusive, i.e. until the cells in fli
 file per core (core_locks.py), and a process locks those of the cores it may run on: a batch's workers
 pinned to cores of their own hold up only what runs on their own core; every other grading, all of them.
 A lock ends with the process that holds it: a grader that dies never leaves the others waiting. Every wait is
-bounded (``MAX_WAIT``); past it the run goes on, and says so in the log.
+bounded (``MAX_WAIT``); past it the run goes on, and says so in the log. Waits at the gate are served in the
+order they began (turn_line.py), so that no grading waits behind later ones.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pathlib import Path
 from autograder.fairness import quiet
 from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.env_switch import switched_off
+from autograder.fairness.turn_line import PASS, TURN, hold_the_turn_as, in_line, waiting_before
 
 DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
 QUIET_MACHINE_VARIABLE = "AUTOGRADER_TIMED_TURNS"  # "off": no turn is taken (the bench compares without)
@@ -91,6 +93,33 @@ def _lock_here(lock: CoreLock, operation: int, deadline: float) -> bool:
     return True
 
 
+async def step_through(steps: Generator[None, None, bool | None]) -> bool | None:
+    """A wait (``in_line``, ``passing``) stepped on the event loop; closed if cancelled, so that it leaves
+    the line."""
+    try:
+        while True:
+            try:
+                next(steps)
+            except StopIteration as passed:
+                return passed.value
+            await asyncio.sleep(POLL)
+    finally:
+        steps.close()
+
+
+def step_through_here(steps: Generator[None, None, bool | None]) -> bool | None:
+    """A wait stepped in a thread without an event loop."""
+    try:
+        while True:
+            try:
+                next(steps)
+            except StopIteration as passed:
+                return passed.value
+            time.sleep(POLL)
+    finally:
+        steps.close()
+
+
 class _ProcessHold:
     """This process's hold on the machine's turn, shared by its gradings: the lock files are taken once and
     released when the last grading of the process that joined lets go. Gradings of one process (threads)
@@ -135,8 +164,9 @@ class TimedTurn:
     """One grading's hold on the machine's timed turn: taken before its first timed cell, released once the
     grader has measured (or when the run ends without a grader to wait for)."""
 
-    def __init__(self, owner: int):
+    def __init__(self, owner: int, name: str = ""):
         self.owner = owner  # the id of the run whose kernel goes on while it holds the turn
+        self.name = name  # the submission it times, as those waiting for it read (turn_line.py)
         self._joined = False
         self._closed = False  # released: a later acquire takes nothing (the grader is done with it)
         self.waited = 0.0
@@ -157,7 +187,10 @@ class TimedTurn:
                 deadline = started + MAX_WAIT
                 gate, cells = open_lock("gate"), open_lock("cells")
                 try:
-                    got = await _lock(gate, fcntl.LOCK_EX, deadline) and await _lock(cells, fcntl.LOCK_EX, deadline)
+                    got = bool(await step_through(in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
+                    if got:
+                        self._hold_as(gate, label)
+                        got = await _lock(cells, fcntl.LOCK_EX, deadline)
                 except BaseException:  # cancelled while it waited (the run's deadline): the gate must not stay shut
                     gate.close()
                     cells.close()
@@ -177,10 +210,17 @@ class TimedTurn:
             if not process_hold.join():
                 deadline = started + MAX_WAIT
                 gate, cells = open_lock("gate"), open_lock("cells")
-                got = _lock_here(gate, fcntl.LOCK_EX, deadline) and _lock_here(cells, fcntl.LOCK_EX, deadline)
+                got = bool(step_through_here(in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
+                if got:
+                    self._hold_as(gate, label)
+                    got = _lock_here(cells, fcntl.LOCK_EX, deadline)
                 process_hold.taken([cells, gate])
                 self._warn_if(not got, label)
         return self._joined_now(started, label)
+
+    def _hold_as(self, gate: CoreLock, label: str) -> None:
+        """Holding the gate: what those who wait read it is held for."""
+        hold_the_turn_as(gate, f"{self.name}: {label}" if self.name else label)
 
     def _warn_if(self, timed_out: bool, label: str) -> None:
         if timed_out:
@@ -256,18 +296,12 @@ class CellTurn:
     async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
         """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock:
         True once held, False past the deadline, None if it became part of its own process's turn."""
-        if gate.take(fcntl.LOCK_SH):
+        if not waiting_before(gate.directory, PASS, gate.cores) and gate.take(fcntl.LOCK_SH):
             gate.unlock()
             if cells.take(fcntl.LOCK_SH):
                 return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
-            steps = passing(gate, cells, deadline, self._part_of_the_turn)
-            while True:
-                try:
-                    next(steps)
-                except StopIteration as passed:
-                    return passed.value
-                await asyncio.sleep(POLL)
+            return await step_through(passing(gate, cells, deadline, self._part_of_the_turn))
 
     async def __aexit__(self, *exc) -> None:
         if self._cells is not None:
@@ -293,15 +327,16 @@ def passing(
     """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
     each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
     True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
-    for lock, unlock in ((gate, True), (cells, False)):
-        while not lock.take(fcntl.LOCK_SH):
-            if part_of_the_turn():
-                return None
-            if time.monotonic() >= deadline:
-                return False
-            yield
-        if unlock:
-            gate.unlock()
+    through = yield from in_line(gate, fcntl.LOCK_SH, PASS, deadline, part_of_the_turn)
+    if not through:
+        return through
+    gate.unlock()
+    while not cells.take(fcntl.LOCK_SH):
+        if part_of_the_turn():
+            return None
+        if time.monotonic() >= deadline:
+            return False
+        yield
     return True
 
 
@@ -339,11 +374,7 @@ async def pass_the_gate(label: str = "a kernel's start") -> None:
     started = time.monotonic()
     gate = open_lock("gate")
     try:
-        while not gate.take(fcntl.LOCK_SH):
-            if process_hold.held() or time.monotonic() >= started + MAX_WAIT:
-                break
-            await asyncio.sleep(POLL)
-        else:
+        if await step_through(in_line(gate, fcntl.LOCK_SH, PASS, started + MAX_WAIT, process_hold.held)):
             gate.unlock()
     finally:
         gate.close()

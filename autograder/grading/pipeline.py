@@ -14,6 +14,7 @@ import secrets
 from dataclasses import replace
 from pathlib import Path
 
+from autograder.fairness import WAITED_BEHIND
 from autograder.grading.check_result import CheckResult
 from autograder.grading.course_runs import compiled_programs, course_limits
 from autograder.grading.grade_options import GradeOptions
@@ -97,6 +98,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         compiled=compiled,
     )
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
+    WAITED_BEHIND.reset()  # the turns its waits met (fairness/turn_line.py)
     run = start_run(options.executor, request, options.overlap)
     from autograder.grading.pytest_plugin import GraderError, run_graders  # with overlap: while the kernel starts
 
@@ -133,6 +135,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         notes=tuple(notes),
         sandbox=level,
         phases=_phases(execution.phases, checks_seconds),
+        waited_behind=WAITED_BEHIND.labels(),
     )
     return result, execution
 

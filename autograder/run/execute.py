@@ -81,7 +81,7 @@ class _Run:
     ):
         self.plan, self._captures, self.limits, self.seed = plan, captures, limits, seed
         self.submission, self.live = submission, live
-        self.timed_turn = TimedTurn(id(self))  # taken before the first timed cell (timed_turns.py)
+        self.timed_turn = TimedTurn(id(self), submission.name if submission else "")  # before the first timed cell
         if live is not None:
             live.timed_turn = self.timed_turn  # released by the grader once it has measured
         self.interrupted: str | None = None  # the last cell that had to be interrupted

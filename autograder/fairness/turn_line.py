@@ -1,0 +1,163 @@
+"""Waits for the machine's turns are served in the order they began (timed_turns.py).
+
+``flock`` promises no order: while three streams of gradings passed the timed turn among themselves, a
+kernel polling at the gate waited behind every later turn (a grading of a lab with no timed task spent
+122 s so). So a wait that cannot go at once takes a **ticket**: a file in the turns' ``line`` folder named
+by when the wait began, what it waits for (``turn``: the timed turn; ``pass``: through the gate, to run a
+cell, a check or a kernel's start) and the cores it locks. A waiter tries the gate only once no live ticket
+that began before its own is one it must let go first: a ``turn`` lets every earlier waiter of its cores go
+first, a ``pass`` every earlier ``turn`` (passes go through together). A wait that finds no one in line
+tries at once, without a ticket.
+
+A ticket is alive while its taker holds an ``flock`` on it (taken before the file gets its name): the one a
+dead process left is removed by whoever finds it. While it waits, a waiter reads who holds the turn (the
+label its taker wrote, ``hold_the_turn_as``); ``WAITED_BEHIND`` keeps what this process's grading waited
+behind, for its results and a batch's longest wait (course/batch_timing.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable, Generator
+from pathlib import Path
+
+from autograder.fairness.core_locks import CoreLock
+
+LINE = "line"
+TURN, PASS = "turn", "pass"
+HOLDER = "holder"  # holder-<core>: the label of the turn's taker on that core
+
+
+class WaitedBehind:
+    """The labels of the turns this process's grading waited behind; reset when a grading starts."""
+
+    def __init__(self) -> None:
+        self._labels: set[str] = set()
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._labels.clear()
+
+    def add(self, label: str) -> None:
+        with self._lock:
+            self._labels.add(label)
+
+    def labels(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(sorted(self._labels))
+
+
+WAITED_BEHIND = WaitedBehind()
+
+
+def _alive(path: Path) -> bool:
+    """Does a taker still hold the ticket at ``path``? One left by a dead process is removed."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    path.unlink(missing_ok=True)
+    return False
+
+
+def _line(directory: Path) -> Path:
+    line = directory / LINE
+    line.mkdir(mode=0o700, exist_ok=True)
+    return line
+
+
+def waiting_before(directory: Path, kind: str, cores: tuple[int, ...], before: str | None = None) -> bool:
+    """Is a live ticket that a ``kind`` wait on ``cores`` must let go first in line (before the ticket
+    named ``before``; any, without one)?"""
+    line = _line(directory)
+    mine = set(cores)
+    for name in sorted(os.listdir(line)):
+        if before is not None and name >= before:
+            break
+        parts = name.split("-", 4)
+        if name.startswith(".") or len(parts) != 5 or (kind == PASS and parts[1] != TURN):
+            continue
+        if mine.isdisjoint(int(core) for core in parts[4].split(".") if core.isdigit()):
+            continue
+        if _alive(line / name):
+            return True
+    return False
+
+
+class Ticket:
+    """A wait's place in the line: alive from its creation to ``leave``."""
+
+    def __init__(self, directory: Path, kind: str, cores: tuple[int, ...]):
+        line = _line(directory)
+        self.directory, self.kind, self.cores = directory, kind, cores
+        self.name = "-".join(
+            (
+                f"{time.monotonic_ns():020d}",  # the system's clock: one order for every process
+                kind,
+                str(os.getpid()),
+                str(threading.get_native_id()),
+                ".".join(map(str, cores)),
+            )
+        )
+        draft = line / f".{self.name}"
+        self.fd = os.open(draft, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)  # alive before it is in line under its name
+        os.rename(draft, line / self.name)
+
+    def first(self) -> bool:
+        """May this wait try now: no one it must let go first is ahead of it?"""
+        return not waiting_before(self.directory, self.kind, self.cores, self.name)
+
+    def leave(self) -> None:
+        (self.directory / LINE / self.name).unlink(missing_ok=True)
+        os.close(self.fd)
+
+
+def hold_the_turn_as(lock: CoreLock, label: str) -> None:
+    """Written by the turn's taker once it holds the gate: what those waiting for it read."""
+    for core in lock.cores:
+        draft = lock.directory / f".{HOLDER}-{core}-{os.getpid()}"
+        draft.write_text(label)
+        os.replace(draft, lock.directory / f"{HOLDER}-{core}")
+
+
+def _note_holders(lock: CoreLock) -> None:
+    for core in lock.cores:
+        try:
+            label = (lock.directory / f"{HOLDER}-{core}").read_text().strip()
+        except OSError:
+            continue
+        if label:
+            WAITED_BEHIND.add(label)
+
+
+def in_line(
+    lock: CoreLock, operation: int, kind: str, deadline: float, give_up: Callable[[], bool] = lambda: False
+) -> Generator[None, None, bool | None]:
+    """``lock.take(operation)`` in the order waits began: yields each time its caller has to wait (it sleeps
+    a poll, in a thread or on an event loop); returns True once taken, False past ``deadline``, None once
+    ``give_up()``."""
+    if not waiting_before(lock.directory, kind, lock.cores) and lock.take(operation):
+        return True
+    ticket = Ticket(lock.directory, kind, lock.cores)
+    try:
+        while not (ticket.first() and lock.take(operation)):
+            if give_up():
+                return None
+            if time.monotonic() >= deadline:
+                return False
+            _note_holders(lock)
+            yield
+        return True
+    finally:
+        ticket.leave()
