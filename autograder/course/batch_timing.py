@@ -1,7 +1,7 @@
 """Where a batch's time went: each grade's phases added up over the class, beside the batch's own work
 (warming the references, publishing each result as it comes), written to ``batch-timing.json`` in the
 output folder, so that an instructor, or bench/batch_cost.py, sees what grading a class cost; and the
-longest a grade waited for other submissions' timed tasks (``turn_wait``), with the turns it waited behind."""
+longest a grade waited in line behind other submissions' timed turns, and behind whose (fairness/turn_line.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.grading import GradeResult, write_atomically
-from autograder.run import TURN_WAIT
 
 TIMING_FILE = "batch-timing.json"
 
@@ -32,9 +31,9 @@ class BatchTiming:
         self.publishing += publishing
         for phase, seconds in result.phases.items():
             self.phases[phase] = self.phases.get(phase, 0.0) + seconds
-        waited = result.phases.get(TURN_WAIT, 0.0)
+        waited = result.turn_waits.get("seconds", 0.0)
         if waited > self.longest_wait.get("seconds", 0.0):
-            self.longest_wait = {"seconds": waited, "notebook": result.notebook, "behind": list(result.waited_behind)}
+            self.longest_wait = {"notebook": result.notebook, **result.turn_waits}
 
     def to_dict(self) -> dict:
         return {

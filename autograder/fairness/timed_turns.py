@@ -301,7 +301,7 @@ class CellTurn:
             if cells.take(fcntl.LOCK_SH):
                 return True
         with quiet.not_running() if self.running else contextlib.nullcontext():
-            return await step_through(passing(gate, cells, deadline, self._part_of_the_turn))
+            return await step_through(passing(gate, cells, deadline, self._part_of_the_turn, self.owner is not None))
 
     async def __aexit__(self, *exc) -> None:
         if self._cells is not None:
@@ -322,12 +322,12 @@ class CellTurn:
 
 
 def passing(
-    gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool]
+    gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool], noted: bool = True
 ) -> Generator[None, None, bool | None]:
     """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
     each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
     True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
-    through = yield from in_line(gate, fcntl.LOCK_SH, PASS, deadline, part_of_the_turn)
+    through = yield from in_line(gate, fcntl.LOCK_SH, PASS, deadline, part_of_the_turn, noted)
     if not through:
         return through
     gate.unlock()
@@ -366,15 +366,16 @@ class BackgroundHold:
             self._cells = None
 
 
-async def pass_the_gate(label: str = "a kernel's start") -> None:
+async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> None:
     """Wait while another process holds the machine's timed turn (or waits to take it): a kernel's start —
-    its imports and device setup — would load the machine against that task's timing."""
+    its imports and device setup — would load the machine against that task's timing. A spare kernel's
+    wait is not its process's grading's (not ``noted``)."""
     if not timed_turns_enabled() or process_hold.held():
         return
     started = time.monotonic()
     gate = open_lock("gate")
     try:
-        if await step_through(in_line(gate, fcntl.LOCK_SH, PASS, started + MAX_WAIT, process_hold.held)):
+        if await step_through(in_line(gate, fcntl.LOCK_SH, PASS, started + MAX_WAIT, process_hold.held, noted)):
             gate.unlock()
     finally:
         gate.close()

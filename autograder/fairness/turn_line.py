@@ -11,8 +11,9 @@ tries at once, without a ticket.
 
 A ticket is alive while its taker holds an ``flock`` on it (taken before the file gets its name): the one a
 dead process left is removed by whoever finds it. While it waits, a waiter reads who holds the turn (the
-label its taker wrote, ``hold_the_turn_as``); ``WAITED_BEHIND`` keeps what this process's grading waited
-behind, for its results and a batch's longest wait (course/batch_timing.py).
+label its taker wrote, ``hold_the_turn_as``); ``WAITED_BEHIND`` keeps how long this process's grading waited
+behind other processes' turns, and whose, for its results and a batch's longest wait
+(course/batch_timing.py). A spare kernel's waits are not its grading's (``noted`` False).
 """
 
 from __future__ import annotations
@@ -32,23 +33,28 @@ HOLDER = "holder"  # holder-<core>: the label of the turn's taker on that core
 
 
 class WaitedBehind:
-    """The labels of the turns this process's grading waited behind; reset when a grading starts."""
+    """The seconds this process's grading waited in line behind other processes' turns, and the labels of
+    those turns; reset when a grading starts."""
 
     def __init__(self) -> None:
         self._labels: set[str] = set()
+        self._seconds = 0.0
         self._lock = threading.Lock()
 
     def reset(self) -> None:
         with self._lock:
             self._labels.clear()
+            self._seconds = 0.0
 
-    def add(self, label: str) -> None:
+    def add(self, seconds: float, labels: set[str]) -> None:
         with self._lock:
-            self._labels.add(label)
+            self._seconds += seconds
+            self._labels |= labels
 
-    def labels(self) -> tuple[str, ...]:
+    def record(self) -> dict:
+        """``{"seconds": ..., "behind": [...]}`` as a grade's results keep it."""
         with self._lock:
-            return tuple(sorted(self._labels))
+            return {"seconds": round(self._seconds, 3), "behind": sorted(self._labels)}
 
 
 WAITED_BEHIND = WaitedBehind()
@@ -127,37 +133,47 @@ def hold_the_turn_as(lock: CoreLock, label: str) -> None:
     """Written by the turn's taker once it holds the gate: what those waiting for it read."""
     for core in lock.cores:
         draft = lock.directory / f".{HOLDER}-{core}-{os.getpid()}"
-        draft.write_text(label)
+        draft.write_text(f"{os.getpid()} {label}")
         os.replace(draft, lock.directory / f"{HOLDER}-{core}")
 
 
-def _note_holders(lock: CoreLock) -> None:
+def _holders(lock: CoreLock) -> set[str]:
+    """The labels of the turns other processes hold on ``lock``'s cores, as their takers wrote them."""
+    found = set()
     for core in lock.cores:
         try:
-            label = (lock.directory / f"{HOLDER}-{core}").read_text().strip()
+            pid, _, label = (lock.directory / f"{HOLDER}-{core}").read_text().strip().partition(" ")
         except OSError:
             continue
-        if label:
-            WAITED_BEHIND.add(label)
+        if label and pid != str(os.getpid()):
+            found.add(label)
+    return found
 
 
 def in_line(
-    lock: CoreLock, operation: int, kind: str, deadline: float, give_up: Callable[[], bool] = lambda: False
+    lock: CoreLock,
+    operation: int,
+    kind: str,
+    deadline: float,
+    give_up: Callable[[], bool] = lambda: False,
+    noted: bool = True,
 ) -> Generator[None, None, bool | None]:
     """``lock.take(operation)`` in the order waits began: yields each time its caller has to wait (it sleeps
     a poll, in a thread or on an event loop); returns True once taken, False past ``deadline``, None once
-    ``give_up()``."""
+    ``give_up()``. A wait behind other processes' turns is ``noted`` in ``WAITED_BEHIND``."""
     if not waiting_before(lock.directory, kind, lock.cores) and lock.take(operation):
         return True
-    ticket = Ticket(lock.directory, kind, lock.cores)
+    ticket, started, behind = Ticket(lock.directory, kind, lock.cores), time.monotonic(), set()
     try:
         while not (ticket.first() and lock.take(operation)):
             if give_up():
                 return None
             if time.monotonic() >= deadline:
                 return False
-            _note_holders(lock)
+            behind |= _holders(lock)
             yield
         return True
     finally:
         ticket.leave()
+        if noted and behind:
+            WAITED_BEHIND.add(time.monotonic() - started, behind)

@@ -135,7 +135,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         notes=tuple(notes),
         sandbox=level,
         phases=_phases(execution.phases, checks_seconds),
-        waited_behind=WAITED_BEHIND.labels(),
+        turn_waits=WAITED_BEHIND.record(),
     )
     return result, execution
 

@@ -79,7 +79,7 @@ class GradeResult:
     late: LatePenalty | None = None  # set when a late policy applies
     graded_by: dict = field(default_factory=dict)  # the harness's, JAX's, jaxlib's, NumPy's, Python's versions
     phases: dict = field(default_factory=dict)  # seconds per phase of the grading (run/phase_clock.py)
-    waited_behind: tuple[str, ...] = ()  # the other gradings' timed turns it waited for (fairness/turn_line.py)
+    turn_waits: dict = field(default_factory=dict)  # seconds waited behind others' timed turns, and whose
 
     @property
     def auto_score(self) -> float:
@@ -141,7 +141,7 @@ class GradeResult:
             )
             for t in data.pop("tasks", ())
         )
-        for key in ("changes", "cell_errors", "notes", "waited_behind"):
+        for key in ("changes", "cell_errors", "notes"):
             data[key] = tuple(data.get(key, ()))
         if data.get("late"):
             data["late"] = LatePenalty(**data["late"])

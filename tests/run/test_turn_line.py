@@ -113,17 +113,27 @@ def test_a_dead_process_s_ticket_holds_no_one_up_and_is_removed(turns):
     assert list((turns / turn_line.LINE).iterdir()) == []
 
 
-def test_a_waiter_notes_whose_turn_it_waited_behind(turns):
+def test_a_waiter_notes_how_long_it_waited_behind_another_process_s_turn_and_whose(turns):
     WAITED_BEHIND.reset()
     holder, order = held_gate(turns), []
-    hold_the_turn_as(holder, "bob.ipynb: t8")
-    thread = waiter(turns, PASS, order, "cell", hold=0.0)
+    hold_the_turn_as(holder, "own grading: t8")  # this process's own turn: not a wait behind another
+    own = waiter(turns, PASS, order, "behind its own", hold=0.0)
     time.sleep(0.1)
     holder.close()
-    thread.join(10)
-    assert order == ["cell"] and WAITED_BEHIND.labels() == ("bob.ipynb: t8",)
+    own.join(10)
+    assert WAITED_BEHIND.record() == {"seconds": 0.0, "behind": []}
+    holder = held_gate(turns)
+    for core in CORES:  # as another process's taker writes it: its pid, then its label
+        (turns / f"{turn_line.HOLDER}-{core}").write_text("1 bob.ipynb: t8")
+    other = waiter(turns, PASS, order, "behind bob", hold=0.0)
+    time.sleep(0.3)
+    holder.close()
+    other.join(10)
+    record = WAITED_BEHIND.record()
+    assert order == ["behind its own", "behind bob"] and record["behind"] == ["bob.ipynb: t8"]
+    assert 0.2 <= record["seconds"] < 10
     WAITED_BEHIND.reset()
-    assert WAITED_BEHIND.labels() == ()
+    assert WAITED_BEHIND.record() == {"seconds": 0.0, "behind": []}
 
 
 def test_a_wait_past_its_deadline_or_given_up_leaves_the_line(turns):
@@ -146,8 +156,8 @@ def test_a_batch_names_its_longest_wait_and_the_turns_it_waited_behind():
     from autograder.grading import GradeResult, GradeStatus
 
     def graded(notebook, waited, behind):
-        phases = {"turn_wait": waited, "cells": 3.0}
-        return GradeResult("lab", notebook, GradeStatus.GRADED, None, 10.0, phases=phases, waited_behind=behind)
+        waits = {"seconds": waited, "behind": list(behind)}
+        return GradeResult("lab", notebook, GradeStatus.GRADED, None, 10.0, phases={"cells": 3.0}, turn_waits=waits)
 
     timing = BatchTiming(workers=2)
     timing.add(graded("a.ipynb", 0.5, ("c.ipynb: t8",)), 0.0)
@@ -156,4 +166,4 @@ def test_a_batch_names_its_longest_wait_and_the_turns_it_waited_behind():
     longest = timing.to_dict()["longest_wait"]
     assert longest == {"seconds": 4.0, "notebook": "b.ipynb", "behind": ["a.ipynb: t8", "c.ipynb: t8"]}
     again = GradeResult.from_dict(graded("b.ipynb", 4.0, ("a.ipynb: t8",)).to_dict())
-    assert again.waited_behind == ("a.ipynb: t8",)
+    assert again.turn_waits == {"seconds": 4.0, "behind": ["a.ipynb: t8"]}
