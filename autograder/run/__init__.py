@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from autograder.run.container_memory import CGROUP_ROOT, OUT_OF_MEMORY, megabytes, memory_limit_bytes
     from autograder.run.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.execute import execute_plan
-    from autograder.run.execution import Execution, Executor, timed_cells_share
+    from autograder.run.execution import CellOutcome, Execution, Executor, timed_cells_share
     from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV, under_timing_malloc
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.limits import GIB, TRUSTED_LIMITS, Limits, ResourceLimits

@@ -5,7 +5,7 @@ import pytest
 
 from autograder.checks import CheckFailure
 from autograder.facts.schema import CallFact, Fact, ProbeFact, TaskFacts
-from autograder.grading.pytest_plugin import SubmissionFacts
+from autograder.grading.submission_facts import SubmissionFacts
 from autograder.run.execution import CellOutcome, Execution
 
 MISSING = Fact(kind="missing", error="NameError: name 'D_jit' is not defined")
