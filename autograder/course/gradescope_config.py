@@ -12,9 +12,10 @@ CONFIG_FILE = "config.json"
 LAB_DIR = "lab"  # in the source folder: the project root of the lab's notebooks ($AUTOGRADER_ROOT)
 HIDDEN_VISIBILITIES = ("hidden", "after_due_date", "after_published")  # Gradescope's, for hidden checks
 # A notebook has 480 s there, under Gradescope's default autograder timeout of 10 minutes, so that the results
-# are written before Gradescope ends the run; and its kernel is always sandboxed.
+# are written before Gradescope ends the run; its kernel is always sandboxed, and always saves memory: the
+# default container has 768 MB, and a container whose cgroup cannot be read would show the host's memory.
 GRADESCOPE_SANDBOX = ResourceLimits()
-GRADESCOPE_LIMITS = replace(Limits(), total_timeout=480.0, sandbox=GRADESCOPE_SANDBOX)
+GRADESCOPE_LIMITS = replace(Limits(), total_timeout=480.0, sandbox=GRADESCOPE_SANDBOX, saves_memory=True)
 
 
 class GradescopeError(RuntimeError):
