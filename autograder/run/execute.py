@@ -50,7 +50,7 @@ from autograder.run.kernel_start import not_started_reason, start_kernel
 from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
-from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.plan import CaptureTask, RunCell
 from autograder.run.run_request import Captures, RunRequest
 from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.stale_roots import claim
@@ -70,17 +70,11 @@ class _Run:
     """One execution: the submission's plan, the kernel it runs in once started, and what has been
     learnt so far."""
 
-    def __init__(
-        self,
-        plan: Plan,
-        captures: Captures,
-        seed: int,
-        limits: Limits,
-        submission: Path | None,
-        live: LiveExecution | None,
-    ):
-        self.plan, self._captures, self.limits, self.seed = plan, captures, limits, seed
-        self.submission, self.live = submission, live
+    def __init__(self, request: RunRequest, live: LiveExecution | None):
+        self.plan, self.limits, self.seed = request.plan, request.limits, request.seed
+        self._captures: Captures = request.captures
+        submission = self.submission = request.submission
+        self.live = live
         self.timed_turn = TimedTurn(id(self), submission.name if submission else "")  # before the first timed cell
         if live is not None:
             live.timed_turn = self.timed_turn  # released by the grader once it has measured
@@ -123,7 +117,7 @@ class _Run:
                                 await self.until_idle(step.label, str(step.task))
                         timed_out = await self.run_cell(step, timed)
                         if timed_out and not await self.responsive():
-                            return RunStatus.TIMEOUT, f"{step.label} did not stop when interrupted", step.label
+                            return RunStatus.TIMEOUT, _did_not_stop(step.label, self.limits), step.label
                 finally:
                     self.kernel.turn.running = False
         return RunStatus.COMPLETED, None, None
@@ -292,14 +286,13 @@ async def execute_plan_async(
     another thread follows the run, and the cells of a task that times code wait until that grader is
     idle. ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started
     here); it is shut down after."""
-    plan, captures, limits, seed = request.plan, request.captures, request.limits, request.seed
-    submission = request.submission
+    plan, limits = request.plan, request.limits
     started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
     if kernel is not None and not kernel.fits(request.kernel):
         await kernel.close()
         raise ValueError("the kernel given was started for other limits, lab probe or compiled programs")
     try:
-        run = _Run(plan, captures, seed, limits, submission, live)
+        run = _Run(request, live)
     except BaseException:
         if kernel is not None:
             await kernel.close()
@@ -319,14 +312,14 @@ async def execute_plan_async(
             status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
     except _Hung as hung:
         status, ended_at = RunStatus.TIMEOUT, str(hung)
-        reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
+        reason = _did_not_stop(ended_at, limits)
     except TimeoutError:
         status, ended_at = RunStatus.TIMEOUT, _current_label(run)
         reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
     except DeadKernelError:
         if run.interrupted:  # it died of the interrupt, or stopped answering after it
             status, ended_at = RunStatus.TIMEOUT, run.interrupted
-            reason = f"{run.interrupted} did not stop when interrupted after {limits.cell_timeout:g} s"
+            reason = _did_not_stop(run.interrupted, limits)
         else:
             status, reason, ended_at = RunStatus.KERNEL_DIED, run.died_reason(), _current_label(run)
             if kills_before is not None and (oom_kills() or 0) > kills_before:  # the container's limit
@@ -362,6 +355,11 @@ async def execute_plan_async(
         failures,
         run.phases.read(),
     )
+
+
+def _did_not_stop(label: str, limits: Limits) -> str:
+    """Why a run ended at a cell that went on past its timeout and its interrupt."""
+    return f"{label} did not stop when interrupted after {limits.cell_timeout:g} s"
 
 
 async def _within_deadline(run: _Run, total_timeout: float):
