@@ -75,21 +75,17 @@ def open_lock(name: str) -> CoreLock:
     return CoreLock(turns_directory(), name)
 
 
-async def _lock(lock: CoreLock, operation: int, deadline: float) -> bool:
-    """``flock`` without blocking the event loop; False if ``deadline`` passed first."""
+def _until_taken(
+    lock: CoreLock, operation: int, deadline: float, give_up: Callable[[], bool] = lambda: False
+) -> Generator[None, None, bool | None]:
+    """``lock.take(operation)``, yielding each time it has to wait: True once taken, False past ``deadline``,
+    None once ``give_up()``. Stepped by ``step_through`` or ``step_through_here``."""
     while not lock.take(operation):
+        if give_up():
+            return None
         if time.monotonic() >= deadline:
             return False
-        await asyncio.sleep(POLL)
-    return True
-
-
-def _lock_here(lock: CoreLock, operation: int, deadline: float) -> bool:
-    """``flock`` from a thread without an event loop (the grader's); False if ``deadline`` passed first."""
-    while not lock.take(operation):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(POLL)
+        yield
     return True
 
 
@@ -190,7 +186,7 @@ class TimedTurn:
                     got = bool(await step_through(in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
                     if got:
                         self._hold_as(gate, label)
-                        got = await _lock(cells, fcntl.LOCK_EX, deadline)
+                        got = bool(await step_through(_until_taken(cells, fcntl.LOCK_EX, deadline)))
                 except BaseException:  # cancelled while it waited (the run's deadline): the gate must not stay shut
                     gate.close()
                     cells.close()
@@ -213,7 +209,7 @@ class TimedTurn:
                 got = bool(step_through_here(in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
                 if got:
                     self._hold_as(gate, label)
-                    got = _lock_here(cells, fcntl.LOCK_EX, deadline)
+                    got = bool(step_through_here(_until_taken(cells, fcntl.LOCK_EX, deadline)))
                 process_hold.taken([cells, gate])
                 self._warn_if(not got, label)
         return self._joined_now(started, label)
@@ -331,13 +327,7 @@ def passing(
     if not through:
         return through
     gate.unlock()
-    while not cells.take(fcntl.LOCK_SH):
-        if part_of_the_turn():
-            return None
-        if time.monotonic() >= deadline:
-            return False
-        yield
-    return True
+    return (yield from _until_taken(cells, fcntl.LOCK_SH, deadline, part_of_the_turn))
 
 
 class BackgroundHold:

@@ -55,8 +55,9 @@ def available_bytes(meminfo: Path = MEMINFO) -> int | None:
         return None
     for line in lines:
         key, _, value = line.partition(":")
-        if key == "MemAvailable" and value.split() and value.split()[0].isdigit():
-            return int(value.split()[0]) * 1024
+        kib = value.split()[:1]
+        if key == "MemAvailable" and kib and kib[0].isdigit():
+            return int(kib[0]) * 1024
     return None
 
 

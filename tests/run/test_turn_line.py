@@ -11,6 +11,7 @@ import pytest
 
 from autograder.fairness import turn_line
 from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.timed_turns import step_through_here
 from autograder.fairness.turn_line import PASS, TURN, WAITED_BEHIND, Ticket, hold_the_turn_as, in_line, waiting_before
 
 CORES = (0, 1)
@@ -139,14 +140,7 @@ def test_a_waiter_notes_how_long_it_waited_behind_another_process_s_turn_and_who
 def test_a_wait_past_its_deadline_or_given_up_leaves_the_line(turns):
     holder = held_gate(turns)
     for deadline, give_up, expected in ((time.monotonic() + 0.2, lambda: False, False), (1e12, lambda: True, None)):
-        steps = in_line(gate(turns), fcntl.LOCK_EX, TURN, deadline, give_up)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as through:
-                assert through.value is expected
-                break
-            time.sleep(POLL)
+        assert step_through_here(in_line(gate(turns), fcntl.LOCK_EX, TURN, deadline, give_up)) is expected
         assert list((turns / turn_line.LINE).iterdir()) == []
     holder.close()
 
