@@ -34,8 +34,8 @@ from pathlib import Path
 
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import lab_ids, load_lab
-from autograder.run.devices import kernel_environment
-from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV
+from autograder.run.kernels.devices import kernel_environment
+from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))
 from cgroup_box import box_problem, run_in_box  # noqa: E402  (the tests' support: a cgroup of given limits)

@@ -152,7 +152,7 @@ def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
     """The kernel package (its modules import each other and nothing else of the harness) and each lab's
     kernel probe run in the student's kernel; the network filter and Landlock's launcher run before it, from
     copies of their own."""
-    launchers = ["autograder.run.network_filter", "autograder.run.landlock"]
+    launchers = ["autograder.run.sandbox.network_filter", "autograder.run.sandbox.landlock"]
     package = [m for m in MODULES if stage_of(m) == "autograder.kernel"]
     in_kernel = launchers + package + [m for m in MODULES if m.endswith(".kernel_probe")]
     assert len(package) >= 6

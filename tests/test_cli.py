@@ -86,10 +86,10 @@ def test_the_program_ends_a_grade_with_its_output_and_exit_code_intact(tmp_path)
 
 
 def test_without_a_sandbox_grade_refuses_and_a_students_check_runs(monkeypatch, capsys):
-    import autograder.run.sandbox
+    import autograder.run.sandbox.bubblewrap
 
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "uid_sandbox_problem", lambda: "it needs root")
     assert main(["grade", str(LAB.assignment_path)]) == 2
     assert "cannot sandbox the kernel" in capsys.readouterr().err
     assert main(["check", str(LAB.assignment_path)]) == 0
@@ -98,14 +98,14 @@ def test_without_a_sandbox_grade_refuses_and_a_students_check_runs(monkeypatch, 
 
 
 def test_batch_chooses_the_sandbox_as_grade_does_and_names_each_levels_reason(tmp_path, monkeypatch, capsys):
-    import autograder.run.sandbox
+    import autograder.run.sandbox.bubblewrap
 
     (tmp_path / "class").mkdir()
     batch = ["batch", str(tmp_path / "class"), "--lab", LAB.id, "--out", str(tmp_path / "out")]
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "uid_sandbox_problem", lambda: None)
     assert main(batch) == 0  # the uid level, which grade uses too, is not refused
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "uid_sandbox_problem", lambda: "it needs root")
     assert main(batch) == 2
     err = capsys.readouterr().err
     assert "`bwrap` is not installed" in err and "the uid sandbox cannot either: it needs root" in err

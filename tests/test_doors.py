@@ -81,9 +81,9 @@ def test_a_door_refuses_a_name_that_is_also_one_of_its_modules(tmp_path):
 
 
 def test_a_name_patched_in_its_module_is_what_the_door_gives(monkeypatch):
-    import autograder.run.sandbox
+    import autograder.run.sandbox.bubblewrap
 
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "patched")
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "sandbox_problem", lambda: "patched")
     from autograder.run import sandbox_problem
 
     assert sandbox_problem() == "patched"

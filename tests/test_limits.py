@@ -1,4 +1,4 @@
-"""A run's limits are declared once (autograder/run/limits.py): every command's options, the batch's and
+"""A run's limits are declared once (autograder/run/sandbox/limits.py): every command's options, the batch's and
 the mutants' options and Gradescope's settings take their defaults from there, and the values given on a
 command line reach the kernel's ``Limits`` whole."""
 
@@ -66,7 +66,7 @@ def test_the_defaults_are_the_ones_documented():
     # under Gradescope's 10 minutes; memory saved in its 768 MB whatever its cgroup shows
     assert GRADESCOPE_LIMITS == dataclasses.replace(Limits(), total_timeout=480, saves_memory=True)
     assert TRUSTED_LIMITS == dataclasses.replace(Limits(), sandbox=None)
-    assert Limits().saves_memory is None  # decided where the kernel runs (run/kernel_malloc.memory_decided)
+    assert Limits().saves_memory is None  # decided where the kernel runs (run/kernels/malloc.memory_decided)
 
 
 def test_each_limit_option_has_its_help_and_default_from_its_field():

@@ -1,4 +1,4 @@
-"""The options of a run's limits that the grading commands share, read from ``run/limits.py``'s fields
+"""The options of a run's limits that the grading commands share, read from ``run/sandbox/limits.py``'s fields
 (each field's flag, help and unit), so that a limit's option is declared once, beside its default; and
 where a command that grades many notebooks grades them."""
 
@@ -14,7 +14,7 @@ LIMIT_FLAGS = ("--timeout", "--cell-timeout", "--memory-gib", "--write-mib", "--
 
 def _limit_fields() -> dict[str, tuple[type, dataclasses.Field]]:
     """Each limit's flag: the dataclass whose field it sets (``Limits``, or its sandbox's ``ResourceLimits``)
-    and that field, which declares the flag's help and unit (run/limits.py)."""
+    and that field, which declares the flag's help and unit (run/sandbox/limits.py)."""
     return {
         f.metadata["flag"]: (owner, f)
         for owner in (Limits, ResourceLimits)

@@ -56,7 +56,7 @@ def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
     """One row per student: id, lab, final score, max, status, reason, the points of each task (overrides
     applied); then the score before the late penalty, the penalty, the automatic score and each task's
     automatic points, the submission time, the late policy's verdict, the overrides in words, and the
-    sandbox level the kernel ran at (sandbox.py; empty when no kernel ran)."""
+    sandbox level the kernel ran at (run/sandbox/bubblewrap.py; empty when no kernel ran)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(

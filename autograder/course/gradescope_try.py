@@ -58,7 +58,7 @@ def try_zip(archive_path: Path, submission: Path) -> TriedZip:
     Raises ``GradescopeError`` when setup.sh fails."""
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-try-"))
     os.chmod(scratch, 0o755)  # searchable by the kernels' uids, as /autograder is (the venv's Python is here)
-    keep = bool(os.environ.get(KEEP_VARIABLE))  # as a kernel's run is kept (kernel_lifecycle.py)
+    keep = bool(os.environ.get(KEEP_VARIABLE))  # as a kernel's run is kept (run/kernels/lifecycle.py)
     try:
         root = scratch / "autograder"
         source = root / "source"

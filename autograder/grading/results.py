@@ -73,7 +73,7 @@ class GradeResult:
     seconds: float = 0.0
     public_only: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
-    sandbox: str | None = None  # the level the kernel ran at (sandbox.py); None when no kernel ran
+    sandbox: str | None = None  # the level the kernel ran at (run/sandbox/bubblewrap.py); None when no kernel ran
     submitted_at: str | None = None  # ISO 8601, when the student submitted (None: unknown)
     submitted_time_source: str | None = None  # where that time comes from, in words
     late: LatePenalty | None = None  # set when a late policy applies

@@ -1,7 +1,7 @@
 """The kernel package: all of the harness that runs inside the student's untrusted kernel, and nothing else.
 
 Copied whole into each grading kernel's modules folder and imported there, before any student cell, as
-``_autograder_kernel`` (run/kernel_code.py); the student's self-check imports it as ``autograder.kernel`` in
+``_autograder_kernel`` (run/kernels/harness_code.py); the student's self-check imports it as ``autograder.kernel`` in
 the notebook's own kernel. It imports only itself, the standard library, JAX and numpy, and no other module
 of the harness is sent into a kernel (tests/test_architecture.py holds both): what lies outside this folder
 — graders, references, hidden checks — never enters the kernel's view. It holds no answers and no checks.

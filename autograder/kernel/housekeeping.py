@@ -4,7 +4,7 @@ in the shape the harness needs while the cells run, and records nothing.
 It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its own
 (``start_warm_up``, ``wait_for_warm_up``), reaps the children the harness stopped (``reap_children``) and
 switches malloc between saving memory and timing (``malloc_for_timing``, ``malloc_for_memory``;
-run/kernel_malloc.py says why). A module of the kernel package, whose recorder reads from it whether the
+run/kernels/malloc.py says why). A module of the kernel package, whose recorder reads from it whether the
 output was cut and waits for the warm-up before a lab probe.
 
 References to the builtins and library functions it uses are taken at import, before student code runs,
@@ -27,9 +27,9 @@ _Thread = threading.Thread
 _os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel: a module beside the package
-WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as kernel_code.WARM_UP_WAIT)
+WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as harness_code.WARM_UP_WAIT)
 
-# glibc's malloc thresholds (kernel_malloc.py): a block this large or larger is mapped on its own, and
+# glibc's malloc thresholds (run/kernels/malloc.py): a block this large or larger is mapped on its own, and
 # freed memory this large at the heap's top goes back to the system.
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 SAVING_MMAP_THRESHOLD = 64 * 2**10  # the kernel's, from its start (MALLOC_MMAP_THRESHOLD_)
@@ -160,7 +160,7 @@ def reap_children():
 
 def malloc_for_timing():
     """Before a task's cells that measure time: large blocks stay in the heap once freed, so that a call's
-    time does not depend on what the heap happened to hold before (kernel_malloc.py). True if set."""
+    time does not depend on what the heap happened to hold before (run/kernels/malloc.py). True if set."""
     return _set_thresholds(TIMING_MMAP_THRESHOLD, TIMING_TRIM_THRESHOLD)
 
 

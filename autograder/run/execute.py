@@ -5,7 +5,7 @@ with a timeout per cell, a deadline for the whole notebook and caps on output. A
 kernel recorder writes that task's facts, which this process takes out of the kernel's reach at once, before
 any later student cell could touch them, and validates when they are read (see taken_facts.py). A
 kernel that dies or hangs ends the run; facts taken so far are kept. A kernel that fails to start is
-started again (kernel_start.py): no student code has run yet. With a ``LiveExecution`` the
+started again (run/kernels/start.py): no student code has run yet. With a ``LiveExecution`` the
 grader, in another thread, reads each task's facts while the kernel goes on.
 
 This module imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts.
@@ -35,26 +35,33 @@ from autograder.fairness import (
     student_code_running,
     until_machine_quiet,
 )
-from autograder.run.container_memory import memory_limit_bytes, oom_kills, out_of_memory_words
 from autograder.run.execution import CellOutcome, Execution
-from autograder.run.kernel_client import TIMEOUT_ENAME, cell_error
-from autograder.run.kernel_code import (
+from autograder.run.kernels import (
+    TIMEOUT_ENAME,
     WARM_UP_WAIT,
+    StartedKernel,
     after_timed_task_code,
     before_timed_cell_code,
+    cell_error,
+    not_started_reason,
     reap_children_code,
     recorder_code,
+    start_kernel,
 )
-from autograder.run.kernel_lifecycle import StartedKernel
-from autograder.run.kernel_start import not_started_reason, start_kernel
-from autograder.run.limits import Limits
 from autograder.run.live_execution import LiveExecution
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, RunCell
 from autograder.run.run_request import Captures, RunRequest
 from autograder.run.run_status import CellStatus, RunStatus
-from autograder.run.stale_roots import claim
-from autograder.run.write_bound import MIB, explain_write_error
+from autograder.run.sandbox import (
+    MIB,
+    Limits,
+    claim,
+    explain_write_error,
+    memory_limit_bytes,
+    oom_kills,
+    out_of_memory_words,
+)
 
 if TYPE_CHECKING:
     pass
@@ -79,7 +86,7 @@ class _Run:
         if live is not None:
             live.timed_turn = self.timed_turn  # released by the grader once it has measured
         self.interrupted: str | None = None  # the last cell that had to be interrupted
-        self.timing_malloc = False  # the kernel's malloc keeps large blocks for a timed task (kernel_malloc.py)
+        self.timing_malloc = False  # the kernel's malloc keeps large blocks for a timed task (run/kernels/malloc.py)
         self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
         claim(self.taken.directory)  # removed by a later grader should this one be killed (stale_roots.py)
         self.cells: list[CellOutcome] = []
@@ -144,7 +151,7 @@ class _Run:
 
     async def end_timing(self) -> None:
         """After a timed task's cells: the kernel's malloc gives memory back again where it saves memory
-        (kernel_malloc.py)."""
+        (run/kernels/malloc.py)."""
         if self.timing_malloc and self.limits.saves_memory is not False:
             self.timing_malloc = False
             try:
@@ -155,7 +162,7 @@ class _Run:
     @property
     def cell_bound(self) -> float:
         """How long a cell may take before its kernel counts as hung: its timeout with the most time others'
-        work can have it given back (kernel_client.py), and the interrupt's grace."""
+        work can have it given back (run/kernels/client.py), and the interrupt's grace."""
         return self.limits.cell_timeout * stretch(MOST_SHARE) + 30
 
     def times_code(self, task: str | None) -> bool:
@@ -177,7 +184,7 @@ class _Run:
             cell = await self.run_code(step.source, self.cell_bound)
         except TimeoutError:
             raise _Hung(step.label) from None
-        share = self.client.cell_others_share() if timed else None  # from the cell's clock (kernel_client.py)
+        share = self.client.cell_others_share() if timed else None  # from the cell's clock (run/kernels/client.py)
         error = explain_write_error(cell_error(cell), self.kernel.write_bound)  # the bound it hit, named
         seconds = time.monotonic() - started - (self.kernel.turn.waited - waited)
         if self.client.timed_out:  # nbclient interrupted it: the error shown is the interrupt's
@@ -241,7 +248,7 @@ class _Run:
         if watch is not None and watch.passed:
             return (
                 f"the kernel was stopped: it wrote more than {watch.bound / MIB:g} MiB (its working directory, "
-                "TMPDIR and /dev/shm together; set by --write-mib, write_bytes in autograder/run/limits.py)"
+                "TMPDIR and /dev/shm together; set by --write-mib, write_bytes in autograder/run/sandbox/limits.py)"
             )
         log = self.km.log_tail()
         if any(sign in log for sign in RENDEZVOUS_SIGNS):

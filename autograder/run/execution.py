@@ -45,7 +45,7 @@ class Execution:
     seconds: float
     changes: tuple[str, ...] = field(default_factory=tuple)
     output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
-    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (kernel_start.py)
+    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (run/kernels/start.py)
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the run (phase_clock.py)
 
     def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:

@@ -1,9 +1,9 @@
 """What one run is asked to do, as one named object: the plan, the facts to take, the limits, the seed,
-the lab's probe and the submission copied beside the kernel; and what its kernel is made for
-(``KernelSpec``: the limits, the probe, the compiled programs). An executor (``execute_plan``, or a batch
+the lab's probe and the submission copied beside the kernel; its kernel is made for its ``KernelSpec``
+(kernels/spec.py). An executor (``execute_plan``, or a batch
 worker's kernel pool) is handed a request rather than a row of positional arguments, so a reader can
 follow a grade from the command line to its run by names. Both decide, where the limits leave it open,
-whether the kernel saves memory (``kernel_malloc.memory_decided``): on the machine that runs it."""
+whether the kernel saves memory (``memory_decided``): on the machine that runs it."""
 
 from __future__ import annotations
 
@@ -12,26 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.facts import TaskCapture
-from autograder.run.compiled_programs import CompiledPrograms
-from autograder.run.kernel_malloc import memory_decided
-from autograder.run.limits import Limits
+from autograder.run.kernels import CompiledPrograms, KernelSpec, memory_decided
 from autograder.run.plan import Plan
+from autograder.run.sandbox import Limits
 
 Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """What a kernel is made for: the ``limits`` it runs within, the lab's probe copied into it
-    (``lab_probe``, compared by content), and its use of the lab's ``compiled`` programs. A pool's spare
-    kernel serves a request whose spec it fits (kernel_lifecycle.py)."""
-
-    limits: Limits
-    lab_probe: Path | None = None
-    compiled: CompiledPrograms | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "limits", memory_decided(self.limits))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from lab_submissions import MEASURED_VERDICTS
 
 from autograder.authoring.setup_cell import CELL_ID, INSTALL_COMMAND, RESTART_MESSAGE, SOURCE
 from autograder.lab import lab_ids, load_lab
-from autograder.run.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
+from autograder.run.kernels.devices import DEVICE_COUNT, INHERITED_PREFIXES_DROPPED, kernel_environment
 
 REPORT = "import os, jax; print(jax.device_count(), os.environ['XLA_FLAGS'])"
 

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
-from autograder.run.devices import kernel_environment
+from autograder.run.kernels.devices import kernel_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 
 COMPILE = """
 import json
-from autograder.run.devices import configure_grader_process
+from autograder.run.kernels.devices import configure_grader_process
 configure_grader_process()
 import jax, jax.numpy as jnp
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)  # any compilation is stored

@@ -28,8 +28,8 @@ from autograder.course.batch_timing import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE, RETRIED_STATUSES
 from autograder.fairness.core_pinning import process_cores
 from autograder.lab import load_lab
-from autograder.run.limits import Limits
-from autograder.run.stale_roots import OWNER_FILE
+from autograder.run.sandbox.limits import Limits
+from autograder.run.sandbox.stale_roots import OWNER_FILE
 
 # Lab 4: the quickest lab to run, as a batch's own work (workers, resuming, the gradebook) is what is tested
 LAB = load_lab("lab4_collectives")

@@ -19,8 +19,8 @@ from uid_level import private_harness, python_for_the_uid_level, skip_without_th
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.gradebook import GRADE_FILE
 from autograder.lab import load_lab
-from autograder.run.network_filter import filter_problem
-from autograder.run.sandbox import readable_by_others
+from autograder.run.sandbox.bubblewrap import readable_by_others
+from autograder.run.sandbox.network_filter import filter_problem
 
 LAB = load_lab("lab4_collectives")  # the quickest lab to run
 T1, T2 = (int(task.points) for task in LAB.tasks if task.id in ("t1", "t2"))

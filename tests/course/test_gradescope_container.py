@@ -27,7 +27,7 @@ from system_python_image import IMAGE_TEST_MODULE, SHARES_THE_BUILD, start_build
 
 from autograder.authoring.known_grades import SOLUTION, make_submission
 from autograder.lab import load_lab
-from autograder.run.sandbox import sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_problem
 
 pytestmark = SHARES_THE_BUILD
 LAB = load_lab(GRADESCOPE_LAB)

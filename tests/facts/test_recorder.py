@@ -22,7 +22,7 @@ from autograder.facts.fact_reader import load_task_facts
 from autograder.facts.schema import FactsError
 from autograder.kernel import housekeeping as kernel_housekeeping
 from autograder.kernel import recorder
-from autograder.run.kernel_code import KERNEL_PACKAGE, copy_kernel_package
+from autograder.run.kernels.harness_code import KERNEL_PACKAGE, copy_kernel_package
 
 
 def _capture(tmp_path, namespace, capture, loaded_recorder=recorder):
@@ -334,7 +334,7 @@ def test_a_failing_warm_up_is_ignored_and_no_warm_up_is_no_wait(monkeypatch):
 
 
 def test_the_warm_up_marks_its_end_for_the_harness_and_no_warm_up_marks_it_at_once(tmp_path, monkeypatch):
-    """The harness holds other gradings' timed tasks off until the file appears (run/kernel_lifecycle.py)."""
+    """The harness holds other gradings' timed tasks off until the file appears (run/kernels/lifecycle.py)."""
     release = threading.Event()
     _lab_probe_with(monkeypatch, warm_up=lambda: release.wait(10))
     ended = tmp_path / "warm-up-ended"

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from autograder.grading.course_runs import course_limits
 from autograder.lab import load_lab
-from autograder.run.limits import Limits
+from autograder.run.sandbox.limits import Limits
 
 LAB = load_lab("lab1_distributed_arrays")
 GIVEN = replace(Limits(), cell_timeout=30.0)
@@ -23,4 +23,4 @@ def test_a_students_notebook_keeps_the_given_limits_even_as_a_copy_of_the_soluti
     shutil.copyfile(LAB.solution_path, copy)
     assert course_limits(GIVEN, LAB, copy, course_notebook=False) == GIVEN
     assert course_limits(GIVEN, LAB, LAB.assignment_path, course_notebook=False) == GIVEN
-    assert GIVEN.saves_memory is None  # left to the machine that runs it (kernel_malloc.memory_decided)
+    assert GIVEN.saves_memory is None  # left to the machine that runs it (kernels/malloc.memory_decided)

@@ -3,7 +3,7 @@ cut it first, timed cells run on a crowded machine, and processes a cell left ru
 
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execution import CellOutcome, Execution
-from autograder.run.limits import Limits
+from autograder.run.sandbox.limits import Limits
 
 
 def _execution(cells=(), output_cut_by_task=None):

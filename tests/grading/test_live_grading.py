@@ -22,7 +22,7 @@ from autograder.kernel import housekeeping as kernel_housekeeping
 from autograder.kernel import recorder
 from autograder.lab import load_lab
 from autograder.run.execution import CellOutcome
-from autograder.run.kernel_client import TRUNCATION_MARK
+from autograder.run.kernels.client import TRUNCATION_MARK
 from autograder.run.live_execution import LiveExecution
 
 LAB2 = "lab2_three_ways"

@@ -17,13 +17,13 @@ from uid_level import at_the_uid_level
 from autograder.grading import course_runs
 from autograder.grading.course_runs import compiled_programs
 from autograder.lab import load_lab
-from autograder.run import compiled_programs as programs
-from autograder.run.compiled_programs import CompiledPrograms, compiled_programs_folder, copy_for_kernel, leave
+from autograder.run.kernels import compiled_programs as programs
 from autograder.run.execute import execute_plan
-from autograder.run.limits import Limits
+from autograder.run.kernels.compiled_programs import CompiledPrograms, compiled_programs_folder, copy_for_kernel, leave
 from autograder.run.plan import Plan, RunCell
 from autograder.run.run_request import RunRequest
-from autograder.run.sandbox import sandbox_level
+from autograder.run.sandbox.bubblewrap import sandbox_level
+from autograder.run.sandbox.limits import Limits
 
 LIMITS = Limits(cell_timeout=60, total_timeout=180)
 COMPILE = (

@@ -9,7 +9,7 @@ from grading_session import grade_all
 from hostile_submissions import CASES, network_case
 
 from autograder.lab import load_lab
-from autograder.run.sandbox import sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_problem
 
 pytestmark = [
     pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}"),

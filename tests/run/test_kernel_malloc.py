@@ -1,4 +1,4 @@
-"""The kernel's malloc settings (autograder/run/kernel_malloc.py): every kernel saves memory with them, sandboxed
+"""The kernel's malloc settings (autograder/run/kernels/malloc.py): every kernel saves memory with them, sandboxed
 or not, whatever the grader's environment says; a task that times code, and the grader's own measurement,
 run with large blocks kept in the heap, so that a call costs the same whatever the heap held before."""
 
@@ -14,10 +14,10 @@ from autograder.checks import measurement
 from autograder.facts.capture import TaskCapture
 from autograder.run import KERNEL_MALLOC_ENV, kernel_environment
 from autograder.run.execute import execute_plan
-from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
-from autograder.run.sandbox import sandbox_environment, sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_environment, sandbox_problem
+from autograder.run.sandbox.limits import Limits
 
 glibc = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
 
@@ -47,7 +47,7 @@ def mapped_among_50_blocks():
 GRADER_SIDE = (
     MAPPED_BLOCKS
     + """
-from autograder.run.kernel_malloc import under_timing_malloc
+from autograder.run.kernels.malloc import under_timing_malloc
 
 before = mapped_among_50_blocks()
 with under_timing_malloc() as taken:

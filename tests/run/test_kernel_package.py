@@ -7,7 +7,7 @@ from pathlib import Path
 
 import autograder
 from autograder.kernel import LAB_PROBE_MODULE, SOURCE
-from autograder.run.kernel_code import KERNEL_PACKAGE, copy_kernel_package, startup_code
+from autograder.run.kernels.harness_code import KERNEL_PACKAGE, copy_kernel_package, startup_code
 
 
 def _files(folder: Path) -> set[str]:

@@ -17,9 +17,9 @@ from autograder.facts.fact_reader import PARSER_LOCK
 from autograder.facts.taken_facts import TakenFacts
 from autograder.run import kernel_pool
 from autograder.run.execute import execute_plan_async
-from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import KernelSpec, RunRequest
+from autograder.run.sandbox.limits import Limits
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)
 

@@ -11,17 +11,17 @@ import logging
 import pytest
 from failing_kernel_launch import DIED_AT_START, fail_kernel_launches
 
-import autograder.run.kernel_start as kernel_start
+import autograder.run.kernels.start as kernel_start
 from autograder.facts.capture import TaskCapture
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import execute_plan
-from autograder.run.kernel_start import START_ATTEMPTS
-from autograder.run.limits import Limits
+from autograder.run.kernels.start import START_ATTEMPTS
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.run_status import RunStatus
-from autograder.run.sandbox import sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_problem
+from autograder.run.sandbox.limits import Limits
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 
@@ -85,7 +85,7 @@ def test_a_start_up_slower_than_a_short_cell_timeout_is_not_interrupted(monkeypa
     """The harness's start-up code has the start-up timeout, not the cell timeout: with cells cut at one
     second, a start-up that takes longer (here, made to sleep 1.5 s first) still starts the kernel, and
     the cells still get their one second."""
-    import autograder.run.kernel_lifecycle as kernel_lifecycle
+    import autograder.run.kernels.lifecycle as kernel_lifecycle
 
     startup = kernel_lifecycle.startup_code
     monkeypatch.setattr(kernel_lifecycle, "startup_code", lambda *a: "import time\ntime.sleep(1.5)\n" + startup(*a))

@@ -10,12 +10,12 @@ from autograder.facts.capture import TaskCapture
 from autograder.fairness import timed_turns
 from autograder.kernel import LAB_PROBE_MODULE
 from autograder.run.execute import execute_plan
-from autograder.run.kernel_code import WARM_UP_ENDED
-from autograder.run.kernel_lifecycle import StartedKernel
-from autograder.run.limits import Limits
+from autograder.run.kernels.harness_code import WARM_UP_ENDED
+from autograder.run.kernels.lifecycle import StartedKernel
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import KernelSpec, RunRequest
-from autograder.run.sandbox import sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_problem
+from autograder.run.sandbox.limits import Limits
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 

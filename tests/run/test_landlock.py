@@ -13,8 +13,11 @@ from uid_level import at_the_uid_level
 from autograder.facts.capture import TaskCapture
 from autograder.paths import PACKAGE_DIR
 from autograder.run.execute import execute_plan
-from autograder.run.file_allowlist import kernel_allowlist, without
-from autograder.run.landlock import (
+from autograder.run.plan import CaptureTask, Plan, RunCell
+from autograder.run.run_request import RunRequest
+from autograder.run.sandbox.bubblewrap import sandbox_level
+from autograder.run.sandbox.file_allowlist import kernel_allowlist, without
+from autograder.run.sandbox.landlock import (
     IOCTL_DEV,
     NET_BIND_TCP,
     NET_CONNECT_TCP,
@@ -25,11 +28,8 @@ from autograder.run.landlock import (
     handled_rights,
     parse,
 )
-from autograder.run.limits import Limits
-from autograder.run.network_filter import filter_problem
-from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
-from autograder.run.sandbox import sandbox_level
+from autograder.run.sandbox.limits import Limits
+from autograder.run.sandbox.network_filter import filter_problem
 
 
 def test_each_abi_version_handles_the_rights_it_brought_and_no_later_ones():

@@ -11,10 +11,10 @@ import time
 import psutil
 import pytest
 
-from autograder.run.leftovers import launcher_process, process_tree, stop_leftover_processes
-from autograder.run.limits import ResourceLimits
-from autograder.run.sandbox import bwrap_command, sandbox_problem
-from autograder.run.uid_lease import lease_uid
+from autograder.run.sandbox.bubblewrap import bwrap_command, sandbox_problem
+from autograder.run.sandbox.leftovers import launcher_process, process_tree, stop_leftover_processes
+from autograder.run.sandbox.limits import ResourceLimits
+from autograder.run.sandbox.uid_lease import lease_uid
 
 # The "kernel": waits for a line, then leaves processes behind and says how many it started.
 KERNEL = textwrap.dedent("""

@@ -1,4 +1,4 @@
-"""Whether a student's kernel saves memory is decided by the machine that runs it (run/kernel_malloc.py):
+"""Whether a student's kernel saves memory is decided by the machine that runs it (run/kernels/malloc.py):
 saved where a kernel has less room than ``KEPT_BLOCKS_ROOM`` — a container such as Gradescope's 768 MB, a
 sandbox's memory limit, a machine's memory shared by a kernel per core — or where the room cannot be told;
 large blocks kept where there is room; a choice the limits state is never changed."""
@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from autograder.run import kernel_malloc
-from autograder.run.kernel_malloc import KEPT_BLOCKS_ROOM, available_bytes, memory_decided, room_per_kernel
-from autograder.run.limits import GIB, MIB, Limits, ResourceLimits
+from autograder.run.kernels import malloc as kernel_malloc
+from autograder.run.kernels.malloc import KEPT_BLOCKS_ROOM, available_bytes, memory_decided, room_per_kernel
 from autograder.run.run_request import KernelSpec
+from autograder.run.sandbox.limits import GIB, MIB, Limits, ResourceLimits
 
 ROOMY = 24 * GIB
 

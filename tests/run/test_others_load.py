@@ -19,10 +19,10 @@ from autograder.fairness import others_load
 from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota
 from autograder.fairness.processor_times import JIFFIES_PER_SECOND
 from autograder.run import execute
-from autograder.run.limits import Limits
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
-from autograder.run.sandbox import sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_problem
+from autograder.run.sandbox.limits import Limits
 
 
 @pytest.fixture

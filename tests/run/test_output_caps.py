@@ -6,11 +6,11 @@ import pytest
 
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
-from autograder.run.kernel_code import KERNEL_PACKAGE
-from autograder.run.limits import Limits
+from autograder.run.kernels.harness_code import KERNEL_PACKAGE
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
-from autograder.run.sandbox import sandbox_problem
+from autograder.run.sandbox.bubblewrap import sandbox_problem
+from autograder.run.sandbox.limits import Limits
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 

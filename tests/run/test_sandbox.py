@@ -16,12 +16,9 @@ from network_attempts import ONLY_SUCCESS, Listeners, attempts_code, setuid_root
 from searchable_python import python_searchable_by_all, restore_modes
 
 import autograder
-import autograder.run.sandbox
-from autograder.run.file_allowlist import kernel_allowlist
-from autograder.run.landlock import abi_version, landlock_command, landlock_problem
-from autograder.run.limits import ResourceLimits
-from autograder.run.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
-from autograder.run.sandbox import (
+from autograder.run.kernels import KERNEL_MALLOC_ENV
+from autograder.run.sandbox import bubblewrap
+from autograder.run.sandbox.bubblewrap import (
     bwrap_command,
     readable_by_others,
     sandbox_environment,
@@ -29,7 +26,11 @@ from autograder.run.sandbox import (
     sandbox_problem,
     uid_command,
 )
-from autograder.run.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private
+from autograder.run.sandbox.file_allowlist import kernel_allowlist
+from autograder.run.sandbox.landlock import abi_version, landlock_command, landlock_problem
+from autograder.run.sandbox.limits import ResourceLimits
+from autograder.run.sandbox.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
+from autograder.run.sandbox.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private
 
 needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid level needs root (CI runs as root)")
@@ -188,7 +189,8 @@ def run_as_uid(scratch, code, limits=ResourceLimits(), network_filter=False, lan
     home = Path(tempfile.mkdtemp(dir=scratch, prefix="home-"))
     make_private(home, lease.uid)
     try:
-        env = sandbox_environment(env or {"XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}, str(home))
+        base = {**KERNEL_MALLOC_ENV, "XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}  # as kernel_environment() gives
+        env = sandbox_environment(env or base, str(home))
         argv = [sys.executable, "-c", textwrap.dedent(code)]
         if landlock:
             argv = landlock_command(argv, *kernel_allowlist(home, []), directory=home)
@@ -258,12 +260,12 @@ def test_uid_level_runs_the_systems_own_tools_whatever_path_holds(uid_scratch, m
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     out, err = run_as_uid(uid_scratch, "print('ok')")
     assert out == "ok", err
-    monkeypatch.setattr(autograder.run.sandbox, "readable_by_others", lambda path: False)  # as on Gradescope
-    assert autograder.run.sandbox.uid_sandbox_problem.__wrapped__() is None
+    monkeypatch.setattr(bubblewrap, "readable_by_others", lambda path: False)  # as on Gradescope
+    assert bubblewrap.uid_sandbox_problem.__wrapped__() is None
 
 
 def test_a_missing_system_tool_is_named_with_the_one_path_offers_instead(monkeypatch, tmp_path):
-    from autograder.run import system_tools
+    from autograder.run.sandbox import system_tools
 
     (tmp_path / "nonesuch-tool").write_text("#!/bin/sh\n")
     (tmp_path / "nonesuch-tool").chmod(0o755)
@@ -418,20 +420,20 @@ def test_readable_by_others_follows_the_directories_above(tmp_path):
 
 
 def test_the_level_is_bubblewrap_then_uid_with_or_without_the_filter_and_landlock_then_a_refusal(monkeypatch):
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: None)
+    monkeypatch.setattr(bubblewrap, "sandbox_problem", lambda: None)
     assert sandbox_level() == "bubblewrap"
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
-    monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: None)
-    monkeypatch.setattr(autograder.run.sandbox, "landlock_problem", lambda: None)
+    monkeypatch.setattr(bubblewrap, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(bubblewrap, "uid_sandbox_problem", lambda: None)
+    monkeypatch.setattr(bubblewrap, "filter_problem", lambda: None)
+    monkeypatch.setattr(bubblewrap, "landlock_problem", lambda: None)
     assert sandbox_level() == "uid+seccomp+landlock"
-    monkeypatch.setattr(autograder.run.sandbox, "landlock_problem", lambda: "landlock_create_ruleset: Not supported")
+    monkeypatch.setattr(bubblewrap, "landlock_problem", lambda: "landlock_create_ruleset: Not supported")
     assert sandbox_level() == "uid+seccomp"
-    monkeypatch.setattr(autograder.run.sandbox, "filter_problem", lambda: "prctl(PR_SET_SECCOMP): Invalid argument")
+    monkeypatch.setattr(bubblewrap, "filter_problem", lambda: "prctl(PR_SET_SECCOMP): Invalid argument")
     assert sandbox_level() == "uid"
-    monkeypatch.setattr(autograder.run.sandbox, "landlock_problem", lambda: None)
+    monkeypatch.setattr(bubblewrap, "landlock_problem", lambda: None)
     assert sandbox_level() == "uid+landlock"
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: "it needs root")
+    monkeypatch.setattr(bubblewrap, "uid_sandbox_problem", lambda: "it needs root")
     with pytest.raises(
         SandboxUnavailable,
         match="`bwrap` is not installed; and the uid sandbox cannot either: it needs root.*--no-sandbox",
@@ -440,21 +442,23 @@ def test_the_level_is_bubblewrap_then_uid_with_or_without_the_filter_and_landloc
 
 
 def test_the_uid_level_refuses_without_root_or_while_the_graders_are_readable(monkeypatch):
-    check = autograder.run.sandbox.uid_sandbox_problem.__wrapped__
+    check = bubblewrap.uid_sandbox_problem.__wrapped__
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert "needs root" in check()
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr(autograder.run.sandbox, "readable_by_others", lambda path: True)
+    monkeypatch.setattr(bubblewrap, "readable_by_others", lambda path: True)
     assert "the harness's files are readable by any user" in check()
 
 
 def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypatch, capsys):
     from autograder.cli import main
 
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "`bwrap` is not installed")
+    monkeypatch.setattr(bubblewrap, "sandbox_problem", lambda: "`bwrap` is not installed")
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     monkeypatch.setattr(
-        autograder.run.sandbox, "uid_sandbox_problem", autograder.run.sandbox.uid_sandbox_problem.__wrapped__
+        bubblewrap,
+        "uid_sandbox_problem",
+        bubblewrap.uid_sandbox_problem.__wrapped__,
     )
     assert main(["grade", str(PROJECT / "assignments" / "lab2_three_ways" / "lab2_three_ways.ipynb")]) == 2
     err = capsys.readouterr().err
@@ -467,7 +471,7 @@ def test_without_root_and_without_bubblewrap_grading_refuses(tmp_path, monkeypat
 def test_a_sandboxed_kernel_is_not_restarted(tmp_path):
     import asyncio
 
-    from autograder.run.kernel_manager import HarnessKernelManager
+    from autograder.run.kernels.manager import HarnessKernelManager
 
     (tmp_path / "work").mkdir()
     os.chmod(tmp_path, 0o755)

@@ -1,6 +1,6 @@
 """Folders a killed grader left behind (a kernel's root, a run's facts) are removed by the next grader's
 first kernel, and no folder of a live grader, of another pid namespace or kept for inspection
-(autograder/run/stale_roots.py)."""
+(autograder/run/sandbox/stale_roots.py)."""
 
 import asyncio
 import os
@@ -10,15 +10,15 @@ import time
 
 import psutil
 
-from autograder.run.kernel_lifecycle import StartedKernel
-from autograder.run.limits import Limits
+from autograder.run.kernels.lifecycle import StartedKernel
 from autograder.run.run_request import KernelSpec
-from autograder.run.stale_roots import OWNER_FILE, claim, disown, sweep
+from autograder.run.sandbox.limits import Limits
+from autograder.run.sandbox.stale_roots import OWNER_FILE, claim, disown, sweep
 
 # a grader that made a kernel root holding a copy of a submission, then ended without removing it
 KILLED_GRADER = (
     "import pathlib, sys\n"
-    "from autograder.run.stale_roots import claim\n"
+    "from autograder.run.sandbox.stale_roots import claim\n"
     "root = pathlib.Path(sys.argv[1]); root.mkdir(); claim(root)\n"
     "(root / 'work').mkdir(); (root / 'work' / 'answers.ipynb').write_text('{}')\n"
 )

@@ -1,8 +1,8 @@
 """What a kernel writes is bounded: a cell that writes files until refused stops within ``write_bytes``
-with a clear error that names the bound (run/write_bound.py's tmpfs), the tasks before it keep their facts,
+with a clear error that names the bound (run/sandbox/write_bound.py's tmpfs), the tasks before it keep their facts,
 the run goes on to its end, and the kernel's files are gone afterwards. At each level: bubblewrap, and the
 uid level (bubblewrap left out). Where the grader may not mount (Gradescope's container), a watch stops the
-kernel soon after it passed the bound (run/write_watch.py) and the run ends naming it."""
+kernel soon after it passed the bound (run/sandbox/write_watch.py) and the run ends naming it."""
 
 import errno
 import os
@@ -16,17 +16,17 @@ from pathlib import Path
 import pytest
 from uid_level import at_the_uid_level
 
-import autograder.run.kernel_lifecycle
-import autograder.run.write_bound
+import autograder.run.kernels.lifecycle
+import autograder.run.sandbox.write_bound
 from autograder.facts.capture import TaskCapture
 from autograder.run.execute import execute_plan
-from autograder.run.limits import Limits, ResourceLimits
-from autograder.run.network_filter import filter_command, filter_problem
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
-from autograder.run.sandbox import sandbox_problem
-from autograder.run.write_bound import MIB, explain_write_error, unbind_root
-from autograder.run.write_watch import WriteWatch, remove_owned
+from autograder.run.sandbox.bubblewrap import sandbox_problem
+from autograder.run.sandbox.limits import Limits, ResourceLimits
+from autograder.run.sandbox.network_filter import filter_command, filter_problem
+from autograder.run.sandbox.write_bound import MIB, explain_write_error, unbind_root
+from autograder.run.sandbox.write_watch import WriteWatch, remove_owned
 
 BOUND = 32 * MIB
 
@@ -129,7 +129,7 @@ def test_the_error_names_the_bound_only_for_a_write_it_refused():
 
 def _no_mount(monkeypatch) -> list[WriteWatch]:
     """The grader may not mount (as in Gradescope's container): the watches made, to read."""
-    monkeypatch.setattr(autograder.run.kernel_lifecycle, "bound_root", lambda root, size: "no right to mount here")
+    monkeypatch.setattr(autograder.run.kernels.lifecycle, "bound_root", lambda root, size: "no right to mount here")
     watches: list[WriteWatch] = []
 
     class Recorded(WriteWatch):
@@ -137,7 +137,7 @@ def _no_mount(monkeypatch) -> list[WriteWatch]:
             super().__init__(*args, **kwargs)
             watches.append(self)
 
-    monkeypatch.setattr(autograder.run.kernel_lifecycle, "WriteWatch", Recorded)
+    monkeypatch.setattr(autograder.run.kernels.lifecycle, "WriteWatch", Recorded)
     return watches
 
 
@@ -209,6 +209,6 @@ def test_behind_the_filter_fallocate_takes_no_disk_past_the_per_file_limit(tmp_p
 
 def test_a_tmpfs_takes_a_quarter_of_a_containers_memory_at_most(tmp_path, monkeypatch):
     """A tmpfs is memory that killing the kernel does not free: in 768 MB, 256 MiB of it is the disk's."""
-    monkeypatch.setattr(autograder.run.write_bound, "memory_limit_bytes", lambda: 768 * 10**6)
-    assert "quarter of the container's 732 MiB" in autograder.run.write_bound.bound_root(tmp_path, 256 * MIB)
+    monkeypatch.setattr(autograder.run.sandbox.write_bound, "memory_limit_bytes", lambda: 768 * 10**6)
+    assert "quarter of the container's 732 MiB" in autograder.run.sandbox.write_bound.bound_root(tmp_path, 256 * MIB)
     assert not _mounts_under(tmp_path)

@@ -4,7 +4,7 @@ jupyter_client reports as "Kernel died before replying to kernel_info"."""
 
 from pathlib import Path
 
-import autograder.run.kernel_manager as kernel_module
+import autograder.run.kernels.manager as kernel_module
 
 DIED_AT_START = "Kernel died before replying to kernel_info"
 

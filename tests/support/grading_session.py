@@ -11,7 +11,7 @@ from autograder.authoring.case_groups import CaseGroup, grading_jobs
 from autograder.fairness import pinned_process_pool
 from autograder.grading import GradeOptions, grade_notebook, warm_here
 from autograder.lab import load_lab
-from autograder.run.limits import Limits
+from autograder.run.sandbox.limits import Limits
 from autograder.self_check.task_checker import public_checks
 
 SEED = 20261121

@@ -18,9 +18,11 @@ STAGES = [
     "autograder.kernel",  # all that runs inside the student's kernel: it imports nothing else of the harness
     "autograder.facts",  # what is taken from the kernel, as validated records
     "autograder.fairness",  # the machine's fairness: timed turns, the quiet machine, others' load
+    "autograder.run.sandbox",  # the bounds a student's kernel runs within: bubblewrap, uid, seccomp, Landlock, limits
     "autograder.lab",  # the lab model: tasks, captures, the lab's package
     "autograder.caches",  # what the grader keeps on the machine
-    "autograder.run",  # a submission's cells in a sandboxed kernel
+    "autograder.run.kernels",  # the kernels a run starts in the sandbox, talks to and stops
+    "autograder.run",  # a submission's cells in a sandboxed kernel, task by task
     "autograder.checks",  # the semantic checks the labs' graders call
     "autograder.labs",  # each lab's graders and references
     "autograder.grading",  # one notebook's grade from its facts

@@ -13,7 +13,7 @@ from wheel_venv import venv_with
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course import build_student_wheel
 from autograder.lab import Lab
-from autograder.run.devices import INHERITED_PREFIXES_DROPPED
+from autograder.run.kernels.devices import INHERITED_PREFIXES_DROPPED
 
 
 def plain_environment() -> dict[str, str]:

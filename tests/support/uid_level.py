@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from searchable_python import python_searchable_by_all, restore_modes
 
-import autograder.run.sandbox
+import autograder.run.sandbox.bubblewrap
 from autograder.lab import Lab
 from autograder.paths import COURSE_FILE, PACKAGE_DIR
-from autograder.run.landlock import landlock_problem
+from autograder.run.sandbox.landlock import landlock_problem
 
 
 def skip_without_the_uid_level() -> None:
@@ -43,8 +43,8 @@ def python_for_the_uid_level() -> Iterator[None]:
 @contextlib.contextmanager
 def at_the_uid_level(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     skip_without_the_uid_level()
-    monkeypatch.setattr(autograder.run.sandbox, "sandbox_problem", lambda: "bubblewrap left out by the test")
-    monkeypatch.setattr(autograder.run.sandbox, "uid_sandbox_problem", lambda: None)
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "sandbox_problem", lambda: "bubblewrap left out by the test")
+    monkeypatch.setattr(autograder.run.sandbox.bubblewrap, "uid_sandbox_problem", lambda: None)
     with python_for_the_uid_level():
         yield
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR
-from autograder.run.sandbox import _readonly_roots
+from autograder.run.sandbox.bubblewrap import _readonly_roots
 
 SYSTEM = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys/devices/system/cpu"]
 DEVICES_READ = ["/dev/zero", "/dev/random", "/dev/urandom"]

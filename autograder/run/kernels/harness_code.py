@@ -7,7 +7,7 @@ the output, fixes the devices and starts the lab probe's warm-up; between the st
 waits for that warm-up and has malloc keep large blocks before a cell that times code
 (``before_timed_cell_code``, undone by ``after_timed_task_code``), reaps the children a cell left
 (``reap_children_code``) and has the recorder take a task's facts (``recorder_code``). Kept apart from the
-kernel's lifecycle (kernel_lifecycle.py) so that the words said to the kernel can be read in one place.
+kernel's lifecycle (run/kernels/lifecycle.py) so that the words said to the kernel can be read in one place.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from autograder.kernel import LAB_PROBE_MODULE, SOURCE
-from autograder.run.devices import DEVICE_COUNT
+from autograder.run.kernels.devices import DEVICE_COUNT
 
 # What is copied into the kernel: the kernel package, under this name there, and beside it the lab's own
 # probe (as LAB_PROBE_MODULE, which the package's housekeeping finds by that name).
@@ -46,7 +46,7 @@ def startup_code(
     saves_memory: bool = True,
 ) -> str:
     """Run before any student cell: load the kernel package and the lab probe (from ``modules_dir``), cap
-    the output, have malloc keep large blocks unless it ``saves_memory`` (kernel_malloc.py), fix the device
+    the output, have malloc keep large blocks unless it ``saves_memory`` (run/kernels/malloc.py), fix the device
     count for the kernel's life, set where compiled programs are read or written (``compilation_settings``:
     compiled_programs.py) and start the lab probe's warm-up, which creates ``warm_up_ended`` once it has
     ended (see kernel/housekeeping.py).
@@ -74,7 +74,7 @@ def startup_code(
 
 def before_timed_cell_code(task: str) -> str:
     """Before each cell of a task that times code: the lab probe's warm-up has ended, malloc keeps large
-    blocks (kernel_malloc.py), and the timing record records for ``task`` (kernel/timing_record.py; the
+    blocks (run/kernels/malloc.py), and the timing record records for ``task`` (kernel/timing_record.py; the
     recorder takes the record with the task's facts)."""
     return (
         f"{HOUSEKEEPING}.wait_for_warm_up({WARM_UP_WAIT})\n"

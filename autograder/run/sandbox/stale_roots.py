@@ -20,7 +20,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from autograder.run.write_bound import unbind_root
+from autograder.run.sandbox.write_bound import unbind_root
 
 OWNER_FILE = ".autograder-owner"
 PREFIX = "autograder-"

@@ -2,8 +2,8 @@
 it loads (housekeeping, kernel recorder, lab probe) copied in, the kernel started with the startup code
 run, used once for one submission, then shut down and its directory removed.
 
-Starting again after a failed start is kernel_start.py's; the process is kernel_manager.py's, the client
-kernel_client.py's and the code run in the kernel kernel_code.py's.
+Starting again after a failed start is start.py's; the process is manager.py's, the client
+client.py's and the code run in the kernel harness_code.py's.
 """
 
 from __future__ import annotations
@@ -19,15 +19,22 @@ from pathlib import Path
 import nbformat
 
 from autograder.fairness import CellTurn
-from autograder.run.compiled_programs import KERNEL_DIR, copy_for_kernel, leave, settings_code
-from autograder.run.kernel_client import TIMEOUT_ENAME, CappedClient, cell_error
-from autograder.run.kernel_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
-from autograder.run.kernel_manager import HarnessKernelManager
-from autograder.run.run_request import KernelSpec
-from autograder.run.sandbox_levels import BUBBLEWRAP
-from autograder.run.stale_roots import claim, disown, sweep_once
-from autograder.run.write_bound import SCRATCH, bound_root, unbind_root
-from autograder.run.write_watch import SHARED_MEMORY, WriteWatch
+from autograder.run.kernels.client import TIMEOUT_ENAME, CappedClient, cell_error
+from autograder.run.kernels.compiled_programs import KERNEL_DIR, copy_for_kernel, leave, settings_code
+from autograder.run.kernels.harness_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
+from autograder.run.kernels.manager import HarnessKernelManager
+from autograder.run.kernels.spec import KernelSpec
+from autograder.run.sandbox import (
+    BUBBLEWRAP,
+    SCRATCH,
+    SHARED_MEMORY,
+    WriteWatch,
+    bound_root,
+    claim,
+    disown,
+    sweep_once,
+    unbind_root,
+)
 
 
 class StartedKernel:

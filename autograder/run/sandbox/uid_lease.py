@@ -1,6 +1,6 @@
 """A uid of its own for each kernel (as root), leased from a pool by a lock file per uid.
 
-Apart from the sandbox's commands (sandbox.py): bubblewrap run as root and the uid level alike drop the
+Apart from the sandbox's commands (run/sandbox/bubblewrap.py): bubblewrap run as root and the uid level alike drop the
 kernel to the uid leased here, so that one kernel's process limit, files and signals never reach another's.
 """
 
@@ -12,7 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from autograder.run.system_tools import system_command
+from autograder.run.sandbox.system_tools import system_command
 
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000

@@ -4,7 +4,7 @@ import os
 import sys
 
 from autograder.caches import enable_compilation_cache
-from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV
+from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV
 
 DEVICE_COUNT = 8
 
@@ -26,7 +26,7 @@ class DeviceSetupError(RuntimeError):
 
 def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a student kernel: the parent's, minus device settings, plus the harness's (and
-    its malloc settings, sandboxed or not: kernel_malloc.py)."""
+    its malloc settings, sandboxed or not: run/kernels/malloc.py)."""
     base = dict(os.environ if base is None else base)
     env = {k: v for k, v in base.items() if not k.startswith(INHERITED_PREFIXES_DROPPED)}
     env.pop("JPY_PARENT_PID", None)

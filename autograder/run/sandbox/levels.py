@@ -1,6 +1,6 @@
 """The sandbox's levels, each with the sentence a result shows for it.
 
-Apart from ``sandbox.py`` so that a result record (``grading/results.py``) names a level without loading
+Apart from ``bubblewrap.py`` so that a result record (``grading/results.py``) names a level without loading
 the sandbox and its network filter.
 """
 

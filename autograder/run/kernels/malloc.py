@@ -36,8 +36,7 @@ from pathlib import Path
 
 from autograder.fairness import process_cores
 from autograder.kernel import SAVING_MMAP_THRESHOLD, libc_function, malloc_for_timing
-from autograder.run.container_memory import memory_limit_bytes
-from autograder.run.limits import GIB, Limits
+from autograder.run.sandbox import GIB, Limits, memory_limit_bytes
 
 ARENAS = 2
 KERNEL_MALLOC_ENV = {"MALLOC_ARENA_MAX": str(ARENAS), "MALLOC_MMAP_THRESHOLD_": str(SAVING_MMAP_THRESHOLD)}

@@ -19,10 +19,9 @@ import logging
 from dataclasses import dataclass
 
 from autograder.fairness import pass_the_gate
-from autograder.run.container_memory import oom_kills
-from autograder.run.kernel_lifecycle import StartedKernel
-from autograder.run.limits import Limits
-from autograder.run.run_request import KernelSpec
+from autograder.run.kernels.lifecycle import StartedKernel
+from autograder.run.kernels.spec import KernelSpec
+from autograder.run.sandbox import Limits, oom_kills
 
 START_ATTEMPTS = 3
 LOG_TAIL = 2_000  # characters of a failed kernel's log kept in the warning

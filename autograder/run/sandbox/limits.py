@@ -52,7 +52,7 @@ class Limits:
     output_bytes_total: int = 8_000_000
     # True: the kernel's malloc gives freed memory back while cells run, so that a notebook fits a small
     # container; False keeps large blocks from the start, as while timing (a student's copy of lab 2's
-    # cells: 19.6 s instead of 26.0 s); None: saved where memory is short (kernel_malloc.memory_decided).
+    # cells: 19.6 s instead of 26.0 s); None: saved where memory is short (kernels/malloc.memory_decided).
     saves_memory: bool | None = None
     sandbox: ResourceLimits | None = command_line(  # None: no sandbox (trusted notebooks only)
         ResourceLimits(), "--no-sandbox", "run the kernel without bubblewrap (only for notebooks you trust)"

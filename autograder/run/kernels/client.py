@@ -1,7 +1,7 @@
 """Talking to the kernel: nbclient's client, keeping a bounded amount of a cell's output and noticing
 output ZeroMQ dropped on the way, and how a cell's error (a timeout's included) is read.
 
-Apart from the kernel's process (kernel_manager.py): this is the grader's side of the conversation.
+Apart from the kernel's process (run/kernels/manager.py): this is the grader's side of the conversation.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from nbclient.util import ensure_async
 
 from autograder.fairness import LoadClock
 from autograder.kernel import TRUNCATION_MARK
-from autograder.run.limits import Limits
+from autograder.run.sandbox import Limits
 
 TIMEOUT_ENAME = "CellTimeoutError"  # the error a cell that ran out of time ends with
 RECHECK_SECONDS = 5.0  # past its timeout, a cell on a crowded machine has the time it is owed read this often

@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 
 from autograder.caches import cache_root, make_private_dirs
-from autograder.run.devices import HARNESS_ENV
+from autograder.run.kernels.devices import HARNESS_ENV
 
 COMPILED_PROGRAMS_VARIABLE = "AUTOGRADER_COMPILED_PROGRAMS"  # "off": every kernel compiles all it runs
 KERNEL_DIR = ".compiled"  # in a kernel's working directory: what it writes, or its copy to read

@@ -30,11 +30,8 @@ import threading
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
-from autograder.run.kernel_malloc import KERNEL_MALLOC_ENV
-from autograder.run.landlock import landlock_problem
-from autograder.run.limits import ResourceLimits
-from autograder.run.network_filter import filter_problem
-from autograder.run.sandbox_levels import (  # noqa: F401
+from autograder.run.sandbox.landlock import landlock_problem
+from autograder.run.sandbox.levels import (  # noqa: F401
     BUBBLEWRAP,
     LEVEL_DESCRIPTIONS,
     NO_SANDBOX,
@@ -43,8 +40,10 @@ from autograder.run.sandbox_levels import (  # noqa: F401
     UID_SECCOMP,
     UID_SECCOMP_LANDLOCK,
 )
-from autograder.run.system_tools import system_command, system_tool_problem
-from autograder.run.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private, setpriv_args
+from autograder.run.sandbox.limits import ResourceLimits
+from autograder.run.sandbox.network_filter import filter_problem
+from autograder.run.sandbox.system_tools import system_command, system_tool_problem
+from autograder.run.sandbox.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private, setpriv_args
 
 
 def _readonly_roots() -> list[Path]:
@@ -147,12 +146,12 @@ def uid_command(argv: list[str], env: dict[str, str], limits: ResourceLimits, ui
 
 
 def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, str]:
-    """The kernel's whole environment in the sandbox: the harness's settings, nothing inherited;
-    ``home`` is the kernel's own writable directory (its private ``/tmp`` under bubblewrap)."""
-    keep = {k: v for k, v in base.items() if k in ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")}
+    """The kernel's whole environment in the sandbox: the harness's settings in ``base`` (its devices and
+    malloc's, kernels/devices.py), nothing else inherited; ``home`` is the kernel's own writable directory
+    (its private ``/tmp`` under bubblewrap)."""
+    kept = ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")
     return {
-        **keep,
-        **KERNEL_MALLOC_ENV,  # memory a cell frees goes back (kernel_malloc.py)
+        **{k: v for k, v in base.items() if k in kept or k.startswith("MALLOC_")},
         "HOME": home,
         "TMPDIR": home,
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",

@@ -24,7 +24,7 @@ import ctypes
 import os
 from pathlib import Path
 
-from autograder.run.container_memory import memory_limit_bytes
+from autograder.run.sandbox.container_memory import memory_limit_bytes
 
 MIB = 2**20
 INODES_PER_MIB = 64  # files and folders the tmpfs holds: 16384 for 256 MiB, each some 1 KiB of memory
@@ -68,5 +68,5 @@ def explain_write_error(error: str | None, write_bytes: int | None) -> str | Non
         return error
     return (
         f"{error} (the kernel may write {write_bytes / MIB:g} MiB in all: its working directory, TMPDIR and "
-        "/dev/shm together; set by --write-mib, write_bytes in autograder/run/limits.py)"
+        "/dev/shm together; set by --write-mib, write_bytes in autograder/run/sandbox/limits.py)"
     )

@@ -2,7 +2,7 @@
 the sandbox, the network filter and Landlock where they work; its environment; its ZeroMQ limits) and
 how it shuts it down with whatever the notebook left running.
 
-jupyter_client's kernel manager, specialised; the kernel's use for one submission is kernel_lifecycle.py's.
+jupyter_client's kernel manager, specialised; the kernel's use for one submission is lifecycle.py's.
 """
 
 from __future__ import annotations
@@ -19,17 +19,31 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpec
 
 from autograder.fairness import ThreadTimes, process_cpu_seconds, thread_times
-from autograder.run.container_memory import oom_first
-from autograder.run.devices import kernel_environment
-from autograder.run.file_allowlist import kernel_allowlist
-from autograder.run.landlock import landlock_command
-from autograder.run.leftovers import launcher_process, process_tree, run_processes, stop_leftover_processes
-from autograder.run.limits import ResourceLimits
-from autograder.run.network_filter import filter_command, filter_problem
-from autograder.run.sandbox import bwrap_command, sandbox_environment, sandbox_level, uid_command
-from autograder.run.sandbox_levels import BUBBLEWRAP, LANDLOCK_LEVELS, NO_SANDBOX
-from autograder.run.uid_lease import SandboxUnavailable, lease_uid, make_private
-from autograder.run.write_watch import SHARED_MEMORY, remove_owned
+from autograder.run.kernels.devices import kernel_environment
+from autograder.run.sandbox import (
+    BUBBLEWRAP,
+    LANDLOCK_LEVELS,
+    NO_SANDBOX,
+    SHARED_MEMORY,
+    ResourceLimits,
+    SandboxUnavailable,
+    bwrap_command,
+    filter_command,
+    filter_problem,
+    kernel_allowlist,
+    landlock_command,
+    launcher_process,
+    lease_uid,
+    make_private,
+    oom_first,
+    process_tree,
+    remove_owned,
+    run_processes,
+    sandbox_environment,
+    sandbox_level,
+    stop_leftover_processes,
+    uid_command,
+)
 
 # What one message from the kernel may weigh, and how many may wait: a kernel that floods its output
 # (or forges huge messages) is cut off by ZeroMQ instead of filling the grader's memory.
@@ -40,7 +54,7 @@ MAX_QUEUED_MESSAGES = 32
 class HarnessKernelManager(AsyncKernelManager):
     """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
 
-    With ``sandbox`` limits it runs at the strongest level that works here (see sandbox.py; ``level``),
+    With ``sandbox`` limits it runs at the strongest level that works here (see run/sandbox/bubblewrap.py; ``level``),
     as root under a uid of its own (``uid``), behind the network filter where it works (network_filter.py)
     and, at the uid level, Landlock's allow-list where it works (landlock.py), and talks over ZeroMQ's ipc
     transport through socket files in its working directory: the host cannot reach ports inside the

@@ -1,0 +1,34 @@
+"""The kernels a run uses: started in the sandbox on the grader's devices, talked to, and stopped.
+
+``spec`` names what a kernel is made for, ``start`` starts one (again, when a start fails), ``manager`` is its
+process, ``lifecycle`` holds it from start to shutdown, ``client`` talks to it (nbclient), ``harness_code`` is
+what the harness says in it (the kernel package, autograder/kernel, is all it copies in), ``devices`` the
+devices it gets, ``malloc`` whether it saves memory and keeps large blocks while it times, and
+``compiled_programs`` what a run of the lab's solution compiled for the course's own notebooks.
+"""
+
+from typing import TYPE_CHECKING
+
+from autograder.doors import lazy_exports
+
+if TYPE_CHECKING:
+    from autograder.run.kernels.client import TIMEOUT_ENAME, cell_error
+    from autograder.run.kernels.compiled_programs import (
+        COMPILED_PROGRAMS_VARIABLE,
+        CompiledPrograms,
+        compiled_programs_folder,
+    )
+    from autograder.run.kernels.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
+    from autograder.run.kernels.harness_code import (
+        WARM_UP_WAIT,
+        after_timed_task_code,
+        before_timed_cell_code,
+        reap_children_code,
+        recorder_code,
+    )
+    from autograder.run.kernels.lifecycle import StartedKernel
+    from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV, memory_decided, under_timing_malloc
+    from autograder.run.kernels.spec import KernelSpec
+    from autograder.run.kernels.start import not_started_reason, start_kernel
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
