@@ -17,8 +17,8 @@ from uid_level import at_the_uid_level
 from autograder.grading import course_runs
 from autograder.grading.course_runs import compiled_programs
 from autograder.lab import load_lab
-from autograder.run.kernels import compiled_programs as programs
 from autograder.run.execute import execute_plan
+from autograder.run.kernels import compiled_programs as programs
 from autograder.run.kernels.compiled_programs import CompiledPrograms, compiled_programs_folder, copy_for_kernel, leave
 from autograder.run.plan import Plan, RunCell
 from autograder.run.run_request import RunRequest
