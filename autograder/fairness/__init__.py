@@ -1,15 +1,6 @@
 """The machine's fairness: a grading's timings are taken while nothing else runs on its cores, and the time
-other work took from a kernel is given back, so that a grade does not depend on the machine's load.
-
-``timed_turns`` lets a task that times code run alone on its cores (other gradings' kernels, and checks by
-``grader_turns``, wait, in the order of ``turn_line``; a
-``core_locks`` file per core, so that a batch's workers pinned to cores of their own by ``core_pinning`` wait
-only for what shares their core; ``env_switch`` reads the variables that turn either off); ``quiet`` keeps
-the grader's own timings away from running student code; ``machine_quiet`` has both sides' timing start once
-the processors are idle; ``others_load`` reads the share of the processors other work took (from
-``processor_times``, the processors' counts, and ``thread_waits``, how long a kernel's threads waited to
-run), within the container's ``cpu_quota``. Below both ``run``, whose kernels take their turns, and
-``checks``, whose timing checks allow for the load met.
+other work took from a kernel is given back, so that a grade does not depend on the machine's load. Below
+both ``run``, whose kernels take their turns, and ``checks``, whose timing checks allow for the load met.
 """
 
 from typing import TYPE_CHECKING

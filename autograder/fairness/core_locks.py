@@ -1,13 +1,7 @@
-"""A lock on the cores a process runs on: one ``flock``-ed file per core of its CPU affinity.
-
-The machine's timed turn (timed_turns.py) keeps other kernels off the cores a timed task runs on. A grading
-that may run on every core (``autograder grade``, Gradescope, a batch with more workers than cores) locks
-every core's file, so it waits for, and holds up, every other grading, as one machine-wide lock would. A
-batch's worker pinned to a core of its own (core_pinning.py) locks that core's file alone: its timed
-task holds up only what runs on its core, and the other workers go on on theirs.
-
-Files are taken in the order of their cores, without blocking; a lock that cannot take them all lets go
-of those it took, so two takers never hold one another up.
+"""A lock on the cores a process runs on: one ``flock``-ed file per core of its CPU affinity, so that a
+timed turn (timed_turns.py) holds up only what shares its cores: every grading for a process on every core,
+one core's for a batch's worker pinned to it (core_pinning.py). Files are taken in order without blocking,
+and a lock that cannot take them all lets go of those it took, so two takers never hold one another up.
 """
 
 from __future__ import annotations
@@ -20,8 +14,7 @@ from autograder.fairness.core_pinning import process_cores
 
 
 class CoreLock:
-    """The files ``<name>-<core>`` under ``directory`` for each core the calling thread may run on, opened;
-    ``take`` locks all of them or none. ``close`` drops whatever it holds."""
+    """The files ``<name>-<core>`` under ``directory`` for each core the calling thread may run on."""
 
     def __init__(self, directory: Path, name: str, cores: tuple[int, ...] | None = None):
         self.fds: list[int] = []
@@ -35,8 +28,7 @@ class CoreLock:
             raise
 
     def take(self, operation: int) -> bool:
-        """Lock every file with ``operation`` (``fcntl.LOCK_SH`` or ``LOCK_EX``) without waiting: True if
-        all were taken; else False, holding none of them."""
+        """Lock every file with ``operation`` without waiting: True if all were taken, else False, holding none."""
         taken: list[int] = []
         for fd in self.fds:
             try:

@@ -1,10 +1,7 @@
-"""The cores a process runs on, and pinning a whole process to one of them.
-
-A batch's local workers are pinned to cores of their own where the machine has a core for each
-(course/dask_cluster.py), and so are the grading processes of ``autograder test`` and of the test suite
-(``pinned_process_pool``): a worker's kernels and its grader then run on its core alone, and a timed task
-holds up only what shares that core (core_locks.py), not the whole machine. A kernel of 8 virtual devices
-uses about one core (shared/JAX_NOTES.md), so pinning costs a worker little of its own speed.
+"""The cores a process runs on, and pinning a whole process to one of them: a batch's workers, and the
+grading processes of ``autograder test`` and the test suite, each on a core of their own where there are
+enough, so that a timed task holds up only its core (core_locks.py). A kernel of 8 virtual devices uses
+about one core (shared/JAX_NOTES.md), so pinning costs a worker little of its own speed.
 """
 
 from __future__ import annotations
@@ -42,16 +39,14 @@ def pin_process(core: int) -> tuple[int, ...]:
 
 
 def cores_to_pin(workers: int) -> tuple[int, ...]:
-    """The cores for ``workers`` grading processes, one each: this process's cores where there is one for
-    each of them, else none (they share every core, and a timed task keeps the whole machine); none too
-    with ``AUTOGRADER_PIN_WORKERS=off``."""
+    """The cores for ``workers`` grading processes, one each, where there is one for each and pinning is
+    not switched off; else none (they share every core)."""
     cores = process_cores()
     return cores if workers <= len(cores) and not switched_off(PIN_VARIABLE) else ()
 
 
 def pinned_process_pool(workers: int) -> ProcessPoolExecutor:
-    """``workers`` grading processes, spawned (JAX's threads do not survive a fork), each pinned to a core
-    of its own where there are enough (``cores_to_pin``)."""
+    """``workers`` grading processes, spawned (JAX's threads do not survive a fork), pinned by ``cores_to_pin``."""
     context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(
         workers,
@@ -62,7 +57,6 @@ def pinned_process_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def _pin_to_next_core(taken, cores: tuple[int, ...]) -> None:
-    """In a new process of the pool: pin it to the next of ``cores`` (none: it runs on every core)."""
     if not cores:
         return
     with taken.get_lock():

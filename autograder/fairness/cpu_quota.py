@@ -1,8 +1,5 @@
-"""The CPU share the grader's container allows, read from its cgroup as its memory limit is.
-
-Under a quota (Gradescope's default is half a CPU), the kernel runs in bursts of the scheduler's period
-(100 ms by default) and is held back between them: a measurement shorter than a period is mostly luck.
-The grader's own timing uses ``min_sample_seconds`` to make every sample span several periods.
+"""The CPU share the grader's container allows, read from its cgroup: under a quota the kernel runs in
+bursts of the scheduler's period, so the grader's samples span several periods (``min_sample_seconds``).
 """
 
 from __future__ import annotations

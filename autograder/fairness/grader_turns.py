@@ -1,11 +1,7 @@
-"""A grader's checks take part in the machine's timed turn (timed_turns.py) like a kernel's cells.
-
-A check starts only once the turn is free, and a timed task waits for the checks in flight (references
-computed, collectives compiled): their work would load the machine against the student's timing cells and
-the grader's measurement (``checks_running``). A check lets go while it waits (``checks_waiting``: for its
-kernel's facts, for the machine's turn), so it never keeps a turn waiting on a kernel that itself waits for
-the turn. The grader's own measurement runs inside the grading's turn, or one taken for it alone
-(``measuring``, with ``grading_with`` naming the run a thread checks).
+"""A grader's checks take part in the machine's timed turn (timed_turns.py) like a kernel's cells: their
+references and compilations would load the machine against a timed task. A check lets go while it waits
+(``checks_waiting``), so that a turn never waits on a check that waits on a kernel the turn holds up; the
+grader's own measurement runs inside the grading's turn, or one taken for it alone (``measuring``).
 """
 
 from __future__ import annotations
@@ -78,7 +74,7 @@ class _ChecksHold:
         started = time.monotonic()
         gate, cells = open_lock("gate"), open_lock("cells")
         try:
-            passed = self._pass(gate, cells, started + MAX_WAIT)
+            passed = step_through_here(passing(gate, cells, started + MAX_WAIT, process_hold.held))
         finally:
             gate.close()
         if passed:
@@ -91,11 +87,6 @@ class _ChecksHold:
         elif waited > LOG_AFTER:
             log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
 
-    @staticmethod
-    def _pass(gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
-        """``passing``, waiting in this thread; None once this process holds the turn (it took it meanwhile)."""
-        return step_through_here(passing(gate, cells, deadline, process_hold.held))
-
     def release(self) -> None:
         if self._cells is not None:
             self._cells.close()
@@ -104,9 +95,7 @@ class _ChecksHold:
 
 @contextlib.contextmanager
 def checks_running():
-    """Around one of a grader's checks (or its set-up): another grading's timed task neither starts while it
-    runs nor has it start while that task runs — a check's references and compilations would load the
-    machine against the student's timing cells and the grader's measurement."""
+    """Around one of a grader's checks (or its set-up): no other grading's timed task runs beside it."""
     hold = _ChecksHold()
     previous = getattr(_checks, "hold", None)
     _checks.hold = hold
@@ -121,8 +110,7 @@ def checks_running():
 @contextlib.contextmanager
 def checks_waiting():
     """Around a wait inside a check (for its kernel's facts, for its kernel to stop, for the machine's turn):
-    the check's hold is let go meanwhile and taken again after, so that a turn never waits on a check that
-    waits on a kernel the turn holds up."""
+    the check's hold is let go meanwhile and taken again after."""
     hold = getattr(_checks, "hold", None)
     if hold is None:
         yield

@@ -1,18 +1,11 @@
 """Timing starts on a quiet machine: before a timed task's cells, and before the grader's own measurement, wait
-(briefly, bounded) until the machine's processors are idle.
+(bounded) until the processors the grading may run on are idle, as ``/proc/stat`` counts them.
 
-The timed turn (``timed_turns``) stops what the harness starts: other gradings' cells, checks and kernel
-starts. Work already under way is out of its reach: a kernel of another grading shutting down (JAX's
-teardown, a gigabyte freed), the computations a notebook dispatched and never waited for, another user's
-job. Either side's timing taken through such a moment can be off by several times. So both sides first wait
-until the processors have been idle for a short window, as read from ``/proc/stat``, at most ``MAX_WAIT``
-seconds; where it cannot be read, or the machine stays busy (a shared host), timing goes on, and the log
-says so; the timing checks then allow for the load each side met (others_load.py). A machine found busy
-through a whole wait is taken for a shared host for ``STILL_BUSY`` seconds: the waits meanwhile look for
-one window only, so that a timed task of several cells (and its grader's measurement) does not wait out
-``MAX_WAIT`` before each, holding its turn while the other gradings wait. The processors read are
-those the grading may run on (``core_pinning``): a batch's worker pinned to a core of its own waits for its
-core to be idle, not for the other workers' cores.
+The timed turn stops only what the harness starts; work already under way (a kernel shutting down, computations
+a notebook never waited for, another user's job) can put either side's timing off by several times. Where the
+machine stays busy, timing goes on and the timing checks allow for the load (others_load.py); a machine found
+busy through a whole wait is taken for a shared host for ``STILL_BUSY`` seconds, so that a timed task of
+several cells does not wait out ``MAX_WAIT`` before each while holding its turn.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ import time
 
 from autograder.fairness.core_pinning import process_cores
 from autograder.fairness.cpu_quota import container_cpu_quota
-from autograder.fairness.processor_times import processor_jiffies as _cpu_times
+from autograder.fairness.others_load import processor_jiffies as _cpu_times
 
 WINDOW = 0.1  # seconds a reading of the machine's load spans
 BUSY_CPUS = 0.3  # at most this many processors' worth busy counts as quiet
@@ -47,12 +40,9 @@ def _busy_cpus(before: tuple[int, int], after: tuple[int, int], cores: int) -> f
 def wait_until_machine_quiet(label: str) -> float:
     """Block until a ``WINDOW`` of idle processors, at most ``MAX_WAIT``: the seconds waited.
 
-    The window's first ``FIRST_GLANCE`` is read on its own: not one busy tick in it (/proc/stat counts
-    hundredths of a second) means under a third of a processor busy, the window's own allowance, and the
-    wait ends there. Each wait leaves the processors idle, and a timed task waits several times (before
-    each timed cell, before the grader's measurement). Under a CPU quota (Gradescope's half a CPU) the
-    whole window is waited: it spans the scheduler's period, so that the timing starts with the quota of
-    a new period, not with what the work before it left of one."""
+    Not one busy tick in the window's first ``FIRST_GLANCE`` is already under the window's allowance, and
+    ends the wait. Under a CPU quota the whole window is waited: it spans the scheduler's period, so that
+    the timing starts with the quota of a new period, not with what the work before it left of one."""
     global _busy_until
     started = time.monotonic()
     most = WINDOW if started < _busy_until else MAX_WAIT

@@ -1,30 +1,51 @@
 """The share of the processors that other work took while the harness timed something: a student's timed
-cells (the kernel's processes are the timed ones) or the grader's own measurement (its process).
+cells (the kernel's processes) or the grader's own measurement (its process).
 
-Why: ``machine_quiet`` waits at most a few seconds for idle processors before either side times. On a
-machine shared with other work (another user's job, another batch, a second test session) they may never
-be idle, and the two sides then time under different loads: a right time per call read 194–368 ms in a
-kernel whose machine was crowded, where the grader, a minute later, measured 43–81 ms. The timing checks
-allow for the load each side met (``stretch``), so that each claim is judged under the conditions it was
-taken in. The harness reads it from outside the kernel: nothing a notebook does claims a load it did not
-meet. Under a CPU quota (a container's) nothing is read (``None``), as where ``/proc/stat`` cannot be: the
-quota is what the container was given, and its outer timeout (Gradescope's) counts wall time, which a
-deadline stretched for the host's load could pass, losing every point.
+On a machine shared with other work the processors may never be idle, and the two sides then time under
+different loads; the timing checks allow for the load each side met (``stretch``). It is read from outside
+the kernel, so that a notebook cannot claim a load it did not meet. Under a CPU quota nothing is read: the
+quota is what the container was given, and its outer timeout (Gradescope's) counts wall time.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
 from autograder.fairness.core_pinning import process_cores
 from autograder.fairness.cpu_quota import container_cpu_quota
-from autograder.fairness.processor_times import JIFFIES_PER_SECOND, processor_jiffies
 from autograder.fairness.thread_waits import ThreadTimes, waiting_stretch
 
 MOST_SHARE = 0.9  # a share read above this counts as this: a stretch of 10 at most
+PROC_STAT = Path("/proc/stat")
+JIFFIES_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def processor_jiffies(cores: tuple[int, ...]) -> tuple[int, int] | None:
+    """(busy, total) jiffies of the processors ``cores`` so far, as ``/proc/stat`` counts them; None where it
+    cannot be read or lacks one of them. Both the wait for a quiet machine and others' share are differences
+    of two such readings."""
+    wanted = {f"cpu{core}" for core in cores}
+    busy = total = 0
+    try:
+        lines = [line.split() for line in PROC_STAT.read_text().splitlines() if line.startswith("cpu")]
+        for fields in lines:
+            if fields[0] not in wanted:
+                continue
+            wanted.discard(fields[0])
+            values = [int(v) for v in fields[1:]]
+            if len(values) < 4:
+                return None
+            cpu_total = sum(values[:8])  # guest time is counted in user time already
+            busy += cpu_total - values[3] - (values[4] if len(values) > 4 else 0)  # idle and iowait
+            total += cpu_total
+    except (OSError, IndexError, ValueError):
+        return None
+    return None if wanted else (busy, total)
 
 
 @dataclass(frozen=True)
@@ -96,14 +117,10 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 class LoadClock:
     """A timeout's clock that gives back the time other work took from a kernel: a limit of ``limit``
-    seconds lasts ``limit`` × how much longer the kernel's threads took than alone, as far as others' share
-    of the processors (``stretch``) accounts for it. The threads' own count says how long they waited to
-    run (thread_waits.py): a kernel that sleeps, or runs on a processor others left free, waited for none
-    and gets nothing back, however busy the machine; threads that wait for each other on an idle machine
-    get nothing back either, as others took no share. Why: a cell timeout, or a notebook's, on a crowded
-    machine would otherwise cut a right answer that an idle one runs in time — the machine's fault, not the
-    student's — while a loop that never ends should cost a busy machine no more than its own time. Under a
-    quota, or where either count cannot be read, the clock is the wall clock."""
+    seconds lasts ``limit`` × how much longer the kernel's threads took than alone (thread_waits.py), as
+    far as others' share of the processors (``stretch``) accounts for it; so a crowded machine cuts no
+    right answer an idle one runs in time, and a loop that never ends costs no more than its own time.
+    Under a quota, or where either count cannot be read, the clock is the wall clock."""
 
     def __init__(
         self,
@@ -120,7 +137,6 @@ class LoadClock:
         return self._clock() - self._started
 
     def others_share(self) -> float | None:
-        """The share of the processors others took since the clock started (``others_share``)."""
         return others_share(self._reading, self._own_seconds)
 
     def limit_now(self, limit: float) -> float:

@@ -1,8 +1,5 @@
-"""When the grader may time code itself: never while a student's kernel of this process runs cells.
-
-The grader's own timing measurements (the reference a student's time claims are checked against)
-must reflect the machine's load, not compete with the notebook they grade. An execution holds
-``student_code_running`` while its kernel runs cells; ``wait_for_quiet`` returns once none does.
+"""When the grader may time code itself: never while a student's kernel of this process runs cells, whose
+load it would measure. An execution holds ``student_code_running`` while its kernel runs cells.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """How long a run's threads ran on a processor and how long they were ready to run but waited for one, as
-the scheduler counts it (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a processor, then waiting on
-a run queue).
+the scheduler counts it (``/proc/<pid>/task/<tid>/schedstat``).
 
-Why: the share of the processors other work took (others_load.py) says how crowded the machine was, not
-whether the kernel was slowed by it. A loop on one thread beside another grading's work on the other
-processor loses nothing, yet the share reads one half; a cell whose threads stood in the run queue half the
-time took twice as long as it would have alone. Waiting is read per thread, so that the threads a cell
-starts and ends count for what they did while the clock ran.
+Others' share of the processors (others_load.py) says how crowded the machine was, not whether the kernel
+was slowed by it: a loop on one thread beside other work on another processor loses nothing. Waiting is
+read per thread, so that the threads a cell starts and ends count for what they did while the clock ran.
 """
 
 from __future__ import annotations
@@ -46,12 +43,9 @@ BUSY_PART = 0.25  # a thread that ran at least this part of the busiest one's ti
 def waiting_stretch(before: ThreadTimes | None, after: ThreadTimes | None, elapsed: float) -> float | None:
     """How many times longer than alone the work took in the ``elapsed`` seconds between two readings: the
     largest elapsed ÷ (elapsed − seconds waited to run) of the threads that carried it (those that ran at
-    least ``BUSY_PART`` of the busiest one's time). Alone, a thread would not have waited; what it slept,
-    it would have slept as long: a cell that sleeps is stretched by nothing. The largest, as threads that
-    meet at a barrier all wait for the one held back longest; of those that carried the work, as a thread
-    that woke for a moment may have waited for a processor ten times as long and slowed nothing. A thread
-    new since ``before`` counts from zero, one gone since is lost. None without both readings, without a
-    thread that ran, or without time elapsed."""
+    least ``BUSY_PART`` of the busiest one's time). The largest, as threads that meet at a barrier all wait
+    for the one held back longest; of those that carried the work, as a thread that woke for a moment may
+    have waited long and slowed nothing. None without both readings, a thread that ran, or time elapsed."""
     if before is None or after is None or elapsed <= 0:
         return None
     spans = []

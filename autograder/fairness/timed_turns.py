@@ -1,28 +1,17 @@
 """A task that times code runs alone on its cores: the machine's timed turn (of the cores it may run on).
 
-A student's timing cells and the grader's own measurement of that task must see the same machine. In a
-batch (several Dask workers), two ``autograder grade`` commands, or workers of a cluster sharing a
-machine, the other submissions' kernels would load it differently for each. So, machine-wide:
+A student's timing cells and the grader's own measurement of that task must see the same machine, which
+other submissions' kernels (a batch's workers, two ``autograder grade`` commands) would load differently
+for each. While a grading's timed task runs and the grader measures it, the grading holds the timed turn
+(``TimedTurn``); every other kernel waits at its next cell (``CellTurn``, the wait not counted in its
+timeouts), and so do a kernel's work between cells (``CellTurn.hold_beyond``), other gradings' checks
+(grader_turns.py) and a kernel's start (``pass_the_gate``).
 
-- while a grading's timed task runs its cells and the grader measures that task, the grading holds the
-  **timed turn** (``TimedTurn.acquire`` ... ``release``);
-- every other kernel of the harness waits at its next cell boundary (``wait_for_turn``): the cell it is
-  running ends, the next one starts only once the turn is released. Its cell and notebook timeouts do
-  not count the wait.
-- what a kernel runs between its cells for the harness, a lab probe's warm-up (compiling on a thread of
-  its own), is held like a running cell until it ends (``CellTurn.hold_beyond``): a timed task waits for
-  it, and a kernel starting while the turn is held starts its warm-up only after.
-- the graders of other gradings are held the same way (grader_turns.py: ``checks_running``);
-- a kernel starts (imports, device setup) only while no turn is held (``pass_the_gate``).
-
-Two locks under a directory private to the grader's user do it, with ``flock``: ``gate`` (the turn's
-holder keeps it exclusive, so no new cell starts) and ``cells`` (each running kernel's code holds it
-shared; the holder waits until it gets it exclusive, i.e. until the cells in flight have ended). Each is a
-file per core (core_locks.py), and a process locks those of the cores it may run on: a batch's workers
-pinned to cores of their own hold up only what runs on their own core; every other grading, all of them.
-A lock ends with the process that holds it: a grader that dies never leaves the others waiting. Every wait is
-bounded (``MAX_WAIT``); past it the run goes on, and says so in the log. Waits at the gate are served in the
-order they began (turn_line.py), so that no grading waits behind later ones.
+Two ``flock``-ed locks under a folder private to the grader's user do it: ``gate`` (the holder keeps it
+exclusive, so no new cell starts) and ``cells`` (each running cell holds it shared; the holder waits until
+it gets it exclusive, once the cells in flight have ended), each a file per core (core_locks.py). A lock
+ends with the process that holds it; every wait is bounded (``MAX_WAIT``), then the run goes on and the log
+says so; waits are served in the order they began (turn_line.py).
 """
 
 from __future__ import annotations
@@ -290,8 +279,7 @@ class CellTurn:
         return self.owner is not None and process_hold.held()
 
     async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
-        """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock:
-        True once held, False past the deadline, None if it became part of its own process's turn."""
+        """``passing``; a kernel that has to wait gives up ``student_code_running`` meanwhile."""
         if not waiting_before(gate.directory, PASS, gate.cores) and gate.take(fcntl.LOCK_SH):
             gate.unlock()
             if cells.take(fcntl.LOCK_SH):

@@ -1,19 +1,13 @@
-"""Waits for the machine's turns are served in the order they began (timed_turns.py).
+"""Waits for the machine's turns are served in the order they began (timed_turns.py): ``flock`` promises
+no order, and a kernel polling at the gate could wait behind every later turn.
 
-``flock`` promises no order: while three streams of gradings passed the timed turn among themselves, a
-kernel polling at the gate waited behind every later turn (a grading of a lab with no timed task spent
-122 s so). So a wait that cannot go at once takes a **ticket**: a file in the turns' ``line`` folder named
-by when the wait began, what it waits for (``turn``: the timed turn; ``pass``: through the gate, to run a
-cell, a check or a kernel's start) and the cores it locks. A waiter tries the gate only once no live ticket
-that began before its own is one it must let go first: a ``turn`` lets every earlier waiter of its cores go
-first, a ``pass`` every earlier ``turn`` (passes go through together). A wait that finds no one in line
-tries at once, without a ticket.
-
-A ticket is alive while its taker holds an ``flock`` on it (taken before the file gets its name): the one a
-dead process left is removed by whoever finds it. While it waits, a waiter reads who holds the turn (the
-label its taker wrote, ``hold_the_turn_as``); ``WAITED_BEHIND`` keeps how long this process's grading waited
-behind other processes' turns, and whose, for its results and a batch's longest wait
-(course/batch_timing.py). A spare kernel's waits are not its grading's (``noted`` False).
+A wait that cannot go at once takes a **ticket**: a file in the turns' ``line`` folder named by when the
+wait began, what it waits for (``turn``: the timed turn; ``pass``: through the gate, to run a cell, a check
+or a kernel's start) and the cores it locks. It tries only once no live ticket before its own is one it
+must let go first: a ``turn`` lets every earlier waiter of its cores go first, a ``pass`` every earlier
+``turn``. A ticket is alive while its taker holds an ``flock`` on it; one a dead process left is removed by
+whoever finds it. ``WAITED_BEHIND`` keeps how long this process's grading waited behind other processes'
+turns, and whose (their takers' labels, ``hold_the_turn_as``); a spare kernel's waits are not noted.
 """
 
 from __future__ import annotations

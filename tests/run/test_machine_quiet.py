@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from autograder.fairness import machine_quiet, processor_times
+from autograder.fairness import machine_quiet, others_load
 from autograder.fairness.cpu_quota import CpuQuota
 
 
@@ -125,7 +125,7 @@ def test_a_machine_busy_through_a_whole_wait_is_looked_at_once_for_a_while(stat)
 
 def test_an_unreadable_proc_stat_waits_not(tmp_path, monkeypatch):
     sleeps: list[float] = []
-    monkeypatch.setattr(processor_times, "PROC_STAT", tmp_path / "missing")
+    monkeypatch.setattr(others_load, "PROC_STAT", tmp_path / "missing")
     monkeypatch.setattr(machine_quiet, "time", types.SimpleNamespace(sleep=sleeps.append, monotonic=lambda: 0.0))
     assert machine_quiet.wait_until_machine_quiet("t4") == 0.0 and sleeps == []
 

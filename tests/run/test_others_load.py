@@ -17,7 +17,6 @@ import pytest
 from autograder.facts.capture import TaskCapture
 from autograder.fairness import others_load
 from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota
-from autograder.fairness.processor_times import JIFFIES_PER_SECOND
 from autograder.run import execute
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
@@ -36,7 +35,7 @@ def readings(monkeypatch):
 
 
 def seconds(value: float) -> int:
-    return round(value * JIFFIES_PER_SECOND)
+    return round(value * others_load.JIFFIES_PER_SECOND)
 
 
 def test_the_timed_processes_own_work_is_not_others(readings):
