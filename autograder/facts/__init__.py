@@ -1,10 +1,6 @@
-"""Facts: what the harness takes from a student's kernel, and the plain data graders read.
-
-``capture`` declares, per task, what to take (names, calls on inputs the grader can rebuild, and a lab's own probes);
-the kernel package's recorder (autograder/kernel, the one stage that runs inside the kernel) writes it;
-``taken_facts`` moves it out of the kernel's reach at once and reads it later; ``fact_reader`` validates it into
-the frozen records ``schema`` declares (``Fact``, ``TaskFacts``…), which the checks and graders read. Nothing
-here runs a kernel or imports JAX."""
+"""Facts: what the harness takes from a student's kernel (``capture`` declares it per task), moved out of the
+kernel's reach at once (``taken_facts``) and validated (``fact_reader``) into the frozen records of
+``schema``, which the checks and graders read. Nothing here runs a kernel or imports JAX."""
 
 from typing import TYPE_CHECKING
 

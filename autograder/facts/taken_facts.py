@@ -1,11 +1,6 @@
-"""Taking a task's facts out of the kernel's reach the moment the kernel recorder has written them, and
-reading them later.
-
-The recorder writes into the kernel's own working directory, where a later cell (or a thread the notebook
-left running) could rewrite them. Before the kernel runs anything else, the grader copies them into a
-directory of its own, outside the sandbox's view; they are parsed and validated later, from the copy.
-Only regular files and directories are copied: symbolic links, FIFOs and devices are left behind (the
-reader then finds the file missing), and a copy larger than ``MAX_FACTS_BYTES`` is refused.
+"""Taking a task's facts out of the kernel's reach the moment the kernel recorder has written them (a later
+cell, or a thread the notebook left running, could rewrite them in the kernel's folder), and reading them
+later. Only regular files and folders are copied, and no more than ``MAX_FACTS_BYTES``.
 """
 
 from __future__ import annotations
