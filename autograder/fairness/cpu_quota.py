@@ -67,14 +67,11 @@ def container_cpu_quota() -> CpuQuota | None:
     quotas = []
     for folder in folders:
         if version == "v2":
-            text = _read(folder / "cpu.max")
-            parts = text.split() if text else []
-            if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit() and int(parts[1]) > 0:
-                quotas.append(CpuQuota(int(parts[0]) / int(parts[1]), int(parts[1]) / 1e6))
+            parts = (_read(folder / "cpu.max") or "").split()
         else:
-            quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
-            if quota and period and quota.isdigit() and period.isdigit() and int(period) > 0:  # -1: no quota
-                quotas.append(CpuQuota(int(quota) / int(period), int(period) / 1e6))
+            parts = [_read(folder / "cpu.cfs_quota_us") or "", _read(folder / "cpu.cfs_period_us") or ""]
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit() and int(parts[1]) > 0:  # max, -1: none
+            quotas.append(CpuQuota(int(parts[0]) / int(parts[1]), int(parts[1]) / 1e6))
     return min(quotas, key=lambda q: q.cpus) if quotas else None
 
 

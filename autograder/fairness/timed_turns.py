@@ -165,25 +165,7 @@ class TimedTurn:
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        while not process_hold.taking.acquire(blocking=False):
-            await asyncio.sleep(POLL)
-        try:
-            if not process_hold.join():
-                deadline = started + MAX_WAIT
-                gate, cells = open_lock("gate"), open_lock("cells")
-                try:
-                    got = bool(await step_through(in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
-                    if got:
-                        self._hold_as(gate, label)
-                        got = bool(await step_through(_until_taken(cells, fcntl.LOCK_EX, deadline)))
-                except BaseException:  # cancelled while it waited (the run's deadline): the gate must not stay shut
-                    gate.close()
-                    cells.close()
-                    raise
-                process_hold.taken([cells, gate])
-                self._warn_if(not got, label)
-        finally:
-            process_hold.taking.release()
+        await step_through(self._take(label, started + MAX_WAIT))
         return self._joined_now(started, label)
 
     def acquire_here(self, label: str) -> float:
@@ -191,27 +173,33 @@ class TimedTurn:
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        with process_hold.taking:
-            if not process_hold.join():
-                deadline = started + MAX_WAIT
-                gate, cells = open_lock("gate"), open_lock("cells")
-                got = bool(step_through_here(in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
-                if got:
-                    self._hold_as(gate, label)
-                    got = bool(step_through_here(_until_taken(cells, fcntl.LOCK_EX, deadline)))
-                process_hold.taken([cells, gate])
-                self._warn_if(not got, label)
+        step_through_here(self._take(label, started + MAX_WAIT))
         return self._joined_now(started, label)
 
-    def _hold_as(self, gate: CoreLock, label: str) -> None:
-        """Holding the gate: what those who wait read it is held for."""
-        hold_the_turn_as(gate, f"{self.name}: {label}" if self.name else label)
-
-    def _warn_if(self, timed_out: bool, label: str) -> None:
-        if timed_out:
-            log.warning(
-                "%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT
-            )
+    def _take(self, label: str, deadline: float) -> Generator[None, None, None]:
+        """This process's hold, joined, or its files taken by this thread alone: yields each time it waits."""
+        while not process_hold.taking.acquire(blocking=False):
+            yield
+        try:
+            if process_hold.join():
+                return
+            gate, cells = open_lock("gate"), open_lock("cells")
+            try:
+                got = bool((yield from in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
+                if got:  # holding the gate: what those who wait read it is held for
+                    hold_the_turn_as(gate, f"{self.name}: {label}" if self.name else label)
+                    got = bool((yield from _until_taken(cells, fcntl.LOCK_EX, deadline)))
+            except BaseException:  # closed while it waited (the run's deadline): the gate must not stay shut
+                gate.close()
+                cells.close()
+                raise
+            process_hold.taken([cells, gate])
+            if not got:
+                log.warning(
+                    "%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT
+                )
+        finally:
+            process_hold.taking.release()
 
     def _joined_now(self, started: float, label: str) -> float:
         with _held_lock:
