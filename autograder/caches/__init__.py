@@ -1,11 +1,6 @@
-"""Caches: what the grader keeps on this machine between processes.
-
-``machine_cache`` owns the cache directory and JAX's compilation cache under it; ``reference_cache`` stores
-the labs' deterministic reference results there (``@cached_reference``), each an entry of
-``reference_entry``, keyed by the hash of their sources (``source_hash``, which keys other verdicts kept
-here too); ``warm`` computes them all ahead of a batch; ``shared_results`` is what the students'
-package gets of them (``@shareable`` code, or stored results). The run reads the compilation cache; the
-labs' references read and write here.
+"""Caches: what the grader keeps on this machine between processes: JAX's compilation cache, which the run
+reads, and the labs' deterministic reference results (``@cached_reference``, keyed by ``source_hash``),
+which the labs' references read and write, and the students' package gets as code or stored results.
 """
 
 from typing import TYPE_CHECKING

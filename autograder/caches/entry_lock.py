@@ -1,14 +1,7 @@
-"""One process at a time computes a missing reference entry; the others wait for it and read it.
-
-A batch's first worker warms the lab's references while the other worker grades its first submission, and
-``autograder test`` does the same with its two processes: without a lock, a grading's checks compute each
-reference the warming has not stored yet beside it, and two workers starting together compute the same
-ones twice: the same work twice, on a machine whose cores are all busy.
-
-The lock is ``flock`` on a file beside the entry, ``.<entry>.lock``, removed by its holder once the entry
-is stored. A process that opened the file before it was removed still gets the lock, then finds the entry;
-one that comes later finds the entry before it needs any lock. Where the cache cannot be written (an
-image's cache mounted read-only) there is no lock and each process computes what it misses, as before.
+"""One process at a time computes a missing reference entry; the others wait for it and read it, instead of
+computing the same reference beside it on a machine whose cores are all busy (a batch's warming worker
+and its grading one, ``autograder test``'s two processes). The lock is ``flock`` on ``.<entry>.lock``
+beside the entry, removed once the entry is stored; a cache that cannot be written has no lock.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """What the grader keeps on this machine between processes: the cache directory, and JAX's persistent
-compilation cache under it (``xla/``), which lets a grading process load the executables an earlier one
-compiled instead of compiling them again.
-
-The directory is ``$AUTOGRADER_CACHE_DIR``, else the user's cache directory (``~/.cache/autograder`` on
-Linux). The grader trusts what is in it (reference results, compiled code), so every folder it creates
-there is private to the grader's user; deleting the directory is always safe.
+compilation cache under it (``xla/``). The grader trusts what is in it, so every folder it creates there
+is private to the grader's user; deleting the directory is always safe.
 """
 
 from __future__ import annotations
@@ -45,15 +41,6 @@ def make_private_dirs(folder: Path) -> None:
         directory.mkdir(mode=0o700, exist_ok=True)
 
 
-def compilation_cache_settings(directory: Path) -> dict[str, str]:
-    """JAX's settings (as environment variables) for a persistent compilation cache in ``directory``."""
-    return {
-        "JAX_COMPILATION_CACHE_DIR": str(directory),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": str(MIN_COMPILE_SECONDS),
-        "JAX_COMPILATION_CACHE_MAX_SIZE": str(MAX_COMPILATION_CACHE_BYTES),
-    }
-
-
 def enable_compilation_cache() -> Path | None:
     """Turn on JAX's persistent compilation cache in ``xla/`` under the cache directory, for this (grader)
     process only: a kernel's environment drops every ``JAX_`` variable. Returns the folder, or None when
@@ -64,12 +51,15 @@ def enable_compilation_cache() -> Path | None:
     except OSError as exc:
         log.warning("no compilation cache: cannot create %s (%s)", folder, exc)
         return None
-    settings = compilation_cache_settings(folder)
-    os.environ.update(settings)
+    settings = {
+        "compilation_cache_dir": str(folder),
+        "persistent_cache_min_compile_time_secs": MIN_COMPILE_SECONDS,
+        "compilation_cache_max_size": MAX_COMPILATION_CACHE_BYTES,
+    }
+    os.environ.update({f"JAX_{name.upper()}": str(value) for name, value in settings.items()})
     if "jax" in sys.modules:  # too late for the environment to be read: set the options themselves
         import jax
 
-        jax.config.update("jax_compilation_cache_dir", str(folder))
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
-        jax.config.update("jax_compilation_cache_max_size", MAX_COMPILATION_CACHE_BYTES)
+        for name, value in settings.items():
+            jax.config.update(f"jax_{name}", value)
     return folder

@@ -1,21 +1,10 @@
 """Reference results kept on disk, so that every grading process on a machine computes them once.
 
-A lab's deterministic reference functions (the lab's arrays, a model trained on one device, what a
-compiled program contains) do not depend on the submission. ``@cached_reference`` stores what such a
-function returns in the cache directory, and every later process on the machine (each ``autograder
-grade``, each Dask worker) reads it back instead of computing it again; within one process the result is
-also memoised, as ``functools.cache`` would.
-
-The key of an entry is the function's module and qualified name, its arguments, a hash of the sources it
-depends on (its module and every ``autograder`` module that module imports, transitively), the versions
-of jax, jaxlib and numpy, the JAX platform and device count, and the JAX settings that change numbers.
-Change any of them and the old entry is simply never looked up again.
-
-An entry is one ``.npz`` file (reference_entry.py), recomputed and rewritten when it cannot be trusted,
-never an error for the caller.
-
-The entries live in ``references/`` under the machine's cache directory (``machine_cache.py``:
-``$AUTOGRADER_CACHE_DIR``, else e.g. ``~/.cache/autograder``), in folders private to the grader's user.
+A lab's deterministic reference functions do not depend on the submission: ``@cached_reference`` stores
+what one returns under ``references/`` in the cache directory, keyed by everything the result depends on
+(its code and every ``autograder`` module that code imports, its arguments, the libraries' versions, the
+devices, the JAX settings that change numbers), so that a change of any of them is never read from an old
+entry; within one process the result is also memoised, as ``functools.cache`` would.
 """
 
 from __future__ import annotations
@@ -51,9 +40,6 @@ _MISSING = object()
 def references_dir() -> Path:
     """Where reference results are stored (``references/`` under the cache directory)."""
     return cache_root() / "references"
-
-
-# The key: what a reference result depends on.
 
 
 def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
@@ -159,9 +145,6 @@ class Reference:
     path: Path
 
 
-# The decorator.
-
-
 class CachedReference:
     """A deterministic reference function whose results are kept in this process and on disk."""
 
@@ -186,12 +169,7 @@ class CachedReference:
 
     def stored(self, *args: Any) -> bool:
         """Whether a valid entry for this call is on disk."""
-        ref = self.reference(*args)
-        try:
-            read_entry(ref.path, ref.key)
-        except (FileNotFoundError, EntryError):
-            return False
-        return True
+        return self._load(self.reference(*args), args, said=True) is not _MISSING
 
     def __call__(self, *args: Any) -> Any:
         try:
@@ -234,15 +212,14 @@ class CachedReference:
         except FileNotFoundError:
             return _MISSING
         except EntryError as exc:
-            if said:
-                return _MISSING
-            log.warning(
-                "recomputing %s%s: its cache entry %s is not valid (%s)",
-                self.function.__qualname__,
-                args,
-                ref.path,
-                exc,
-            )
+            if not said:
+                log.warning(
+                    "recomputing %s%s: its cache entry %s is not valid (%s)",
+                    self.function.__qualname__,
+                    args,
+                    ref.path,
+                    exc,
+                )
             return _MISSING
 
     def cache_clear(self) -> None:

@@ -1,10 +1,6 @@
-"""A reference cache entry: one ``.npz`` file holding a value and the key it was made for, checked when read.
-
-An entry is one ``.npz`` file written atomically (temporary file, then ``os.replace``): the arrays, plus a
-JSON document describing the value (nested tuples, lists and dicts of arrays, numbers, strings, bools and
-None), the key, and a sha256 of each array's bytes and of the document itself. It is read with
-``allow_pickle=False``; an entry that is unreadable, truncated, edited, or made for another key is
-recomputed and rewritten, never trusted and never an error for the caller.
+"""A reference cache entry: one ``.npz`` file holding a value, the key it was made for, and a sha256 of each
+of its arrays and of its JSON description, written atomically and read without pickles. An entry that is
+unreadable, truncated, edited, or made for another key is recomputed, never trusted nor an error.
 """
 
 from __future__ import annotations
@@ -134,18 +130,13 @@ def read_entry(path: Path, key: dict) -> Any:
     file is not exactly what ``write_entry`` wrote for this key."""
     try:
         stored = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise
-    except Exception as exc:  # whatever a damaged file makes numpy raise: the entry is not trusted
-        raise EntryError(f"unreadable entry: {type(exc).__name__}: {exc}") from None
-    if not isinstance(stored, np.lib.npyio.NpzFile):
-        raise EntryError("not an .npz entry")
-    try:
+        if not isinstance(stored, np.lib.npyio.NpzFile):
+            raise EntryError("not an .npz entry")
         with stored:
             document, arrays = _checked_contents(stored, key)
-    except EntryError:
+    except (FileNotFoundError, EntryError):
         raise
-    except Exception as exc:
+    except Exception as exc:  # whatever a damaged file makes numpy raise: the entry is not trusted
         raise EntryError(f"unreadable entry: {type(exc).__name__}: {exc}") from None
     return decode(document["value"], arrays)
 

@@ -1,10 +1,6 @@
-"""What a lab's reference gives the students' package: its code only where marked ``@shareable``, else
-its results, computed when the package is built and stored beside the lab as pickle-free ``.npz``.
-
-A reference is often the task's answer (the collective matmul's body, the layer's math): the students'
-package must not carry it. ``@shareable`` marks a reference whose code gives nothing away (``x @ W + b``,
-a shape formula, compiling a program for the student's layouts); every other reference a public check
-needs reaches the students as ``StoredResults``: the values it returned, read with ``allow_pickle=False``.
+"""What a lab's reference gives the students' package: its code only where marked ``@shareable`` (code that
+gives nothing away: ``x @ W + b``, a shape formula), else the values it returned, computed when the package
+is built and stored beside the lab as pickle-free ``.npz``: a reference is often the task's answer.
 """
 
 from __future__ import annotations

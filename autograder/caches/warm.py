@@ -1,9 +1,5 @@
-"""``autograder warm``: compute and store each lab's cached references before any grading needs them.
-
-Each lab's ``reference.py`` lists its deterministic reference calls in ``CACHED_CALLS`` (functions
-decorated with ``@cached_reference``, or ``functools.partial`` of one with its arguments). Warming a lab
-makes each call once: what is already on disk is read and checked, the rest is computed and stored.
-Run it in a process whose devices are the grader's (``configure_grader_process`` first).
+"""``autograder warm``: compute and store each lab's cached references (its ``reference.py``'s
+``CACHED_CALLS``) before any grading needs them, in a process whose devices are the grader's.
 """
 
 from __future__ import annotations
@@ -57,9 +53,6 @@ def describe(call: Callable[[], Any]) -> str:
 
 def warm_lab(lab_id: str) -> WarmResult:
     """Make every cached reference call of the lab, reading what is stored and storing what is not."""
-    from autograder.lab import load_lab
-
-    load_lab(lab_id)  # LabError for an unknown lab
     computed: list[str] = []
     cached: list[str] = []
     start = time.perf_counter()
