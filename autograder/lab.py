@@ -1,10 +1,8 @@
 """A lab: its solution and student notebooks, its tasks and points, what to capture, and its graders.
 
-The labs are the bundled ones (``autograder/labs/``) and those of the course folder a command runs in
-(``autograder.paths.current_course``). Both are imported as ``autograder.labs.<lab>``: the course's labs
-folder joins that package's search path, ahead of the bundled labs, so that a lab's files are the same
-whether it is bundled or a course's own. A course lab named like a bundled one takes its place: a course
-that copied a bundled lab to change it grades with its copy (``autograder labs`` says so)."""
+The labs are the bundled ones and those of the course folder a command runs in, all imported as
+``autograder.labs.<lab>`` (the course's labs folder first on that package's path), so that a lab's files
+are the same either way, and a course's copy of a bundled lab takes its place."""
 
 from __future__ import annotations
 
@@ -122,8 +120,7 @@ class Lab:
         return sum(t.points for t in self.tasks)
 
     def package_name(self) -> str:
-        """``autograder.labs.<lab>``, the name its modules are imported under, with the lab's folder on that
-        package's search path (a course's lab: its folder comes first)."""
+        """``autograder.labs.<lab>``, with the lab's folder put first on that package's search path."""
         labs = importlib.import_module(LABS_PACKAGE)
         if str(self.package_dir.parent) not in labs.__path__:
             labs.__path__.insert(0, str(self.package_dir.parent))
@@ -131,8 +128,8 @@ class Lab:
 
     @property
     def package(self) -> ModuleType:
-        """The lab's package (``autograder.labs.<lab>``), imported by Python's import system, whose locks
-        make a thread that asks for it while another imports it wait for the whole module."""
+        """The lab's package, imported by Python's import system, whose locks make a thread that asks for it
+        while another imports it wait for the whole module."""
         return importlib.import_module(self.package_name())
 
     @property
@@ -143,8 +140,7 @@ class Lab:
 
     @cached_property
     def captures(self) -> dict[str, TaskCapture]:
-        """What the kernel recorder reads after each task: ``CAPTURES`` of the lab's ``captures.py`` (of its
-        ``__init__`` in a lab written before that module)."""
+        """What the kernel recorder reads after each task: the lab's ``CAPTURES``."""
         module = self.package if self.captures_in_init else importlib.import_module(f"{self.package_name()}.captures")
         return {c.task: c for c in module.CAPTURES}
 
@@ -152,11 +148,10 @@ class Lab:
     def reference(self) -> ModuleType:
         """The lab's ``reference.py``, imported on first use (it imports JAX: the grader's side only).
 
-        A lab written before captures had a module of their own imports ``reference`` from its ``__init__``
-        too: its package is imported first, on its own, as a thread importing ``reference`` before its
-        package would hold that module's lock while waiting for the package's, which another thread (the run
-        reading ``captures``) holds while waiting for ``reference``'s: Python breaks that deadlock with an
-        error or a half-loaded lab. The package of any other lab imports nothing."""
+        A lab whose ``__init__`` holds its captures imports ``reference`` from there too: its package is
+        imported first, on its own, else a thread importing ``reference`` would hold that module's lock
+        while another (the run reading ``captures``) holds the package's: a deadlock Python breaks with an
+        error or a half-loaded lab."""
         if self.captures_in_init:
             self.package  # noqa: B018  (imported first, on its own)
         return importlib.import_module(f"{self.package_name()}.reference")

@@ -5,9 +5,7 @@ labs' notebooks in ``solutions/`` and ``assignments/``, their graders in a folde
 unless the marker says otherwise), their known-grade submissions in ``tests/labs/``. Every command finds
 it as git finds its repository, walking up from the current folder, unless ``$AUTOGRADER_COURSE`` names
 it. The harness carries a course of its own, the bundled labs: in a checkout, the checkout itself; in an
-installed wheel, ``autograder/bundled/``, where the build copies the notebooks.
-
-A leaf module, so a stage that needs a root does not import the top package for its ``__file__``.
+installed wheel, ``autograder/bundled/``. A leaf module: a stage that needs a root imports no more.
 """
 
 from __future__ import annotations
