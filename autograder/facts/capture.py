@@ -46,20 +46,12 @@ class Input:
     spec: tuple[Any, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = {
-            "shape": list(self.shape),
-            "key": self.key,
-            "dtype": self.dtype,
-            "dist": self.dist,
-            "low": self.low,
-            "high": self.high,
-            "scale": self.scale,
-            "sharding": None,
-        }
+        sharding = None
         if self.mesh is not None:
             spec = [list(e) if isinstance(e, tuple) else e for e in (self.spec or ())]
-            data["sharding"] = {"mesh": mesh_json(self.mesh), "spec": spec}
-        return data
+            sharding = {"mesh": mesh_json(self.mesh), "spec": spec}
+        plain = {name: getattr(self, name) for name in ("key", "dtype", "dist", "low", "high", "scale")}
+        return {"shape": list(self.shape), **plain, "sharding": sharding}
 
     def build(self, seed: int):
         """The input as the kernel built it: a numpy array, or a jax.Array when placed on a mesh."""

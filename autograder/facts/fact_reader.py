@@ -56,6 +56,10 @@ def text(value: Any, limit: int = MAX_TEXT) -> str | None:
     return value[:limit]
 
 
+def is_texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
 def is_finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -116,10 +120,7 @@ class _Reader:
             leaves = raw.get("leaves")
             paths = raw.get("paths", [])
             require(
-                isinstance(leaves, list)
-                and isinstance(paths, list)
-                and len(paths) == len(leaves)
-                and all(isinstance(p, str) for p in paths),
+                isinstance(leaves, list) and is_texts(paths) and len(paths) == len(leaves),
                 "a tree needs leaves and their paths",
             )
             return Fact(
@@ -207,10 +208,7 @@ class _Reader:
             if entry is None:
                 entries.append(None)
             else:
-                require(
-                    isinstance(entry, list) and all(isinstance(a, str) for a in entry),
-                    "a PartitionSpec entry must be null or a list of axis names",
-                )
+                require(is_texts(entry), "a PartitionSpec entry must be null or a list of axis names")
                 entries.append(tuple(entry))
         return tuple(entries)
 
@@ -246,10 +244,10 @@ class _Reader:
     def mesh(self, raw: Any) -> MeshFact:
         require(isinstance(raw, dict), "a mesh must be a mapping")
         names = raw.get("axis_names")
-        require(isinstance(names, list) and all(isinstance(n, str) for n in names), "bad mesh axis names")
+        require(is_texts(names), "bad mesh axis names")
         shape = self.shape(raw.get("shape"))
         types = raw.get("axis_types", [])
-        require(isinstance(types, list) and all(isinstance(t, str) for t in types), "bad axis types")
+        require(is_texts(types), "bad axis types")
         device_ids = np.asarray(raw.get("device_ids"), dtype=np.int64)
         require(device_ids.shape == shape and len(names) == len(shape), "mesh shape mismatch")
         return MeshFact(tuple(names), shape, tuple(types), device_ids)
@@ -263,10 +261,7 @@ class _Reader:
             require(isinstance(mesh, dict), "a type's mesh must be a mapping")
             names, types = mesh.get("axis_names"), mesh.get("axis_types")
             require(
-                isinstance(names, list)
-                and isinstance(types, list)
-                and len(names) == len(types)
-                and all(isinstance(n, str) for n in names + types),
+                is_texts(names) and is_texts(types) and len(names) == len(types),
                 "a type's mesh needs its axis names and types",
             )
         return TypeFact(
@@ -307,10 +302,7 @@ class _Reader:
         names = {}
         for key in ("top", "primitives"):
             value = raw.get(key, [])
-            require(
-                isinstance(value, list) and all(isinstance(n, str) for n in value),
-                f"{key} must be a list of primitive names",
-            )
+            require(is_texts(value), f"{key} must be a list of primitive names")
             names[key] = tuple(n[:200] for n in value)
         return ProgramFact(
             jit_object=jit_object,
@@ -363,10 +355,7 @@ class _Reader:
             require(isinstance(entry, dict), "a collective must be a mapping")
             primitive, axes = entry.get("primitive"), entry.get("axes")
             require(isinstance(primitive, str), "a collective's primitive must be a string")
-            require(
-                isinstance(axes, list) and all(isinstance(a, str) for a in axes),
-                "a collective's axes must be a list of strings",
-            )
+            require(is_texts(axes), "a collective's axes must be a list of strings")
             repeats, perm, written = entry.get("repeats", 1), entry.get("perm"), entry.get("written")
             require(written is None or isinstance(written, str), "a collective's written name must be a string")
             require(repeats is None or is_count(repeats), "a collective's repeats must be a count or null")

@@ -1,9 +1,6 @@
-"""The facts' schema: the JSON the kernel recorder writes, and the frozen records the checks and graders read.
-
-The kernel recorder (``autograder/kernel/recorder.py``) runs in the untrusted kernel and writes, after each task,
-``facts.json`` plus ``.npy`` files (never pickles); ``fact_reader`` validates that plain data into the
-records below. (The kernel's housekeeping, ``autograder/kernel/housekeeping.py``, writes nothing
-here: the recorder only asks it whether its output cap had cut the output, for ``output_cut``.)
+"""The facts' schema: the JSON the kernel recorder (``autograder/kernel/recorder.py``, in the untrusted kernel)
+writes after each task, ``facts.json`` plus ``.npy`` files (never pickles), and the frozen records below,
+into which ``fact_reader`` validates it; each record's fields say what the JSON's of the same names mean.
 
 JSON shape of one captured object (a "fact"):
 
@@ -13,9 +10,8 @@ JSON shape of one captured object (a "fact"):
   (``NamedSharding`` objects are recorded as their spec with ``"type": "NamedSharding"``)
 - ``{"kind": "array", "type": "jax.Array", "shape": [...], "dtype": "float32", "values": "t1/y.npy",
   "sharding": {...} | null, "typeof": {...} | null, "blocks": {"3": "t1/array2.npy", ...}, "committed": bool |
-  null}`` — ``committed``: put on its devices on purpose (``jax.device_put``), not by default; ``values``
-  reads one copy of each block; ``blocks`` holds the block of each device that holds other values than
-  those at its index (a ``shard_map`` with ``check_vma=False`` can leave replicas that differ)
+  null}`` — ``values`` reads one copy of each block (a ``shard_map`` with ``check_vma=False`` can leave
+  replicas that differ: ``blocks``)
 - ``{"kind": "type", "type": "ShapedArray", "typeof": {...}}`` — a name bound to ``jax.typeof(x)``
 - ``{"kind": "tree", "type": "list", "treedef": "...", "paths": ["[0][1]", ...], "leaves": [fact, ...]}``
   — a list/tuple/dict, flattened in ``jax.tree`` order, each leaf with its key path
@@ -25,37 +21,29 @@ JSON shape of one captured object (a "fact"):
 A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...], "shape": [...],
 "axis_types": [...], "device_ids": nested list}, "spec": [...] , "device_indices": {"0":
 [[start, stop], ...], ...}}``. A type: ``{"str": "float32[4@x,16@y]", "shape": [...], "dtype":
-"float32", "sharded_axes": [[...] | null, ...], "mesh": {"axis_names": [...], "axis_types": ["Explicit", ...]}}``
-(``mesh``: the mesh of the type's sharding, when it has one). A value's ``type`` is its exact type:
-``float``, ``bool``, ``numpy.float32``, ``numpy.bool`` (a numpy scalar is recorded with its plain value).
+"float32", "sharded_axes": [[...] | null, ...], "mesh": {"axis_names": [...], "axis_types": ["Explicit", ...]}}``.
+A value's ``type`` is its exact type: ``float``, ``numpy.float32`` (a numpy scalar is recorded with its
+plain value).
 
 The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
 probe}, "error": str | null, "output_cut": bool, "timing": record}`` (``output_cut``: the kernel's own output
-cap, set by its housekeeping, had cut the notebook's output by then; ``timing``, for a task that times code
-in the grading kernel: what its cells did, kernel/timing_record.py).
+cap, set by its housekeeping, had cut the notebook's output by then).
 
 A timing record: ``{"events": [event, ...], "spans": [[read, read], ...], "dropped": int}``, the events in
 the order they happened: ``["clock", read, clock name, seconds]``, ``["compile", "trace" | "lower" |
 "compile", function name]``, ``["wait", "block_until_ready" | "device_get" | "to_host", [[shape, dtype,
 device count], ...]]``; a span is two reads the code subtracted, the earlier first.
 
-A lab probe (a function of the lab's ``kernel_probe.py``): ``{"values": {name: fact}, "stdout": str,
-"error": str | null}``.
+A lab probe: ``{"values": {name: fact}, "stdout": str, "error": str | null}``.
 
-A call (a student function run by the recorder on inputs the grader chose):
-``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
+A call: ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
 "program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
 ``{"jit_object": bool, "top": [primitive, ...], "top_jit_library": bool, "primitives": [primitive, ...],
 "collectives": [{"primitive": name, "axes": [axis, ...], "repeats": int | null, "perm": [[source, target], ...],
 "written": "pmean" | absent}, ...], "bodies": [{"operands": [shape, ...], "blocks": [shape, ...],
 "values": [{"shape": shape, "dtype": str}, ...], "whole_before": [bool, ...]}, ...], "in_shardings":
-[sharding | null, ...] | null, "out_shardings": [...] | null, "error": str | null}`` (``collectives``: those
-written inside ``shard_map`` bodies, in trace order, each with how many times the program runs it — None
-inside a ``while`` loop — and a ``ppermute``'s pairs; ``bodies``: per ``shard_map``, its operands' global
-shapes, the blocks its body receives, the largest values its body makes and which operands were laid out whole on
-every device right before it; ``top_jit_library``: the top level is one ``jit`` of a library's function,
-such as ``jax.nn.log_softmax``, not the student's); a sharding given to ``jit``
-also holds the ``"shape"`` of its value.
+[sharding | null, ...] | null, "out_shardings": [...] | null, "error": str | null}``; a sharding given to
+``jit`` also holds the ``"shape"`` of its value.
 """
 
 from __future__ import annotations

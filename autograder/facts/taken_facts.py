@@ -24,27 +24,22 @@ class FactsTooLarge(ValueError):
     """The kernel wrote more facts than the grader takes."""
 
 
-def copy_facts(source: Path, destination: Path) -> None:
+def copy_facts(source: Path, destination: Path, budget: dict[str, int] | None = None) -> None:
     """Copy the facts directory ``source`` to ``destination`` (which must not exist), private to this
     process; raises ``FactsTooLarge`` past the limits (what was copied so far stays)."""
     destination.mkdir(mode=0o700, parents=True)
-    budget = {"bytes": MAX_FACTS_BYTES, "files": MAX_FACTS_FILES}
-    if source.is_dir() and not source.is_symlink():
-        _copy_tree(source, destination, budget)
-
-
-def _copy_tree(source: Path, destination: Path, budget: dict[str, int]) -> None:
+    budget = {"bytes": MAX_FACTS_BYTES, "files": MAX_FACTS_FILES} if budget is None else budget
+    if not source.is_dir() or source.is_symlink():
+        return
     with os.scandir(source) as entries:
         for entry in entries:
             budget["files"] -= 1
             if budget["files"] < 0:
                 raise FactsTooLarge(f"more than {MAX_FACTS_FILES} files")
-            target = destination / entry.name
             if entry.is_dir(follow_symlinks=False):
-                target.mkdir(mode=0o700)
-                _copy_tree(Path(entry.path), target, budget)
+                copy_facts(Path(entry.path), destination / entry.name, budget)
             elif entry.is_file(follow_symlinks=False):
-                _copy_file(Path(entry.path), target, budget)
+                _copy_file(Path(entry.path), destination / entry.name, budget)
 
 
 def _copy_file(source: Path, target: Path, budget: dict[str, int]) -> None:
