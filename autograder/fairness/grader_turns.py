@@ -11,10 +11,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.timed_turns import (
     LOG_AFTER,
     MAX_WAIT,
+    BackgroundHold,
     TimedTurn,
     log,
     open_lock,
@@ -60,12 +60,12 @@ def measuring(label: str = "the grader's measurement"):
 _checks = threading.local()  # the hold of the check this thread runs, if any
 
 
-class _ChecksHold:
+class _ChecksHold(BackgroundHold):
     """A grader's check, held like a running cell: through the gate, then the cells' lock shared. Nothing
     is held where turns are off, or where this process holds the turn (its checks are part of it)."""
 
     def __init__(self) -> None:
-        self._cells: CoreLock | None = None
+        super().__init__(None)
         self.waits = 0  # nested ``checks_waiting``: the hold is taken again when the outermost ends
 
     def take(self) -> None:
@@ -86,11 +86,6 @@ class _ChecksHold:
             log.warning("a grader's check waited over %.0f s for the machine's timed turn; checking anyway", MAX_WAIT)
         elif waited > LOG_AFTER:
             log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
-
-    def release(self) -> None:
-        if self._cells is not None:
-            self._cells.close()
-            self._cells = None
 
 
 @contextlib.contextmanager

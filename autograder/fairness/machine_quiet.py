@@ -29,14 +29,6 @@ _busy_until = float("-inf")  # until when (time.monotonic) the waits look for on
 log = logging.getLogger("autograder.machine_quiet")
 
 
-def _busy_cpus(before: tuple[int, int], after: tuple[int, int], cores: int) -> float:
-    """How many of ``cores`` processors' worth were busy between two readings."""
-    total = after[1] - before[1]
-    if total <= 0:
-        return 0.0
-    return (after[0] - before[0]) / total * cores
-
-
 def wait_until_machine_quiet(label: str) -> float:
     """Block until a ``WINDOW`` of idle processors, at most ``MAX_WAIT``: the seconds waited.
 
@@ -63,7 +55,8 @@ def wait_until_machine_quiet(label: str) -> float:
         after = _cpu_times(cores)
         if after is None:
             break
-        busy = _busy_cpus(before, after, len(cores))
+        total = after[1] - before[1]
+        busy = (after[0] - before[0]) / total * len(cores) if total > 0 else 0.0  # processors' worth
         if busy <= BUSY_CPUS:
             break
         if time.monotonic() - started >= most:

@@ -40,8 +40,7 @@ POLL = 0.05
 LOG_AFTER = 2.0  # a wait longer than this is logged
 
 log = logging.getLogger("autograder.timed_turns")
-_held_by: set[int] = set()  # the ids of this process's runs that hold the timed turn
-_held_lock = threading.Lock()
+_held_lock = threading.Lock()  # a turn's joined and closed, read and set together
 
 
 def turns_directory() -> Path:
@@ -205,8 +204,6 @@ class TimedTurn:
         with _held_lock:
             closed = self._closed  # released while it waited: let go at once
             self._joined = not closed
-            if not closed:
-                _held_by.add(self.owner)
         if closed:
             process_hold.leave()
             return 0.0
@@ -219,7 +216,6 @@ class TimedTurn:
         """Give the turn back, for good (idempotent, from any thread)."""
         with _held_lock:
             self._closed = True
-            _held_by.discard(self.owner)
             joined, self._joined = self._joined, False
         if joined:
             process_hold.leave()
