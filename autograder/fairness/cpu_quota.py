@@ -21,8 +21,6 @@ class CpuQuota(NamedTuple):
 def _cgroup_folders(controller: str) -> tuple[list[Path], str] | None:
     """This process's cgroup folder for ``controller`` and those above it, with the cgroup version."""
     lines = _read_proc_cgroup()
-    if lines is None:
-        return None
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if controller in controllers.split(","):
@@ -35,11 +33,8 @@ def _cgroup_folders(controller: str) -> tuple[list[Path], str] | None:
     return None
 
 
-def _read_proc_cgroup() -> list[str] | None:
-    try:
-        return Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
+def _read_proc_cgroup() -> list[str]:
+    return (_read(Path("/proc/self/cgroup")) or "").splitlines()  # none where it cannot be read
 
 
 def _up_to(folder: Path, top: Path) -> list[Path]:
