@@ -5,7 +5,7 @@
 (``execute``, or a batch worker's ``kernel_pool``) runs its cells in a kernel (run/kernels) within the sandbox's
 bounds (run/sandbox), has the kernel recorder write each task's facts, and takes the turns the machine's
 fairness (autograder/fairness) gives a task that times code; ``live_execution`` hands each task over as soon as
-it is taken, ``run_status`` names how a run and each cell ended, ``execution`` what it produced, and
+it is taken, ``execution`` what it produced and how it and each cell ended, and
 ``phase_clock`` where a grading's time goes. Grading reads what the run hands on: each task's facts.
 """
 
@@ -15,7 +15,7 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.run.execute import execute_plan
-    from autograder.run.execution import CellOutcome, Execution, Executor, timed_cells_share
+    from autograder.run.execution import CellOutcome, CellStatus, Execution, RunStatus, timed_cells_share
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.kernels import (
         COMPILED_PROGRAMS_VARIABLE,
@@ -43,8 +43,7 @@ if TYPE_CHECKING:
         rounded_phases,
     )
     from autograder.run.plan import RunCell, build_plan, has_code
-    from autograder.run.run_request import RunRequest
-    from autograder.run.run_status import CellStatus, RunStatus
+    from autograder.run.run_request import Executor, RunRequest
     from autograder.run.sandbox import (
         CGROUP_ROOT,
         GIB,

@@ -35,7 +35,7 @@ from autograder.fairness import (
     student_code_running,
     until_machine_quiet,
 )
-from autograder.run.execution import CellOutcome, Execution
+from autograder.run.execution import CellOutcome, CellStatus, Execution, RunStatus
 from autograder.run.kernels import (
     TIMEOUT_ENAME,
     WARM_UP_WAIT,
@@ -52,7 +52,6 @@ from autograder.run.live_execution import LiveExecution
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, RunCell
 from autograder.run.run_request import Captures, RunRequest
-from autograder.run.run_status import CellStatus, RunStatus
 from autograder.run.sandbox import (
     MIB,
     Limits,

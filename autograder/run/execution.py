@@ -1,22 +1,31 @@
-"""What a run produced: its facts per task, each cell's outcome, how it ended; and what produces one.
-
-Apart from the executor (execute.py) so that what reads an execution (the graders, the self-check) names
-it without the kernel's machinery.
-"""
+"""What a run produced: its facts per task, each cell's outcome, how it and each cell ended. Apart from the
+executor (execute.py) so that what reads an execution names it without the kernel's machinery."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
-
-from autograder.run.run_status import CellStatus, RunStatus
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from autograder.facts import TaskFacts
-    from autograder.run.live_execution import LiveExecution
-    from autograder.run.run_request import RunRequest
+
+
+class RunStatus(StrEnum):
+    """How the run of a whole notebook ended; a ``StrEnum`` is its text in JSON, CSV and logs."""
+
+    COMPLETED = "completed"  # every cell ran (some may have raised)
+    TIMEOUT = "timeout"
+    KERNEL_DIED = "kernel died"
+    KERNEL_FAILED_TO_START = "kernel failed to start"
+
+
+class CellStatus(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
 
 
 @dataclass(frozen=True)
@@ -68,10 +77,3 @@ def timed_cells_share(cells: Sequence[CellOutcome], task: str) -> float | None:
     if seconds <= 0:
         return None
     return sum((c.others_share or 0.0) * c.seconds for c in timed) / seconds
-
-
-class Executor(Protocol):
-    """What runs a request and hands back its execution: ``execute_plan``, or a batch worker's kernel
-    pool (``KernelPool.execute``). With ``live``, a grader in another thread follows the run."""
-
-    def __call__(self, request: RunRequest, live: LiveExecution | None = None) -> Execution: ...

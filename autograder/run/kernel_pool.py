@@ -27,10 +27,10 @@ from dataclasses import replace
 
 from autograder.fairness import pass_the_gate
 from autograder.run.execute import execute_plan_async
-from autograder.run.execution import Execution, Executor
+from autograder.run.execution import Execution
 from autograder.run.kernels import StartedKernel
 from autograder.run.live_execution import LiveExecution
-from autograder.run.run_request import KernelSpec, RunRequest
+from autograder.run.run_request import Executor, KernelSpec, RunRequest
 
 CLOSE_TIMEOUT = 120.0
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from autograder.facts import TakenFacts
-from autograder.run.run_status import RunStatus
+from autograder.run.execution import RunStatus
 
 if TYPE_CHECKING:
     from autograder.fairness import TimedTurn

@@ -16,10 +16,10 @@ from autograder.facts.capture import TaskCapture
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import execute_plan
+from autograder.run.execution import RunStatus
 from autograder.run.kernels.start import START_ATTEMPTS
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import KernelSpec, RunRequest
-from autograder.run.run_status import RunStatus
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

@@ -1,7 +1,7 @@
 """The kernels a run uses: started in the sandbox on the grader's devices, talked to, and stopped.
 
-``spec`` names what a kernel is made for, ``start`` starts one (again, when a start fails), ``manager`` is its
-process, ``lifecycle`` holds it from start to shutdown, ``client`` talks to it (nbclient), ``harness_code`` is
+``start`` starts one (again, when a start fails), ``manager`` is its process, ``lifecycle`` names what it
+is made for and holds it from start to shutdown, ``client`` talks to it (nbclient), ``harness_code`` is
 what the harness says in it (the kernel package, autograder/kernel, is all it copies in), ``devices`` the
 devices it gets, ``malloc`` whether it saves memory and keeps large blocks while it times, and
 ``compiled_programs`` what a run of the lab's solution compiled for the course's own notebooks.
@@ -26,9 +26,8 @@ if TYPE_CHECKING:
         reap_children_code,
         recorder_code,
     )
-    from autograder.run.kernels.lifecycle import StartedKernel
+    from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel
     from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV, memory_decided, under_timing_malloc
-    from autograder.run.kernels.spec import KernelSpec
     from autograder.run.kernels.start import not_started_reason, start_kernel
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -14,20 +14,22 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from autograder.fairness import CellTurn
 from autograder.run.kernels.client import TIMEOUT_ENAME, CappedClient, cell_error
-from autograder.run.kernels.compiled_programs import KERNEL_DIR, copy_for_kernel, leave, settings_code
+from autograder.run.kernels.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
 from autograder.run.kernels.harness_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
+from autograder.run.kernels.malloc import memory_decided
 from autograder.run.kernels.manager import HarnessKernelManager
-from autograder.run.kernels.spec import KernelSpec
 from autograder.run.sandbox import (
     BUBBLEWRAP,
     SCRATCH,
     SHARED_MEMORY,
+    Limits,
     WriteWatch,
     bound_root,
     claim,
@@ -35,6 +37,20 @@ from autograder.run.sandbox import (
     sweep_once,
     unbind_root,
 )
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel is made for: its ``limits`` (memory saving decided on the machine that runs it), the
+    lab's probe copied into it (compared by content) and its use of the lab's ``compiled`` programs. A
+    pool's spare kernel serves a request whose spec it ``fits``."""
+
+    limits: Limits
+    lab_probe: Path | None = None
+    compiled: CompiledPrograms | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limits", memory_decided(self.limits))
 
 
 class StartedKernel:

@@ -19,8 +19,7 @@ import logging
 from dataclasses import dataclass
 
 from autograder.fairness import pass_the_gate
-from autograder.run.kernels.lifecycle import StartedKernel
-from autograder.run.kernels.spec import KernelSpec
+from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel
 from autograder.run.sandbox import Limits, oom_kills
 
 START_ATTEMPTS = 3
