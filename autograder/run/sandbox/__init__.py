@@ -1,12 +1,10 @@
 """The sandbox: the bounds a student's kernel runs within and cannot escape, declared once (``limits``).
 
-``bubblewrap`` wraps the kernel's command (its own root, no network, the uid ``uid_lease`` lends it),
-``levels`` names how far it is sandboxed, ``network_filter`` (seccomp) and ``landlock`` (with
-``file_allowlist``) close what bubblewrap leaves open, ``write_bound`` and ``write_watch`` bound what it
-writes, ``container_memory`` reads the machine's memory limit and OOM kills, ``leftovers`` stops what a cell
-left running, ``stale_roots`` removes what a killed grader left, and ``system_tools`` finds the system's own
-commands. The kernels (run/kernels) are started inside it.
-"""
+``bubblewrap`` wraps the kernel's command (with the uid ``uid_lease`` lends), ``levels`` names how far it is
+sandboxed, ``network_filter`` and ``landlock`` (with ``file_allowlist``) close what the uid level leaves
+open, ``write_bound`` and ``write_watch`` bound what it writes, ``container_memory`` reads the memory limit
+and OOM kills, ``leftovers`` stops what a cell left running, ``stale_roots`` removes what a killed grader
+left, and ``system_tools`` finds the system's own commands."""
 
 from typing import TYPE_CHECKING
 

@@ -1,21 +1,6 @@
-"""The kernel's sandbox: bubblewrap around ipykernel, as an unprivileged user, with resource limits.
-
-Two levels, chosen by ``sandbox_level()``: ``bubblewrap`` where it runs, else, as root (Gradescope's
-container: no user namespaces), ``uid``: the kernel runs as an unprivileged uid of its own with the same
-resource limits, in a private directory, seeing whatever file permissions let any user see (so the
-harness's files must be private: ``uid_sandbox_problem`` says when they are not). Where a seccomp filter
-can be installed (network_filter.py), the kernel and all it starts open no IP or netlink socket
-(``uid+seccomp``); where it cannot, the uid level leaves the network open and says so. Where the OS
-kernel has Landlock (landlock.py), the kernel's files are limited to an allow-list (file_allowlist.py:
-Python, the system, its own directory), not to what file permissions leave open (``uid+seccomp+landlock``).
-
-Under bubblewrap, the kernel sees a read-only system (``/usr``, ``/etc`` and the Python installation), its own
-empty ``/tmp`` and home, no network, its own process tree, and exactly one writable directory: the run's
-working directory, holding a copy of the submission. The project (solutions, graders, hidden checks),
-the installed ``autograder`` package and other students' files are not there. Limits on processes,
-file size and memory are set with ``prlimit``; run as root, the kernel drops to a uid of its own with
-no capabilities (``setpriv``), so the process limit counts its processes alone.
-"""
+"""The kernel's sandbox: bubblewrap around ipykernel where it runs, else (as root, without user namespaces)
+the uid level, with the network filter and Landlock where they work; ``sandbox_level()`` picks the
+strongest. What each level hides and bounds is docs/trust-boundary.md's."""
 
 from __future__ import annotations
 
@@ -31,15 +16,7 @@ from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
 from autograder.run.sandbox.landlock import landlock_problem
-from autograder.run.sandbox.levels import (  # noqa: F401
-    BUBBLEWRAP,
-    LEVEL_DESCRIPTIONS,
-    NO_SANDBOX,
-    UID,
-    UID_LANDLOCK,
-    UID_SECCOMP,
-    UID_SECCOMP_LANDLOCK,
-)
+from autograder.run.sandbox.levels import BUBBLEWRAP, UID, UID_LANDLOCK, UID_SECCOMP, UID_SECCOMP_LANDLOCK
 from autograder.run.sandbox.limits import ResourceLimits
 from autograder.run.sandbox.network_filter import filter_problem
 from autograder.run.sandbox.system_tools import system_command, system_tool_problem
@@ -47,8 +24,7 @@ from autograder.run.sandbox.uid_lease import SandboxUnavailable, UidLease, lease
 
 
 def _readonly_roots() -> list[Path]:
-    """Python's prefixes, and the package directories outside them that a .pth file put on sys.path
-    (a venv made to reuse another environment's packages); never the directory holding this package."""
+    """Python's prefixes and the package folders a .pth file added outside them, never this package's."""
     roots = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     package_home = PACKAGE_DIR.parent
     for entry in sys.path:
@@ -77,9 +53,8 @@ def bwrap_command(
     uid: int | None,
     tmp_and_shm: tuple[Path, Path] | None = None,
 ) -> list[str]:
-    """The command that runs ``argv`` in the sandbox, with ``workdir`` its only writable directory beside
-    its ``/tmp`` and ``/dev/shm``: the folders ``tmp_and_shm``, in the kernel's root, so that what the
-    kernel writes is bounded in all (write_bound.py, write_watch.py), or else tmpfs mounts of their own."""
+    """``argv`` in bubblewrap, ``workdir`` its only writable folder beside its ``/tmp`` and ``/dev/shm``:
+    ``tmp_and_shm``, in the kernel's bounded root (write_bound.py), or else tmpfs mounts of their own."""
     command = [system_command("prlimit"), *limits.prlimit_args(), "--", "bwrap"]
     for system in ("/usr", "/etc"):
         command += ["--ro-bind", system, system]
@@ -127,9 +102,8 @@ def bwrap_command(
 
 
 def uid_command(argv: list[str], env: dict[str, str], limits: ResourceLimits, uid: int) -> list[str]:
-    """The command that runs ``argv`` as ``uid`` (the uid level): resource limits, no capabilities,
-    killed when its parent dies, and exactly the environment ``env``. Its working directory must be
-    a private directory of ``uid`` (``make_private``)."""
+    """``argv`` as ``uid`` (the uid level), killed with its parent, with exactly the environment ``env``;
+    its working directory must be ``uid``'s alone (``make_private``)."""
     assignments = [f"{key}={value}" for key, value in sorted(env.items())]
     return [
         system_command("prlimit"),
@@ -146,9 +120,8 @@ def uid_command(argv: list[str], env: dict[str, str], limits: ResourceLimits, ui
 
 
 def sandbox_environment(base: dict[str, str], home: str = "/tmp") -> dict[str, str]:
-    """The kernel's whole environment in the sandbox: the harness's settings in ``base`` (its devices and
-    malloc's, kernels/devices.py), nothing else inherited; ``home`` is the kernel's own writable directory
-    (its private ``/tmp`` under bubblewrap)."""
+    """The kernel's whole environment: the harness's device and malloc settings of ``base``, nothing else
+    inherited; ``home`` is its own writable folder."""
     kept = ("XLA_FLAGS", "JAX_PLATFORMS", "PJRT_NPROC", "PYTHONHASHSEED")
     return {
         **{k: v for k, v in base.items() if k in kept or k.startswith("MALLOC_")},
@@ -165,15 +138,13 @@ _bubblewrap_tried = threading.Lock()
 
 
 def sandbox_problem() -> str | None:
-    """Why kernels cannot be sandboxed here, or None when bubblewrap works (tried once per process; a
-    call made while another thread tries waits for its answer)."""
+    """Why bubblewrap cannot sandbox kernels here, or None (tried once per process; other threads wait)."""
     with _bubblewrap_tried:
         return _bubblewrap_problem()
 
 
 def try_bubblewrap_in_background() -> None:
-    """Start trying bubblewrap and the network filter now, on a thread of its own, so that a grade's
-    imports overlap the tries (about 0.15 s and 0.1 s) and the answers are ready when the kernel starts."""
+    """Try bubblewrap and the network filter on a thread now, so that a grade's imports overlap the tries."""
     threading.Thread(
         target=lambda: (sandbox_problem(), filter_problem()), name="autograder-sandbox-trial", daemon=True
     ).start()
@@ -202,7 +173,6 @@ def _bubblewrap_problem() -> str | None:
 
 
 def _run_trial(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess | str:
-    """Run a command that tries whether a sandbox works here: its result, or why it could not run."""
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=30, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -210,8 +180,7 @@ def _run_trial(command: list[str], cwd: Path | None = None) -> subprocess.Comple
 
 
 def harness_paths() -> list[Path]:
-    """What a kernel must not read: this package (graders, references), the bundled labs' notebooks and
-    the course folder's (its notebooks, its labs' graders and its known-grade submissions)."""
+    """What a kernel must not read: this package, the bundled labs' notebooks and the course folder's."""
     bundled = bundled_root()
     paths = [PACKAGE_DIR, bundled / "solutions", bundled / "assignments"]
     try:
@@ -224,7 +193,7 @@ def harness_paths() -> list[Path]:
 
 
 def readable_by_others(path: Path) -> bool:
-    """Can a user with no groups reach ``path``: is every directory from ``/`` to it searchable by others?"""
+    """Can a user with no groups reach ``path``?"""
     if not path.exists():
         return False
     for directory in [path, *path.parents]:
@@ -266,12 +235,8 @@ def uid_sandbox_problem() -> str | None:
 
 
 def sandbox_level() -> str:
-    """The strongest sandbox that works here: bubblewrap, else the uid level (as root), with the network
-    closed where the seccomp filter works and the files limited where Landlock does. The one choice of
-    every command that runs a submission's kernel (grade, check, batch and its Dask workers, test, the
-    Gradescope zip), so that none refuses a level another uses.
-
-    Raises ``SandboxUnavailable``, saying why neither works, when there is none."""
+    """The strongest sandbox that works here, the one choice of every command that runs a kernel; raises
+    ``SandboxUnavailable``, saying why, where there is none."""
     bwrap = sandbox_problem()
     if bwrap is None:
         return BUBBLEWRAP

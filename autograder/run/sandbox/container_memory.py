@@ -1,10 +1,6 @@
-"""The memory the grader's container allows, and whether its out-of-memory killer struck.
-
-A container's limit is its cgroup's (v2 ``memory.max``, v1 ``memory.limit_in_bytes``, the smallest of
-this process's cgroup and its ancestors that can be read). When the notebook's kernel outgrows it, the
-kernel is the process killed (it runs with the highest ``oom_score_adj``, see ``OOM_FIRST``), and the
-cgroup's ``oom_kill`` counter tells that it was memory. Where no cgroup can be read, both are None.
-"""
+"""The memory the grader's container allows (the smallest cgroup limit, v1 or v2, of this process's cgroup
+and its ancestors) and its out-of-memory kills, so that a kernel killed for memory is named as such; both
+None where no cgroup can be read."""
 
 from __future__ import annotations
 
@@ -17,7 +13,6 @@ UNLIMITED = 2**60  # v1 says "no limit" with a number near 2**63
 
 
 def _cgroup_directory() -> tuple[Path, str] | None:
-    """This process's memory cgroup folder and its version ("v1" or "v2"), if it is mounted here."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -43,7 +38,6 @@ def _read_number(path: Path) -> int | None:
 
 
 def memory_limit_bytes() -> int | None:
-    """The smallest memory limit of this process's cgroup and of those above it; None if none is set."""
     found = _cgroup_directory()
     if found is None:
         return None
@@ -62,7 +56,6 @@ def memory_limit_bytes() -> int | None:
 
 
 def oom_kills() -> int | None:
-    """How many processes of this cgroup its out-of-memory killer has killed (None: not readable)."""
     found = _cgroup_directory()
     if found is None:
         return None
@@ -79,8 +72,8 @@ def oom_kills() -> int | None:
 
 
 def oom_first(argv: list[str]) -> list[str]:
-    """``argv`` run as the first process the out-of-memory killer picks (``oom_score_adj`` 1000), so
-    that a notebook outgrowing the container kills its kernel, not the grader."""
+    """``argv`` as the out-of-memory killer's first choice: a notebook outgrowing the container kills its
+    kernel, not the grader."""
     choom = system_tool("choom")
     return [choom, "-n", "1000", "--", *argv] if choom else argv
 
@@ -93,7 +86,6 @@ def megabytes(size: int) -> str:
 
 
 def out_of_memory_words(cell: str | None, limit: int | None) -> str:
-    """What a kernel killed for memory is told: the cell, and the limit when it is known."""
     where = f" at {cell}" if cell else ""
     allowed = f" (this container allows {megabytes(limit)})" if limit else ""
     return f"{OUT_OF_MEMORY}{where}{allowed}"

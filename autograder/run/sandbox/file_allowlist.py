@@ -1,23 +1,7 @@
-"""What a kernel at the uid level may read and write, for Landlock (landlock.py) to enforce.
-
-Without namespaces, file permissions alone let the kernel read every world-readable file on the
-machine: another copy of a course (a TA's clone, a scratch folder) with its solutions and graders. The
-allow-list is what bubblewrap would bind, and no more:
-
-- read and execute: Python's installations and the package folders a ``.pth`` file adds (as bubblewrap
-  binds them), less this package when it is installed among them (its graders and references: the
-  folders above it may be listed, so its files' names are seen, not their contents); the
-  system (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, ``/etc`` for ld.so, locales and certificates),
-  ``/proc`` (JAX and IPython read ``/proc/self``), the CPU list under ``/sys``, the harness's read-only
-  folders for the kernel (the copies of the modules it loads: housekeeping, kernel recorder, lab probe),
-  and the character devices every process uses;
-- read and write: the kernel's working directory (its home and ``TMPDIR``, holding the submission's
-  copy), ``/dev/null``, the terminal devices IPython's shell commands open, and ``/dev/shm``, where
-  glibc makes the semaphores of ``multiprocessing`` (bubblewrap gives the kernel a private one; here it
-  is the machine's, its files guarded by their modes and its sticky bit).
-
-Not the shared ``/tmp``, nor any home, checkout or scratch folder.
-"""
+"""What a kernel at the uid level may read, write and only list, for Landlock (landlock.py) to enforce: what
+bubblewrap would bind and no more (Python less this package, the system, the kernel's modules and working
+directory, the devices every process uses, the machine's ``/dev/shm`` for multiprocessing's semaphores);
+never the shared ``/tmp``, a home or a checkout."""
 
 from __future__ import annotations
 
@@ -33,11 +17,9 @@ DEVICES_WRITE = ["/dev/null", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", 
 
 
 def without(root: Path, hidden: Path) -> tuple[list[Path], list[Path]]:
-    """``root`` as Landlock rules that leave out ``hidden``: (read, listed). A rule covers a whole folder
-    and nothing narrower takes a right back, so, along the way down to ``hidden``, each folder may only
-    be listed (Python's imports and ``.pth`` files need that) and every other entry of it is read. An
-    entry that leads (through a link) to ``hidden`` or a folder above it is left out: the walk covers
-    what may be seen there."""
+    """``root`` as Landlock rules that leave out ``hidden``: (read, listed). A rule covers a whole folder, so
+    each folder down to ``hidden`` is only listed and its other entries read (one leading, by a link, to
+    ``hidden`` or above it left out)."""
     if not hidden.is_relative_to(root):
         return [root], []
     if hidden == root:
@@ -53,7 +35,6 @@ def without(root: Path, hidden: Path) -> tuple[list[Path], list[Path]]:
 
 
 def kernel_allowlist(workdir: Path, readonly: Sequence[Path]) -> tuple[list[Path], list[Path], list[Path]]:
-    """(read, write, listed): what a kernel working in ``workdir`` may read, write, and only list."""
     package = PACKAGE_DIR.resolve()
     read: list[Path] = []
     listed: list[Path] = []

@@ -1,23 +1,8 @@
-"""Limiting the kernel's files without namespaces: a Landlock ruleset it puts on itself.
+"""Limiting the kernel's files without namespaces: a Landlock ruleset it puts on itself before ipykernel.
 
-``landlock_command(argv, read, write, listed)`` runs ``argv`` through this file, run as a script (it needs
-Python's standard library only, as network_filter.py: the kernel's user cannot read the installed package, so the
-kernel runs a copy made in its directory before it starts), which sets ``no_new_privs``, restricts itself
-to the allow-list, then execs ``argv``. Landlock holds for it and everything it starts, and can only be
-narrowed: files under ``read`` may be read and executed, files under ``write`` also written, created and
-removed, folders under ``listed`` only listed; any other open, listing, execution or change is refused
-with ``EACCES``, root's or not.
-
-Three system calls through ctypes rather than the package index's binding (``landlock``, an alpha
-pre-release that knows file rights up to ABI 5 and neither TCP nor scopes): this file must run alone,
-by ``python -I -S``, from its copy in the kernel's directory, with no site-packages.
-
-The ruleset handles every right this file knows that the OS kernel offers (its ABI version, asked once):
-file rights (ABI 1; ``REFER`` 2, ``TRUNCATE`` 3, ``IOCTL_DEV`` 5), TCP bind and connect with no port
-allowed (4), and the scopes that keep signals and abstract Unix sockets inside the sandbox (6); from
-ABI 7 the launcher's own denials are not logged (the kernel's after it are not either, by default).
-``landlock_problem()`` says why Landlock cannot be used here (tried once per process, in a child).
-"""
+``landlock_command`` runs ``argv`` through this file as a script, from a copy in the kernel's directory (the
+kernel's user cannot read the installed package), so it imports the standard library alone and runs by
+``python -I -S``; hence ctypes rather than the index's ``landlock`` binding (docs/trust-boundary.md)."""
 
 from __future__ import annotations
 
@@ -53,8 +38,7 @@ class LandlockUnavailable(OSError):
 
 
 def handled_rights(abi: int) -> tuple[int, int, int]:
-    """What a ruleset for ABI version ``abi`` handles: (file rights, network rights, scopes), every one
-    this file knows that the version offers (a newer version gets those of ``KNOWN_ABI``)."""
+    """(file rights, network rights, scopes): all this file knows that ABI version ``abi`` offers."""
     fs = FS_RIGHTS_ABI_1
     if abi >= 2:
         fs |= REFER
@@ -91,8 +75,7 @@ def _failure(call: str) -> LandlockUnavailable:
 
 
 def abi_version() -> int:
-    """The Landlock ABI version this OS kernel offers. Raises ``LandlockUnavailable`` where it has none
-    (``ENOSYS``: built without it; ``EOPNOTSUPP``: not enabled at boot)."""
+    """The OS kernel's Landlock ABI version; raises ``LandlockUnavailable`` where it has none."""
     version = _libc().syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
     if version < 0:
         raise _failure("landlock_create_ruleset (Landlock is not enabled in this OS kernel)")
@@ -100,8 +83,8 @@ def abi_version() -> int:
 
 
 def _create_ruleset(libc: ctypes.CDLL, abi: int) -> tuple[int, int]:
-    """A ruleset fd and the file rights it handles; a kernel that claims a version but refuses part of
-    it (RHEL 9's ABI 6 has no signal scope) gets the ruleset without scopes, then without TCP."""
+    """A ruleset fd and its file rights; an OS kernel that refuses part of its version (RHEL 9's ABI 6 has
+    no signal scope) gets one without scopes, then without TCP."""
     fs, net, scoped = handled_rights(abi)
     for net_rights, scopes in ((net, scoped), (net, 0), (0, 0)):
         attr = _RulesetAttr(fs, net_rights, scopes)
@@ -128,9 +111,7 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
 
 
 def restrict(read: list[str], write: list[str], listed: list[str]) -> int:
-    """Restrict this process (and all it will start) to reading ``read``, reading and writing ``write``
-    and listing ``listed``; returns the ABI version used. Raises ``LandlockUnavailable`` when the kernel
-    refuses."""
+    """Restrict this process and all it starts; the ABI version used."""
     abi = abi_version()
     libc = _libc()
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
@@ -153,8 +134,7 @@ def restrict(read: list[str], write: list[str], listed: list[str]) -> int:
 
 
 def parse(args: list[str]) -> tuple[list[str], list[str], list[str], list[str]]:
-    """``--read PATH``, ``--write PATH`` and ``--list PATH`` options, then ``--`` and the command:
-    (read, write, listed, argv)."""
+    """``--read``, ``--write`` and ``--list PATH`` options, ``--``, the command: (read, write, listed, argv)."""
     paths: dict[str, list[str]] = {"--read": [], "--write": [], "--list": []}
     while args and args[0] != "--":
         option, path, args = args[0], args[1], args[2:]
@@ -163,8 +143,6 @@ def parse(args: list[str]) -> tuple[list[str], list[str], list[str], list[str]]:
 
 
 def main(args: list[str]) -> None:
-    """Restrict this process, then become the command; exit 1 (saying why) without starting it when
-    Landlock cannot restrict it."""
     read, write, listed, argv = parse(args)
     try:
         restrict(read, write, listed)
@@ -176,8 +154,7 @@ def main(args: list[str]) -> None:
 def landlock_command(
     argv: list[str], read: list[Path], write: list[Path], listed: list[Path], directory: Path | None = None
 ) -> list[str]:
-    """The command that runs ``argv`` behind the allow-list: this file, run by this Python alone (``-I -S``),
-    from a copy in ``directory`` (the kernel's own, since its user cannot read the installed package)."""
+    """``argv`` behind the allow-list: this file, from a copy in ``directory`` (the kernel's own)."""
     script = Path(__file__)
     if directory is not None:
         script = Path(shutil.copyfile(script, directory / LAUNCHER_NAME))
@@ -199,8 +176,7 @@ except PermissionError:
 
 @functools.cache
 def landlock_problem() -> str | None:
-    """Why Landlock cannot limit a kernel's files here, or None when a process behind it is refused a
-    file outside its allow-list and still writes one inside (tried once per process)."""
+    """Why Landlock cannot limit a kernel's files here, or None (tried once per process)."""
     import subprocess
     import tempfile
 

@@ -1,16 +1,5 @@
-"""The processes a cell leaves behind in the sandbox: found and stopped before anything else runs.
-
-A cell may fork children that outlive it: a fork bomb that holds the kernel's process limit, so that
-the kernel recorder cannot start a thread, or a background writer that tampers with the working directory
-after its cell has ended. After every cell the harness stops every process of the run other than
-the harness's own (the sandbox's launcher and init, and the kernel): every descendant of the
-launcher (inside bubblewrap's pid namespace an orphan is re-parented to the sandbox's init, so it
-stays a descendant) and, when the kernel runs under a uid of its own, every process of that uid.
-
-Processes are first suspended, round after round, each round waiting until every process found is
-frozen (a stopped process cannot fork), until a scan finds nothing new; then they are killed, and a
-last scan makes sure nothing appeared meanwhile. A fork bomb cannot outrun the sweep.
-"""
+"""The processes a cell leaves behind in the sandbox (a fork bomb, a background writer): every process of
+the run but the harness's own, found and stopped before anything else runs."""
 
 from __future__ import annotations
 
@@ -25,7 +14,7 @@ FROZEN = GONE | {psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP}  # cannot fo
 
 
 def launcher_process(pid: int | None) -> psutil.Process | None:
-    """The process that launched the kernel, remembered with its start time (a reused pid is not it)."""
+    """The kernel's launcher; psutil remembers its start time, so a reused pid is not it."""
     try:
         return psutil.Process(pid) if pid and pid > 0 else None
     except psutil.Error:
@@ -33,7 +22,6 @@ def launcher_process(pid: int | None) -> psutil.Process | None:
 
 
 def process_tree(launcher: psutil.Process | None) -> frozenset[int]:
-    """The launcher and all its descendants now (empty when it is gone)."""
     if launcher is None:
         return frozenset()
     try:
@@ -43,8 +31,8 @@ def process_tree(launcher: psutil.Process | None) -> frozenset[int]:
 
 
 def run_processes(launcher: psutil.Process | None, uid: int | None) -> list[psutil.Process]:
-    """Every process of the run but the launcher: its descendants, and, given the kernel's own ``uid`` (a
-    sandbox without a pid namespace), every process of that uid, wherever it was reparented."""
+    """The launcher's descendants and, given the kernel's own ``uid`` (no pid namespace to keep orphans
+    under the launcher), every process of that uid."""
     found: dict[int, psutil.Process] = {}
     try:
         for process in launcher.children(recursive=True) if launcher is not None else ():
@@ -60,11 +48,9 @@ def run_processes(launcher: psutil.Process | None, uid: int | None) -> list[psut
 
 
 def stop_leftover_processes(launcher: psutil.Process | None, keep: frozenset[int], uid: int | None = None) -> int:
-    """Stop every process under ``launcher`` (and of ``uid``, a uid of the run's own) not in ``keep``;
-    return how many were running. Killed children of the kernel stay zombies until it reaps them.
-
-    Sweeps until a scan made once every process found is frozen finds nothing new: a process sent
-    SIGSTOP may still run for a moment and fork, so a scan made before it has stopped proves nothing."""
+    """Stop every process of the run not in ``keep``; how many were running (killed children of the kernel
+    stay zombies until it reaps them). Suspends round after round until a scan made once all found are
+    frozen finds nothing new (a process sent SIGSTOP may still fork for a moment), then kills them all."""
     stopped: dict[int, psutil.Process] = {}
     running = 0
     for _ in range(MAX_ROUNDS):
@@ -85,7 +71,6 @@ def stop_leftover_processes(launcher: psutil.Process | None, keep: frozenset[int
 
 
 def _suspend(process: psutil.Process) -> int:
-    """SIGSTOP ``process``; 1 if it was running (not already a zombie), else 0."""
     try:
         if process.status() == psutil.STATUS_ZOMBIE:
             return 0
@@ -104,7 +89,6 @@ def _kill(processes) -> None:
 
 
 def _wait_until(processes, states: frozenset[str]) -> None:
-    """Wait (briefly) until each process is in one of ``states`` or gone."""
     deadline = time.monotonic() + SETTLE_SECONDS
     pending = list(processes)
     while pending and time.monotonic() < deadline:

@@ -1,8 +1,5 @@
-"""The sandbox's levels, each with the sentence a result shows for it.
-
-Apart from ``bubblewrap.py`` so that a result record (``grading/results.py``) names a level without loading
-the sandbox and its network filter.
-"""
+"""The sandbox's levels, each with the sentence a result shows for it; apart from bubblewrap.py so that a
+result record names a level without loading the sandbox."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""What a submission's run may take — time, output, processes, memory — declared once, with its defaults.
-
-A limit a grader may set on the command line says so in its field: its ``flag``, its ``help`` and the
-``unit`` the flag counts in (cli/limit_options.py's ``add_limit_options`` reads them). A context that
-needs another default states it once, from ``Limits()`` (Gradescope's, in course/gradescope_config.py).
-This module imports nothing heavy: the command line reads the defaults before anything starts a kernel.
-"""
+"""What a submission's run may take, declared once with its defaults. A field with ``command_line`` is also
+an option (cli/limit_options.py reads its flag, help and unit). Imports nothing heavy: the command line
+reads the defaults before anything starts a kernel."""
 
 from __future__ import annotations
 
@@ -15,7 +11,6 @@ MIB = 2**20
 
 
 def command_line(default, flag: str, help: str, unit: int = 1):
-    """A field that is also a command-line option: ``flag`` sets it, in ``unit``s of the field's own."""
     return field(default=default, metadata={"flag": flag, "help": help, "unit": unit})
 
 
@@ -26,8 +21,6 @@ class ResourceLimits:
     memory_bytes: int = command_line(4 * GIB, "--memory-gib", "memory the kernel may use", unit=GIB)
     max_processes: int = 256  # a JAX kernel runs 40–55 threads; threads count as processes
     max_file_bytes: int = 256 * 2**20
-    # all the kernel writes: its working directory, TMPDIR and /dev/shm together: a tmpfs (write_bound.py)
-    # where the grader may mount, else a watch (write_watch.py)
     write_bytes: int = command_line(
         256 * MIB, "--write-mib", "what the kernel may write: its folder, TMPDIR and /dev/shm together", unit=MIB
     )
@@ -50,16 +43,14 @@ class Limits:
     startup_timeout: float = 60.0
     output_bytes_per_cell: int = 1_000_000
     output_bytes_total: int = 8_000_000
-    # True: the kernel's malloc gives freed memory back while cells run, so that a notebook fits a small
-    # container; False keeps large blocks from the start, as while timing (a student's copy of lab 2's
-    # cells: 19.6 s instead of 26.0 s); None: saved where memory is short (kernels/malloc.memory_decided).
+    # the kernel's malloc gives freed memory back (False: keeps large blocks, faster); None: saved where
+    # memory is short (kernels/malloc.memory_decided)
     saves_memory: bool | None = None
     sandbox: ResourceLimits | None = command_line(  # None: no sandbox (trusted notebooks only)
         ResourceLimits(), "--no-sandbox", "run the kernel without bubblewrap (only for notebooks you trust)"
     )
 
     def to_dict(self) -> dict:
-        """Plain data, as a batch hands the limits to its Dask workers; ``from_dict`` reads it back."""
         return asdict(self)
 
     @classmethod

@@ -1,27 +1,9 @@
 """Closing the network to the kernel without namespaces: a seccomp filter it installs on itself.
 
-``filter_command(argv)`` runs ``argv`` through this file, run as a script (it needs Python's standard
-library only: the kernel's user cannot read the installed package, so the kernel runs a copy made in
-its directory before it starts), which sets ``no_new_privs``, installs the filter, then execs ``argv``.
-The filter, inherited by everything the kernel starts and never removable (filters only stack, and the
-strictest answer wins), refuses:
-
-- ``socket`` and ``socketpair`` for every family but ``AF_UNIX``: no TCP, UDP, raw or netlink sockets,
-  while the kernel still talks to the grader over Unix sockets (ZeroMQ's ipc). Netlink is refused with
-  ``EOPNOTSUPP``, which ``getifaddrs`` callers such as ZeroMQ take for "no interfaces here" (with any other
-  error ZeroMQ aborts the kernel when ipykernel binds its subprocess-output pipe to 127.0.0.1; the bind
-  then fails and ipykernel goes on without that pipe: output printed by the kernel's forked children is
-  lost), every other family with ``EAFNOSUPPORT``;
-- ``ptrace``, ``pidfd_getfd`` (taking another process's descriptors) and ``io_uring_setup`` (io_uring
-  opens sockets without the ``socket`` call) (``EPERM``);
-- ``fallocate`` (``EOPNOTSUPP``, as on a file system without it; glibc's ``posix_fallocate`` then writes
-  the blocks): with ``FALLOC_FL_KEEP_SIZE`` it takes gigabytes of disk in one call, past the per-file limit,
-  before the watch on what a kernel writes could stop it (write_watch.py);
-- any other system call ABI (i386 and x32 on x86_64, arm32 on aarch64): the process is killed, or
-  ``ENOSYS`` for x32, so no second table of call numbers slips past.
-
-``filter_problem()`` says why the filter cannot be used here (tried once per process, in a child).
-"""
+``filter_command`` runs ``argv`` through this file as a script, from a copy in the kernel's directory
+(the kernel's user cannot read the installed package), so it imports the standard library alone. What
+the filter refuses, and why, is docs/trust-boundary.md's; netlink is refused with ``EOPNOTSUPP``, which
+``getifaddrs`` callers such as ZeroMQ take for "no interfaces" (any other error aborts the kernel)."""
 
 from __future__ import annotations
 
@@ -60,7 +42,6 @@ def _instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 
 def filter_program(machine: str) -> bytes:
-    """The BPF program for ``machine`` (``platform.machine()``): its instructions, packed."""
     if machine not in SYSCALLS:
         raise FilterUnavailable(f"no filter for the {machine} architecture")
     arch, socket_nr, socketpair_nr, refused = SYSCALLS[machine]
@@ -94,9 +75,7 @@ class _SockFprog(ctypes.Structure):
 
 
 def install() -> None:
-    """Set ``no_new_privs`` and install the filter on this process (and all it will start).
-
-    Raises ``FilterUnavailable`` when the kernel refuses either."""
+    """Set ``no_new_privs`` and install the filter on this process and all it starts."""
     program = filter_program(platform.machine())
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
@@ -108,8 +87,6 @@ def install() -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Install the filter, then become ``argv``; exit 1 (saying why) without starting it when the filter
-    cannot be installed."""
     try:
         install()
     except OSError as exc:
@@ -118,8 +95,7 @@ def main(argv: list[str]) -> None:
 
 
 def filter_command(argv: list[str], directory: Path | None = None) -> list[str]:
-    """The command that runs ``argv`` behind the filter: this file, run by this Python alone (``-I -S``),
-    from a copy in ``directory`` (the kernel's own, since its user cannot read the installed package)."""
+    """``argv`` behind the filter: this file, from a copy in ``directory`` (the kernel's own)."""
     script = Path(__file__)
     if directory is not None:
         script = Path(shutil.copyfile(script, directory / LAUNCHER_NAME))
@@ -143,8 +119,7 @@ print('closed')
 
 @functools.cache
 def filter_problem() -> str | None:
-    """Why the filter cannot close the network here, or None when a process behind it opens no IP or
-    netlink socket and still opens Unix ones (tried once per process)."""
+    """Why the filter cannot close the network here, or None (tried once per process)."""
     import subprocess
 
     if platform.machine() not in SYSCALLS:

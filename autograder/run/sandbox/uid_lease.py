@@ -1,8 +1,5 @@
-"""A uid of its own for each kernel (as root), leased from a pool by a lock file per uid.
-
-Apart from the sandbox's commands (run/sandbox/bubblewrap.py): bubblewrap run as root and the uid level alike drop the
-kernel to the uid leased here, so that one kernel's process limit, files and signals never reach another's.
-"""
+"""A uid of its own for each kernel (as root), leased by a lock file per uid, so that one kernel's process
+limit, files and signals never reach another's."""
 
 from __future__ import annotations
 
@@ -19,8 +16,7 @@ SANDBOX_UIDS = 5000
 
 
 class SandboxUnavailable(RuntimeError):
-    """No sandbox level can confine a kernel on this machine: ``reason`` says why, each level's reason
-    named; the message adds ``advice``, what the reader may do instead."""
+    """No sandbox level can confine a kernel here: ``reason`` says why; the message adds ``advice``."""
 
     def __init__(self, reason: str, advice: str = ""):
         super().__init__(f"{reason}. {advice}" if advice else reason)
@@ -28,9 +24,7 @@ class SandboxUnavailable(RuntimeError):
 
 
 class UidLease:
-    """A uid of its own for one kernel, held until ``release``: no other kernel, in this process or in
-    another, gets it meanwhile (a lock file per uid), so one kernel's process limit, files and signals
-    never reach another's."""
+    """A uid no other kernel, of any process, gets until ``release``."""
 
     def __init__(self):
         directory = _lease_directory()
@@ -62,12 +56,11 @@ def _lease_directory() -> Path:
 
 
 def lease_uid() -> UidLease | None:
-    """A uid of its own for a kernel when the grader is root; None otherwise (bwrap maps the user)."""
+    """None when the grader is not root: bwrap maps the user."""
     return UidLease() if os.geteuid() == 0 else None
 
 
 def setpriv_args(uid: int) -> list[str]:
-    """Become ``uid`` with no groups, no capabilities, and no way to gain any (no_new_privs)."""
     return [
         system_command("setpriv"),
         f"--reuid={uid}",
@@ -80,6 +73,5 @@ def setpriv_args(uid: int) -> list[str]:
 
 
 def make_private(directory: Path, uid: int) -> None:
-    """Give ``directory`` to ``uid`` alone (0700): a kernel's working directory and home."""
     os.chown(directory, uid, uid)
     os.chmod(directory, 0o700)

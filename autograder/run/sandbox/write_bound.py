@@ -1,22 +1,6 @@
-"""A bound on what a kernel writes: its root directory is a tmpfs of ``ResourceLimits.write_bytes``.
-
-A file of 256 MiB at most (``RLIMIT_FSIZE``) bounds no total: a cell that writes such files one after
-another fills the machine's disk, and then every later results.json, log and gradebook fails to be written.
-So, where the grader may mount (root, with the right to mount: where bubblewrap runs as root), the kernel's
-root directory is a tmpfs of its own, sized: the working directory (its ``TMPDIR`` at the uid level), the
-modules it loads, its log and, under bubblewrap, its ``/tmp`` and ``/dev/shm`` (bound from ``scratch/``)
-all live there, so they are bounded together. A write past the bound fails with ``ENOSPC`` in the cell that
-made it (``No space left on device``, which ``explain_write_error`` names); a ``fallocate`` cannot pass it
-either. A tmpfs is memory: what the kernel writes counts in the memory of the machine or the container,
-beside what ``RLIMIT_DATA`` lets it use, and killing the kernel frees none of it; so in a container whose
-memory limit is known, a tmpfs may take a quarter of it at most (a larger bound is watched on the disk).
-The mount goes when the kernel closes (or when a later grader sweeps the root of a killed one:
-stale_roots.py), and with it everything written.
-
-Where the grader may not mount (an unprivileged grader; a container without ``CAP_SYS_ADMIN``, such as
-Gradescope's, where the uid level runs), ``bound_root`` says why, the root is an ordinary directory, and a
-watch bounds it instead (write_watch.py), as it does the uid level's ``/dev/shm``, which is the machine's.
-"""
+"""A bound on what a kernel writes in all: its root directory is a tmpfs of ``ResourceLimits.write_bytes``,
+where the grader may mount, and at most a quarter of a known container memory (a tmpfs is memory); else
+``bound_root`` says why and a watch bounds it (write_watch.py). docs/trust-boundary.md says what it holds."""
 
 from __future__ import annotations
 
@@ -37,8 +21,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def bound_root(root: Path, write_bytes: int) -> str | None:
-    """Mount a tmpfs of ``write_bytes`` on ``root`` (empty, made by this grader): None once mounted,
-    else why it could not be."""
+    """Mount a tmpfs of ``write_bytes`` on the empty ``root``: None once mounted, else why not."""
     if os.geteuid() != 0:
         return "the grader is not root, so it cannot mount a tmpfs for the kernel"
     limit = memory_limit_bytes()
@@ -56,14 +39,12 @@ def bound_root(root: Path, write_bytes: int) -> str | None:
 
 
 def unbind_root(root: Path) -> None:
-    """Unmount the tmpfs ``bound_root`` mounted on ``root`` (lazily: a process still in it lets go later);
-    nothing when none is."""
+    """Unmount ``bound_root``'s tmpfs, if any, lazily: a process still in it lets go later."""
     if os.path.ismount(root):
         _libc.umount2(os.fsencode(root), MNT_DETACH)
 
 
 def explain_write_error(error: str | None, write_bytes: int | None) -> str | None:
-    """A cell's error, with the bound named when a write hit it (``ENOSPC``)."""
     if error is None or write_bytes is None or ENOSPC_SIGN not in error:
         return error
     return (

@@ -1,16 +1,6 @@
-"""Where no tmpfs bounds what a kernel writes, a thread watches what it wrote and stops it past the bound.
-
-A tmpfs (write_bound.py) needs a grader that may mount. Gradescope's container (Docker without
-``CAP_SYS_ADMIN``, where the uid level runs) and a grader that is not root may not, and the uid level's
-``/dev/shm`` is the machine's even where its root is a tmpfs. So there a thread adds up, every tenth of a
-second, the blocks of the files under the kernel's root and of the files the kernel's uid owns in the
-shared folders (``/dev/shm``), each inode once; past ``write_bytes`` it stops every process of the run, the
-kernel with them (leftovers.py), and the run ends at that cell naming the bound; the tasks before it keep
-their points. It is a watch, not a wall: what a kernel writes between two looks (at a page cache's speed,
-some hundreds of MiB in a tenth of a second) is written before it is stopped, and a tree of very many
-files makes each look slower. ``remove_owned`` removes what a uid left in a shared folder, when its
-kernel has ended.
-"""
+"""Where no tmpfs bounds what a kernel writes (write_bound.py), a thread adds up what it wrote every tenth
+of a second, under its root and of its uid in the shared folders, and stops the run past the bound. A
+watch, not a wall: what is written between two looks passes."""
 
 from __future__ import annotations
 
@@ -26,8 +16,7 @@ SHARED_MEMORY = Path("/dev/shm")  # the uid level's, the machine's: multiprocess
 
 
 class WriteWatch:
-    """Watches what a kernel wrote under ``root`` and, of ``uid``'s, in ``shared``; past ``bound`` bytes it
-    calls ``stop`` (once) and says so in ``passed``."""
+    """Past ``bound`` bytes under ``root`` and of ``uid``'s in ``shared``, calls ``stop`` once; ``passed``."""
 
     def __init__(
         self, root: Path, shared: Sequence[Path], uid: int | None, bound: int, stop: Callable[[], object]
@@ -40,7 +29,6 @@ class WriteWatch:
         self._thread.start()
 
     def usage(self) -> int:
-        """Bytes the kernel's files take now."""
         seen: set[tuple[int, int]] = set()
         owned = [_blocks(folder, self.uid, seen) for folder in self.shared] if self.uid is not None else []
         return _blocks(self.root, None, seen) + sum(owned)
@@ -60,8 +48,7 @@ class WriteWatch:
 
 
 def _blocks(folder: Path, owner: int | None, seen: set[tuple[int, int]]) -> int:
-    """Bytes the files under ``folder`` take on disk (only those ``owner`` owns, when given; each inode
-    once, so that hard links count once)."""
+    """Bytes the files under ``folder`` (of ``owner``, if given) take on disk, each inode once."""
     total, pending = 0, [folder]
     while pending:
         try:
@@ -84,8 +71,7 @@ def _blocks(folder: Path, owner: int | None, seen: set[tuple[int, int]]) -> int:
 
 
 def remove_owned(folder: Path, uid: int) -> None:
-    """Remove what ``uid`` left directly in ``folder`` (its files, links and folders), once its kernel has
-    ended and before the uid serves another."""
+    """Remove what ``uid`` left in ``folder``, before the uid serves another kernel."""
     try:
         with os.scandir(folder) as entries:
             found = list(entries)
