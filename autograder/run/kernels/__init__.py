@@ -1,11 +1,9 @@
 """The kernels a run uses: started in the sandbox on the grader's devices, talked to, and stopped.
 
-``start`` starts one (again, when a start fails), ``manager`` is its process, ``lifecycle`` names what it
-is made for and holds it from start to shutdown, ``client`` talks to it (nbclient), ``harness_code`` is
-what the harness says in it (the kernel package, autograder/kernel, is all it copies in), ``devices`` the
-devices it gets, ``malloc`` whether it saves memory and keeps large blocks while it times, and
-``compiled_programs`` what a run of the lab's solution compiled for the course's own notebooks.
-"""
+``start`` starts one (again, when a start fails), ``manager`` is its process, ``lifecycle`` what it is made
+for and its life from start to shutdown, ``client`` talks to it, ``harness_code`` is what the harness says
+in it, ``devices`` the devices it gets, ``malloc`` whether it saves memory and keeps large blocks while it
+times, and ``compiled_programs`` what a run of the lab's solution compiled for the course's own notebooks."""
 
 from typing import TYPE_CHECKING
 

@@ -1,8 +1,5 @@
-"""Talking to the kernel: nbclient's client, keeping a bounded amount of a cell's output and noticing
-output ZeroMQ dropped on the way, and how a cell's error (a timeout's included) is read.
-
-Apart from the kernel's process (run/kernels/manager.py): this is the grader's side of the conversation.
-"""
+"""The grader's side of the conversation with a kernel: nbclient's client with its output capped, output
+ZeroMQ dropped noticed, and a cell past its timeout given back the time others took from it."""
 
 from __future__ import annotations
 
@@ -22,7 +19,6 @@ RECHECK_SECONDS = 5.0  # past its timeout, a cell on a crowded machine has the t
 
 
 def cell_error(cell) -> str | None:
-    """The error a cell ended with, as ``Name: message``, or None."""
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             return f"{out.get('ename')}: {out.get('evalue')}"[:2000]
@@ -30,9 +26,6 @@ def cell_error(cell) -> str | None:
 
 
 class CappedClient(NotebookClient):
-    """nbclient's client, keeping at most a fixed amount of output per cell and in total, and giving a
-    cell past its timeout the time other work took from it (``LoadClock``) before it is interrupted."""
-
     def __init__(self, nb, limits: Limits, **kwargs):
         super().__init__(nb, **kwargs)
         self.limits = limits
@@ -46,8 +39,7 @@ class CappedClient(NotebookClient):
         self._msg_id: str | None = None
 
     def start_cell(self, interrupt_after: float | None = None) -> None:
-        """Before a cell: with ``interrupt_after``, the cell has that long rather than the limits' cell timeout
-        (the harness's own start-up code has the start-up timeout, however short a cell's is)."""
+        """``interrupt_after``: the cell's own timeout, not the limits' (the harness's start-up code)."""
         self.cell_bytes, self.truncated, self.timed_out = 0, False, False
         self.interrupt_after = interrupt_after
         own_seconds = getattr(self.km, "cpu_seconds", None)  # the harness's kernel manager reads its processes
@@ -55,8 +47,6 @@ class CappedClient(NotebookClient):
         self._clock = LoadClock(own_seconds, time.monotonic, own_threads) if own_seconds and own_threads else None
 
     def cell_others_share(self) -> float | None:
-        """The share of the processors other work took while the last cell ran (others_load.py), read from
-        its clock's start: None where nothing was read."""
         return self._clock.others_share() if self._clock is not None else None
 
     def _get_timeout(self, cell):
@@ -69,8 +59,7 @@ class CappedClient(NotebookClient):
         return await super()._async_poll_for_reply(msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive)
 
     async def _async_handle_timeout(self, timeout, cell=None):
-        """nbclient's timeout has passed: first wait out the time other work took from the cell, for its
-        reply (returned as nbclient's reply); then interrupt it."""
+        """First wait, for the cell's reply, the time other work took from it; then interrupt it."""
         reply = await self._reply_in_time_given_back(timeout)
         if reply is not None:
             return reply
@@ -97,19 +86,16 @@ class CappedClient(NotebookClient):
                 return msg
 
     def _kernel_client(self):
-        """The client of the started kernel; the output channel is watched only once there is one."""
         if self.kc is None:
             raise RuntimeError("the kernel's client is not started")
         return self.kc
 
     def watch_output_channel(self) -> None:
-        """Watch the kernel's output channel for disconnections: ZeroMQ drops a message larger than
-        the grader accepts (and the connection with it) without a word, so the output was cut there."""
+        """ZeroMQ drops a message larger than the grader accepts, and the connection with it, silently."""
         self._disconnections = self._kernel_client().iopub_channel.socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
 
     def stop_watching_output_channel(self) -> None:
-        """Close the monitor socket: an open one keeps its ZeroMQ context from terminating, and the
-        grader's process hangs at exit when the context is collected."""
+        """An open monitor socket keeps its ZeroMQ context alive: the grader would hang at exit."""
         monitor = getattr(self, "_disconnections", None)
         if monitor is None:
             return
@@ -121,8 +107,7 @@ class CappedClient(NotebookClient):
         monitor.close(linger=0)
 
     async def output_dropped(self) -> bool:
-        """Did the output channel drop its connection since the last call (output lost on the way)?
-        ZeroMQ does not connect again after such a drop, so the channel is connected anew here."""
+        """Was output dropped since the last call? ZeroMQ does not reconnect by itself after a drop."""
         dropped = False
         monitor = getattr(self, "_disconnections", None)
         while monitor is not None and await monitor.poll(0):

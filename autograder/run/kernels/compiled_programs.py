@@ -1,25 +1,7 @@
 """The programs a run of a lab's solution compiled, kept for the runs of the course's own notebooks that
-follow (``autograder test``'s known-grade cases), never for a student's.
-
-Each kernel of a lab compiles the lab's programs again: about half of a notebook's run on a CPU, and most
-of it the given code run on the answers' values, so what the solution compiled is what a right answer
-compiles. JAX's persistent compilation cache can hand it over, and two rules keep that safe:
-
-- **an entry is native code, loaded as it is**: only a run of the lab's solution (the course's own file,
-  never a submission) writes entries, into a folder in its own working directory, and only a run that
-  ran every cell leaves them; the harness copies them into the lab's folder under the machine's cache
-  directory (``compiled_programs_folder``), private to the harness's user, made whole by one rename and
-  never added to;
-- **they are the solution, compiled**: a kernel that could read them, or only tell whether a program of
-  its own is among them, would have an answer key. So a student's kernel never sees them: only the run
-  of a notebook the course wrote (its solution, a known-grade case of ``autograder test``) gets a copy
-  of its own, in its working directory, and reads it without writing (its minimum compile time for a
-  write is beyond any compilation).
-
-A program missing from the copy is compiled as it would be without it. The folder's name holds the lab,
-its solution's content, Python's and JAX's versions and the harness's device settings: a change to any of
-them starts a new folder. Deleting the folders is always safe.
-"""
+follow, never for a student's: they are the solution, compiled (docs/trust-boundary.md says how they are
+kept safe). The folder's name holds what changes a compilation (the lab, its solution, Python's and JAX's
+versions, the device settings); deleting it is always safe."""
 
 from __future__ import annotations
 
@@ -49,19 +31,16 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class CompiledPrograms:
-    """A lab's folder of compiled programs, as the run of one of the course's own notebooks uses it:
-    ``fill`` for the run of the lab's solution while no run has left the folder, else read."""
+    """``fill``: a run of the lab's solution while no run has left the folder; else it is read."""
 
     folder: Path
     fill: bool = False
 
     def left(self) -> bool:
-        """Has a run of the solution left the folder (whole, and the harness user's alone)?"""
         return _is_ours(self.folder)
 
 
 def compiled_programs_folder(lab_id: str, solution: Path) -> Path:
-    """The folder for the programs of ``lab_id`` whose solution is the notebook ``solution``."""
     digest = hashlib.sha256()
     digest.update(solution.read_bytes())
     versions = {name: _version(name) for name in ("jax", "jaxlib")}
@@ -70,9 +49,8 @@ def compiled_programs_folder(lab_id: str, solution: Path) -> Path:
 
 
 def settings_code(directory: Path, writes: bool) -> str:
-    """Kernel code, run after JAX's import and before anything compiles: compiled programs are looked up
-    in ``directory``, and written there only when ``writes``. Options this JAX lacks are skipped: the run
-    then simply compiles."""
+    """Kernel code, after JAX's import: programs are looked up in ``directory``, written only when
+    ``writes``; options this JAX lacks are skipped (the run then simply compiles)."""
     options = {
         "jax_compilation_cache_dir": str(directory),
         "jax_persistent_cache_min_compile_time_secs": 0.0 if writes else NEVER_WRITE_SECONDS,
@@ -91,8 +69,7 @@ def settings_code(directory: Path, writes: bool) -> str:
 
 
 def copy_for_kernel(folder: Path, workdir: Path) -> bool:
-    """Put a copy of the lab's folder in a kernel's working directory, for it alone to read; False when
-    no run has left the folder."""
+    """A copy of the lab's folder for the kernel alone to read; False when no run has left one."""
     if not _is_ours(folder):
         return False
     target = workdir / KERNEL_DIR
@@ -103,8 +80,8 @@ def copy_for_kernel(folder: Path, workdir: Path) -> bool:
 
 
 def leave(workdir: Path, folder: Path) -> bool:
-    """Copy what the solution's kernel (working in ``workdir``, now ended) compiled into ``folder``, made
-    whole by one rename; False when nothing was kept (nothing compiled, too much, already there)."""
+    """Copy what the ended solution's kernel compiled into ``folder``, made whole by one rename; False
+    when nothing was kept."""
     source = workdir / KERNEL_DIR
     if _is_ours(folder) or not source.is_dir():
         return False
@@ -133,12 +110,11 @@ def _copy(entries: list[Path], target: Path, mode: int) -> None:
 
 
 def _entries(folder: Path) -> list[Path]:
-    """The entries JAX wrote: regular files under its name for them (no link, nothing else)."""
     return [p for p in sorted(folder.iterdir()) if p.name.endswith(ENTRY_SUFFIX) and _is_regular(p)]
 
 
 def _is_ours(folder: Path) -> bool:
-    """A real folder (not a link) of this user's that no one else may write, in a parent likewise."""
+    """A real folder of this user's that no one else may write, in a parent likewise."""
     return _owned(folder) and _owned(folder.parent)
 
 

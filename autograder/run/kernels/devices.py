@@ -15,8 +15,7 @@ HARNESS_ENV = {
     "PJRT_NPROC": str(2 * DEVICE_COUNT),
 }
 
-# Settings a notebook author or student could set to change devices, threads or JAX's behaviour;
-# they are never inherited by a kernel.
+# what a notebook's author could set to change devices, threads or JAX: never inherited by a kernel
 INHERITED_PREFIXES_DROPPED = ("XLA_", "JAX_", "PJRT_", "TF_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "TPU_", "MALLOC_")
 
 
@@ -25,8 +24,6 @@ class DeviceSetupError(RuntimeError):
 
 
 def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a student kernel: the parent's, minus device settings, plus the harness's (and
-    its malloc settings, sandboxed or not: run/kernels/malloc.py)."""
     base = dict(os.environ if base is None else base)
     env = {k: v for k, v in base.items() if not k.startswith(INHERITED_PREFIXES_DROPPED)}
     env.pop("JPY_PARENT_PID", None)
@@ -37,8 +34,7 @@ def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def configure_grader_process() -> None:
-    """Give this (trusted) process the harness's devices and the machine's compilation cache; call before
-    JAX is first used."""
+    """The harness's devices and compilation cache for this process, before JAX is first used."""
     os.environ.update(HARNESS_ENV)
     enable_compilation_cache()
     if "jax" in sys.modules:

@@ -1,10 +1,5 @@
-"""A submission's kernel from start to close (``StartedKernel``): its root directory made and the modules
-it loads (housekeeping, kernel recorder, lab probe) copied in, the kernel started with the startup code
-run, used once for one submission, then shut down and its directory removed.
-
-Starting again after a failed start is start.py's; the process is manager.py's, the client
-client.py's and the code run in the kernel harness_code.py's.
-"""
+"""A submission's kernel from start to close: what it is made for (``KernelSpec``), its root directory with
+the kernel package copied in, started with the startup code run, used once, then shut down and removed."""
 
 from __future__ import annotations
 
@@ -54,12 +49,7 @@ class KernelSpec:
 
 
 class StartedKernel:
-    """A fresh sandboxed kernel in a root directory of its own, started and with the startup code run
-    (housekeeping, kernel recorder and lab probe loaded, JAX imported, the devices initialised): ready for
-    one submission, and used once.
-
-    It is made for one lab probe, one ``Limits`` and one use of the lab's compiled programs
-    (compiled_programs.py); ``fits`` says whether it may run a given plan."""
+    """A fresh sandboxed kernel in a root directory of its own, for one submission."""
 
     def __init__(self, spec: KernelSpec):
         limits, lab_probe, compiled = spec.limits, spec.lab_probe, spec.compiled
@@ -116,8 +106,6 @@ class StartedKernel:
         )
 
     def fits(self, spec: KernelSpec) -> bool:
-        """Was it made for these limits, this lab probe (compared by content) and this use of compiled
-        programs?"""
         return (
             spec.limits == self.limits
             and _digest(spec.lab_probe) == self.lab_probe_digest
@@ -126,12 +114,11 @@ class StartedKernel:
 
     @property
     def fills(self) -> bool:
-        """Does it write the compiled programs it leaves for the lab (a run of the lab's solution)?"""
         return self.compiled is not None and self.compiled.fill
 
     async def start(self) -> None:
-        """Start the kernel and run the startup code; ``failure`` says why the device setup failed.
-        Then remember the harness's processes: any other process found later was started by student code."""
+        """``failure`` says why the startup code failed. The harness's processes are noted then: any other
+        found later was started by student code."""
         self.state = "starting"
         try:
             await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
@@ -160,8 +147,7 @@ class StartedKernel:
             self.start_ended.set()
 
     def _watch_writes(self) -> None:
-        """Watch what the kernel writes where no tmpfs bounds it all (write_watch.py): its root where that
-        is no tmpfs, and the machine's /dev/shm at the uid level."""
+        """Where no tmpfs bounds it all: its root where that is no tmpfs, the machine's /dev/shm at the uid level."""
         sandbox = self.limits.sandbox
         if sandbox is None or (self.write_bound is not None and self.km.level == BUBBLEWRAP):
             return
@@ -169,7 +155,6 @@ class StartedKernel:
         self.write_watch = WriteWatch(self.root, shared, self.km.uid, sandbox.write_bytes, self.km.stop_all_processes)
 
     async def ready(self, timeout: float = 15) -> bool:
-        """Started without failing, still running, and answering: may it take a submission now?"""
         if self.state != "started" or self.failure is not None or self.client.kc is None:
             return False
         try:
@@ -180,9 +165,8 @@ class StartedKernel:
     async def run_code(
         self, source: str, timeout: float, warm_up_ended: Path | None = None, interrupt_after: float | None = None
     ) -> nbformat.NotebookNode:
-        """Execute code as a cell, interrupted past the cell timeout (or ``interrupt_after``); a kernel that
-        does not answer within ``timeout`` is stopped. With ``warm_up_ended``, the warm-up the code starts
-        is held like this cell until that file appears."""
+        """Code as a cell, interrupted past the cell timeout (or ``interrupt_after``); ``TimeoutError`` past
+        ``timeout``. With ``warm_up_ended``, the warm-up it starts is held like a cell until that file appears."""
         cell = nbformat.v4.new_code_cell(source)
         async with self.turn:  # the wait, if any, is before the timeout starts
             if warm_up_ended is not None:
@@ -197,8 +181,6 @@ class StartedKernel:
         return cell
 
     def _compilation_settings(self) -> str:
-        """Where the kernel looks up and writes compiled programs: a filling kernel writes in its working
-        directory; a kernel of a course's notebook reads its copy of the lab's folder, once left."""
         if self.compiled is None:
             return ""
         if self.fills:
@@ -208,8 +190,7 @@ class StartedKernel:
         return ""
 
     def _warm_up_ended(self) -> bool:
-        """No warm-up was still compiling when the kernel was stopped (it could have left an entry cut
-        short)."""
+        """No warm-up was compiling when the kernel stopped (it could have left an entry cut short)."""
         return not self.with_lab_probe or (self.facts_dir / WARM_UP_ENDED).exists()
 
     def _let_warm_up_go(self) -> None:
@@ -217,7 +198,6 @@ class StartedKernel:
             self.warm_up_hold.cancel()  # release_when lets go of the hold as it ends
 
     async def close(self) -> None:
-        """Shut the kernel down, stop whatever of it still runs, and remove its root directory."""
         self._let_warm_up_go()
         self.start_ended.set()
         if self.write_watch is not None:
@@ -242,7 +222,6 @@ class StartedKernel:
 
 
 def _remove(root: Path) -> None:
-    """Remove a kernel's root directory, its tmpfs unmounted first (write_bound.py)."""
     unbind_root(root)
     shutil.rmtree(root, ignore_errors=True)
 

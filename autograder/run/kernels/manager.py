@@ -1,9 +1,6 @@
-"""The kernel's process: how the harness launches an ipykernel for a submission (its command, wrapped in
-the sandbox, the network filter and Landlock where they work; its environment; its ZeroMQ limits) and
-how it shuts it down with whatever the notebook left running.
-
-jupyter_client's kernel manager, specialised; the kernel's use for one submission is lifecycle.py's.
-"""
+"""The kernel's process: jupyter_client's kernel manager, launching ipykernel wrapped in the sandbox (see
+``HarnessKernelManager``), with bounded ZeroMQ messages, and shutting it down with whatever the notebook
+left running."""
 
 from __future__ import annotations
 
@@ -52,14 +49,9 @@ MAX_QUEUED_MESSAGES = 32
 
 
 class HarnessKernelManager(AsyncKernelManager):
-    """An ipykernel started from this Python with the harness's environment, not a kernelspec's.
-
-    With ``sandbox`` limits it runs at the strongest level that works here (see run/sandbox/bubblewrap.py; ``level``),
-    as root under a uid of its own (``uid``), behind the network filter where it works (network_filter.py)
-    and, at the uid level, Landlock's allow-list where it works (landlock.py), and talks over ZeroMQ's ipc
-    transport through socket files in its working directory: the host cannot reach ports inside the
-    kernel's network namespace, and the filter leaves the kernel Unix sockets alone.
-    """
+    """An ipykernel started from this Python with the harness's environment, not a kernelspec's; with
+    ``sandbox`` limits at the strongest ``level`` that works here, talking over ZeroMQ's ipc transport: the
+    host cannot reach ports in the kernel's network namespace, and the filter leaves it Unix sockets."""
 
     def __init__(
         self,
@@ -70,9 +62,7 @@ class HarnessKernelManager(AsyncKernelManager):
         scratch: Path | None = None,
         **kwargs,
     ):
-        """``scratch``: a folder beside ``workdir`` in the kernel's root, where bubblewrap's ``/tmp`` and
-        ``/dev/shm`` are kept, bounded with the root (write_bound.py, write_watch.py); None: tmpfs mounts
-        of their own."""
+        """``scratch``: where bubblewrap's ``/tmp`` and ``/dev/shm`` are kept, in the bounded root."""
         super().__init__(kernel_name="python3", **kwargs)
         self.workdir, self.log_path, self.sandbox = workdir, log_path, sandbox
         self.level = sandbox_level() if sandbox is not None else NO_SANDBOX
@@ -112,7 +102,6 @@ class HarnessKernelManager(AsyncKernelManager):
         self._kernel_spec = KernelSpec(
             argv=argv, display_name="autograder", language="python", interrupt_mode="message"
         )
-        # the process started to run the kernel (prlimit/bwrap, or the kernel itself)
         self._launcher: psutil.Process | None = None
         # Inside bubblewrap's pid namespace every process of the run descends from the launcher; a
         # sandbox without one must name the kernel's own uid here, so that orphans are found by it.
@@ -136,44 +125,36 @@ class HarnessKernelManager(AsyncKernelManager):
             await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
 
     def note_harness_processes(self) -> None:
-        """Remember the processes that make up the kernel before any student code runs: every other
-        process of the run, found later, was started by the notebook."""
         self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
         self._harness_pids = process_tree(self._launcher)
 
     def cpu_seconds(self) -> float | None:
-        """CPU seconds the run's processes (the kernel and what its cells started, reparented ones too)
-        have spent so far: a process the notebook sets loose is the notebook's load, never others'."""
+        """CPU seconds of the run's processes, reparented ones too: what the notebook sets loose is its load."""
         return process_cpu_seconds(self._launcher, run_processes(self._launcher, self.leftovers_uid))
 
     def thread_times(self) -> ThreadTimes | None:
-        """How long each thread of the run's processes (those ``cpu_seconds`` counts) ran and waited to run
-        (thread_waits.py): whether others' work slowed the kernel, not only how busy the machine was."""
         if self._launcher is None:
             return None
         return thread_times([self._launcher, *run_processes(self._launcher, self.leftovers_uid)])
 
     def stop_all_processes(self) -> int:
-        """Stop every process of the run, the kernel too (a kernel that wrote past its bound:
-        write_watch.py); how many."""
+        """The kernel too: it wrote past its bound (write_watch.py)."""
         return stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
 
     def stop_leftover_processes(self) -> int:
-        """Stop what the notebook started that is still running (see leftovers.py); how many."""
         if not self._harness_pids:
             return 0
         return stop_leftover_processes(self._launcher, self._harness_pids, self.leftovers_uid)
 
     # jupyter_client types these two by its synchronous manager's; the async manager's are coroutines.
     async def restart_kernel(self, now: bool = False, newports: bool = False, **kw) -> None:  # type: ignore[override]
-        """Refused for a sandboxed kernel, which is used once: a restart would run the network filter's
-        launcher again from the kernel's own directory, where the kernel may have rewritten it."""
+        """Refused when sandboxed: it would run the filter's launcher again from where the kernel may have
+        rewritten it."""
         if self.sandbox is not None:
             raise RuntimeError("a sandboxed kernel is not restarted: start a fresh one")
         await super().restart_kernel(now=now, newports=newports, **kw)
 
     async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
-        """Shut the kernel down, stop whatever of the run still runs, then give its uid back."""
         try:
             await super().shutdown_kernel(now=now, restart=restart)
         finally:
@@ -192,7 +173,6 @@ class HarnessKernelManager(AsyncKernelManager):
 
 
 def _scratch_folders(scratch: Path, uid: int | None) -> tuple[Path, Path]:
-    """The folders in ``scratch`` bound as the kernel's ``/tmp`` and ``/dev/shm``, private to its uid."""
     folders = (scratch / "tmp", scratch / "shm")
     for folder in folders:
         folder.mkdir(parents=True)

@@ -1,16 +1,6 @@
-"""Starting a submission's kernel, and starting a fresh one when that fails: a failed start is the
-harness's fault, never the student's.
-
-A start fails when the kernel's process exits before its first reply (jupyter_client's "Kernel died before
-replying to kernel_info"), does not answer in time, is gone once started, or when the start-up code (the
-housekeeping, the kernel recorder, the lab probe, JAX's devices) fails. No student code has run then, so
-nothing is lost by starting again: the failed kernel is shut down and a fresh one (process, directory,
-uid) is started, up to ``START_ATTEMPTS`` times, each failure logged with the tail of that kernel's log
-(and whether the out-of-memory killer struck meanwhile: a kernel runs with ``oom_score_adj`` 1000, so on a
-machine short of memory a kernel just starting is the process it picks when no larger kernel runs). When
-every attempt fails, the run ends as ``KERNEL_FAILED_TO_START``, which a grade reports as the harness's
-error (grading/grade_status.py), not as a score.
-"""
+"""Starting a submission's kernel, and a fresh one when that fails (``START_ATTEMPTS`` in all, each failure
+logged with the tail of its log): no student code has run yet, so a failed start is the harness's fault,
+never the student's, and a run whose every attempt failed ends as ``KERNEL_FAILED_TO_START``."""
 
 from __future__ import annotations
 
@@ -30,8 +20,6 @@ log = logging.getLogger("autograder.kernel_start")
 
 @dataclass(frozen=True)
 class KernelStart:
-    """The kernel a submission runs in, and why each attempt before it failed."""
-
     kernel: StartedKernel | None  # started and alive; None when every attempt failed
     failures: tuple[str, ...] = ()  # why each failed attempt failed, in order
 
@@ -42,9 +30,8 @@ async def start_kernel(
     owner: int | None = None,
     attempts: int = START_ATTEMPTS,
 ) -> KernelStart:
-    """Start ``kernel`` (or a new one made for ``spec``), and fresh ones while starting fails, ``attempts``
-    times at most; a kernel a pool started already is only checked. ``owner`` is the run each kernel serves (its
-    ``CellTurn``'s owner). A cancelled start shuts its kernel down."""
+    """Start ``kernel`` (a pool's, already started, is only checked) or one for ``spec``, and fresh ones while
+    starting fails; ``owner`` is the run each serves. A cancelled start shuts its kernel down."""
     failures: list[str] = []
     for attempt in range(1, attempts + 1):
         kernel = kernel or StartedKernel(spec)
@@ -71,7 +58,6 @@ async def start_kernel(
 
 
 async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
-    """Why ``kernel`` did not start, or None once it has started and is alive."""
     try:
         if kernel.state == "new":
             await pass_the_gate()  # not while another grading times code; no timeout counts the wait
@@ -91,6 +77,5 @@ async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
 
 
 def not_started_reason(failures: tuple[str, ...]) -> str:
-    """A run's reason when no attempt started a kernel: how many, and each distinct failure."""
     distinct = list(dict.fromkeys(failures))
     return f"the kernel failed to start {len(failures)} times ({'; '.join(distinct)})"
