@@ -1,13 +1,11 @@
 """The run: a submission's cells executed in a sandboxed kernel, task by task, with its facts taken.
 
-``plan`` splits the notebook into tasks (leaving out the student's self-check cells, which ``assign`` adds and
-``self_check_cells`` recognises); ``run_request`` names what one run is asked to do, and an ``Executor``
-(``execute``, or a batch worker's ``kernel_pool``) runs its cells in a kernel (run/kernels) within the sandbox's
-bounds (run/sandbox), has the kernel recorder write each task's facts, and takes the turns the machine's
-fairness (autograder/fairness) gives a task that times code; ``live_execution`` hands each task over as soon as
-it is taken, ``execution`` what it produced and how it and each cell ended, and
-``phase_clock`` where a grading's time goes. Grading reads what the run hands on: each task's facts.
-"""
+``plan`` splits the notebook into tasks (leaving out the self-check cells ``self_check_cells`` recognises);
+``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or a batch worker's
+``kernel_pool``) runs its cells in a kernel (run/kernels) within the sandbox (run/sandbox), taking the
+machine's turns (autograder/fairness) for a task that times code; ``live_execution`` hands each task over as
+soon as it is taken, ``execution`` says what the run produced and how it ended, and ``phase_clock`` where a
+grading's time goes."""
 
 from typing import TYPE_CHECKING
 

@@ -1,15 +1,8 @@
-"""Headless execution of a submission's plan in a fresh kernel, capturing facts after each task.
+"""Headless execution of a submission's plan in a fresh kernel, its facts taken after each task.
 
-The kernel runs the plan's cells with nbclient (errors allowed, so later tasks are still graded),
-with a timeout per cell, a deadline for the whole notebook and caps on output. After each task the
-kernel recorder writes that task's facts, which this process takes out of the kernel's reach at once, before
-any later student cell could touch them, and validates when they are read (see taken_facts.py). A
-kernel that dies or hangs ends the run; facts taken so far are kept. A kernel that fails to start is
-started again (run/kernels/start.py): no student code has run yet. With a ``LiveExecution`` the
-grader, in another thread, reads each task's facts while the kernel goes on.
-
-This module imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts.
-"""
+Errors are allowed, so later tasks are still graded; each task's facts are taken out of the kernel's reach
+at once, before any later cell could touch them. A kernel that dies or hangs ends the run, the facts taken
+so far kept. Imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts."""
 
 from __future__ import annotations
 
@@ -20,9 +13,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import nbformat
 from nbclient.exceptions import DeadKernelError
 
 from autograder.facts import TakenFacts, TaskCapture, task_seed
@@ -62,9 +53,6 @@ from autograder.run.sandbox import (
     out_of_memory_words,
 )
 
-if TYPE_CHECKING:
-    pass
-
 RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
 
 
@@ -73,9 +61,6 @@ class _Hung(Exception):
 
 
 class _Run:
-    """One execution: the submission's plan, the kernel it runs in once started, and what has been
-    learnt so far."""
-
     def __init__(self, request: RunRequest, live: LiveExecution | None):
         self.plan, self.limits, self.seed = request.plan, request.limits, request.seed
         self._captures: Captures = request.captures
@@ -94,16 +79,12 @@ class _Run:
             live.started(self.taken, self.cells)
 
     def attach(self, kernel: StartedKernel) -> None:
-        """Run in ``kernel``, started: a copy of the submission goes into its working directory."""
         self.kernel: StartedKernel = kernel
         self.km, self.client, self.facts_dir = kernel.km, kernel.client, kernel.facts_dir
         kernel.turn.owner = id(self)
         submission = self.submission
         if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
             shutil.copyfile(submission, kernel.workdir / submission.name)
-
-    async def run_code(self, source: str, timeout: float) -> nbformat.NotebookNode:
-        return await self.kernel.run_code(source, timeout)
 
     async def execute(self) -> tuple[str, str | None, str | None]:
         async with self.client.async_setup_kernel():
@@ -130,38 +111,34 @@ class _Run:
 
     @property
     def waited(self) -> float:
-        """Seconds this run waited for other gradings' timed tasks: no timeout counts them."""
+        """Seconds waited for other gradings' timed tasks: no timeout counts them."""
         kernel = getattr(self, "kernel", None)  # none before ``attach``
         return (kernel.turn.waited if kernel is not None else 0.0) + self.timed_turn.waited
 
     async def until_idle(self, label: str, task: str) -> None:
-        """Before a cell that measures time: wait until the grader has nothing to check and the kernel's
-        own warm-up has ended, so that neither runs against the student's timing, and have the kernel's
-        malloc keep large blocks, as the grader's does when it measures; then, briefly, wait for the
-        machine to be quiet (machine_quiet.py: what is already under way, which no turn stops)."""
+        """Before a timed cell: the grader and the kernel's warm-up idle, malloc keeping large blocks as the
+        grader's does when it measures, then, briefly, a quiet machine (what no turn stops)."""
         if self.live is not None:
             await self.live.until_grader_idle()
         try:
-            await self.run_code(before_timed_cell_code(task), WARM_UP_WAIT + 30)
+            await self.kernel.run_code(before_timed_cell_code(task), WARM_UP_WAIT + 30)
         except TimeoutError:
             raise _Hung(label) from None
         self.timing_malloc = True
         await until_machine_quiet(label)
 
     async def end_timing(self) -> None:
-        """After a timed task's cells: the kernel's malloc gives memory back again where it saves memory
-        (run/kernels/malloc.py)."""
         if self.timing_malloc and self.limits.saves_memory is not False:
             self.timing_malloc = False
             try:
-                await self.run_code(after_timed_task_code(), 30)
+                await self.kernel.run_code(after_timed_task_code(), 30)
             except TimeoutError:
                 raise _Hung("the end of a timed task") from None
 
     @property
     def cell_bound(self) -> float:
-        """How long a cell may take before its kernel counts as hung: its timeout with the most time others'
-        work can have it given back (run/kernels/client.py), and the interrupt's grace."""
+        """Past its timeout, the most time others' work can have given back and the interrupt's grace, a
+        kernel counts as hung."""
         return self.limits.cell_timeout * stretch(MOST_SHARE) + 30
 
     def times_code(self, task: str | None) -> bool:
@@ -170,20 +147,19 @@ class _Run:
 
     @property
     def captures(self) -> Mapping[str, TaskCapture]:
-        """The lab's captures, asked for when first needed (a lab's may import JAX)."""
+        """Asked for when first needed: a lab's may import JAX."""
         if callable(self._captures):
             self._captures = self._captures()
         return self._captures
 
     async def run_cell(self, step: RunCell, timed: bool = False) -> bool:
-        """Run one cell; a ``timed`` one (of a task that times code) with the load others put on the
-        processors meanwhile read (others_load.py), which the timing checks allow for."""
+        """One cell; a ``timed`` one with others' load meanwhile read, which the timing checks allow for."""
         started, waited = time.monotonic(), self.kernel.turn.waited
         try:
-            cell = await self.run_code(step.source, self.cell_bound)
+            cell = await self.kernel.run_code(step.source, self.cell_bound)
         except TimeoutError:
             raise _Hung(step.label) from None
-        share = self.client.cell_others_share() if timed else None  # from the cell's clock (run/kernels/client.py)
+        share = self.client.cell_others_share() if timed else None
         error = explain_write_error(cell_error(cell), self.kernel.write_bound)  # the bound it hit, named
         seconds = time.monotonic() - started - (self.kernel.turn.waited - waited)
         if self.client.timed_out:  # nbclient interrupted it: the error shown is the interrupt's
@@ -204,41 +180,33 @@ class _Run:
 
     def _allowed(self) -> str:
         """``120 s``, or ``120 s (300 s with the time other work took from it given back)``."""
-        given = self.client.allowed_seconds
+        given, limit = self.client.allowed_seconds, f"{self.limits.cell_timeout:g} s"
         if given <= self.limits.cell_timeout * 1.01:
-            return f"{self.limits.cell_timeout:g} s"
-        limit, given_back = f"{self.limits.cell_timeout:g} s", f"{round(given, 1):g} s"
-        return f"{limit} ({given_back} with the time other work took from it given back)"
+            return limit
+        return f"{limit} ({round(given, 1):g} s with the time other work took from it given back)"
 
     async def stop_leftovers(self) -> int:
-        """Stop the processes the last cell left running, before anything else runs or is read; the
-        kernel then reaps those that were its children, which frees the sandbox's process limit."""
+        """Before anything else runs or is read; the kernel reaps its own, freeing the process limit."""
         stopped = self.km.stop_leftover_processes()
         if stopped:
-            await self.run_code(reap_children_code(), 30)
+            await self.kernel.run_code(reap_children_code(), 30)
         return stopped
 
     async def responsive(self) -> bool:
-        """After an interrupted cell: does the kernel answer again within a few seconds?"""
         try:
-            await self.run_code("pass", 15)
+            await self.kernel.run_code("pass", 15)
             return True
         except TimeoutError:
             return False
 
     async def capture(self, task: str) -> None:
         with self.phases.timed(CAPTURE):
-            await self._capture(task)
-
-    async def _capture(self, task: str) -> None:
-        capture = self.captures.get(task, TaskCapture(task))
-        out = self.facts_dir / task
-        cell = await self.run_code(
-            recorder_code(capture.manifest(str(out), task_seed(self.seed, task))), self.cell_bound
-        )
-        await self.stop_leftovers()  # the grader's calls of student functions may have started some
-        self.taken.take(task, out, _capture_problem(cell_error(cell)))
-        shutil.rmtree(out, ignore_errors=True)
+            capture, out = self.captures.get(task, TaskCapture(task)), self.facts_dir / task
+            manifest = capture.manifest(str(out), task_seed(self.seed, task))
+            cell = await self.kernel.run_code(recorder_code(manifest), self.cell_bound)
+            await self.stop_leftovers()  # the grader's calls of student functions may have started some
+            self.taken.take(task, out, _capture_problem(cell_error(cell)))
+            shutil.rmtree(out, ignore_errors=True)
         if self.live is not None:
             self.live.task_taken()
 
@@ -266,7 +234,6 @@ class _Run:
 
 
 def _capture_problem(error: str | None) -> str:
-    """Why the kernel recorder could not write a task's facts, in words, from the error of its cell."""
     if error is None:
         return ""
     if "can't start new thread" in error or "Resource temporarily unavailable" in error:
@@ -288,10 +255,8 @@ async def execute_plan_async(
     live: LiveExecution | None = None,
     kernel: StartedKernel | None = None,
 ) -> Execution:
-    """Run the request's plan in a fresh kernel (see ``RunRequest``). With ``live``, a grader in
-    another thread follows the run, and the cells of a task that times code wait until that grader is
-    idle. ``kernel``: a kernel started ahead for these limits and this lab probe (none: one is started
-    here); it is shut down after."""
+    """With ``live``, a grader in another thread follows the run. ``kernel``: one started ahead for this
+    request's spec (none: one is started here); it is shut down after."""
     plan, limits = request.plan, request.limits
     started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
     if kernel is not None and not kernel.fits(request.kernel):
@@ -308,7 +273,6 @@ async def execute_plan_async(
     kills_before = oom_kills()
     try:
         asked = time.monotonic()
-        # a failed start is tried again
         start = await start_kernel(request.kernel, kernel, owner=id(run))
         run.phases.add(KERNEL_START, time.monotonic() - asked + (kernel.waited if kernel is not None else 0.0))
         if start.kernel is None:
@@ -335,7 +299,7 @@ async def execute_plan_async(
     finally:
         if live is None:
             run.timed_turn.release()  # no grader follows the run to measure under it
-        if live is not None:
+        else:
             live.ended(status, reason, ended_at)
         if start is not None and start.kernel is not None:
             start.kernel.ended_well = status == RunStatus.COMPLETED
@@ -364,14 +328,12 @@ async def execute_plan_async(
 
 
 def _did_not_stop(label: str, limits: Limits) -> str:
-    """Why a run ended at a cell that went on past its timeout and its interrupt."""
     return f"{label} did not stop when interrupted after {limits.cell_timeout:g} s"
 
 
 async def _within_deadline(run: _Run, total_timeout: float):
-    """``run.execute()``, cancelled past ``total_timeout`` seconds — not counting the time it waited for
-    other gradings' timed tasks, nor the time other work took from its kernel (others_load.LoadClock)
-    (asyncio.TimeoutError then)."""
+    """``run.execute()``, cancelled (``TimeoutError``) past ``total_timeout`` seconds, not counting its waits
+    for other gradings' timed tasks nor the time other work took from its kernel."""
     task = asyncio.ensure_future(run.execute())
     clock = LoadClock(run.km.cpu_seconds, time.monotonic, run.km.thread_times)
     while True:
@@ -387,5 +349,4 @@ async def _within_deadline(run: _Run, total_timeout: float):
 
 
 def execute_plan(request: RunRequest, live: LiveExecution | None = None) -> Execution:
-    """The request run in a kernel started for it, on an event loop of its own (an ``Executor``)."""
     return asyncio.run(execute_plan_async(request, live))

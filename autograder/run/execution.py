@@ -43,8 +43,6 @@ class CellOutcome:
 
 @dataclass(frozen=True)
 class Execution:
-    """What running a submission produced: facts per task, and how the run went."""
-
     status: RunStatus
     reason: str | None
     ended_at: str | None
@@ -58,20 +56,17 @@ class Execution:
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the run (phase_clock.py)
 
     def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
-        """(facts, error) of a task: (None, None) when the run did not reach it."""
         return self.facts.get(task), self.fact_errors.get(task)
 
     def wait_for(self, task: str) -> None:
-        """A finished execution has every fact it will ever have (see ``LiveExecution``)."""
+        """A finished execution has every fact it will have."""
 
     def grader_busy(self):
-        """Nothing to tell a finished execution about the grader's checks (see ``LiveExecution``)."""
         return contextlib.nullcontext()
 
 
 def timed_cells_share(cells: Sequence[CellOutcome], task: str) -> float | None:
-    """The share of the processors other work took while ``task``'s timed cells ran, over all of them by
-    how long each ran (None where none was read: an untimed task, a quota, a task not reached)."""
+    """Others' share of the processors over ``task``'s timed cells, by how long each ran (None: none read)."""
     timed = [c for c in cells if c.task == task and c.others_share is not None]
     seconds = sum(c.seconds for c in timed)
     if seconds <= 0:

@@ -1,19 +1,8 @@
-"""Warm kernels for a process that grades one submission after another (a batch's Dask worker).
-
-While a submission is graded, the pool starts the next sandboxed kernel (process started, startup code
-run: kernel recorder and lab probe loaded, JAX imported, devices initialised), so that a kernel's start-up
-is off the next submission's critical path; ``prepare`` starts the first one before any submission
-arrives, and a grading told that none follows it (one of a class's last) starts none. A kernel is used
-once: each submission gets a fresh process, a fresh working directory and a fresh uid lease. The spare
-kernel is made for the limits and the lab probe of the submission just claimed; one that does not fit the
-next submission, failed to start, died or does not answer while it waited is shut down, and the
-submission gets a kernel started for it, as ``execute_plan`` would.
-
-jupyter_client's kernel managers and ZeroMQ's asyncio sockets belong to the event loop they were made
-on, so the pool owns one long-lived event loop on a thread of its own, on which every execution runs.
-``close`` shuts down every kernel (the spare included) and removes their directories; a pool still
-open when the process exits is closed then.
-"""
+"""Warm kernels for a process that grades one submission after another (a batch's Dask worker): while one
+is graded the pool starts the next, so that a kernel's start is off the next submission's critical path.
+A kernel is used once; a spare that does not fit the next submission, or is not ready, is shut down and
+the submission gets a kernel started for it. jupyter_client's managers and ZeroMQ's sockets belong to the
+event loop they were made on, so the pool owns one loop, on a thread of its own, for every execution."""
 
 from __future__ import annotations
 
@@ -36,8 +25,6 @@ CLOSE_TIMEOUT = 120.0
 
 
 class KernelPool:
-    """Runs executions on a thread of its own, each in a kernel started while the one before ran."""
-
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="autograder-kernels", daemon=True)
@@ -48,9 +35,8 @@ class KernelPool:
         atexit.register(self.close)
 
     def execute(self, request: RunRequest, live: LiveExecution | None = None, *, start_next: bool = True) -> Execution:
-        """``execute_plan``, in the spare kernel when it fits and is ready; then starts the next one
-        (an ``Executor``), unless ``start_next`` is False: no submission is expected after this one, and a
-        spare would only take the core from it, then be shut down unused."""
+        """``execute_plan`` in the spare kernel when it fits and is ready, then the next one started unless
+        ``start_next`` is False: none is expected, and a spare would only take the core from this one."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
@@ -58,7 +44,6 @@ class KernelPool:
         return future.result()
 
     def executor(self, start_next: bool = True) -> Executor:
-        """``execute`` as an ``Executor`` that starts the next kernel or not (``start_next``)."""
         return functools.partial(self.execute, start_next=start_next)
 
     async def _execute(self, request: RunRequest, live: LiveExecution | None, start_next: bool) -> Execution:
@@ -75,7 +60,6 @@ class KernelPool:
         return await execute_plan_async(request, live, kernel)
 
     async def _claim(self, spec: KernelSpec) -> StartedKernel | None:
-        """The spare kernel, once started, if it fits and is ready; else None (it is shut down)."""
         spare, self._spare = self._spare, None
         if spare is None:
             return None
@@ -89,9 +73,8 @@ class KernelPool:
         return None
 
     def _warm(self, spec: KernelSpec, after: StartedKernel | None) -> None:
-        """Start the next kernel in the background once ``after`` has started (two starts at once
-        would slow the submission waiting for the first), or at once without one. One spare at most: an
-        execution that claimed nothing while another was claiming leaves the spare it finds."""
+        """Start the next kernel once ``after`` has started (two starts at once would slow the submission
+        waiting for the first). One spare at most."""
         if self._spare is not None:
             return
         try:
@@ -101,15 +84,14 @@ class KernelPool:
         self._spare = (kernel, self._loop.create_task(_start_after(kernel, after)))
 
     def prepare(self, spec: KernelSpec) -> None:
-        """Start a spare kernel now, for submissions of this spec (limits and lab probe), so that the first one
-        does not wait for a kernel's start either (a batch's worker, while the lab's references warm)."""
+        """Start a spare now, so that the first submission does not wait for a kernel's start either."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the kernel pool is closed")
             self._loop.call_soon_threadsafe(self._warm, spec, None)
 
     async def spare(self) -> StartedKernel | None:
-        """The spare kernel once its start has ended (for tests and diagnostics)."""
+        """The spare kernel once its start has ended (for tests)."""
         if self._spare is None:
             return None
         with contextlib.suppress(Exception):
@@ -117,11 +99,9 @@ class KernelPool:
         return self._spare[0]
 
     def run(self, coroutine):
-        """Run a coroutine on the pool's event loop and return its result."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def close(self) -> None:
-        """Cancel what still runs, shut every kernel down and stop the thread; idempotent."""
         with self._lock:
             if self._closed:
                 return
@@ -164,7 +144,6 @@ _worker_pool_lock = threading.Lock()
 
 
 def worker_pool() -> KernelPool:
-    """This process's pool, made on first use."""
     global _worker_pool
     with _worker_pool_lock:
         if _worker_pool is None:
@@ -173,7 +152,6 @@ def worker_pool() -> KernelPool:
 
 
 def close_worker_pool() -> None:
-    """Shut this process's pool down, its spare kernel included (the next use makes a new one)."""
     global _worker_pool
     with _worker_pool_lock:
         pool, _worker_pool = _worker_pool, None

@@ -1,11 +1,6 @@
-"""An execution in progress, seen from the grader: each task's facts as soon as they are taken.
-
-Grading overlaps the notebook's run: the kernel runs in a thread of its own while the graders, in
-this thread, check each task as soon as its facts are in. Two rules keep timings honest: the grader
-measures time itself only once the kernel has stopped running cells (``autograder.fairness.quiet``), and the
-cells of a task that times code (``TaskCapture.times_code``) start only when the grader has nothing
-left to check, so neither side's measurement runs against the other's work.
-"""
+"""An execution in progress, seen from the grader: each task's facts as soon as they are taken, so that
+grading overlaps the run; and the waits that keep either side's timing off the other's work
+(docs/how-grading-works.md, "Three rules keep timing checks honest")."""
 
 from __future__ import annotations
 
@@ -26,8 +21,6 @@ GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the
 
 
 class LiveExecution:
-    """Shared by the thread that runs the kernel and the grader's thread."""
-
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self.taken: TakenFacts | None = None
@@ -57,7 +50,6 @@ class LiveExecution:
             self._changed.notify_all()
 
     async def until_grader_idle(self) -> None:
-        """Wait until the grader has checked everything taken so far and waits for more (or is done)."""
         deadline = time.monotonic() + GRADER_IDLE_TIMEOUT
         while not self._grader_idle() and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
@@ -72,7 +64,6 @@ class LiveExecution:
     # The grader's side.
 
     def wait_for(self, task: str) -> None:
-        """Block until ``task``'s facts are taken or the run has ended."""
         self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
 
     def _wait(self, ready: Callable[[], bool]) -> None:
@@ -87,7 +78,7 @@ class LiveExecution:
 
     @contextlib.contextmanager
     def grader_busy(self):
-        """Held by the grader while its checks run (idle only when it waits for facts)."""
+        """Held while the grader's checks run: it is idle only when it waits for facts."""
         with self._changed:
             self._grader_checking = True
         try:
@@ -100,12 +91,11 @@ class LiveExecution:
             self._grader_done = True
 
     def release_timed_turn(self) -> None:
-        """The grader has measured what it times: other gradings' kernels on this machine may go on."""
+        """The grader has measured: other gradings' kernels may go on."""
         if self.timed_turn is not None:
             self.timed_turn.release()
 
     def task_facts(self, task: str):
-        """(facts, error) of a task taken so far: (None, None) when it was not reached."""
         if self.taken is None or task not in self.taken:
             return None, None
         return self.taken.read(task), self.taken.error(task)

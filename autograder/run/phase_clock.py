@@ -1,10 +1,6 @@
-"""Where a grading's time goes, by phase: the seconds of each kind of work, added up as it is done.
-
-A grade carries its phases (``GradeResult.phases``) and ``autograder batch`` adds them up over the class
-(``batch-timing.json``), so that the cost of grading a class is seen, not guessed. The run's own phases
-(kernel start, cells, capture, waiting for another grading's timed turn) are counted by the run; the
-grader's measurements run inside the checks, so ``GRADER_PHASES`` counts them for the process, which grades
-one submission at a time (the pipeline empties it before the checks and reads it after)."""
+"""Where a grading's time goes, by phase, so that the cost of grading a class is seen, not guessed. The run
+counts its own phases; the grader's measurements run inside its checks, so ``GRADER_PHASES`` counts them
+for the process, which grades one submission at a time."""
 
 from __future__ import annotations
 
@@ -13,7 +9,6 @@ import threading
 import time
 from collections.abc import Iterator
 
-# The phases, in the order a grading goes through them.
 KERNEL_START = "kernel_start"  # asking for a kernel until it runs the first cell (a kernel started ahead: the wait)
 CELLS = "cells"  # the notebook's cells, the student's and the lab's
 CAPTURE = "capture"  # taking each task's facts in the kernel
@@ -24,8 +19,6 @@ PHASES = (KERNEL_START, CELLS, CAPTURE, TURN_WAIT, MEASURE, CHECKS)
 
 
 class PhaseClock:
-    """Seconds per phase, added from any thread."""
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seconds: dict[str, float] = {}
@@ -55,5 +48,4 @@ GRADER_PHASES = PhaseClock()
 
 
 def rounded_phases(phases: dict[str, float]) -> dict[str, float]:
-    """Phases as a grade keeps them: in the order of PHASES, to the millisecond."""
     return {phase: round(phases[phase], 3) for phase in PHASES if phase in phases}

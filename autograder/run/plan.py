@@ -1,12 +1,6 @@
-"""The execution plan of a submission: which code runs, in what order, and where each task ends.
-
-A submission is aligned with its lab's template (the student notebook ``assign`` wrote). Locked cells
-always run in the template's version, so an edited or deleted setup cell cannot break grading (the
-change is reported); answer cells run in the student's version; cells the student added run after the
-cell they follow and belong to that cell's task. A task's facts are captured right after its last cell.
-The self-check cells (``ag.check``) are never run, whether the submission kept, edited,
-deleted or copied them (code added to one is reported as not run).
-"""
+"""The execution plan of a submission: which code runs, in what order, and where each task ends. Locked
+cells run in the lab's version, answer cells and added cells in the student's, self-check cells never
+(docs/how-grading-works.md, step 1)."""
 
 from __future__ import annotations
 
@@ -19,7 +13,7 @@ from autograder.run.self_check_cells import is_self_check_cell, is_self_check_co
 
 @dataclass(frozen=True)
 class RunCell:
-    """A code cell to execute. ``origin`` is 'lab' (locked, template version) or 'student'."""
+    """``origin`` is 'lab' (locked, template version) or 'student'."""
 
     source: str
     origin: str
@@ -48,7 +42,7 @@ def _is_answer(cell) -> bool:
 
 
 def _match(template: nbformat.NotebookNode, submission: nbformat.NotebookNode) -> list[int | None]:
-    """For each submission cell, the template cell it is (by cell id, else by identical locked source)."""
+    """Each submission cell's template cell (by cell id, else by identical locked source)."""
     by_id = {cell.get("id"): i for i, cell in enumerate(template.cells) if cell.get("id")}
     by_source: dict[tuple[str, str], int] = {}
     for i, cell in enumerate(template.cells):
@@ -86,7 +80,7 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
     steps: list[RunCell | CaptureTask] = []
 
     def skip_self_check_cell(s: int) -> bool:
-        """Self-check cells never run in grading; code added to one is reported as not run."""
+        """Code added to a self-check cell is reported as not run."""
         cell, t = submission.cells[s], matches[s]
         if is_self_check_code(cell.source):
             return True
@@ -130,7 +124,6 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
 
 
 def has_code(source: str) -> bool:
-    """Whether a cell does anything: a line that is neither blank nor a comment."""
     return any(line.strip() and not line.strip().startswith("#") for line in source.splitlines())
 
 

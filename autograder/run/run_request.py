@@ -1,9 +1,6 @@
-"""What one run is asked to do, as one named object: the plan, the facts to take, the limits, the seed,
-the lab's probe and the submission copied beside the kernel; its kernel is made for its ``KernelSpec``
-(kernels/lifecycle.py). An executor (``execute_plan``, or a batch
-worker's kernel pool) is handed a request rather than a row of positional arguments, so a reader can
-follow a grade from the command line to its run by names. Both decide, where the limits leave it open,
-whether the kernel saves memory (``memory_decided``): on the machine that runs it."""
+"""What one run is asked to do, as one named object, so that a reader follows a grade from the command line
+to its run by names; and the ``Executor`` that runs it. Where the limits leave it open, whether the kernel
+saves memory is decided here, on the machine that runs it (``memory_decided``)."""
 
 from __future__ import annotations
 
@@ -26,11 +23,8 @@ Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
 
 @dataclass(frozen=True)
 class RunRequest:
-    """One run: ``plan`` in a fresh kernel within ``limits``, each task's facts taken as ``captures``
-    says (or a function returning them, called once the kernel is starting), seeded with ``seed``;
-    ``lab_probe`` is the lab's kernel_probe.py, if it has one, and a copy of ``submission`` is put in
-    the kernel's working directory; ``compiled`` is the lab's folder of compiled programs
-    (compiled_programs.py), read, or filled by a run of the lab's solution."""
+    """``captures`` may be a function returning them, called once the kernel is starting; a copy of
+    ``submission`` is put in the kernel's working directory."""
 
     plan: Plan
     captures: Captures
@@ -45,12 +39,10 @@ class RunRequest:
 
     @property
     def kernel(self) -> KernelSpec:
-        """What the kernel that runs it must be made for."""
         return KernelSpec(self.limits, self.lab_probe, self.compiled)
 
 
 class Executor(Protocol):
-    """What runs a request and hands back its execution: ``execute_plan``, or a batch worker's kernel
-    pool (``KernelPool.execute``). With ``live``, a grader in another thread follows the run."""
+    """``execute_plan``, or a batch worker's ``KernelPool.execute``; with ``live``, a grader follows the run."""
 
     def __call__(self, request: RunRequest, live: LiveExecution | None = None) -> Execution: ...

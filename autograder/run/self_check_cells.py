@@ -1,12 +1,6 @@
-"""How grading recognises the self-check cells ``assign`` adds to a student notebook (it never runs them:
-the grading kernel cannot import the harness, and must not).
-
-After each task comes a code cell ``ag.check("tN", lab=...)`` and, near the top, a markdown cell that
-explains it (``authoring/self_check_cell_text.py`` writes them). Both are tagged
-``{"autograder": {"check": true, ...}}`` in their metadata (the tag, the cells' ids and their text are what
-notebooks handed out already carry: they stay as they are); a self-check cell's code is known by what it
-does.
-"""
+"""How grading recognises the self-check cells ``assign`` adds (it never runs them: the grading kernel cannot
+import the harness). They are known by their tag, ``{"autograder": {"check": true}}``, which handed-out
+notebooks already carry, or by code that does nothing but the self-check."""
 
 from __future__ import annotations
 
@@ -18,15 +12,13 @@ SELF_CHECK_MODULES = (SELF_CHECK_MODULE, EARLIER_MODULE)
 
 
 def is_self_check_cell(cell) -> bool:
-    """Whether a cell was added by ``assign`` for the self-check (by its tag, which copies of it keep)."""
     meta = cell.get("metadata", {}).get("autograder")
     return isinstance(meta, dict) and meta.get("check") is True
 
 
 def is_self_check_code(source: str) -> bool:
-    """Whether code does nothing but the self-check: imports of ``autograder.self_check`` (or its earlier
-    name, ``autograder.notebook``) and calls of its ``check`` (as ``ag.check``, the name the self-check
-    cells use, or under the name the same code imports it as)."""
+    """Whether code does nothing but import the self-check module (by either name) and call its ``check``
+    (as ``ag.check``, or under the name it imports it as)."""
     try:
         statements = ast.parse(source).body
     except (SyntaxError, ValueError):
