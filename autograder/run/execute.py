@@ -67,8 +67,6 @@ class _Run:
         submission = self.submission = request.submission
         self.live = live
         self.timed_turn = TimedTurn(id(self), submission.name if submission else "")  # before the first timed cell
-        if live is not None:
-            live.timed_turn = self.timed_turn  # released by the grader once it has measured
         self.interrupted: str | None = None  # the last cell that had to be interrupted
         self.timing_malloc = False  # the kernel's malloc keeps large blocks for a timed task (run/kernels/malloc.py)
         self.taken = TakenFacts(Path(tempfile.mkdtemp(prefix="autograder-facts-")))  # outside the kernel's view
@@ -76,6 +74,7 @@ class _Run:
         self.cells: list[CellOutcome] = []
         self.phases = PhaseClock()
         if live is not None:
+            live.timed_turn = self.timed_turn  # released by the grader once it has measured
             live.started(self.taken, self.cells)
 
     def attach(self, kernel: StartedKernel) -> None:
