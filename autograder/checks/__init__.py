@@ -1,10 +1,11 @@
 """Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
 
-Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body`` for the
-collectives a function writes, ``program`` for how it is built, ``numeric``, ``timing`` for students' time claims
-against ``measurement``, the grader's own, allowing for the load each met by ``timing_conditions``, ``timing_method``
-for how the timing code measured, from its record); the labs' graders import them from this door, loaded on
-first use."""
+Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body``
+for the collectives a function writes, ``shard_map_operands`` for what its shard_map receives of an operand
+the grader names, ``on_mesh`` for the mesh an array lies on, ``program`` for how it is built, ``numeric``,
+``timing`` for students' time claims against ``measurement``, the grader's own, allowing for the load each
+met by ``timing_conditions``, ``timing_method`` for how the timing code measured, from its record); the
+labs' graders import them from this door, loaded on first use."""
 
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     )
     from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
+    from autograder.checks.on_mesh import assert_on_mesh, mesh_words
     from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
     from autograder.checks.shard_map_body import (
         SHARD_MAP_COLLECTIVES,
@@ -59,6 +61,12 @@ if TYPE_CHECKING:
         assert_shard_map_collectives,
         ring_shift,
         shard_map_collectives,
+    )
+    from autograder.checks.shard_map_operands import (
+        assert_one_shard_map,
+        assert_operand_block,
+        assert_operand_replicated,
+        operand_blocks,
     )
     from autograder.checks.timing import (
         assert_faster_verdict,
