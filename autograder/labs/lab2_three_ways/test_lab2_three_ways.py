@@ -11,7 +11,6 @@ import pytest
 from autograder.checks import (
     CheckFailure,
     Layout,
-    MeshSpec,
     assert_allclose,
     assert_blocked,
     assert_faster_verdict,
@@ -21,6 +20,9 @@ from autograder.checks import (
     assert_made_once,
     assert_median,
     assert_no_collectives,
+    assert_on_mesh,
+    assert_operand_block,
+    assert_operand_replicated,
     assert_spec_equivalent,
     assert_speedup_claim,
     assert_time_consistent,
@@ -48,50 +50,6 @@ def _array(fact, name):
 
 def _student_array(submission, task_id, name):
     return _array(submission.name(task_id, name), name).values
-
-
-def _mesh_words(shape, names, types, device_ids) -> str:
-    kinds = sorted(set(types))
-    return (
-        f"a {tuple(shape)} mesh with {'/'.join(kinds)} axes named {tuple(names)}"
-        f" over devices {np.asarray(device_ids).tolist()}"
-    )
-
-
-def _assert_on_mesh(fact, name, expected: MeshSpec, what: str, device_order: bool = True):
-    """Fail unless the array lies on a mesh of ``expected``'s shape, axis names and axis types, over the
-    devices of the mesh ``expected`` builds — in its order when ``device_order``, in any order otherwise."""
-    fact = _array(fact, name)
-    mesh = fact.sharding.mesh if fact.sharding is not None else None
-    if mesh is None:
-        raise CheckFailure(
-            f"`{name}`: expected it on {what}, found {fact.describe()} on no mesh"
-            " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))"
-        )
-    built = expected.build()
-    expected_ids = np.vectorize(lambda d: d.id, otypes=[int])(built.devices)
-    expected_type = "Explicit" if expected.axis_types == "explicit" else "Auto"
-    wrong = []
-    if tuple(mesh.shape) != tuple(expected.shape):
-        wrong.append(f"its shape is {tuple(mesh.shape)}, not {tuple(expected.shape)}")
-    if tuple(mesh.axis_names) != tuple(expected.axis_names):
-        wrong.append(f"its axes are named {tuple(mesh.axis_names)}, not {tuple(expected.axis_names)}")
-    other_types = sorted({t for t in mesh.axis_types if t != expected_type})
-    if other_types:
-        usual = (
-            " (jax.make_mesh makes Explicit axes unless given axis_types=(AxisType.Auto, ...))"
-            if expected_type == "Auto"
-            else ""
-        )
-        wrong.append(f"its axes are {'/'.join(other_types)}, not {expected_type}{usual}")
-    ids = np.asarray(mesh.device_ids)
-    if sorted(ids.ravel().tolist()) != sorted(expected_ids.ravel().tolist()):
-        wrong.append(f"it holds devices {sorted(ids.ravel().tolist())}, not all {expected_ids.size}")
-    elif device_order and not wrong and not np.array_equal(ids, expected_ids):
-        wrong.append(f"its devices are in the order {ids.tolist()}, not {expected_ids.tolist()}")
-    if wrong:
-        found = _mesh_words(mesh.shape, mesh.axis_names, mesh.axis_types, ids)
-        raise CheckFailure(f"`{name}`: expected it on {what}, found it on {found}: {'; '.join(wrong)}")
 
 
 def _rows_split_any_order(fact, name, shape) -> Layout:
@@ -177,7 +135,7 @@ def test_t2_layouts(submission, name):
 def test_t2_same_mesh(submission):
     """each of `A_xN`, `A_Ny`, `A_NN`, `A_Nx` lies on the same `mesh` as t1: (2, 4), Auto axes named ('x', 'y')"""
     for name in SPECS_T2:
-        _assert_on_mesh(submission.name("t2", name), name, ref.MESH_2D, _MESH_2D_WORDS)
+        assert_on_mesh(submission.name("t2", name), ref.MESH_2D, name, _MESH_2D_WORDS)
 
 
 # t3 — predict the layout of B + C and B.T @ C
@@ -189,7 +147,7 @@ def test_t3_b_layout(submission):
     """`B` is a 4×8 array on `mesh` with rows over `x`, replicated over `y`"""
     found = submission.name("t3", "B")
     assert_layout(found, Layout.of_spec(ref.MESH_2D, ("x", None), (4, 8)), "B")
-    _assert_on_mesh(found, "B", ref.MESH_2D, _MESH_2D_WORDS)
+    assert_on_mesh(found, ref.MESH_2D, "B", _MESH_2D_WORDS)
 
 
 @task("t3")
@@ -198,7 +156,7 @@ def test_t3_c_layout(submission):
     """`C` is a 4×8 array on `mesh` with columns over `y`, replicated over `x`"""
     found = submission.name("t3", "C")
     assert_layout(found, Layout.of_spec(ref.MESH_2D, (None, "y"), (4, 8)), "C")
-    _assert_on_mesh(found, "C", ref.MESH_2D, _MESH_2D_WORDS)
+    assert_on_mesh(found, ref.MESH_2D, "C", _MESH_2D_WORDS)
 
 
 @task("t3")
@@ -241,7 +199,7 @@ _MESH_1D_ANY_ORDER = "a 1-D mesh of all 8 devices (in any order) with one Auto a
 @points(2)
 def test_t4_mesh(submission):
     """`x_dp` lies on a 1-D mesh of all 8 devices with a single Auto axis named 'x'"""
-    _assert_on_mesh(submission.name("t4", "x_dp"), "x_dp", ref.MESH_1D, _MESH_1D_ANY_ORDER, device_order=False)
+    assert_on_mesh(submission.name("t4", "x_dp"), ref.MESH_1D, "x_dp", _MESH_1D_ANY_ORDER, device_order=False)
 
 
 @task("t4")
@@ -315,7 +273,7 @@ def test_t5_output_type(submission):
     found = submission.name("t5", "out_explicit")
     assert_type(found, (ref.N_DATA, ref.N_OUT), "float32", ("x", None), "out_explicit", mesh=ref.MESH_1D_EXPLICIT)
     what = "a 1-D mesh of all 8 devices (in any order) with one Explicit axis named 'x'"
-    _assert_on_mesh(found, "out_explicit", ref.MESH_1D_EXPLICIT, what, device_order=False)
+    assert_on_mesh(found, ref.MESH_1D_EXPLICIT, "out_explicit", what, device_order=False)
 
 
 @task("t5")
@@ -431,9 +389,9 @@ def test_t6_output_layout(submission):
 @points(1)
 def test_t6_mesh(submission):
     """`layer_man` runs on `mesh_1d`: its outputs lie on the 1-D Auto mesh of the 8 devices with axis 'x'"""
-    _assert_on_mesh(submission.name("t6", "out_man"), "out_man", ref.MESH_1D, _MESH_1D_WORDS)
+    assert_on_mesh(submission.name("t6", "out_man"), ref.MESH_1D, "out_man", _MESH_1D_WORDS)
     call = submission.call("t6", "layer_man")
-    _assert_on_mesh(call.output, "layer_man(x, W, b)", ref.MESH_1D, _MESH_1D_WORDS)
+    assert_on_mesh(call.output, ref.MESH_1D, "layer_man(x, W, b)", _MESH_1D_WORDS)
 
 
 @task("t6")
@@ -450,30 +408,10 @@ def test_t6_in_specs(submission):
     """`layer_man`'s shard_map hands each device its own rows of x and all of W and b: in_specs=(P('x'), P(), P())"""
     call = submission.call("t6", "layer_man")
     n, features, out = ref.FRESH_N_DATA, ref.N_FEATURES, ref.N_OUT
-    wanted = {(n, features): (n // 8, features), (features, out): (features, out), (out,): (out,)}
-    what = {(n, features): "x", (features, out): "W", (out,): "b"}
-    bodies = call.program.bodies if call.program is not None else ()
-    if not bodies:
-        raise CheckFailure(
-            "`layer_man`: expected a jax.shard_map taking x, W and b, found none in its trace"
-            " (the grader could not see what each device receives)"
-        )
-    for body in bodies:
-        received = dict(zip(body.operands, body.blocks))
-        for whole, block in wanted.items():
-            if whole not in received:
-                raise CheckFailure(
-                    f"`layer_man`: expected its shard_map to take {what[whole]} ({'×'.join(map(str, whole))}) as an"
-                    f" argument, found operands of shapes {', '.join('×'.join(map(str, s)) for s in body.operands)}"
-                    " — pass x, W and b to the shard_map-ed function; don't use the notebook's own arrays inside"
-                )
-            if tuple(received[whole]) != block:
-                given = "×".join(map(str, received[whole]))
-                raise CheckFailure(
-                    f"`layer_man`: expected each device to receive a {'×'.join(map(str, block))} block of"
-                    f" {what[whole]} ({'×'.join(map(str, whole))}), found a {given} block — in_specs should be"
-                    " (P('x'), P(), P()): the rows of x split over 'x', W and b whole on every device"
-                )
+    hint = "in_specs should be (P('x'), P(), P()): the rows of x split over 'x', W and b whole on every device"
+    assert_operand_block(call, "layer_man", "x", (n, features), (n // 8, features), hint)
+    assert_operand_replicated(call, "layer_man", "W", (features, out), hint)
+    assert_operand_replicated(call, "layer_man", "b", (out,), hint)
 
 
 @task("t6")
@@ -525,7 +463,7 @@ def test_t6_no_communication(submission):
 def test_t7_mesh(submission):
     """`x_sh` and `y_sh` lie on `mesh_1d`, the 1-D Auto mesh of the 8 devices with axis 'x'"""
     for name in ("x_sh", "y_sh"):
-        _assert_on_mesh(submission.name("t7", name), name, ref.MESH_1D, _MESH_1D_WORDS)
+        assert_on_mesh(submission.name("t7", name), ref.MESH_1D, name, _MESH_1D_WORDS)
 
 
 @task("t7")

@@ -21,6 +21,7 @@ from autograder.checks import (
     assert_jitted,
     assert_layout,
     assert_median,
+    assert_on_mesh,
     assert_shard_map_collectives,
     assert_time_consistent,
     assert_timed_on,
@@ -52,31 +53,11 @@ def _assert_jitted_shard_map(submission, task_id, function):
     assert_jitted(call, function)
 
 
-def _mesh_text(names, shape, types, device_ids) -> str:
-    axes = ", ".join(f"{name!r}: {size}" for name, size in zip(names, shape))
-    return f"({axes}; {', '.join(types)} axes; devices {np.asarray(device_ids).tolist()})"
-
-
-def _assert_on_mesh(found, mesh, mesh_name, name):
-    """The array lies on the notebook's mesh ``mesh_name``: its axis names, shape, axis types and devices in
-    order (a mesh built anew that equals it is the same mesh to JAX; one named otherwise is not)."""
-    sharding = found.sharding if found.kind == "array" else None
-    if sharding is None or sharding.mesh is None:
-        raise CheckFailure(f"`{name}`: expected an array on `{mesh_name}`, found {found.describe()} on no mesh")
-    built = mesh.build()
-    expected = (
-        tuple(built.axis_names),
-        tuple(built.devices.shape),
-        tuple(t.name for t in built.axis_types),
-        np.vectorize(lambda d: d.id, otypes=[int])(built.devices),
-    )
-    got = sharding.mesh
-    found_mesh = (got.axis_names, got.shape, got.axis_types, np.asarray(got.device_ids))
-    if found_mesh[:3] != expected[:3] or not np.array_equal(found_mesh[3], expected[3]):
-        raise CheckFailure(
-            f"`{name}`: expected an array on `{mesh_name}` {_mesh_text(*expected)}, found one on a mesh"
-            f" {_mesh_text(*found_mesh)} — use the notebook's `{mesh_name}`, whose axes the text names"
-        )
+# The notebook's meshes, as the messages name them.
+MESH_WORDS = {
+    "mesh": "`mesh`, the notebook's (2, 4) mesh with Auto axes ('data', 'model') over devices 0 to 7 in order",
+    "mesh1d": "`mesh1d`, the notebook's 1-D mesh of the 8 devices in order with one Auto axis 'data'",
+}
 
 
 def _assert_any_layout(submission, task_id, call_id, function, expected_spec, arguments):
@@ -121,7 +102,7 @@ def test_t1_jitted_shard_map(submission):
 @points(1)
 def test_t1_on_mesh(submission):
     """`fsdp_matmul` is a shard_map over `mesh`: its result lies on that mesh, axes 'data' and 'model'"""
-    _assert_on_mesh(submission.call("t1", "fsdp_matmul").output, ref.MESH_2D, "mesh", "fsdp_matmul(x, A)")
+    assert_on_mesh(submission.call("t1", "fsdp_matmul").output, ref.MESH_2D, "fsdp_matmul(x, A)", MESH_WORDS["mesh"])
 
 
 @task("t1")
@@ -207,7 +188,7 @@ def test_t2_jitted_shard_map(submission):
 @points(1)
 def test_t2_on_mesh(submission):
     """`tp_mlp` is a shard_map over `mesh`: its result lies on that mesh, axes 'data' and 'model'"""
-    _assert_on_mesh(submission.call("t2", "tp_mlp").output, ref.MESH_2D, "mesh", "tp_mlp(x, W1, W2)")
+    assert_on_mesh(submission.call("t2", "tp_mlp").output, ref.MESH_2D, "tp_mlp(x, W1, W2)", MESH_WORDS["mesh"])
 
 
 @task("t2")
@@ -322,7 +303,9 @@ def test_t3_jitted_shard_map(submission):
 def test_t3_on_mesh(submission):
     """`fsdp_tp_mlp` and `fsdp_tp_jit` lay their results out on `mesh`, axes 'data' and 'model'"""
     for function in T3_FUNCTIONS:
-        _assert_on_mesh(submission.call("t3", function).output, ref.MESH_2D, "mesh", f"{function}(x, W1, W2)")
+        assert_on_mesh(
+            submission.call("t3", function).output, ref.MESH_2D, f"{function}(x, W1, W2)", MESH_WORDS["mesh"]
+        )
 
 
 @task("t3")
@@ -554,7 +537,7 @@ def test_t5_on_mesh(submission):
     found = {"all_to_all(X)": submission.call("t5", "all_to_all").output}
     found.update((name, submission.name("t5", name)) for name in ("X_t", "X_roundtrip"))
     for name, fact in found.items():
-        _assert_on_mesh(fact, ref.MESH_1D, "mesh1d", name)
+        assert_on_mesh(fact, ref.MESH_1D, name, MESH_WORDS["mesh1d"])
 
 
 @task("t5")
@@ -605,7 +588,7 @@ def _assert_kernel_layouts(kernels, hidden_dim, owner):
         spec = ref.KERNEL_SPECS[name]
         block = "attention" if name in ("Wq", "Wk", "Wv", "Wo") else "mlp"
         assert_layout(kernels[name], Layout.of_spec(ref.MESH_2D, spec, shape), f"{owner}.{block}.{name}.kernel")
-        _assert_on_mesh(kernels[name], ref.MESH_2D, "mesh", f"{owner}.{block}.{name}.kernel")
+        assert_on_mesh(kernels[name], ref.MESH_2D, f"{owner}.{block}.{name}.kernel", MESH_WORDS["mesh"])
 
 
 def _assert_layer_output(found, x, kernels, num_heads, name):
