@@ -1,0 +1,86 @@
+"""What a function's shard_map receives of an operand the grader names by its input's shape, and how many
+shard_maps it has: checked on program records made by hand, as the kernel recorder writes them."""
+
+import pytest
+
+from autograder.checks import (
+    CheckFailure,
+    assert_one_shard_map,
+    assert_operand_block,
+    assert_operand_replicated,
+    operand_blocks,
+)
+from autograder.facts import CallFact, Fact, ProgramFact, ShardMapBody
+
+X, W, B = (128, 4), (4, 2), (2,)
+
+
+def body(*pairs):
+    """A shard_map taking operands of these (global shape, block) pairs, in this order."""
+    return ShardMapBody(operands=tuple(whole for whole, _ in pairs), blocks=tuple(b for _, b in pairs), values=())
+
+
+def call(*bodies, error=None):
+    program = ProgramFact(
+        jit_object=True, top=("jit",), primitives=frozenset({"jit", "shard_map"}), bodies=bodies, error=error
+    )
+    return CallFact(output=Fact(kind="missing"), stdout="", error=None, hlo=None, hlo_error=None, program=program)
+
+
+RIGHT = call(body((X, (16, 4)), (W, W), (B, B)))
+
+
+def message(check, *args) -> str:
+    with pytest.raises(CheckFailure) as info:
+        check(*args)
+    return info.value.message
+
+
+def test_an_operand_is_found_by_its_shape_wherever_it_stands():
+    assert operand_blocks(RIGHT, "layer", "W", W) == [W]
+    swapped = call(body((B, B), (W, W), (X, (16, 4))))  # a closed-over constant first, another order
+    assert operand_blocks(swapped, "layer", "x", X) == [(16, 4)]
+
+
+def test_a_missing_operand_names_the_shapes_found():
+    text = message(operand_blocks, call(body((X, (16, 4)), (W, W))), "layer", "b", B)
+    assert "expected its shard_map to take b (2) as an argument, found operands of shapes 128×4, 4×2" in text
+
+
+def test_no_shard_map_is_said():
+    assert "expected a jax.shard_map taking W, found none" in message(operand_blocks, call(), "layer", "W", W)
+
+
+def test_a_split_operand_passes_and_a_whole_one_fails_with_the_hint():
+    assert_operand_block(RIGHT, "layer", "x", X, (16, 4))
+    whole = call(body((X, X), (W, W), (B, B)))
+    text = message(assert_operand_block, whole, "layer", "x", X, (16, 4), "in_specs should be (P('x'), P(), P())")
+    assert "expected each device to receive a 16×4 block of x (128×4), found a 128×4 block" in text
+    assert text.endswith("in_specs should be (P('x'), P(), P())")
+
+
+def test_a_replicated_operand_passes_and_a_split_one_fails():
+    assert_operand_replicated(RIGHT, "layer", "W", W)
+    split = call(body((X, (16, 4)), (W, (4, 1)), (B, B)))
+    text = message(assert_operand_replicated, split, "layer", "W", W)
+    assert "expected each device to receive a 4×2 block of W (4×2), found a 4×1 block" in text
+    assert "its in_specs entry for W should be P()" in text
+
+
+def test_every_shard_map_is_held_to_it():
+    second = body((X, (16, 4)), (W, (2, 2)), (B, B))
+    assert "found a 2×2 block" in message(assert_operand_replicated, call(RIGHT.program.bodies[0], second), "f", "W", W)
+
+
+def test_exactly_one_shard_map():
+    assert assert_one_shard_map(RIGHT, "layer") == RIGHT.program.bodies[0]
+    two = call(body((X, (16, 4))), body((W, W), (B, B)))
+    assert "expected exactly one jax.shard_map in its program, found 2, taking 128×4; 4×2, 2" in message(
+        assert_one_shard_map, two, "layer"
+    )
+    assert "found none in its trace" in message(assert_one_shard_map, call(), "layer")
+
+
+def test_an_untraceable_function_says_why():
+    text = message(assert_one_shard_map, call(error="TypeError: boom"), "layer")
+    assert "could not trace it with jax.make_jaxpr: TypeError: boom" in text
