@@ -92,7 +92,15 @@ class Lab:
 
     @property
     def grader_path(self) -> Path:
+        """Its graders' first file, the one every lab has."""
         return self.package_dir / f"test_{self.id}.py"
+
+    @property
+    def grader_paths(self) -> tuple[Path, ...]:
+        """Every file of its graders: ``test_<lab>.py``, then each ``test_<lab>_<part>.py`` beside it by
+        name, the order the checks run and are reported in (a lab's graders may be long)."""
+        parts = sorted(self.package_dir.glob(f"test_{self.id}_*.py"))
+        return (self.grader_path, *parts)
 
     @property
     def kernel_probe_path(self) -> Path | None:

@@ -128,3 +128,36 @@ def test_a_course_s_own_pytest_configuration_does_not_reach_its_gradings(course,
     execution = Execution(RunStatus.COMPLETED, None, None, {}, {}, (), 0.0)
     checks = run_graders(load_lab("lab8_own"), execution, seed=1)
     assert [(c.name, c.passed) for c in checks] == [("test_t1_nothing", True), ("test_t1_fails", False)]
+
+
+def _check(name: str, passes: bool) -> str:
+    body = "pass" if passes else "assert False"
+    return (
+        f"\n\n@pytest.mark.task('t1')\n@pytest.mark.points(1)\ndef {name}(submission):\n    '''{name}'''\n    {body}\n"
+    )
+
+
+def test_a_labs_graders_may_be_several_files_run_in_the_order_of_their_names(course, monkeypatch):
+    """test_<lab>.py first, then each test_<lab>_<part>.py by name; two files may not name a check alike
+    (its name is its id in every grade)."""
+    from autograder.grading import GraderError, run_graders
+    from autograder.run import Execution, RunStatus
+
+    _lab(course, "lab9_parts", "from autograder.facts import TaskCapture\nCAPTURES = (TaskCapture('t1', ()),)\n")
+    folder = course / "labs" / "lab9_parts"
+    (folder / "test_lab9_parts.py").write_text("import pytest" + _check("test_t1_first", True))
+    (folder / "test_lab9_parts_z.py").write_text("import pytest" + _check("test_t1_last", True))
+    (folder / "test_lab9_parts_b.py").write_text("import pytest" + _check("test_t1_second", False))
+    monkeypatch.chdir(course)
+    lab = load_lab("lab9_parts")
+    assert [p.name for p in lab.grader_paths] == ["test_lab9_parts.py", "test_lab9_parts_b.py", "test_lab9_parts_z.py"]
+    execution = Execution(RunStatus.COMPLETED, None, None, {}, {}, (), 0.0)
+    checks = run_graders(lab, execution, seed=1)
+    assert [(c.name, c.passed) for c in checks] == [
+        ("test_t1_first", True),
+        ("test_t1_second", False),
+        ("test_t1_last", True),
+    ]
+    (folder / "test_lab9_parts_c.py").write_text("import pytest" + _check("test_t1_first", True))
+    with pytest.raises(GraderError, match="checks named alike in two files of the graders: test_t1_first"):
+        run_graders(lab, execution, seed=1)

@@ -238,7 +238,11 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
         requirements, waivers = read_table(path), read_waivers(path)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         return [str(exc)]
-    graders = grader_checks(lab.grader_path.read_text(encoding="utf-8"))
+    graders = {
+        name: grader
+        for path in lab.grader_paths
+        for name, grader in grader_checks(path.read_text(encoding="utf-8")).items()
+    }
     texts = task_texts(lab.solution_path)
     by_name = {case.name: case for case in cases}
     fixed_total: dict[str, float] = {}

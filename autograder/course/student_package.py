@@ -7,10 +7,10 @@ staged from the checkout and built as the distribution ``jax-labs-autograder-stu
 import name, so ``import autograder.self_check as ag`` works unchanged, and another distribution name, so
 that ``pip show`` says which of the two a venv holds. Staged, for each lab:
 
-- ``test_<lab>.py`` reduced, by its syntax tree (student_lab_sources.py), to its public checks: every
-  ``@hidden`` check is left out, with the helpers only they used, and so is a public check that needs a
-  reference the students do not get (one whose results depend on its arguments, or a timing); the
-  module's docstring and every comment go too;
+- ``test_<lab>.py`` and each ``test_<lab>_<part>.py`` reduced, by its syntax tree
+  (student_lab_sources.py), to its public checks: every ``@hidden`` check is left out, with the helpers
+  only they used, and so is a public check that needs a reference the students do not get (one whose
+  results depend on its arguments, or a timing); the module's docstring and every comment go too;
 - ``reference.py`` reduced to its constants, its ``@shareable`` functions, and, for every other
   reference a public check calls without arguments, the result it returned when the package was built
   (``reference_results.npz``, read without pickle);
@@ -89,13 +89,16 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
         captures = lab_dir / ("__init__.py" if labs[lab_id].captures_in_init else "captures.py")
         captures_uses = reference_uses(ast.parse(captures.read_text()))
         constants = constant_names((lab_dir / "reference.py").read_text())
-        graders, uses = public_graders(
-            (lab_dir / f"test_{lab_id}.py").read_text(),
-            shared | stored | constants,
-            f"The public checks of {lab_id}, as the students' package carries them.",
-        )
+        uses = set()
+        for path in labs[lab_id].grader_paths:  # each file of the graders, reduced to its public checks
+            graders, file_uses = public_graders(
+                path.read_text(),
+                shared | stored | constants,
+                f"The public checks of {lab_id}, as the students' package carries them.",
+            )
+            (package / "labs" / lab_id / path.name).write_text(graders)
+            uses |= file_uses
         needed = stored & (uses | captures_uses)
-        (package / "labs" / lab_id / f"test_{lab_id}.py").write_text(graders)
         (package / "labs" / lab_id / "reference.py").write_text(
             students_reference(
                 (lab_dir / "reference.py").read_text(),

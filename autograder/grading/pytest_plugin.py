@@ -1,13 +1,15 @@
 """Running a lab's pytest graders in this (trusted) process against the facts of one submission.
 
-The graders are plain pytest files: one test per gradable fact, marked with its task, its points and
-whether it is hidden. They receive the submission through the ``submission`` fixture this plugin
-provides, and fail with ``CheckFailure`` messages that the student reads. No conftest.py is read and
-nothing under the submission's directory is ever given to pytest.
+The graders are plain pytest files (``test_<lab>.py``, and any ``test_<lab>_<part>.py`` beside it): one
+test per gradable fact, marked with its task, its points and whether it is hidden. They receive the
+submission through the ``submission`` fixture this plugin provides, and fail with ``CheckFailure``
+messages that the student reads. No conftest.py is read and nothing under the submission's directory is
+ever given to pytest.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import io
@@ -61,6 +63,12 @@ class _GraderPlugin:
         """The checks of tasks that time code run last: they wait for the grader's own measurement, which
         waits for the notebook's end, and the other tasks' checks need not wait behind them. With
         ``tasks``, only the checks of those tasks run (a check without a task marker still runs)."""
+        named = collections.Counter(item.name for item in items)
+        twice = sorted(name for name, count in named.items() if count > 1)
+        if twice:  # a check's name is its id in every grade: two files of the graders may not share one
+            self.collection_errors.append(f"checks named alike in two files of the graders: {', '.join(twice)}")
+            items[:] = []
+            return
         timed = {task for task, capture in self._submission.lab.captures.items() if capture.times_code}
         items.sort(key=lambda item: _task_of(item) in timed)  # stable: the file's order otherwise
         if self._tasks is None:
@@ -172,7 +180,7 @@ def run_graders(
     checked can be kept if the grader itself is stopped before the end."""
     plugin = _GraderPlugin(SubmissionFacts(lab, execution, seed), tasks, on_check)
     args = [
-        str(lab.grader_path),
+        *map(str, lab.grader_paths),
         "-p",
         "no:cacheprovider",
         "--noconftest",

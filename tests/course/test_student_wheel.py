@@ -57,11 +57,16 @@ def _normalised(line: str) -> str:
     return re.sub(r"\s+", " ", line.replace("'", '"')).strip()
 
 
+def _grader_files(lab_id: str) -> list[str]:
+    """The names of the lab's graders' files: test_<lab>.py and each test_<lab>_<part>.py."""
+    return [f"test_{lab_id}.py"] + sorted(p.name for p in (LABS_PACKAGE / lab_id).glob(f"test_{lab_id}_*.py"))
+
+
 def _hidden_checks(lab_id: str) -> list[ast.FunctionDef]:
-    tree = ast.parse((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text())
     return [
         n
-        for n in tree.body
+        for file in _grader_files(lab_id)
+        for n in ast.parse((LABS_PACKAGE / lab_id / file).read_text()).body
         if isinstance(n, ast.FunctionDef)
         and any(ast.unparse(d) in ("hidden", "pytest.mark.hidden") for d in n.decorator_list)
     ]
@@ -92,7 +97,8 @@ def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_
     assert student_wheel.name == WHEEL
     assert any(name.startswith("jax_labs_autograder_student-") and name.endswith("/METADATA") for name in unpacked)
     for lab_id in lab_ids():
-        assert f"autograder/labs/{lab_id}/test_{lab_id}.py" in unpacked
+        for file in _grader_files(lab_id):
+            assert f"autograder/labs/{lab_id}/{file}" in unpacked
         assert f"autograder/labs/{lab_id}/captures.py" in unpacked  # what the students' self-checks read
     left_out = ("autograder/course/", "autograder/authoring/", "autograder/mutation/", "autograder/cli")
     assert not any(name.startswith(left_out) for name in unpacked)
@@ -103,7 +109,6 @@ def test_the_wheel_is_the_students_distribution_the_setup_cell_installs(student_
 
 @pytest.mark.parametrize("lab_id", lab_ids())
 def test_no_hidden_check_nor_its_name(unpacked, lab_id):
-    graders = ast.parse(unpacked[f"autograder/labs/{lab_id}/test_{lab_id}.py"])
     for name, tree in _python(unpacked).items():
         hidden = [
             n.name
@@ -118,28 +123,31 @@ def test_no_hidden_check_nor_its_name(unpacked, lab_id):
     for name, text in unpacked.items():
         if not name.startswith(others):
             assert not [n for n in names if n in text], f"{name} names a hidden check of {lab_id}"
-    public = [n.name for n in graders.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    public = []
+    for file in _grader_files(lab_id):
+        graders = ast.parse(unpacked[f"autograder/labs/{lab_id}/{file}"])
+        public += [n.name for n in graders.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+        bound = {
+            n.id
+            for node in graders.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name)
+        }
+        read = {
+            n.id
+            for node in graders.body
+            if isinstance(node, ast.FunctionDef)
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name)
+        }
+        assert bound <= read, f"constants no public check reads (a hidden check's tolerance?): {sorted(bound - read)}"
+        original = ast.parse((LABS_PACKAGE / lab_id / file).read_text())
+        assert len([n for n in original.body if isinstance(n, ast.Assign)]) >= len(
+            [n for n in graders.body if isinstance(n, ast.Assign)]
+        )
     assert public, f"the students' {lab_id} has no public check left"
-    bound = {
-        n.id
-        for node in graders.body
-        if isinstance(node, ast.Assign)
-        for t in node.targets
-        for n in ast.walk(t)
-        if isinstance(n, ast.Name)
-    }
-    read = {
-        n.id
-        for node in graders.body
-        if isinstance(node, ast.FunctionDef)
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name)
-    }
-    assert bound <= read, f"constants no public check reads (a hidden check's tolerance?): {sorted(bound - read)}"
-    original = ast.parse((LABS_PACKAGE / lab_id / f"test_{lab_id}.py").read_text())
-    assert len([n for n in original.body if isinstance(n, ast.Assign)]) >= len(
-        [n for n in graders.body if isinstance(n, ast.Assign)]
-    )
 
 
 @pytest.mark.parametrize("lab_id", lab_ids())

@@ -19,11 +19,11 @@ from autograder.lab import Lab
 
 def measured_verdict_titles(lab: Lab) -> set[str]:
     """The titles (a check's docstring's first line, as results.json names a test after it) of the lab's
-    measured verdicts, read from its grader's source."""
-    tree = ast.parse(lab.grader_path.read_text())
+    measured verdicts, read from its graders' source."""
     return {
         (ast.get_docstring(node) or node.name).strip().splitlines()[0]
-        for node in tree.body
+        for path in lab.grader_paths
+        for node in ast.parse(path.read_text()).body
         if isinstance(node, ast.FunctionDef) and node.name in MEASURED_VERDICTS.get(lab.id, ())
     }
 
