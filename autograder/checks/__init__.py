@@ -52,7 +52,12 @@ if TYPE_CHECKING:
     from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
     from autograder.checks.on_mesh import assert_on_mesh, mesh_words
-    from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_uses
+    from autograder.checks.program import (
+        assert_jit_given_layouts,
+        assert_jitted,
+        assert_jitted_shard_map,
+        assert_uses,
+    )
     from autograder.checks.shard_map_body import (
         SHARD_MAP_COLLECTIVES,
         assert_body_never_holds_whole,

@@ -10,7 +10,7 @@ from autograder.checks.layout import Layout, describe_layout, is_same_layout, la
 from autograder.checks.picture import render_layout
 from autograder.facts import CallFact, ProgramFact, ShardingFact
 
-__all__ = ["assert_jitted", "assert_uses", "assert_jit_given_layouts"]
+__all__ = ["assert_jitted", "assert_uses", "assert_jitted_shard_map", "assert_jit_given_layouts"]
 
 # What a student writes, for the primitive that shows it in a trace.
 PRIMITIVE_SPELLING = {"shard_map": "jax.shard_map", "sharding_constraint": "jax.lax.with_sharding_constraint"}
@@ -56,6 +56,13 @@ def assert_uses(call: CallFact, primitive: str, name: str) -> None:
         f"{quote(name)}: expected a program built with {spelled}, found none in its trace"
         f" (it holds {', '.join(sorted(program.primitives)[:8]) or 'nothing'})"
     )
+
+
+def assert_jitted_shard_map(call: CallFact, name: str) -> None:
+    """Fail unless the function is a ``jax.shard_map`` wrapped in ``jax.jit``: built with a shard_map
+    (``assert_uses``), and jitted (``assert_jitted``), the shard_map's absence said first."""
+    assert_uses(call, "shard_map", name)
+    assert_jitted(call, name)
 
 
 def assert_jit_given_layouts(

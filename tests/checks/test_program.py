@@ -16,8 +16,10 @@ from autograder.checks import (
     assert_axis_types,
     assert_jit_given_layouts,
     assert_jitted,
+    assert_jitted_shard_map,
     assert_uses,
 )
+from autograder.facts import CallFact, Fact, ProgramFact
 from autograder.facts.capture import Call, Input, TaskCapture
 from autograder.facts.fact_reader import load_task_facts
 from autograder.kernel import recorder
@@ -71,6 +73,21 @@ def test_shard_map_is_found_inside_jit_and_its_absence_named(tmp_path):
     assert_uses(recorded(tmp_path, mapped), "shard_map", "layer_man")
     message = failure(assert_uses, recorded(tmp_path, jax.jit(add_one)), "shard_map", "layer_man")
     assert "jax.shard_map" in message and "add" in message
+
+
+def built(top, primitives) -> CallFact:
+    """A call whose program record (made by hand) has these top-level and nested primitives."""
+    program = ProgramFact(jit_object=False, top=tuple(top), primitives=frozenset(primitives))
+    return CallFact(output=Fact(kind="missing"), stdout="", error=None, hlo=None, hlo_error=None, program=program)
+
+
+def test_a_jitted_shard_map_needs_both_and_the_missing_shard_map_is_said_first():
+    assert_jitted_shard_map(built(["jit"], ["jit", "shard_map", "mul"]), "all_to_all")
+    assert "found a plain Python function" in failure(
+        assert_jitted_shard_map, built(["shard_map"], ["shard_map", "mul"]), "all_to_all"
+    )
+    message = failure(assert_jitted_shard_map, built(["mul"], ["mul"]), "all_to_all")
+    assert "expected a program built with jax.shard_map, found none in its trace (it holds mul)" in message
 
 
 def test_the_layouts_given_to_jit_are_compared_by_blocks(tmp_path):
