@@ -18,7 +18,7 @@ from autograder.checks import (
     assert_body_receives_blocks,
     assert_collectives,
     assert_jit_given_layouts,
-    assert_jitted,
+    assert_jitted_shard_map,
     assert_layout,
     assert_median,
     assert_on_mesh,
@@ -45,19 +45,6 @@ LAYER_TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
 
 def _mlp_of_inputs(submission, task_id, call_id):
     return ref.mlp(*submission.inputs(task_id, call_id))
-
-
-def _assert_jitted_shard_map(submission, task_id, function):
-    call = submission.call(task_id, function)
-    assert_uses(call, "shard_map", function)
-    assert_jitted(call, function)
-
-
-# The notebook's meshes, as the messages name them.
-MESH_WORDS = {
-    "mesh": "`mesh`, the notebook's (2, 4) mesh with Auto axes ('data', 'model') over devices 0 to 7 in order",
-    "mesh1d": "`mesh1d`, the notebook's 1-D mesh of the 8 devices in order with one Auto axis 'data'",
-}
 
 
 def _assert_any_layout(submission, task_id, call_id, function, expected_spec, arguments):
@@ -95,14 +82,14 @@ def test_t1_lab_result(submission):
 @points(2)
 def test_t1_jitted_shard_map(submission):
     """`fsdp_matmul` is a jax.shard_map wrapped in jax.jit"""
-    _assert_jitted_shard_map(submission, "t1", "fsdp_matmul")
+    assert_jitted_shard_map(submission.call("t1", "fsdp_matmul"), "fsdp_matmul")
 
 
 @task("t1")
 @points(1)
 def test_t1_on_mesh(submission):
     """`fsdp_matmul` is a shard_map over `mesh`: its result lies on that mesh, axes 'data' and 'model'"""
-    assert_on_mesh(submission.call("t1", "fsdp_matmul").output, ref.MESH_2D, "fsdp_matmul(x, A)", MESH_WORDS["mesh"])
+    assert_on_mesh(submission.call("t1", "fsdp_matmul").output, ref.MESH_2D, "fsdp_matmul(x, A)", "`mesh`")
 
 
 @task("t1")
@@ -181,14 +168,14 @@ def test_t2_lab_result(submission):
 @points(2)
 def test_t2_jitted_shard_map(submission):
     """`tp_mlp` is a jax.shard_map wrapped in jax.jit"""
-    _assert_jitted_shard_map(submission, "t2", "tp_mlp")
+    assert_jitted_shard_map(submission.call("t2", "tp_mlp"), "tp_mlp")
 
 
 @task("t2")
 @points(1)
 def test_t2_on_mesh(submission):
     """`tp_mlp` is a shard_map over `mesh`: its result lies on that mesh, axes 'data' and 'model'"""
-    assert_on_mesh(submission.call("t2", "tp_mlp").output, ref.MESH_2D, "tp_mlp(x, W1, W2)", MESH_WORDS["mesh"])
+    assert_on_mesh(submission.call("t2", "tp_mlp").output, ref.MESH_2D, "tp_mlp(x, W1, W2)", "`mesh`")
 
 
 @task("t2")
@@ -295,7 +282,7 @@ def test_t3_fresh_layout(submission, function):
 @points(1)
 def test_t3_jitted_shard_map(submission):
     """`fsdp_tp_mlp` is a jax.shard_map wrapped in jax.jit"""
-    _assert_jitted_shard_map(submission, "t3", "fsdp_tp_mlp")
+    assert_jitted_shard_map(submission.call("t3", "fsdp_tp_mlp"), "fsdp_tp_mlp")
 
 
 @task("t3")
@@ -303,9 +290,7 @@ def test_t3_jitted_shard_map(submission):
 def test_t3_on_mesh(submission):
     """`fsdp_tp_mlp` and `fsdp_tp_jit` lay their results out on `mesh`, axes 'data' and 'model'"""
     for function in T3_FUNCTIONS:
-        assert_on_mesh(
-            submission.call("t3", function).output, ref.MESH_2D, f"{function}(x, W1, W2)", MESH_WORDS["mesh"]
-        )
+        assert_on_mesh(submission.call("t3", function).output, ref.MESH_2D, f"{function}(x, W1, W2)", "`mesh`")
 
 
 @task("t3")
@@ -497,8 +482,7 @@ def test_t4_function(submission, op):
     values, spec = ref.op_result(op, x)
     assert_allclose(call.output, values, f"{name}(x)", rtol=1e-4, atol=1e-4)
     assert_layout(call.output, Layout.of_spec(ref.MESH_1D, spec, values.shape), f"{name}(x)")
-    assert_uses(call, "shard_map", name)
-    assert_jitted(call, name)
+    assert_jitted_shard_map(call, name)
     assert_collectives(
         call.hlo, required=[ref.OP_COLLECTIVES[op]], name=f"the compiled {name}", compile_error=call.hlo_error
     )
@@ -537,7 +521,7 @@ def test_t5_on_mesh(submission):
     found = {"all_to_all(X)": submission.call("t5", "all_to_all").output}
     found.update((name, submission.name("t5", name)) for name in ("X_t", "X_roundtrip"))
     for name, fact in found.items():
-        assert_on_mesh(fact, ref.MESH_1D, name, MESH_WORDS["mesh1d"])
+        assert_on_mesh(fact, ref.MESH_1D, name, "`mesh1d`")
 
 
 @task("t5")
@@ -555,7 +539,7 @@ def test_t5_fresh_relayout(submission):
 @points(1)
 def test_t5_jitted_shard_map(submission):
     """`all_to_all` is a jax.shard_map wrapped in jax.jit"""
-    _assert_jitted_shard_map(submission, "t5", "all_to_all")
+    assert_jitted_shard_map(submission.call("t5", "all_to_all"), "all_to_all")
 
 
 @task("t5")
@@ -588,7 +572,7 @@ def _assert_kernel_layouts(kernels, hidden_dim, owner):
         spec = ref.KERNEL_SPECS[name]
         block = "attention" if name in ("Wq", "Wk", "Wv", "Wo") else "mlp"
         assert_layout(kernels[name], Layout.of_spec(ref.MESH_2D, spec, shape), f"{owner}.{block}.{name}.kernel")
-        assert_on_mesh(kernels[name], ref.MESH_2D, f"{owner}.{block}.{name}.kernel", MESH_WORDS["mesh"])
+        assert_on_mesh(kernels[name], ref.MESH_2D, f"{owner}.{block}.{name}.kernel", "`mesh`")
 
 
 def _assert_layer_output(found, x, kernels, num_heads, name):
