@@ -89,9 +89,11 @@ FOLDERS = sorted(
     _folder(init.parent) for init in PACKAGE.rglob("__init__.py") if not _folder(init.parent.parent).startswith(LABS)
 )
 MODULES = {folder: sorted(p.stem for p in (ROOT / folder).glob("*.py") if p.stem != "__init__") for folder in FOLDERS}
+# A lab's graders beyond test_<lab>.py are test_<lab>_<part>.py, whatever each lab names its parts.
+PART = re.compile(r"^test_<lab>_\w+\.py$")
 LAB_FILES = sorted(
     {
-        p.name.replace(lab.name, "<lab>")
+        PART.sub("test_<lab>_<part>.py", p.name.replace(lab.name, "<lab>"))
         for lab in (PACKAGE / "labs").iterdir()
         if (lab / "__init__.py").is_file()
         for p in lab.iterdir()
