@@ -1,15 +1,7 @@
 """The class's final grades as Canvas's Gradebook imports them (``OUT/canvas-grades.csv``).
 
-Canvas imports the CSV its Gradebook exports: ``Student``, ``ID`` (the Canvas user id, which the
-download's file names carry), ``SIS User ID``, ``SIS Login ID``, ``Section`` (with ``Integration ID`` and
-``Root Account`` in some accounts), then a column per assignment named ``Assignment Name (assignment id)``;
-its second row is ``    Points Possible`` with each assignment's points. It matches rows by the ids and
-creates an assignment for a column it does not know. Given the Gradebook's own export (``template``), the
-file keeps that export's identity columns and rows and the lab's assignment column (the one assignment
-there, else the one named for the lab), and fills each student's grade there, scaled to the assignment's
-points possible; other assignments' columns are left out, so the import changes nothing else. Without
-one, the assignment column is named for the lab (Canvas offers to create it) and the SIS ids and Section
-are blank. A student of the download missing from the export gets a row of their own at the end.
+Canvas imports the CSV its Gradebook exports and matches rows by ``ID``; docs/instructors.md says which
+columns are kept and filled, with the Gradebook's own export (``template``) and without one.
 
 Sources: Canvas's guide "How do I import grades in the Gradebook?"
 (https://community.canvaslms.com/t5/Instructor-Guide/How-do-I-import-grades-in-the-Gradebook/ta-p/807),
@@ -21,11 +13,9 @@ and the export itself, ``GradebookExporter#csv_data`` in instructure/canvas-lms 
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 
-from autograder.course.lms_roster import LmsError, LmsStudent, grade_cell
+from autograder.course.lms_roster import LmsError, LmsStudent, csv_text, grade_cell, number_in, read_export, squash
 
 IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "    Points Possible"
@@ -40,7 +30,7 @@ def canvas_gradebook_csv(
     header, rows = _template(template, lab, max_score)
     column, id_column = len(header) - 1, header.index("ID")
     points_row = next((row for row in rows if row[0].strip() == POINTS_POSSIBLE.strip()), None)
-    points = (_number(points_row[column]) if points_row else None) or max_score
+    points = (number_in(points_row[column]) if points_row else None) or max_score
     by_id = {student.lms_id: score for student, score in grades if student.lms_id is not None}
     for row in rows:
         score = by_id.get(row[id_column])
@@ -54,9 +44,7 @@ def canvas_gradebook_csv(
             cells[column] = "" if score is None else grade_cell(score * points / max_score)
             rows.append(cells)
             present.add(student.lms_id or "")
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows([header, *rows])
-    return buffer.getvalue()
+    return csv_text([header, *rows])
 
 
 def _template(template: str | None, lab: str, max_score: float) -> tuple[list[str], list[list[str]]]:
@@ -65,8 +53,7 @@ def _template(template: str | None, lab: str, max_score: float) -> tuple[list[st
     Points Possible row."""
     if template is None:
         return [*IDENTITY, lab], [[POINTS_POSSIBLE, "", "", "", "", grade_cell(max_score)]]
-    table = list(csv.reader(io.StringIO(template.lstrip("\ufeff"))))
-    header = table[0] if table else []
+    header, rows = read_export(template)
     if "ID" not in header or "Section" not in header:
         raise LmsError(
             "--lms-template: expected Canvas's Gradebook export (Student, ID, SIS User ID, SIS Login ID, "
@@ -74,7 +61,7 @@ def _template(template: str | None, lab: str, max_score: float) -> tuple[list[st
         )
     identity = header.index("Section") + 1
     assignments = [i for i, name in enumerate(header) if i >= identity and _ASSIGNMENT.fullmatch(name)]
-    named = [i for i in assignments if _squash(lab) in _squash(header[i])]
+    named = [i for i in assignments if squash(lab) in squash(header[i])]
     chosen = assignments if len(assignments) == 1 else named
     if len(chosen) != 1:
         listed = ", ".join(header[i] for i in assignments) or "none"
@@ -83,16 +70,4 @@ def _template(template: str | None, lab: str, max_score: float) -> tuple[list[st
             "export the Gradebook with the lab's assignment alone shown, or name it for the lab"
         )
     keep = [*range(identity), chosen[0]]
-    rows = [[(row + [""] * len(header))[i] for i in keep] for row in table[1:] if any(cell.strip() for cell in row)]
-    return [header[i] for i in keep], rows
-
-
-def _squash(text: str) -> str:
-    return "".join(c for c in text.lower() if c.isalnum())
-
-
-def _number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ".")) or None
-    except ValueError:
-        return None
+    return [header[i] for i in keep], [[row[i] for i in keep] for row in rows]

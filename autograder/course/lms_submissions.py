@@ -1,20 +1,40 @@
 """A class from an LMS's download: Canvas's files or Moodle's folders grouped per student, and the notebook
-of the lab picked among each student's files.
+of the lab picked among each student's files (docs/instructors.md says how each LMS names them).
 
 A folder is read as an LMS's download when at least half of what it holds is named as that LMS names a
-submission (canvas_download.py, moodle_download.py); anything else in it is a submission of its own, as
-in a plain folder. A student who sent several files is graded on the notebook named for the lab, else
-on their only notebook; with none, or several and none named for the lab, the row says which files came.
+submission; anything else in it is a submission of its own, as in a plain folder. Both LMSs stamp every
+file with the time of the download, so no submission time comes from here: only Canvas's LATE marker.
+
+Sources: Canvas's ``ContentZipper#get_filename`` and ``#add_upload_submission`` in instructure/canvas-lms
+``lib/content_zipper.rb``, and ``Attachment.make_unique_filename`` (the ``-1``); Moodle's
+``mod/assign/classes/downloader.php`` (``get_student_prefix``, ``load_submissionplugin_filelist``) and
+its "Download submissions in folders" option (``downloadasfolders_help``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.canvas_download import CanvasFile, read_canvas_name, uploaded_stem
-from autograder.course.lms_roster import LmsStudent
-from autograder.course.moodle_download import MoodleEntry, read_moodle_entry
+from autograder.course.lms_roster import LmsStudent, squash
+
+_LATE = r"(?:(?P<late>LATE)_)?"
+_UPLOAD = re.compile(rf"(?P<name>[^/]*?)_{_LATE}(?P<user>\d+)_(?P<file>\d+)_(?P<original>.+)")
+_ENTRY = re.compile(rf"(?P<name>[^/]*?)_{_LATE}(?P<user>\d+)_(?P<original>text|link)\.html")
+_ANONYMOUS = re.compile(rf"{_LATE}anon_(?P<anon>[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*)_(?:(?P<file>\d+)_)?(?P<original>.+)")
+_UNIQUE_SUFFIX = re.compile(r"-(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+_FOLDER = re.compile(r"(?P<name>[^/]*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z0-9]+)_?")
+_FLAT = re.compile(r"(?P<name>[^/]*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z0-9]+)_(?P<original>.+)")
+
+
+@dataclass(frozen=True)
+class LmsEntry:
+    """A file or folder of the download: whose it is, and its files with the names the student gave them."""
+
+    key: str  # the student's id in the batch: NAME_USERID (anon_ANONYMOUSID) on Canvas, FULL NAME_PARTICIPANT on Moodle
+    student: LmsStudent
+    files: tuple[tuple[Path, str], ...]
 
 
 @dataclass(frozen=True)
@@ -25,15 +45,49 @@ class LmsSubmission:
     problem: str | None
 
 
-def _matches(name: str, lab: str) -> bool:
-    squash = lambda text: "".join(c for c in text.lower() if c.isalnum())  # noqa: E731
-    return squash(lab) in squash(name)
+def read_canvas_name(path: Path) -> LmsEntry | None:
+    """The student and original name (Canvas's ``-1`` kept) a file of Canvas's download carries, or None."""
+    if not path.is_file():
+        return None
+    anonymous = _ANONYMOUS.fullmatch(path.name)
+    if anonymous:
+        key = f"anon_{anonymous['anon']}"
+        return LmsEntry(
+            key, LmsStudent("canvas", None, key, anonymous["late"] is not None), ((path, anonymous["original"]),)
+        )
+    match = _UPLOAD.fullmatch(path.name) or _ENTRY.fullmatch(path.name)
+    if match is None:
+        return None
+    original = match["original"] if "file" in match.groupdict() else f"{match['original']}.html"
+    key = f"{match['name']}_{match['user']}" if match["name"] else match["user"]
+    return LmsEntry(
+        key, LmsStudent("canvas", match["user"], match["name"], match["late"] is not None), ((path, original),)
+    )
+
+
+def read_moodle_entry(path: Path) -> LmsEntry | None:
+    """The student a folder or file of Moodle's download belongs to, with its files; None if not named so."""
+    match = _FOLDER.fullmatch(path.name) if path.is_dir() else _FLAT.fullmatch(path.name)
+    if match is None:
+        return None
+    if path.is_dir():
+        files = tuple(
+            (p, p.name) for p in sorted(path.rglob("*")) if p.is_file() and ".ipynb_checkpoints" not in p.parts
+        )
+    else:
+        files = ((path, match["original"]),)
+    return LmsEntry(
+        f"{match['name']}_{match['participant']}", LmsStudent("moodle", match["participant"], match["name"]), files
+    )
+
+
+READERS = {"moodle": read_moodle_entry, "canvas": read_canvas_name}  # Moodle's first, when both could be
 
 
 def pick_lab_notebook(files: list[tuple[Path, str]], lab: str) -> tuple[Path | None, str | None]:
     """The notebook to grade among a student's files (path, name as sent), or None and the reason."""
     notebooks = [(path, name) for path, name in files if name.lower().endswith(".ipynb")]
-    named = [(path, name) for path, name in notebooks if _matches(uploaded_stem(name), lab)]
+    named = [(path, name) for path, name in notebooks if squash(lab) in squash(_UNIQUE_SUFFIX.sub("", Path(name).stem))]
     if len(named) == 1:
         return named[0][0], None
     if len(notebooks) == 1:
@@ -46,40 +100,25 @@ def pick_lab_notebook(files: list[tuple[Path, str]], lab: str) -> tuple[Path | N
 
 def lms_of(entries: list[Path]) -> str | None:
     """Which LMS's download ``entries`` (a folder's contents) are: "moodle", "canvas" or None."""
-    moodle = sum(read_moodle_entry(entry) is not None for entry in entries)
-    canvas = sum(entry.is_file() and read_canvas_name(entry) is not None for entry in entries)
-    if entries and 2 * moodle >= len(entries):
-        return "moodle"
-    return "canvas" if entries and 2 * canvas >= len(entries) else None
+    counts = {lms: sum(read(entry) is not None for entry in entries) for lms, read in READERS.items()}
+    return next((lms for lms, count in counts.items() if entries and 2 * count >= len(entries)), None)
 
 
 def lms_submissions(entries: list[Path], lab: str) -> tuple[str, list[LmsSubmission], list[Path]] | None:
     """``entries`` (a folder's contents) read as Canvas's or Moodle's download: (the LMS, one submission per
     student, the entries not named as that LMS names submissions); None when it is neither's."""
     lms = lms_of(entries)
-    if lms == "moodle":
-        moodle = {entry: read_moodle_entry(entry) for entry in entries}
-        return lms, _moodle(moodle, lab), [entry for entry, found in moodle.items() if found is None]
-    if lms == "canvas":
-        canvas = {entry: read_canvas_name(entry) if entry.is_file() else None for entry in entries}
-        return lms, _canvas(canvas, lab), [entry for entry, found in canvas.items() if found is None]
-    return None
-
-
-def _moodle(found: dict[Path, MoodleEntry | None], lab: str) -> list[LmsSubmission]:
+    if lms is None:
+        return None
+    found = {entry: READERS[lms](entry) for entry in entries}
     students: dict[str, tuple[LmsStudent, list[tuple[Path, str]]]] = {}
     for entry in found.values():
         if entry is not None:
-            students.setdefault(entry.key, (entry.student, []))[1].extend(entry.files)
-    return [LmsSubmission(key, student, *pick_lab_notebook(files, lab)) for key, (student, files) in students.items()]
-
-
-def _canvas(found: dict[Path, CanvasFile | None], lab: str) -> list[LmsSubmission]:
-    students: dict[str, tuple[LmsStudent, list[tuple[Path, str]]]] = {}
-    for file in found.values():
-        if file is not None:
-            student, files = students.setdefault(file.key, (file.student, []))
-            if file.student.late and not student.late:  # one file marked LATE marks the submission
-                students[file.key] = (file.student, files)
-            files.append((file.path, file.original))
-    return [LmsSubmission(key, student, *pick_lab_notebook(files, lab)) for key, (student, files) in students.items()]
+            student, files = students.setdefault(entry.key, (entry.student, []))
+            if entry.student.late and not student.late:  # one file marked LATE marks the submission
+                students[entry.key] = (entry.student, files)
+            files.extend(entry.files)
+    submissions = [
+        LmsSubmission(key, student, *pick_lab_notebook(files, lab)) for key, (student, files) in students.items()
+    ]
+    return lms, submissions, [entry for entry, read in found.items() if read is None]
