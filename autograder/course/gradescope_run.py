@@ -162,7 +162,3 @@ def run_gradescope(root: Path):
             "assignment's Autograder Settings on Gradescope (README: Grading on Gradescope gives each lab's)."
         )
     return result
-
-
-def gradescope_root() -> Path:
-    return Path(os.environ.get(ROOT_VARIABLE, DEFAULT_ROOT))

@@ -174,30 +174,18 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
         )
     late = (submitted_at - policy.due).total_seconds()
     when = f"submitted {submitted_at.isoformat(timespec='seconds')} ({source})"
+
+    def penalty(percent: float, points: float, reason: str) -> LatePenalty:
+        return LatePenalty(due, submitted_at.isoformat(), source, late, percent, points, reason)
+
     if late <= 0:
-        return LatePenalty(due, submitted_at.isoformat(), source, late, 0.0, 0.0, f"on time: {when}")
+        return penalty(0.0, 0.0, f"on time: {when}")
     if late <= policy.grace_seconds:
-        return LatePenalty(
-            due,
-            submitted_at.isoformat(),
-            source,
-            late,
-            0.0,
-            0.0,
-            f"{format_duration(late)} late, within the {format_duration(policy.grace_seconds)} "
-            f"grace period: no penalty; {when}",
-        )
+        grace = format_duration(policy.grace_seconds)
+        return penalty(0.0, 0.0, f"{format_duration(late)} late, within the {grace} grace period: no penalty; {when}")
     units = math.ceil(late / UNITS[policy.unit])
     if not policy.percent:
-        return LatePenalty(
-            due,
-            submitted_at.isoformat(),
-            source,
-            late,
-            0.0,
-            0.0,
-            f"{format_duration(late)} late (no penalty: 0% per {policy.unit}); {when}",
-        )
+        return penalty(0.0, 0.0, f"{format_duration(late)} late (no penalty: 0% per {policy.unit}); {when}")
     percent = min(policy.cap, units * policy.percent)
     points = round(score * percent / 100, 2)
     capped = " (the cap)" if percent < units * policy.percent else ""
@@ -206,7 +194,7 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
         f"{format_duration(late)} late, {units} {policy.unit}{plural} at {policy.percent:g}% per "
         f"{policy.unit}: −{percent:g}%{capped} = −{points:g} points; {when}"
     )
-    return LatePenalty(due, submitted_at.isoformat(), source, late, percent, points, reason)
+    return penalty(percent, points, reason)
 
 
 @dataclass(frozen=True)
