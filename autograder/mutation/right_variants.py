@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from autograder.mutation.source_mutants import Nodes, SourceMutant
-from autograder.mutation.syntax import JIT, dotted
+from autograder.mutation.syntax import JIT, Replace, dotted
 
 KEPT, LOST = "kept", "lost"  # a variant's verdicts
 
@@ -83,15 +83,6 @@ VARIANTS: dict[str, Callable[[cst.CSTNode], Iterator[tuple]]] = {
 }
 
 
-class _Rewrite(cst.CSTTransformer):
-    def __init__(self, targets: dict[int, cst.CSTNode | cst.FlattenSentinel]) -> None:
-        super().__init__()
-        self.targets = targets
-
-    def on_leave(self, original_node, updated_node):
-        return self.targets.get(id(original_node), updated_node)
-
-
 def right_variants(source: str, answer: set[int], kinds=tuple(VARIANTS)) -> list[SourceMutant]:
     """The cell's variants: each kind applied to every node of it on the answer lines at once (a student
     who writes one way writes it throughout), one variant per kind that changes anything."""
@@ -100,16 +91,16 @@ def right_variants(source: str, answer: set[int], kinds=tuple(VARIANTS)) -> list
     MetadataWrapper(module, unsafe_skip_copy=True).visit(visitor)
     out = []
     for kind in kinds:
-        targets: dict[int, cst.CSTNode | cst.FlattenSentinel] = {}
+        targets: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel] = {}
         said, first = "", 0
         for node, lines in visitor.found:
             if not set(lines) <= answer:
                 continue
             for original, replacement, description in VARIANTS[kind](node):
-                targets[id(original)] = replacement
+                targets[original] = replacement
                 said, first = said or description, first or lines.start
         if targets:
-            changed = module.visit(_Rewrite(targets)).code
+            changed = module.visit(Replace(targets)).code
             if changed != source:
                 out.append(SourceMutant(kind, f"right variant: {said}", first, changed))
     return out

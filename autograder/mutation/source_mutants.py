@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from autograder.mutation.operators import OPERATORS
-from autograder.mutation.syntax import PRINTING, SPEC, Edit, Site, dotted, spec_axes
+from autograder.mutation.syntax import PRINTING, SPEC, Replace, Site, dotted, spec_axes
 
 TIMERS = ("perf_counter", "time.time(", "timeit")
 
@@ -64,15 +64,6 @@ class Nodes(cst.CSTVisitor):
         return True
 
 
-class _Replace(cst.CSTTransformer):
-    def __init__(self, edit: Edit):
-        super().__init__()
-        self.edit = edit
-
-    def on_leave(self, original_node, updated_node):
-        return self.edit.get(original_node, updated_node) if original_node in self.edit else updated_node
-
-
 def _axis_names(nodes) -> tuple[str, ...]:
     """The axis names the source's PartitionSpecs use, in order of first use."""
     return tuple(
@@ -103,7 +94,7 @@ def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> l
                 touched = [lines_of.get(id(n), lines) for n in edit]
                 if not all(set(t) <= answer_lines for t in touched):
                     continue
-                new = module.visit(_Replace(edit)).code
+                new = module.visit(Replace(edit)).code
                 if new not in seen:
                     seen.add(new)
                     mutants.append(SourceMutant(name, description, min(t.start for t in touched), new))

@@ -16,6 +16,17 @@ PRINTING = {"print", "jax.debug.visualize_array_sharding", "jax.debug.print", "d
 Edit = dict
 
 
+class Replace(cst.CSTTransformer):
+    """The module with each node of ``edit`` replaced (libcst's nodes are equal only to themselves)."""
+
+    def __init__(self, edit: Edit):
+        super().__init__()
+        self.edit = edit
+
+    def on_leave(self, original_node, updated_node):
+        return self.edit.get(original_node, updated_node)
+
+
 @dataclass(frozen=True)
 class Site:
     """What an operator sees of a node: the module (for code), the source's axis names, whether it times,

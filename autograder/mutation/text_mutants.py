@@ -28,7 +28,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from autograder.mutation.source_mutants import SourceMutant
-from autograder.mutation.syntax import PRINTING, dotted
+from autograder.mutation.syntax import PRINTING, Replace, dotted
 
 DTYPES = {"float32": "float16", "float16": "float32", "bfloat16": "float32", "int32": "int16", "float64": "float32"}
 OPERATORS = ("text_word", "text_number", "text_dtype", "text_name")
@@ -118,15 +118,6 @@ class _Found(cst.CSTVisitor):
             self.names.append((node, line))
 
 
-class _Swap(cst.CSTTransformer):
-    def __init__(self, replacements: dict[int, cst.CSTNode]) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def on_leave(self, original_node, updated_node):
-        return self.replacements.get(id(original_node), updated_node)
-
-
 def text_mutants(source: str, answer: set[int], literals: list[str], operators=OPERATORS) -> list[SourceMutant]:
     """The cell's mutants from its task's literals, each distinct result once, in a stable order."""
     module = cst.parse_module(source)
@@ -139,7 +130,7 @@ def text_mutants(source: str, answer: set[int], literals: list[str], operators=O
     for operator, description, line, replacements in _changes(found, words, numbers, dtypes, names):
         if operator not in operators:
             continue
-        changed = module.visit(_Swap(replacements)).code
+        changed = module.visit(Replace(replacements)).code
         if changed not in seen:
             seen.add(changed)
             out.append(SourceMutant(operator, description, line, changed))
@@ -150,16 +141,16 @@ def _changes(found: _Found, words, numbers, dtypes, names) -> Iterator[tuple[str
     for word in sorted(words):
         uses = [(node, line) for node, value, line in found.strings if value == word]
         if uses:
-            renamed = {id(node): node.with_changes(value=repr(word + "_")) for node, _ in uses}
+            renamed = {node: node.with_changes(value=repr(word + "_")) for node, _ in uses}
             yield "text_word", f"the text's '{word}' renamed '{word}_' throughout", uses[0][1], renamed
     for integer, value, line in found.integers:
         if value in numbers:
             for bigger in sorted({value + 1, value * 10} - {value}):
-                yield "text_number", f"the text's {value} → {bigger}", line, {id(integer): cst.Integer(str(bigger))}
+                yield "text_number", f"the text's {value} → {bigger}", line, {integer: cst.Integer(str(bigger))}
     for name, line in found.dtypes + [(n, line) for n, line in found.names if n.value in DTYPES]:
         if name.value in dtypes:
             dtype = DTYPES[name.value]
-            yield "text_dtype", f"the text's {name.value} → {dtype}", line, {id(name): cst.Name(dtype)}
+            yield "text_dtype", f"the text's {name.value} → {dtype}", line, {name: cst.Name(dtype)}
     used = {name.value for name, _ in found.names}
     swapped: set[tuple[str, str]] = set()
     for name, line in found.names:
@@ -173,6 +164,6 @@ def _changes(found: _Found, words, numbers, dtypes, names) -> Iterator[tuple[str
                     "text_name",
                     f"the text's `{name.value}` → `{other}` at one use",
                     line,
-                    {id(name): cst.Name(other)},
+                    {name: cst.Name(other)},
                 )
                 break
