@@ -1,35 +1,12 @@
 """A lab's requirement table (``labs/LAB/requirements.toml``): each requirement sentence of a task's text,
 quoted, with the checks that enforce it and the known-grade wrong submissions that break it alone.
 
-A grader is judged on answers nobody has seen: for every sentence of a task's text, there must be a check,
-and a wrong answer that breaks that sentence alone must lose exactly that check's points. The table
-states it, and ``autograder test`` holds the lab to it (``table_problems``): a quote the task's text no
-longer has, a requirement without a check or without a wrong case, a check no requirement names, and a
-wrong case whose score for the task is not the task's points less the requirement's checks'.
-
-    [[requirement]]
-    task = "t2"
-    text = "a jitted `jax.shard_map`"      # quoted from t2's text (white space may differ)
-    checks = ["test_t2_jitted"]            # the graders that enforce it
-    wrong = ["t2_not_jitted"]              # known-grade cases that break it alone
-
-A check parametrized by ``@pytest.mark.parametrize`` (with literal values, or a module-level literal's keys
-or items) is worth its points once per parameter set. ``checks`` names it whole (``"test_t2_layouts"``:
-every instance) or one instance by its pytest id (``"test_t2_layouts[y_ba]"``), for a sentence about one
-of the names it checks.
-
-Every literal of a task's text (each `...` span: a name to bind, an axis, a spec, a shape, a function or
-array it says to use) is quoted by one of the task's requirements, backticks and all, or waived with a
-reason, so that no name or number the text states goes unchecked:
-
-    [[waived]]
-    task = "t3"
-    literal = "jnp.dot"
-    why = "names the operation the locked cell already wrote; nothing to bind or check"
-
-A requirement whose checks are all measured verdicts (MEASURED_VERDICTS: their outcome follows from the
-grader's own timing), or a sentence of method whose breaking alone the result does not show on the grading
-machine (a warm-up before a median), says instead why no known grade can break it: ``no_wrong_case = "..."``.
+For every sentence of a task's text there must be a check, and a wrong answer that breaks that sentence
+alone must lose exactly that check's points; ``autograder test`` holds the lab to its table
+(``table_problems``), whose format docs/writing-a-lab.md gives ("The requirement table", "Clauses and
+literals"). A check parametrized by ``@pytest.mark.parametrize`` (literal values, or a module-level
+literal's keys or items) is worth its points once per parameter set; ``checks`` names it whole or one
+instance by its pytest id (``"test_t2_layouts[y_ba]"``).
 """
 
 from __future__ import annotations
@@ -86,14 +63,17 @@ def table_path(lab: Lab) -> Path:
     return lab.package_dir / TABLE_FILE
 
 
+def _rows(path: Path, kind: str) -> list[dict]:
+    rows = tomllib.loads(path.read_text(encoding="utf-8")).get(kind, [])
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: [[{kind}]] tables expected")
+    return rows
+
+
 def read_table(path: Path) -> list[Requirement]:
     """The requirements of a table file; ValueError naming what is malformed."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    rows = data.get("requirement", [])
-    if not isinstance(rows, list):
-        raise ValueError(f"{path}: [[requirement]] tables expected")
     requirements = []
-    for index, row in enumerate(rows, start=1):
+    for index, row in enumerate(_rows(path, "requirement"), start=1):
         unknown = set(row) - {"task", "text", "checks", "wrong", "no_wrong_case"}
         if unknown or not isinstance(row.get("task"), str) or not isinstance(row.get("text"), str):
             raise ValueError(f"{path}, requirement {index}: task and text are strings; unknown keys {sorted(unknown)}")
@@ -111,12 +91,8 @@ def read_table(path: Path) -> list[Requirement]:
 
 def read_waivers(path: Path) -> list[Waiver]:
     """The ``[[waived]]`` literals of a table file; ValueError naming what is malformed."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    rows = data.get("waived", [])
-    if not isinstance(rows, list):
-        raise ValueError(f"{path}: [[waived]] tables expected")
     waivers = []
-    for index, row in enumerate(rows, start=1):
+    for index, row in enumerate(_rows(path, "waived"), start=1):
         if set(row) != {"task", "literal", "why"} or not all(isinstance(v, str) and v.strip() for v in row.values()):
             raise ValueError(f"{path}, waived {index}: task, literal and why, each a non-empty string")
         waivers.append(Waiver(row["task"], row["literal"], row["why"]))
