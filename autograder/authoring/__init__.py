@@ -1,13 +1,6 @@
-"""Authoring, for the TA: from a lab's solution notebook to the notebook students receive, and new labs.
-
-``markers`` reads the solution's task regions and answers, and ``assign`` writes the student's notebook,
-with the self-check cells, one after each task (``self_check_cell_text`` writes them, and the run's
-plan recognises them); ``assign_verification`` grades what ``assign`` wrote (solution full marks, blank
-notebook zero) before it is handed out, and ``assignment_freshness`` says whether a student notebook is
-still what ``assign`` writes, before a command grades with it. ``new_lab`` scaffolds a lab that runs
-(solution notebook, captures, reference, graders, known-grade submissions), opening with ``setup_cell``,
-every lab's first cell. ``lab_tests`` runs every test of one lab (``autograder test``). Above grading,
-which it uses.
+"""Authoring, for the TA: from a lab's solution notebook to the notebook students receive (verified by
+grading both), new labs, and the tests of one lab (docs/how-grading-works.md maps the modules). Above
+grading, which it uses.
 """
 
 from typing import TYPE_CHECKING

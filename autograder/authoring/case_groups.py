@@ -1,19 +1,12 @@
 """Known-grade cases graded several to a notebook: each case is judged on its own tasks, and a lab's tests
 execute a third as many notebooks.
 
-A case answers a few tasks and leaves the rest blank, and each task is checked on facts taken right
-after its own cells; so cases that answer different tasks (or a task alike, to the same expected score)
-can share one notebook, each case judged on its tasks alone (``grade_expectations.case_problems``, given
-the tasks of the others). A case that expects another status than "graded" or a cell timeout of its own
-is graded alone, and so is one marked ``alone``: an answer that changes what later tasks run on (a global
-setting left changed, a name another task reads rebound) is graded alone, or it would be judged on another
-case's answer.
-
-A case that times code with code of its own is judged on what its timing code did (the timing record) and
-on times read with margins that allow for the load each side met; it shares a notebook as the group's one
-such case, in the group that runs furthest into the lab (the timed task is near the end: the notebook it
-joins runs about as far anyway, and the one it would have needed alone is saved). A timing whose grade
-rests on a time near its margin, where what ran before it could tip it, is marked ``alone``.
+Each task is checked on facts taken right after its own cells, so cases that answer different tasks (or
+a task alike, to the same expected score) can share one notebook, each judged on its tasks alone
+(``grade_expectations.case_problems``). A case that expects another status than "graded", a cell timeout
+of its own, or is marked ``alone`` (its answer changes what later tasks run on, or its timing rests on a
+time near its margin) is graded alone. A case that times code of its own shares a notebook as the group's
+one such case, in the group that runs furthest into the lab, which runs about as far anyway.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""The tests of one lab, as ``autograder test LAB`` runs them wherever the lab is: in a course's folder, or
-a bundled lab from an installed harness (a checkout's bundled labs run the checkout's own, wider suite).
+"""The tests of one lab, as ``autograder test LAB`` runs them wherever the lab is: in a course's folder, or a
+bundled lab from an installed harness (a checkout's bundled labs run the checkout's own, wider suite).
 
-A pytest module, run by ``lab_tests.run_lab_tests`` with the lab named in ``$AUTOGRADER_TEST_LAB``. It
-checks that the lab's requirement table holds (``requirement_table``), that the student notebook is what
-``assign`` writes from the solution, that the solution scores
-full marks with each task's checks adding up to the task's points, that the untouched student notebook
-scores zero, and that each known-grade submission of ``tests/labs/<lab>_submissions.py`` loses exactly
-the points its ``Case`` states. Each notebook is graded once, two at a time, each in a grading process of
-its own pinned to a core of its own where there are enough (as a batch's workers grade); known-grade cases
-that can share a notebook share one (``case_groups``); as a batch does, the first process free computes
-the lab's references while the other grades the solution, and the rest follow in ``grading_jobs``'s order.
+A pytest module, run by ``lab_tests.run_lab_tests`` with the lab named in ``$AUTOGRADER_TEST_LAB``: the
+requirement table holds, the student notebook is what ``assign`` writes, and the solution, the untouched
+notebook and each known-grade case score what they should. Each notebook is graded once, two at a time,
+each in a grading process of its own, cases sharing notebooks (``case_groups``); as a batch does, the first
+process free computes the lab's references while the other grades the solution.
 """
 
 from __future__ import annotations

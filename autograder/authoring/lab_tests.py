@@ -1,13 +1,8 @@
 """``autograder test LAB``: every test of one lab, as a TA runs them after each edit of the lab.
 
-A bundled lab in the harness's own checkout runs the checkout's tests (``tests/`` beside ``solutions/``):
-those parametrized by the lab, which ``--lab`` selects (tests/conftest.py) — the solution's full marks and
-the untouched notebook's zero, each known-grade case, the setup cell, the student notebook as ``assign``
-wrote it and its self-check cells, the plan, and the notebooks run as a student runs them. Any other lab — a
-course's own, or a bundled one of an installed harness — runs ``lab_suite``, the tests a lab's own files
-can answer: its student notebook up to date, its grades, its known-grade submissions. It runs under no
-pytest configuration (``-c`` the null device), so that it runs alike whether the harness is installed from
-a wheel or from a checkout, whose configuration spreads its own suite over two workers.
+A bundled lab in the harness's own checkout runs the checkout's tests parametrized by the lab (``--lab``,
+tests/conftest.py); any other lab runs ``lab_suite``, the tests a lab's own files can answer. It runs
+under no pytest configuration (``-c`` the null device), so that it runs alike from a wheel or a checkout.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
-"""``autograder new-lab LAB``: a lab that runs, to be edited into a real one.
+"""``autograder new-lab LAB``: a lab that runs, to be edited into a real one (docs/writing-a-lab.md says
+what it writes).
 
 It writes into the course folder it runs in (``autograder.paths``), making the current folder a course
-(``autograder-course.toml``) when it is in none: the solution notebook (the devices' setup cell, task and
-answer markers), the lab's folder of graders (captures, reference, graders with one worked example of each
-kind of check: values on the grader's own inputs, layout, ``jax.typeof``, the collective a ``shard_map``
-body writes, a timed claim) and ``tests/labs/LAB_submissions.py``, its known-grade submissions. Then
-``autograder assign LAB`` gives the solution full marks and the student notebook zero. It never writes
-into the installed harness.
-
-The text of every file is in ``templates/new_lab/``: one template per written file, one per kind of
-notebook cell, and a folder per example task (``tasks/<example>/``: its statement, solution, capture,
-graders and, for some, known-grade wrong cases). They are Jinja2 templates rendered with named fields
-(``lab_fields``, and ``task``: a ``Task`` below); a field a template names and is not given is an error.
-
-The lab is worth 100 points whatever its number of tasks: each task gets an equal share (the first ones
-a point more when 100 does not divide), split among the task's checks in the proportions its example
-gives them.
+when it is in none, and never into the installed harness. The text of every file is a Jinja2 template in
+``templates/new_lab/``, rendered with named fields (``lab_fields``, and ``task``: a ``Task`` below); a
+field a template names and is not given is an error. The lab is worth 100 points whatever its number of
+tasks: each task an equal share (the first ones a point more when 100 does not divide), split among the
+task's checks in the proportions its example gives them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The ``autograder`` command: its top parser, the course folder a command works on, and ``program``.
 
-Each command lives with its options in the module of its group: ``authoring_commands`` (a lab's author),
-``grading_commands`` (one notebook), ``course_commands`` (a class's term, Gradescope); ``limit_options``
-holds the options of a run's limits they share. A command's machinery (JAX, the grader, Dask) loads
-only when it runs: ``autograder --help`` stays quick.
+Each command lives with its options in the module of its group; a command's machinery (JAX, the grader,
+Dask) loads only when it runs, so ``autograder --help`` stays quick.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The course: a class's term, built on one notebook's grade.
-
-``collect`` finds the class's submissions (``lms_submissions`` reads Canvas's and Moodle's downloads),
-``batch`` grades them on ``dask_cluster`` (a local Dask cluster or an existing one, which a lab's mutants
-are graded on too) with ``grading_progress``'s bar, ``gradebook`` keeps the grades (``lms_gradebook``
-writes them as Canvas or Moodle imports them), ``late``, ``overrides`` and ``adjustments`` change them as
-the course's rules say, ``class_summary`` sums them up, ``similarity`` compares submissions
-(``similarity_page`` shows the pairs it flags); ``gradescope_zip`` builds the zip Gradescope grades with,
-``gradescope_run`` grades a submission inside Gradescope's container, and ``gradescope_config`` holds the
-settings both read; ``student_package`` builds what students get instead of the grader's wheel. The
-command line hands on to here.
+"""The course: a class's term, built on one notebook's grade: its submissions collected and graded in
+batches, the gradebook and the LMSs' imports, late penalties and overrides, similar answers, Gradescope's
+zip and run, and the students' wheel (docs/how-grading-works.md maps the modules). The command line
+hands on to here.
 """
 
 from typing import TYPE_CHECKING

@@ -1,10 +1,6 @@
-"""The instructor's adjustments to the automatic grades — overrides and the late policy — and writing
-the outputs they change.
-
-They are applied whenever a student's outputs are written, to the automatic result (the checks' points
-and the submission time, both kept in grade.json) from ``OUT/overrides.csv`` and ``OUT/late_policy.json``
-as they are then, so they survive a rerun and a regrade, and changing either rewrites exactly the
-students whose outputs change, and the summaries.
+"""The instructor's adjustments to the automatic grades — overrides and the late policy — and writing the
+outputs they change. Applied whenever a student's outputs are written, to the automatic result kept in
+grade.json, so they survive a rerun and a regrade.
 """
 
 from __future__ import annotations

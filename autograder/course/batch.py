@@ -1,16 +1,9 @@
 """``autograder batch``: grading a whole class on Dask, in parallel, resumable, with feedback pages.
 
-Each submission is graded on a Dask worker (a local cluster sized to the machine by default, or an
-existing cluster given by its scheduler's address: dask_cluster.py) in its own fresh, sandboxed kernel,
-which the worker started while it graded the submission before (kernel_pool.py). This process writes each
-student's results atomically as they arrive and rewrites the CSV gradebook after each, so an
-interrupted batch loses only what was in flight; running the same command again grades only
-the students without a saved result (and those named by ``--regrade``). Every run applies the
-instructor's overrides and late policy to the saved results and rewrites what they change, writes the
-similarity report, and rewrites the summaries, even when nothing is left to grade. Ahead of the first
-submission, the first worker free computes the lab's cached references (``autograder warm``), so that
-later gradings read them from the machine's cache instead of each computing them; the other workers
-grade meanwhile.
+Each student's results are written atomically as they arrive, and the summaries after each, so an
+interrupted batch loses only what was in flight and the same command again grades only the students
+without a saved result (and those named by ``--regrade``). Every run applies the overrides and the late
+policy to the saved results and rewrites what they change, even when nothing is left to grade.
 """
 
 from __future__ import annotations

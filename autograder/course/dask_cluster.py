@@ -1,12 +1,7 @@
-"""The Dask side of grading many notebooks: a cluster to grade on (a local one sized to the machine, or
-an existing one given by its scheduler's address), what each worker runs (a submission's grade, the
-lab's cached references computed once ahead, its spare kernel shut down at the end) and the cluster's
-release.
-
-Before the first submission, every worker is prepared (a spare kernel starting, JAX loaded); then the
-first one free warms the references while the others grade. A class's batch (batch.py) and a lab's
-mutants (autograder.mutation) both grade on it. This module imports no JAX: a worker imports it first,
-and the grading, preparing and warming functions set up the devices before anything imports JAX.
+"""The Dask side of grading many notebooks: a cluster to grade on (a local one sized to the machine, or an
+existing one at its scheduler's address), what each worker runs, and the cluster's release. A class's
+batch and a lab's mutants both grade on it. This module imports no JAX: a worker imports it first, and
+the functions it runs set up the devices before anything imports JAX.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Trying Gradescope's autograder zip on this machine before uploading it (``autograder gradescope LAB
---try SUBMISSION``).
-
-The zip's ``setup.sh`` installs as the image needs: as root, a venv in ``/opt``, the ``autograder``
-command in ``/usr/local/bin`` and bubblewrap from apt, unless ``AUTOGRADER_GRADESCOPE_VENV`` and its
-siblings say otherwise. Here every one of them points into a scratch folder laid out as Gradescope's
-container (``source/``, ``submission/``, ``results/``), apt is left alone, and the venv reuses this
-Python's packages (the zip's own wheel is installed, nothing is downloaded); then ``run_autograder``
-grades the submission there, as Gradescope would, and its ``results.json`` is read back. No system
-folder is written. The scratch folder is removed, or kept with ``AUTOGRADER_KEEP_RUNS=1``.
+--try SUBMISSION``): its ``setup.sh`` and ``run_autograder`` run in a scratch folder laid out as
+Gradescope's container, every system folder they would write pointed into it, apt left alone, and the
+venv reusing this Python's packages; nothing is downloaded. The scratch folder is removed, or kept with
+``AUTOGRADER_KEEP_RUNS=1``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The harness's source, staged for a wheel: the package as it runs here, checkout or installed alike.
-
-The Gradescope zip carries a wheel of the harness, and the students' wheel is built from a reduced copy
-of it; both are built from what runs here, so that an instructor who only installed the harness (no
-checkout) builds them too. The package's folder is copied as it is, without caches, and its
-``pyproject.toml`` is written from the installed distribution's own metadata: the same name, version,
-Python range, dependencies and command as the project declares.
+"""The harness's source, staged for a wheel: the package as it runs here, checkout or installed alike, so
+that an instructor who only installed the harness builds the Gradescope zip's and the students' wheels
+too. The package's folder is copied without caches; its ``pyproject.toml`` is written from the installed
+distribution's own metadata.
 """
 
 from __future__ import annotations

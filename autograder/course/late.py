@@ -1,11 +1,7 @@
-"""Late submissions: a due date and a policy (percent per day or hour, a cap, a grace period), and when
-each student submitted (Gradescope's ``created_at``, else the file's modification time; for Canvas's and
-Moodle's downloads, whose files bear the download's time, no time, and the LMS's late marker says why).
-
-A submission within the grace period after the due date is on time. Past it, lateness counts from the
-due date in started days (or hours): 25 hours late at ``10%/day`` is 2 days, 20%. The penalty is that
-percent of the student's score (after overrides), at most ``cap`` percent, so it never takes more than
-was earned. Times without a UTC offset are the grading machine's local time.
+"""Late submissions: a due date and a policy (percent per day or hour started, a cap, a grace period), and
+when each student submitted (docs/instructors.md, "Late penalties"). The penalty is a percent of the
+student's score after overrides, so it never takes more than was earned. Times without a UTC offset are
+the grading machine's local time.
 """
 
 from __future__ import annotations

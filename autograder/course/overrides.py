@@ -1,10 +1,8 @@
 """A grader's overrides: ``OUT/overrides.csv`` (student, task, points, comment, grader[, time]).
 
-Each row sets one task's points for one student; a later row for the same student and task replaces
-an earlier one, and ``auto`` as the points goes back to the automatic points (the file keeps every
-row, so it is also the record of who changed what). The automatic points stay in the checks, so an
-override can always be undone. A file with a bad row (unknown student or task, points that are not a
-number or outside 0..the task's points) is refused as a whole, with every bad line named.
+A later row for the same student and task replaces an earlier one and ``auto`` goes back to the automatic
+points, so the file is also the record of who changed what; the automatic points stay in the checks. A
+file with a bad row is refused as a whole, with every bad line named.
 """
 
 from __future__ import annotations

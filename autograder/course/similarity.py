@@ -1,27 +1,12 @@
 """Nearly identical answers: for each task, the pairs of students whose answer cells are nearly the same
 once names, literals, comments and layout are normalised (``similarity_page`` shows them side by side).
 
-A student's answer to a task is the code the plan runs as theirs for that task (their answer cells and
-the cells they added), found by aligning the submission with the lab's template (``plan.build_plan``).
-Its code is tokenized (``tokenize``): comments, blank lines and indentation are dropped, every number
-becomes ``0`` and every string ``S``, and every name becomes ``V`` — the student's own and the lab's
-variables alike — except keywords, builtins, names imported without an alias in the lab or the answer
-(``jax``, ``NamedSharding``), keyword arguments (``in_specs=``) and attribute names (``.device_put``;
-those the answer assigns, ``self.w1 = ...``, become ``V`` too); trailing commas, and ``;`` against a new
-line, make no difference. The answer is then the set of its runs of ``SHINGLE`` consecutive tokens
-(shingles), minus
-
-- every shingle of the lab's own code (all code cells of the template, the starter code of answer
-  cells included), so blank or lightly edited notebooks do not match each other;
-- shingles found in more than ``COMMON_FRACTION`` of the class's answers to the task (when at least
-  ``COMMON_MIN_ANSWERS`` students answered it): the code the task all but dictates.
-
-An answer left with fewer than ``MIN_SHINGLES`` shingles (a line or two) is too short to say anything
-and is not compared. Two answers are flagged when their Jaccard similarity (shared shingles over all
-their shingles) is at least ``JACCARD_THRESHOLD``, or when the smaller is contained in the other for at
-least ``CONTAINMENT_THRESHOLD`` of its shingles (a copy with code added). Renaming variables and
-reformatting a copy changes none of its shingles; two people writing the same thing independently
-rarely share 70% of five-token runs outside the lab's code. A flag is a reason to look, not a verdict.
+An answer is the code the plan runs as the student's for the task (``plan.build_plan``), tokenized and
+normalised (``normalise``), then cut into runs of ``SHINGLE`` tokens (shingles), less the lab's own code's
+and, in a large class, those most answers share. docs/instructors.md ("Similar answers") gives the
+thresholds' meaning. Renaming variables and reformatting a copy changes none of its shingles; two people
+writing the same thing independently rarely share 70% of five-token runs outside the lab's code. A flag
+is a reason to look, not a verdict.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """The students' package: ``ag.check`` and the public checks of each lab, with no solution and no hidden
 check, built from the same checkout as the grader's wheel.
 
-The grader's wheel carries every lab's ``reference.py`` (for several tasks, the answer) and its graders
-(every ``@hidden`` check, with its inputs and tolerances). A course hands students this package instead,
-staged from the checkout and built as the distribution ``jax-labs-autograder-student``: the same ``autograder``
-import name, so ``import autograder.self_check as ag`` works unchanged, and another distribution name, so
-that ``pip show`` says which of the two a venv holds. Staged, for each lab:
-
-- ``test_<lab>.py`` and each ``test_<lab>_<part>.py`` reduced, by its syntax tree
-  (student_lab_sources.py), to its public checks: every ``@hidden`` check is left out, with the helpers
-  only they used, and so is a public check that needs a reference the students do not get (one whose
-  results depend on its arguments, or a timing); the module's docstring and every comment go too;
-- ``reference.py`` reduced to its constants, its ``@shareable`` functions, and, for every other
-  reference a public check calls without arguments, the result it returned when the package was built
-  (``reference_results.npz``, read without pickle);
-- the harness's folders the self-check runs on; not ``course``, ``authoring`` or the CLI, nor a
-  lab's files for its authors (``AUTHORS_ONLY``: its equivalent mutants, its requirement table).
+The grader's wheel carries every lab's ``reference.py`` (for several tasks, the answer) and its hidden
+checks; a course hands students this package instead, the distribution ``jax-labs-autograder-student``:
+the same ``autograder`` import name, so ``import autograder.self_check as ag`` works unchanged, and
+another distribution name, so that ``pip show`` says which a venv holds. Each lab's graders
+(``test_<lab>.py`` and each ``test_<lab>_<part>.py``) and reference are reduced by student_lab_sources.py
+(docs/trust-boundary.md says what is kept); the harness's folders that only the course, authoring and the
+CLI use, and a lab's files for its authors, are left out.
 """
 
 from __future__ import annotations

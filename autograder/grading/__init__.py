@@ -1,13 +1,6 @@
-"""Grading: one notebook's grade, from the facts its run took.
-
-``pipeline`` walks a submission through the stages, as its ``grade_options`` say (``notebook_file``
-reads it, the run executes it, and ``pytest_plugin`` runs the lab's graders on each task's facts as it
-is taken); ``check_result``, ``grade_status`` and ``results`` are what a grade is made of, and
-``results_file`` writes it;
-``terminal_table`` prints it and ``feedback`` words it for the student, on a page ``html_page`` builds
-as it builds the course's reports; ``course_runs`` says what a run of the course's own notebook gets that a
-student's never does; ``reference_warming`` computes a lab's references ahead of its gradings. The
-student's self-check and the course's batches take ``GradeResult`` from here.
+"""Grading: one notebook's grade, from the facts its run took; what a grade is made of, and how it is
+printed, written and worded for the student (docs/how-grading-works.md maps the modules). The student's
+self-check and the course's batches take ``GradeResult`` from here.
 """
 
 from typing import TYPE_CHECKING

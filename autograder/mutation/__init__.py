@@ -1,11 +1,7 @@
-"""Mutation testing of a lab's graders, for the TA: how hard they are to fool.
-
-``operators`` makes the small changes students make in these labs (a jit dropped, a PartitionSpec entry swapped, a
-collective replaced by a cousin, a timing without its warm-up ...), ``source_mutants`` tries them on a cell's answer
-lines, ``text_mutants`` changes the literals the task's text names where the answer uses them, ``right_variants``
-rewrites right answers in forms the text allows (they must keep full marks), ``mutants`` on the solution's answer
-cells, ``grading`` grades each mutant as a submission on the batch machinery, ``equivalents`` reads the mutants a lab
-accepts as equivalent, and ``report`` counts and shows what survived. Above the course's batches, which it uses."""
+"""Mutation testing of a lab's graders, for the TA: how hard they are to fool. The solution's answers are
+changed as students err (and rewritten in right forms that must keep full marks), graded as a batch, and
+counted (docs/how-grading-works.md maps the modules). Above the course's batches, which it uses.
+"""
 
 from typing import TYPE_CHECKING
 

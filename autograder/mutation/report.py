@@ -1,10 +1,6 @@
-"""A lab's mutation report: per task, mutants made, killed, survived, recorded as equivalent, and those
-never graded; each survivor's diff against the solution; the lab's mutation score, killed ÷ graded
-mutants not recorded as equivalent; and the right variants kept (right_variants.py), each one that lost
-points shown with its diff and the checks it failed, unless the lab records why.
-
-A record of ``equivalent_mutants.py`` that no longer fits is named: a recorded mutant that the graders
-now kill, or that is no longer made.
+"""A lab's mutation report: per task, mutants made, killed, survived, recorded as equivalent and never
+graded, with each survivor's diff; the lab's mutation score, killed ÷ graded mutants not recorded as
+equivalent; the right variants kept; and the records of ``equivalent_mutants.py`` that no longer fit.
 """
 
 from __future__ import annotations

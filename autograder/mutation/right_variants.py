@@ -1,18 +1,9 @@
-"""Right variants: the solution's answers rewritten in ways a task's text allows, each of which must keep
-its task's full marks.
+"""Right variants: the solution's answers rewritten in ways a task's text allows (``VARIANTS``), each of
+which must keep its task's full marks.
 
 Mutants show a grader too lenient; variants show it too strict, checking the solution's spelling rather
-than the lesson. Each rewrite keeps the meaning and changes the form a student may well choose:
-
-- ``variant_jit_call``: ``@jax.jit`` on a ``def`` becomes ``f = jax.jit(f)`` after it;
-- ``variant_device_order``: a 1-D ``jax.make_mesh`` over the devices in the other order (where a text
-  fixes the order, as a picture of a 2-D grid does, the variant is not made: only 1-D meshes are turned);
-- ``variant_matmul``: ``jnp.dot(a, b)`` / ``jnp.matmul(a, b)`` becomes ``a @ b``;
-- ``variant_wait``: ``x.block_until_ready()`` becomes ``jax.block_until_ready(x)``;
-- ``variant_clock``: ``time.perf_counter()`` becomes ``time.monotonic()``.
-
-A variant that loses points is listed like a survivor (a check stricter than the text), unless the lab
-records why in ``equivalent_mutants.py``.
+than the lesson. A variant that loses points is listed like a survivor (a check stricter than the text),
+unless the lab records why in ``equivalent_mutants.py``.
 """
 
 from __future__ import annotations

@@ -2,18 +2,10 @@
 solution's answer uses it, the rest left right.
 
 A name, a number or an axis the text states is a clause of its own, and a grader that checks the lesson's
-shape but not the stated literal lets an answer pass that says otherwise. So for every literal of the task's
-text (requirement_table.text_literals) that the answer lines use:
-
-- a quoted word (an axis name ``'batch'``, a key ``'psum'``) renamed throughout the cell, consistently, so
-  that the program still runs;
-- a number (a shape's size, a count, a device index) off by one and ten times as large, one use at a time;
-- a dtype (``float32``) another;
-- a name (an array, a mesh, a function the text says to use) replaced, at one use, by another name the
-  task's text gives.
-
-Each is graded like any mutant (grading.py) and named by the literal it changed, so that a survivor says
-which clause no check holds.
+shape but not the stated literal lets an answer pass that says otherwise. So a quoted word is renamed
+throughout the cell (the program still runs), a number made one more and ten times as large, a dtype
+another, and a name replaced at one use by another name the text gives (``_changes``); each mutant is
+named by the literal it changed, so that a survivor says which clause no check holds.
 """
 
 from __future__ import annotations
