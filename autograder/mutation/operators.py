@@ -175,10 +175,8 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
         for i in range(len(target.elements) - 1):
             a, b = target.elements[i], target.elements[i + 1]
             if site.code(a.value) != site.code(b.value):
-                elements = list(target.elements)
-                elements[i], elements[i + 1] = a.with_changes(value=b.value), b.with_changes(value=a.value)
                 yield (
-                    {target: target.with_changes(elements=elements)},
+                    {target: target.with_changes(elements=swap_values(list(target.elements), i, i + 1))},
                     f"the names `{site.code(a.value)}` and `{site.code(b.value)}` bound in each other's place",
                 )
     if isinstance(node, (cst.Module, cst.IndentedBlock)):
@@ -256,15 +254,10 @@ def mesh_axes(node, site: Site) -> Iterator[tuple[Edit, str]]:
         for position, what in ((0, "shape"), (1, "axis names")):
             args = positional_args(node)
             value = args[position].value if len(args) > position else None
-            if isinstance(value, cst.Tuple):
-                if len(value.elements) >= 2 and site.code(value.elements[0].value) != site.code(
-                    value.elements[1].value
-                ):
-                    elements = list(value.elements)
-                    elements[0], elements[1] = (
-                        elements[0].with_changes(value=elements[1].value),
-                        elements[1].with_changes(value=elements[0].value),
-                    )
+            if isinstance(value, cst.Tuple) and len(value.elements) >= 2:
+                first, second = value.elements[:2]
+                if site.code(first.value) != site.code(second.value):
+                    elements = swap_values(list(value.elements), 0, 1)
                     yield {value: value.with_changes(elements=elements)}, f"the mesh's {what} swapped"
 
 
