@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 import time
 import zipfile
@@ -142,7 +141,3 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
             student = safe_id(f"{student}-{entry.name}")
         submissions[student] = CollectedSubmission(student, path, problem, created.get(entry.name))
     return list(submissions.values())
-
-
-def cleanup(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
