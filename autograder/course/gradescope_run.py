@@ -133,23 +133,13 @@ def run_gradescope(root: Path):
             )
 
         result = grade_submission(root, config, on_check=keep)
-    except SandboxUnavailable as exc:
-        result = GradeResult(
-            lab,
-            str(root / "submission"),
-            GradeStatus.GRADER_ERROR,
-            f"this grading machine cannot sandbox notebooks, so none was run: {exc}",
-            0.0,
-        )
     except Exception as exc:  # the grader's own failure: still a results.json, and the traceback in stdout
-        traceback.print_exc()
-        result = GradeResult(
-            lab,
-            str(root / "submission"),
-            GradeStatus.GRADER_ERROR,
-            f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor",
-            0.0,
-        )
+        if isinstance(exc, SandboxUnavailable):
+            reason = f"this grading machine cannot sandbox notebooks, so none was run: {exc}"
+        else:
+            traceback.print_exc()
+            reason = f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor"
+        result = GradeResult(lab, str(root / "submission"), GradeStatus.GRADER_ERROR, reason, 0.0)
     data = result.to_gradescope(hidden_visibility)
     data["execution_time"] = round(time.monotonic() - started)
     write_results_json(results / RESULTS_FILE, data)

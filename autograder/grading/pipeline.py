@@ -61,28 +61,25 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     on_check = options.on_check
     level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
     seed = secrets.randbelow(2**31) if seed is None else seed
+
+    def ungraded(status: GradeStatus, reason: str, max_score: float = 0.0) -> GradeResult:
+        return GradeResult(lab_id, str(path), status, reason, max_score, seed=seed)
+
     try:
         nb = read_submission(path)
     except NotANotebook as exc:
-        return GradeResult(lab_id, str(path), GradeStatus.NOT_A_NOTEBOOK, str(exc), _max_score(lab_id), seed=seed), None
+        return ungraded(GradeStatus.NOT_A_NOTEBOOK, str(exc), _max_score(lab_id)), None
     found_lab = lab_of_notebook(nb)
     lab_id = lab_id or found_lab
     if lab_id is None:
-        return GradeResult(
-            None,
-            str(path),
-            GradeStatus.UNKNOWN_LAB,
-            "the notebook does not say which lab it is; pass --lab",
-            0.0,
-            seed=seed,
-        ), None
+        return ungraded(GradeStatus.UNKNOWN_LAB, "the notebook does not say which lab it is; pass --lab"), None
     try:
         lab = load_lab(lab_id)
         template = lab.template
     except NotAssigned as exc:  # the lab is known, but not ready to grade with
-        return GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), 0.0, seed=seed), None
+        return ungraded(GradeStatus.GRADER_ERROR, str(exc)), None
     except LabError as exc:
-        return GradeResult(lab_id, str(path), GradeStatus.UNKNOWN_LAB, str(exc), 0.0, seed=seed), None
+        return ungraded(GradeStatus.UNKNOWN_LAB, str(exc)), None
     notes = []
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
@@ -106,8 +103,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         with run.checks_phase():
             checks = run_graders(lab, run.facts, seed, public_only, on_check=on_check) if run.facts is not None else []
     except GraderError as exc:
-        failed = GradeResult(lab_id, str(path), GradeStatus.GRADER_ERROR, str(exc), lab.max_score, seed=seed)
-        return failed, run.result()
+        return ungraded(GradeStatus.GRADER_ERROR, str(exc), lab.max_score), run.result()
     finally:
         run.checked()
     checks_seconds = run.checks_seconds()
