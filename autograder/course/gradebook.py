@@ -53,10 +53,8 @@ def is_done(result: GradeResult | None) -> bool:
 
 
 def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
-    """One row per student: id, lab, final score, max, status, reason, the points of each task (overrides
-    applied); then the score before the late penalty, the penalty, the automatic score and each task's
-    automatic points, the submission time, the late policy's verdict, the overrides in words, and the
-    sandbox level the kernel ran at (run/sandbox/bubblewrap.py; empty when no kernel ran)."""
+    """One row per student: the final grade first (overrides and late penalty applied), then how it came
+    to be: the automatic points, the lateness, the overrides in words and the kernel's sandbox level."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(

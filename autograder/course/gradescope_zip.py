@@ -17,8 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from autograder.course.gradescope_config import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
-from autograder.course.harness_source import HarnessSourceError, stage_harness
-from autograder.course.wheel_build import WheelBuildError, build_wheel_of
+from autograder.course.wheel_build import WheelBuildError, build_wheel_of, stage_harness
 from autograder.paths import COURSE_FILE
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
@@ -144,7 +143,7 @@ def build_wheel(directory: Path) -> Path:
     """A wheel of the harness as it runs here (a checkout or an installed wheel alike)."""
     try:
         return build_wheel_of(stage_harness(directory), directory / "dist")
-    except (WheelBuildError, HarnessSourceError) as failure:
+    except WheelBuildError as failure:
         raise GradescopeError(f"building the harness's wheel failed: {failure}") from failure
 
 

@@ -46,7 +46,7 @@ def moodle_gradebook_csv(
     """The worksheet for ``grades``: each student with their final score out of ``max_score`` (None: no
     grade to give, such as the grader's own failure, and the cell keeps what the worksheet had)."""
     if template is None:
-        header, rows = list(COLUMNS), []
+        header, rows = list(COLUMNS), list[list[str]]()
     else:
         header, rows = read_export(template)
         if missing := [name for name in NEEDED if name not in header]:

@@ -21,13 +21,6 @@ import tempfile
 from pathlib import Path
 
 from autograder.authoring import STUDENT_DISTRIBUTION
-from autograder.course.harness_source import (
-    HarnessSourceError,
-    installed_project,
-    pyproject_text,
-    requirement_name,
-    stage_package,
-)
 from autograder.course.student_lab_sources import (
     StudentPackageError,
     constant_names,
@@ -36,7 +29,14 @@ from autograder.course.student_lab_sources import (
     reference_uses,
     students_reference,
 )
-from autograder.course.wheel_build import WheelBuildError, build_wheel_of
+from autograder.course.wheel_build import (
+    WheelBuildError,
+    build_wheel_of,
+    installed_project,
+    pyproject_text,
+    requirement_name,
+    stage_package,
+)
 
 LEFT_OUT = ("course", "authoring", "mutation", "cli", "__main__.py")  # a course's and an author's tools
 # A lab's files for its authors, which name its hidden checks: the mutants it records as equivalent
@@ -150,7 +150,7 @@ def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             wheel = build_wheel_of(stage(labs, Path(tmp)), Path(tmp) / "dist")
-        except (WheelBuildError, HarnessSourceError) as failure:
+        except WheelBuildError as failure:
             raise StudentPackageError(f"building the students' wheel failed: {failure}") from failure
         target = out / wheel.name
         shutil.copy2(wheel, target)
