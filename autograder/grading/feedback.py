@@ -67,10 +67,8 @@ def _override_note(task) -> str:
 def task_section(task: TaskResult, note: str = "") -> str:
     """One task: its points (a grader's override shown), and each check with its message and pictures;
     ``note`` (HTML) below them."""
-    if task.override is not None:
-        state = "pass" if task.score >= task.max_score else ("partial" if task.score else "fail")
-    else:
-        state = "pass" if task.passed else ("partial" if task.score else "fail")
+    passed = task.score >= task.max_score if task.override is not None else task.passed
+    state = "pass" if passed else ("partial" if task.score else "fail")
     items = "".join(_check_item(c) for c in task.checks)
     task_id = escape_with_code(task.task)
     return (
