@@ -8,6 +8,7 @@ after its last colon: ``summary: name (what it is), name, name and name (what th
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,3 +192,20 @@ def test_the_map_is_the_only_one():
         if doc != DOC and entry_line.search(doc.read_text(encoding="utf-8"))
     ]
     assert not copies, f"copies of the map ({DOC.name}#layout-of-the-repository) in: {copies}"
+
+
+def _doors() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE and LABS not in f"{p.parent}/")
+
+
+def test_a_doors_docstring_names_all_its_modules_or_leaves_them_to_the_map():
+    """A door's docstring is the second place a reader meets a stage's modules: it either names every one
+    of them, or names none and points to the map, so it cannot drift into a partial list."""
+    partial = {}
+    for door in _doors():
+        doc = (ast.get_docstring(ast.parse(door.read_text())) or "").replace("\n", " ")
+        modules = sorted(p.stem for p in door.parent.glob("*.py") if p.name != "__init__.py")
+        named = [m for m in modules if re.search(rf"``{m}``|\b{m}\.py\b", doc)]
+        if named != modules and (named or "how-grading-works.md" not in doc):
+            partial[str(door.relative_to(ROOT))] = sorted(set(modules) - set(named))
+    assert not partial, f"doors naming some of their modules, not all, nor pointing to the map: {partial}"

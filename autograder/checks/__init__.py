@@ -1,11 +1,7 @@
 """Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
 
-Each module is one kind of check (``layout``, ``types``, ``hlo`` for compiled collectives, ``shard_map_body``
-for the collectives a function writes, ``shard_map_operands`` for what its shard_map receives of an operand
-the grader names, ``on_mesh`` for the mesh an array lies on, ``program`` for how it is built, ``numeric``,
-``timing`` for students' time claims against ``measurement``, the grader's own, allowing for the load each
-met by ``timing_conditions``, ``timing_method`` for how the timing code measured, from its record); the
-labs' graders import them from this door, loaded on first use."""
+Each module is one kind of check (docs/how-grading-works.md maps the modules); the labs' graders import
+them from this door, loaded on first use."""
 
 from typing import TYPE_CHECKING
 

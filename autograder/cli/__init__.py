@@ -1,7 +1,8 @@
 """The ``autograder`` command: its top parser, the course folder a command works on, and ``program``.
 
 Each command lives with its options in the module of its group; a command's machinery (JAX, the grader,
-Dask) loads only when it runs, so ``autograder --help`` stays quick.
+Dask) loads only when it runs, so ``autograder --help`` stays quick (docs/how-grading-works.md maps the
+modules).
 """
 
 from __future__ import annotations

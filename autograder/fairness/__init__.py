@@ -1,6 +1,7 @@
 """The machine's fairness: a grading's timings are taken while nothing else runs on its cores, and the time
 other work took from a kernel is given back, so that a grade does not depend on the machine's load. Below
-both ``run``, whose kernels take their turns, and ``checks``, whose timing checks allow for the load met.
+both ``run``, whose kernels take their turns, and ``checks``, whose timing checks allow for the load met
+(docs/how-grading-works.md maps the modules).
 """
 
 from typing import TYPE_CHECKING
