@@ -6,7 +6,6 @@ to an all-reduce too); the trace can: only a ``jax.lax`` collective written in a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 from autograder.checks.failure import CheckFailure
@@ -19,7 +18,6 @@ __all__ = [
     "shard_map_collectives",
     "assert_shard_map_collectives",
     "assert_ppermute_ring",
-    "assert_body_never_holds_whole",
 ]
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
@@ -137,44 +135,6 @@ def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, s
             f"{quote(name)}: expected blocks to move {steps} steps around the ring ({steps} ppermutes,"
             f" a loop's counted once per iteration), found {moved}"
         )
-
-
-def assert_body_never_holds_whole(call: CallFact, name: str, operand: int, operand_name: str) -> None:
-    """Fail unless each device holds only its own part of the ``operand``-th operand (0-based) of every
-    ``shard_map`` of the function: what the body receives (its ``in_specs`` must split it, and it must not
-    have been laid out whole on every device right before — a ``with_sharding_constraint``, ``device_put``
-    or ``jit(in_shardings=...)`` to ``P()``), and what the body makes (no value with as many entries as the
-    whole operand: it gathered it, with ``all_gather``, ``ppermute`` steps stacked, or any other way).
-    Choose the grader's input sizes so that no honest value of the body is that large."""
-    program = traced_program(call, name)
-    bodies = [body for body in program.bodies if len(body.operands) > operand and len(body.blocks) > operand]
-    if not bodies:
-        raise CheckFailure(f"{quote(name)}: expected a jax.shard_map taking {operand_name}, found none in its trace")
-    for body in bodies:
-        whole, block = body.operands[operand], body.blocks[operand]
-        size = f"{'×'.join(map(str, whole))} = {math.prod(whole)} entries"
-        if operand < len(body.whole_before) and body.whole_before[operand]:
-            raise CheckFailure(
-                f"{quote(name)}: expected each device to hold only its own block of {operand_name}, found"
-                f" {operand_name} laid out whole on every device ({size}) right before the shard_map"
-                " (a with_sharding_constraint, device_put or in_shardings to a replicated layout): that"
-                f" gathers {operand_name} before the body runs"
-            )
-        if math.prod(block) >= math.prod(whole):
-            raise CheckFailure(
-                f"{quote(name)}: expected its shard_map body to receive {operand_name} split, each device"
-                f" its own block, found each device receiving it whole ({size}) — its in_specs entry for"
-                f" {operand_name} does not split it over the mesh"
-            )
-        held = [(shape, dtype) for shape, dtype in body.values if math.prod(shape) >= math.prod(whole)]
-        if held:
-            shape, dtype = held[0]
-            raise CheckFailure(
-                f"{quote(name)}: expected its shard_map body never to hold {operand_name} whole"
-                f" ({size}; each device receives a"
-                f" {'×'.join(map(str, block))} block), found a value of {dtype}[{','.join(map(str, shape))}] in it —"
-                f" the body gathered {operand_name}, by all_gather or by stacking what ppermute brought"
-            )
 
 
 def assert_body_receives_blocks(

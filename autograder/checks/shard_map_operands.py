@@ -1,19 +1,29 @@
-"""What each ``shard_map`` of a function receives of one operand, the operand named by the grader.
+"""What each ``shard_map`` of a function receives of one operand, the operand named by the grader, and
+whether any device ever holds it whole.
 
 The trace keeps no names: a body's parameters and the function's arguments are named as the student
 likes, and closed-over arrays and the flattening of pytrees move an operand's position. What the grader
 controls is its own inputs, so it names an operand and gives the global shape of the input it passed
-for it (choose inputs whose shapes differ); the operand is the one of that shape in every ``shard_map``.
+for it (choose inputs whose shapes differ); the operand is the one of that shape in every ``shard_map``
+(the last one, should a closed-over array share its shape: closed-over arrays come first).
 """
 
 from __future__ import annotations
+
+import math
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 from autograder.checks.program import traced_program
 from autograder.facts import CallFact, ShardMapBody
 
-__all__ = ["assert_one_shard_map", "operand_blocks", "assert_operand_block", "assert_operand_replicated"]
+__all__ = [
+    "assert_one_shard_map",
+    "operand_blocks",
+    "assert_operand_block",
+    "assert_operand_replicated",
+    "assert_body_never_holds_whole",
+]
 
 Shape = tuple[int, ...]
 
@@ -48,18 +58,28 @@ def assert_one_shard_map(call: CallFact, name: str) -> ShardMapBody:
 def operand_blocks(call: CallFact, name: str, operand: str, shape: Shape) -> list[Shape]:
     """The block each ``shard_map`` of the function gives one device of the operand ``operand``, the
     grader's input of global shape ``shape``: one entry per ``shard_map``, a CheckFailure if one lacks it."""
-    shape = tuple(shape)
     blocks = []
     for body in _bodies(call, name, operand):
-        received = {tuple(whole): tuple(block) for whole, block in zip(body.operands, body.blocks)}
-        if shape not in received:
-            raise CheckFailure(
-                f"{quote(name)}: expected its shard_map to take {operand} ({_shape(shape)}) as an argument, found"
-                f" operands of shapes {', '.join(map(_shape, body.operands)) or 'none'} — pass {operand} to the"
-                " shard_map-ed function; don't use the notebook's own arrays inside"
-            )
-        blocks.append(received[shape])
+        position = _position(body, shape)
+        if position is None:
+            raise _not_taken(name, operand, shape, [body])
+        blocks.append(tuple(body.blocks[position]))
     return blocks
+
+
+def _not_taken(name: str, operand: str, shape: Shape, bodies: list[ShardMapBody]) -> CheckFailure:
+    found = "; ".join(", ".join(map(_shape, body.operands)) or "none" for body in bodies)
+    return CheckFailure(
+        f"{quote(name)}: expected its shard_map to take {operand} ({_shape(shape)}) as an argument, found"
+        f" operands of shapes {found} — pass {operand} to the shard_map-ed function; don't use the notebook's"
+        " own arrays inside"
+    )
+
+
+def _position(body: ShardMapBody, shape: Shape) -> int | None:
+    """Where the operand of global shape ``shape`` stands among the body's operands (None: it takes none)."""
+    found = [i for i, whole in enumerate(body.operands[: len(body.blocks)]) if tuple(whole) == tuple(shape)]
+    return found[-1] if found else None
 
 
 def assert_operand_block(call: CallFact, name: str, operand: str, shape: Shape, block: Shape, hint: str = "") -> None:
@@ -77,3 +97,43 @@ def assert_operand_replicated(call: CallFact, name: str, operand: str, shape: Sh
     """Fail unless every ``shard_map`` of the function gives each device the whole of the operand
     ``operand`` (its in_specs entry ``P()``): the body finds it whole, as a weight every device needs."""
     assert_operand_block(call, name, operand, shape, shape, hint or f"its in_specs entry for {operand} should be P()")
+
+
+def assert_body_never_holds_whole(call: CallFact, name: str, operand: str, shape: Shape) -> None:
+    """Fail unless each device holds only its own part of the operand ``operand`` (the grader's input of
+    global shape ``shape``) in every ``shard_map`` of the function that takes it: what the body receives
+    (its ``in_specs`` must split it, and it must not have been laid out whole on every device right before —
+    a ``with_sharding_constraint``, ``device_put`` or ``jit(in_shardings=...)`` to ``P()``), and what the body
+    makes (no value with as many entries as the whole operand: it gathered it, with ``all_gather``,
+    ``ppermute`` steps stacked, or any other way). Fails too when no ``shard_map`` takes it. Choose the
+    grader's input sizes so that no honest value of the body is that large."""
+    taking = [(body, _position(body, shape)) for body in _bodies(call, name, operand)]
+    if all(position is None for _, position in taking):
+        raise _not_taken(name, operand, shape, [body for body, _ in taking])
+    whole = tuple(shape)
+    size = f"{_shape(whole)} = {math.prod(whole)} entries"
+    for body, position in taking:
+        if position is None:
+            continue
+        block = tuple(body.blocks[position])
+        if position < len(body.whole_before) and body.whole_before[position]:
+            raise CheckFailure(
+                f"{quote(name)}: expected each device to hold only its own block of {operand}, found"
+                f" {operand} laid out whole on every device ({size}) right before the shard_map"
+                " (a with_sharding_constraint, device_put or in_shardings to a replicated layout): that"
+                f" gathers {operand} before the body runs"
+            )
+        if math.prod(block) >= math.prod(whole):
+            raise CheckFailure(
+                f"{quote(name)}: expected its shard_map body to receive {operand} split, each device"
+                f" its own block, found each device receiving it whole ({size}) — its in_specs entry for"
+                f" {operand} does not split it over the mesh"
+            )
+        held = [(value, dtype) for value, dtype in body.values if math.prod(value) >= math.prod(whole)]
+        if held:
+            value, dtype = held[0]
+            raise CheckFailure(
+                f"{quote(name)}: expected its shard_map body never to hold {operand} whole ({size}; each"
+                f" device receives a {_shape(block)} block), found a value of {dtype}[{','.join(map(str, value))}]"
+                f" in it — the body gathered {operand}, by all_gather or by stacking what ppermute brought"
+            )

@@ -24,6 +24,7 @@ from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",), "explicit")
 RING = [(i, (i + 1) % 8) for i in range(8)]
+LHS, RHS = (32, 64), (64, 16)  # the matmul checks' inputs: rhs found by its shape
 
 
 def recorded(tmp_path, function):
@@ -211,8 +212,8 @@ def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_i
                     "mm",
                     "mm",
                     args=(
-                        Input((32, 64), key=1, mesh=MESH, spec=("x", None)),
-                        Input((64, 16), key=2, mesh=MESH, spec=("x", None)),
+                        Input(LHS, key=1, mesh=MESH, spec=("x", None)),
+                        Input(RHS, key=2, mesh=MESH, spec=("x", None)),
                     ),
                 ),
             ),
@@ -237,10 +238,10 @@ def test_an_operand_held_whole_in_the_body_fails_whichever_collective_gathered_i
             current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
         return out
 
-    assert_body_never_holds_whole(call_of(passing), "mm", 1, "rhs")
+    assert_body_never_holds_whole(call_of(passing), "mm", "rhs", RHS)
     for body in (stacked, lambda a, b: a @ jax.lax.all_gather(b, "x", tiled=True)):
         with pytest.raises(CheckFailure) as info:
-            assert_body_never_holds_whole(call_of(body), "mm", 1, "rhs")
+            assert_body_never_holds_whole(call_of(body), "mm", "rhs", RHS)
         assert info.value.message.startswith(
             "`mm`: expected its shard_map body never to hold rhs whole (64×16 = 1024 entries; each device receives"
             " a 8×16 block), found a value of float32["
@@ -256,7 +257,7 @@ def _matmul_call(tmp_path, function, placed=True):
     over 'x' (or, not ``placed``, uncommitted numpy arrays: jit refuses committed ones its in_shardings
     contradict)."""
     mesh, spec = (AUTO, ("x", None)) if placed else (None, None)
-    args = (Input((32, 64), key=1, mesh=mesh, spec=spec), Input((64, 16), key=2, mesh=mesh, spec=spec))
+    args = (Input(LHS, key=1, mesh=mesh, spec=spec), Input(RHS, key=2, mesh=mesh, spec=spec))
     recorder.record_task_facts(
         TaskCapture("t4", calls=(Call("mm", "mm", args=args),)).manifest(str(tmp_path / "t4"), 3), {"mm": function}
     )
@@ -274,7 +275,7 @@ def test_an_operand_the_body_receives_whole_fails_however_small_what_it_makes(tm
         jax.shard_map(_local_product, mesh=AUTO.build(), in_specs=(P("x", None), P()), out_specs=P("x", None))
     )
     with pytest.raises(CheckFailure) as info:
-        assert_body_never_holds_whole(_matmul_call(tmp_path, whole_in), "mm", 1, "rhs")
+        assert_body_never_holds_whole(_matmul_call(tmp_path, whole_in), "mm", "rhs", RHS)
     assert "found each device receiving it whole (64×16 = 1024 entries)" in info.value.message
 
 
@@ -291,8 +292,24 @@ def test_an_operand_laid_out_whole_right_before_the_shard_map_fails(tmp_path, ho
     else:
         function = jax.jit(mapped, in_shardings=(NamedSharding(mesh, P("x", None)), replicated))
     with pytest.raises(CheckFailure) as info:
-        assert_body_never_holds_whole(_matmul_call(tmp_path, function, placed=how != "in_shardings"), "mm", 1, "rhs")
+        assert_body_never_holds_whole(_matmul_call(tmp_path, function, placed=how != "in_shardings"), "mm", "rhs", RHS)
     assert "found rhs laid out whole on every device (64×16 = 1024 entries) right before the shard_map" in (
         info.value.message
     )
-    assert_body_never_holds_whole(_matmul_call(tmp_path, jax.jit(mapped)), "mm", 1, "rhs")
+    assert_body_never_holds_whole(_matmul_call(tmp_path, jax.jit(mapped)), "mm", "rhs", RHS)
+
+
+def test_an_operand_is_found_by_name_where_a_closed_over_array_moves_it(tmp_path):
+    scale = jnp.ones((8, 16))  # closed over by the body: the trace puts it before lhs and rhs
+
+    def scaled(a, b):
+        return _local_product(a, b * scale[0])
+
+    mapped = jax.shard_map(scaled, mesh=AUTO.build(), in_specs=(P("x", None), P("x", None)), out_specs=P("x", None))
+    call = _matmul_call(tmp_path, jax.jit(mapped))
+    assert call.program is not None and call.program.bodies[0].operands == ((8, 16), LHS, RHS)
+    assert_body_never_holds_whole(call, "mm", "rhs", RHS)
+    whole = jax.shard_map(scaled, mesh=AUTO.build(), in_specs=(P("x", None), P()), out_specs=P("x", None))
+    with pytest.raises(CheckFailure) as info:
+        assert_body_never_holds_whole(_matmul_call(tmp_path, jax.jit(whole)), "mm", "rhs", RHS)
+    assert "found each device receiving it whole (64×16 = 1024 entries)" in info.value.message

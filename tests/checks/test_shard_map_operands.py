@@ -1,10 +1,12 @@
-"""What a function's shard_map receives of an operand the grader names by its input's shape, and how many
-shard_maps it has: checked on program records made by hand, as the kernel recorder writes them."""
+"""What a function's shard_map receives of an operand the grader names by its input's shape, whether it ever
+holds that operand whole, and how many shard_maps it has: checked on program records made by hand, as the
+kernel recorder writes them."""
 
 import pytest
 
 from autograder.checks import (
     CheckFailure,
+    assert_body_never_holds_whole,
     assert_one_shard_map,
     assert_operand_block,
     assert_operand_replicated,
@@ -84,3 +86,48 @@ def test_exactly_one_shard_map():
 def test_an_untraceable_function_says_why():
     text = message(assert_one_shard_map, call(error="TypeError: boom"), "layer")
     assert "could not trace it with jax.make_jaxpr: TypeError: boom" in text
+
+
+LHS, RHS, SCALE = (32, 64), (64, 16), (8, 16)  # a matmul's inputs, and an array the body closes over
+SPLIT = ((LHS, (4, 64)), (RHS, (8, 16)))
+
+
+def matmul(*pairs, values=(), whole_before=()):
+    return call(
+        ShardMapBody(
+            operands=tuple(w for w, _ in pairs),
+            blocks=tuple(b for _, b in pairs),
+            values=values,
+            whole_before=whole_before,
+        )
+    )
+
+
+def test_rhs_is_found_by_name_where_a_closed_over_array_moves_it():
+    assert_body_never_holds_whole(matmul(*SPLIT), "mm", "rhs", RHS)
+    closed_over = ((SCALE, SCALE), *SPLIT)  # rhs third: its place among the operands says nothing
+    assert_body_never_holds_whole(matmul(*closed_over, values=(((32, 16), "float32"),)), "mm", "rhs", RHS)
+    held = matmul(*closed_over, values=(((64, 16), "float32"),))
+    text = message(assert_body_never_holds_whole, held, "mm", "rhs", RHS)
+    assert "never to hold rhs whole (64×16 = 1024 entries; each device receives a 8×16 block)" in text
+    assert "found a value of float32[64,16] in it" in text
+    laid_out_whole = matmul(*closed_over, whole_before=(False, False, True))
+    assert "found rhs laid out whole on every device (64×16 = 1024 entries)" in message(
+        assert_body_never_holds_whole, laid_out_whole, "mm", "rhs", RHS
+    )
+
+
+def test_only_the_named_operand_is_held_to_it():
+    lhs_whole = matmul((SCALE, SCALE), (LHS, LHS), (RHS, (8, 16)), whole_before=(False, True, False))
+    assert_body_never_holds_whole(lhs_whole, "mm", "rhs", RHS)  # lhs, second as rhs used to be, may be whole
+    text = message(assert_body_never_holds_whole, matmul((SCALE, SCALE), (LHS, (4, 64)), (RHS, RHS)), "mm", "rhs", RHS)
+    assert "found each device receiving it whole (64×16 = 1024 entries) — its in_specs entry for rhs" in text
+
+
+def test_a_shard_map_without_the_operand_is_not_held_to_it_but_one_must_take_it():
+    assert_body_never_holds_whole(call(body(*SPLIT), body((LHS, LHS))), "mm", "rhs", RHS)
+    text = message(assert_body_never_holds_whole, call(body((LHS, (4, 64))), body((SCALE, SCALE))), "mm", "rhs", RHS)
+    assert "expected its shard_map to take rhs (64×16) as an argument, found operands of shapes 32×64; 8×16" in text
+    assert "expected a jax.shard_map taking rhs, found none" in message(
+        assert_body_never_holds_whole, call(), "mm", "rhs", RHS
+    )

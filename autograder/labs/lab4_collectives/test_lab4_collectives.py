@@ -227,7 +227,7 @@ def test_t4_one_device_along_the_ring(submission):
 @points(3)
 def test_t4_rhs_never_whole(submission):
     """no device ever holds rhs whole: not gathered, by all_gather or by stacking the blocks ppermute brings"""
-    assert_body_never_holds_whole(submission.call("t4", "collective_matmul"), "collective_matmul", 1, "rhs")
+    assert_body_never_holds_whole(submission.call("t4", "collective_matmul"), "collective_matmul", "rhs", ref.FRESH_RHS)
 
 
 # t5 — is the collective matmul faster here? Times and a verdict, judged by the grader's own measurement
