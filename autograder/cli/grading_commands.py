@@ -30,14 +30,14 @@ def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_grade(args) -> int:
-    return _grade(args, public_only=False)
+    return _grade_from_args(args, public_only=False)
 
 
 def cmd_self_check(args) -> int:
-    return _grade(args, public_only=True)
+    return _grade_from_args(args, public_only=True)
 
 
-def _grade(args, public_only: bool) -> int:
+def _grade_from_args(args, public_only: bool) -> int:
     from autograder.run import SandboxUnavailable, sandbox_level, try_bubblewrap_in_background
 
     if not args.no_sandbox:

@@ -20,7 +20,7 @@ class RunAlongside:
 
     def __init__(self, execute: Executor, request: RunRequest):
         self.live = LiveExecution()
-        self.facts: Execution | LiveExecution | None = self.live
+        self.facts_source: Execution | LiveExecution | None = self.live
         self._started = time.monotonic()  # the checks follow the run from its start
         self._outcome: Execution | BaseException | None = None
         self._thread = threading.Thread(
@@ -63,7 +63,7 @@ class RunToEnd:
     def __init__(self, execute: Executor, request: RunRequest):
         self._execution = execute(request, None)
         started = self._execution.status != RunStatus.KERNEL_FAILED_TO_START
-        self.facts: Execution | LiveExecution | None = self._execution if started else None
+        self.facts_source: Execution | LiveExecution | None = self._execution if started else None
         self._started = time.monotonic()
 
     def checks_phase(self) -> AbstractContextManager[None]:

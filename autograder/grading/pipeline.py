@@ -101,7 +101,8 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
 
     try:
         with run.checks_phase():
-            checks = run_graders(lab, run.facts, seed, public_only, on_check=on_check) if run.facts is not None else []
+            source = run.facts_source
+            checks = run_graders(lab, source, seed, public_only, on_check=on_check) if source is not None else []
     except GraderError as exc:
         return ungraded(GradeStatus.GRADER_ERROR, str(exc), lab.max_score), run.result()
     finally:

@@ -169,7 +169,7 @@ class GraderError(RuntimeError):
 
 def run_graders(
     lab: Lab,
-    execution: FactsSource,
+    facts_source: FactsSource,
     seed: int,
     public_only: bool = False,
     tasks: Collection[str] | None = None,
@@ -178,7 +178,7 @@ def run_graders(
     """The results of the lab's checks (only the public ones with ``public_only``; only those of
     ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
     checked can be kept if the grader itself is stopped before the end."""
-    plugin = _GraderPlugin(SubmissionFacts(lab, execution, seed), tasks, on_check)
+    plugin = _GraderPlugin(SubmissionFacts(lab, facts_source, seed), tasks, on_check)
     args = [
         *map(str, lab.grader_paths),
         "-p",
@@ -204,7 +204,7 @@ def run_graders(
     # package's search path first (the run's thread may not have read the lab's captures yet)
     lab.package_name()
     # pytest sessions share process-wide state, and use ``ast``: one at a time (see facts.PARSER_LOCK)
-    with PARSER_LOCK, execution.grader_busy(), contextlib.redirect_stdout(io.StringIO()) as log:
+    with PARSER_LOCK, facts_source.grader_busy(), contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main(args, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C reached pytest: stop grading, not only the checks
         raise KeyboardInterrupt

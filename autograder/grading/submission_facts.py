@@ -49,21 +49,21 @@ class SubmissionFacts:
     """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
     from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
 
-    def __init__(self, lab: Lab, execution: FactsSource, seed: int):
-        self.lab, self.execution, self.seed_value = lab, execution, seed
+    def __init__(self, lab: Lab, facts_source: FactsSource, seed: int):
+        self.lab, self.facts_source, self.seed_value = lab, facts_source, seed
 
     def task(self, task: str) -> TaskFacts:
         with checks_waiting():  # waiting for the kernel, the check holds up no other grading's timed task
-            self.execution.wait_for(task)
-        facts, error = self.execution.task_facts(task)
+            self.facts_source.wait_for(task)
+        facts, error = self.facts_source.task_facts(task)
         if facts is not None:
             return facts
         if error is not None:
             raise CheckFailure(f"nothing could be read after task {task}: {error}")
-        ended = self.execution.ended_at or "an earlier cell"
+        ended = self.facts_source.ended_at or "an earlier cell"
         raise CheckFailure(
             f"the notebook stopped before task {task} was reached "
-            f"({self.execution.status} at {ended}: {self.execution.reason})"
+            f"({self.facts_source.status} at {ended}: {self.facts_source.reason})"
         )
 
     def name(self, task: str, name: str) -> Fact:
@@ -76,7 +76,7 @@ class SubmissionFacts:
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
         failed = [
-            (c, c.error) for c in self.execution.cells if c.task == task and c.status != CellStatus.OK and c.error
+            (c, c.error) for c in self.facts_source.cells if c.task == task and c.status != CellStatus.OK and c.error
         ]
         if not failed:
             return ""
@@ -120,7 +120,7 @@ class SubmissionFacts:
     def others_share(self, task: str) -> float | None:
         """The share of the processors other work took while the task's timed cells ran (the harness's
         reading, outside the kernel; None where it read nothing)."""
-        return timed_cells_share(list(self.execution.cells), task)
+        return timed_cells_share(list(self.facts_source.cells), task)
 
     def seed(self, task: str) -> int:
         return task_seed(self.seed_value, task)

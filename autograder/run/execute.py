@@ -85,7 +85,7 @@ class _Run:
         if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
             shutil.copyfile(submission, kernel.workdir / submission.name)
 
-    async def execute(self) -> tuple[str, str | None, str | None]:
+    async def run_steps(self) -> tuple[str, str | None, str | None]:
         async with self.client.async_setup_kernel():
             with student_code_running():
                 self.kernel.turn.running = True
@@ -331,9 +331,9 @@ def _did_not_stop(label: str, limits: Limits) -> str:
 
 
 async def _within_deadline(run: _Run, total_timeout: float):
-    """``run.execute()``, cancelled (``TimeoutError``) past ``total_timeout`` seconds, not counting its waits
+    """``run.run_steps()``, cancelled (``TimeoutError``) past ``total_timeout`` seconds, not counting its waits
     for other gradings' timed tasks nor the time other work took from its kernel."""
-    task = asyncio.ensure_future(run.execute())
+    task = asyncio.ensure_future(run.run_steps())
     clock = LoadClock(run.km.cpu_seconds, time.monotonic, run.km.thread_times)
     while True:
         remaining = clock.remaining(total_timeout) + run.waited
