@@ -8,10 +8,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 
 from autograder.fairness import grading_with
-from autograder.run import Execution, Executor, LiveExecution, RunRequest, RunStatus
+from autograder.run import Execution, Executor, LiveExecution, RunRequest, RunStatus, timing_as_kernel
 
 
 class RunAlongside:
@@ -19,6 +20,7 @@ class RunAlongside:
     graders load while the kernel starts, and check each task as soon as its facts are taken."""
 
     def __init__(self, execute: Executor, request: RunRequest):
+        self._saves_memory = request.limits.saves_memory
         self.live = LiveExecution()
         self.facts_source: Execution | LiveExecution | None = self.live
         self._started = time.monotonic()  # the checks follow the run from its start
@@ -36,8 +38,13 @@ class RunAlongside:
             self.live.ended(RunStatus.KERNEL_FAILED_TO_START, f"{type(exc).__name__}: {exc}", None)
 
     def checks_phase(self) -> AbstractContextManager[None]:
-        """The grader measures under its run's timed turn."""
-        return grading_with(lambda: self.live.timed_turn)
+        """The grader measures under its run's timed turn, with the malloc its kernel timed with."""
+        return self._checks_phase()
+
+    @contextlib.contextmanager
+    def _checks_phase(self) -> Iterator[None]:
+        with grading_with(lambda: self.live.timed_turn), timing_as_kernel(self._saves_memory):
+            yield
 
     def checked(self) -> None:
         """Measured (or failed to): the machine's timed turn is free again."""
@@ -61,6 +68,7 @@ class RunToEnd:
     A run whose kernel never started has nothing to check."""
 
     def __init__(self, execute: Executor, request: RunRequest):
+        self._saves_memory = request.limits.saves_memory
         self._execution = execute(request, None)
         started = self._execution.status != RunStatus.KERNEL_FAILED_TO_START
         self.facts_source: Execution | LiveExecution | None = self._execution if started else None
@@ -68,7 +76,7 @@ class RunToEnd:
 
     def checks_phase(self) -> AbstractContextManager[None]:
         self._started = time.monotonic()  # the graders have loaded: the checks start now
-        return contextlib.nullcontext()
+        return timing_as_kernel(self._saves_memory)
 
     def checked(self) -> None:
         pass  # the run released its timed turn when it ended

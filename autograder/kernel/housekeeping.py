@@ -36,6 +36,10 @@ SAVING_MMAP_THRESHOLD = 64 * 2**10  # the kernel's, from its start (MALLOC_MMAP_
 SAVING_TRIM_THRESHOLD = 128 * 2**10  # glibc's default
 TIMING_MMAP_THRESHOLD = 4 * 2**20 * ctypes.sizeof(ctypes.c_long)  # the most glibc's own threshold grows to
 TIMING_TRIM_THRESHOLD = 2 * TIMING_MMAP_THRESHOLD  # as glibc keeps it beside a grown threshold
+# A kernel that saves memory times with these instead: blocks up to 1 MiB kept, so that a timed task
+# does not keep lab 1's gradients in the heap (125 MB of a 768 MB container; run/kernels/malloc.py).
+BOUNDED_TIMING_MMAP_THRESHOLD = 2**20
+BOUNDED_TIMING_TRIM_THRESHOLD = 2 * BOUNDED_TIMING_MMAP_THRESHOLD
 
 
 def libc_function(name):
@@ -158,9 +162,13 @@ def reap_children():
         reaped += 1
 
 
-def malloc_for_timing():
+def malloc_for_timing(bounded=False):
     """Before a task's cells that measure time: large blocks stay in the heap once freed, so that a call's
-    time does not depend on what the heap happened to hold before (run/kernels/malloc.py). True if set."""
+    time does not depend on what the heap happened to hold before (run/kernels/malloc.py); ``bounded``
+    (a kernel that saves memory): only blocks up to 1 MiB, larger ones mapped afresh on every call, on
+    both sides alike. True if set."""
+    if bounded:
+        return _set_thresholds(BOUNDED_TIMING_MMAP_THRESHOLD, BOUNDED_TIMING_TRIM_THRESHOLD)
     return _set_thresholds(TIMING_MMAP_THRESHOLD, TIMING_TRIM_THRESHOLD)
 
 

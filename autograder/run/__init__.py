@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         compiled_programs_folder,
         configure_grader_process,
         kernel_environment,
+        timing_as_kernel,
         under_timing_malloc,
     )
     from autograder.run.live_execution import LiveExecution

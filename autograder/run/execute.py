@@ -120,7 +120,9 @@ class _Run:
         if self.live is not None:
             await self.live.until_grader_idle()
         try:
-            await self.kernel.run_code(before_timed_cell_code(task), WARM_UP_WAIT + 30)
+            await self.kernel.run_code(
+                before_timed_cell_code(task, self.limits.saves_memory is not False), WARM_UP_WAIT + 30
+            )
         except TimeoutError:
             raise _Hung(label) from None
         self.timing_malloc = True

@@ -1,6 +1,7 @@
 """The kernel's malloc settings (autograder/run/kernels/malloc.py): every kernel saves memory with them, sandboxed
 or not, whatever the grader's environment says; a task that times code, and the grader's own measurement,
-run with large blocks kept in the heap, so that a call costs the same whatever the heap held before."""
+run with large blocks kept in the heap (up to a bound where the kernel saves memory), so that a call costs the
+same whatever the heap held before."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ _libc.mallinfo2.restype = _MallInfo2
 _libc.malloc.restype = ctypes.c_void_p
 _libc.free.argtypes = [ctypes.c_void_p]
 
-def mapped_among_50_blocks():
-    blocks = [_libc.malloc(100 * 1024) for _ in range(50)]  # 5 MB: more than the heap's top holds
+def mapped_among_50_blocks(size=100 * 1024):
+    blocks = [_libc.malloc(size) for _ in range(50)]  # 5 MB: more than the heap's top holds
     mapped = _libc.mallinfo2().hblks
     for block in blocks:
         _libc.free(block)
@@ -47,12 +48,14 @@ def mapped_among_50_blocks():
 GRADER_SIDE = (
     MAPPED_BLOCKS
     + """
-from autograder.run.kernels.malloc import under_timing_malloc
+import sys
+from autograder.run.kernels.malloc import timing_as_kernel, under_timing_malloc
 
 before = mapped_among_50_blocks()
-with under_timing_malloc() as taken:
+with timing_as_kernel(sys.argv[1] == "saves"), under_timing_malloc() as taken:
     during = mapped_among_50_blocks()
-print(before, taken, during, mapped_among_50_blocks())
+    large = mapped_among_50_blocks(2 * 2**20)
+print(before, taken, during, large, mapped_among_50_blocks())
 """
 )
 
@@ -65,7 +68,8 @@ from autograder.kernel import housekeeping
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes, libc.free.argtypes = [ctypes.c_size_t], [ctypes.c_void_p]
-SIZE = 8 * 2**20
+SIZE = int(sys.argv[1])
+BOUNDED = sys.argv[2] == "bounded"
 
 def call():
     block = libc.malloc(SIZE)
@@ -80,21 +84,21 @@ def faults_per_call():
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 5
 
 saving = faults_per_call()
-housekeeping.malloc_for_timing()
+housekeeping.malloc_for_timing(BOUNDED)
 fresh = faults_per_call()
 housekeeping.malloc_for_memory()
 freed = [libc.malloc(20 * 2**10) for _ in range(1000)]  # 20 MB in small blocks, run together once freed
 for block in freed:
     libc.free(block)
-housekeeping.malloc_for_timing()
+housekeeping.malloc_for_timing(BOUNDED)
 with_history = faults_per_call()
 print(saving, fresh, with_history)
 """
 
 
-def _run_with_kernel_settings(code: str) -> list[str]:
+def _run_with_kernel_settings(code: str, *args: str) -> list[str]:
     shown = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -112,17 +116,35 @@ def test_every_kernel_gets_the_settings_and_none_inherited():
 
 
 @glibc
-def test_the_grader_measures_with_large_blocks_kept_in_the_heap():
-    before, taken, during, after = _run_with_kernel_settings(GRADER_SIDE)
+@pytest.mark.parametrize("kernel", ["keeps", "saves"], ids=["a kernel keeping large blocks", "a kernel saving memory"])
+def test_the_grader_measures_with_the_blocks_its_kernel_kept_while_it_timed(kernel):
+    before, taken, during, large, after = _run_with_kernel_settings(GRADER_SIDE, kernel)
     assert int(before) >= 40, "the kernel's own settings map 100 KiB blocks on their own"
     assert (taken, int(during), int(after)) == ("True", 0, 0)
+    if kernel == "saves":
+        assert int(large) == 50, "a kernel saving memory keeps blocks up to 1 MiB while it times, not 2 MiB"
+    else:
+        assert int(large) == 0
 
 
 @glibc
-def test_a_timed_call_costs_no_page_faults_whatever_the_heap_held_before():
-    saving, fresh, with_history = (float(n) for n in _run_with_kernel_settings(FAULTS_PER_CALL))
+@pytest.mark.parametrize(
+    ("size", "bound"),
+    [(8 * 2**20, "unbounded"), (512 * 2**10, "bounded")],
+    ids=["8 MB kept by a kernel keeping large blocks", "512 KiB kept by a kernel saving memory"],
+)
+def test_a_timed_call_costs_no_page_faults_whatever_the_heap_held_before(size, bound):
+    saving, fresh, with_history = (float(n) for n in _run_with_kernel_settings(FAULTS_PER_CALL, str(size), bound))
     assert fresh <= 4 and with_history <= 4, (fresh, with_history)
     assert saving >= 10 * max(fresh, with_history, 1), "the kernel's settings fault a mapped block in on each call"
+
+
+@glibc
+def test_a_kernel_saving_memory_maps_a_block_over_its_bound_afresh_on_every_timed_call():
+    saving, fresh, with_history = (
+        float(n) for n in _run_with_kernel_settings(FAULTS_PER_CALL, str(8 * 2**20), "bounded")
+    )
+    assert min(fresh, with_history) >= 1000, "8 MB past the 1 MiB bound: mapped and faulted in on each call, alike"
 
 
 def test_the_grader_measures_under_them(monkeypatch):
@@ -146,7 +168,7 @@ def test_only_a_timed_task_s_cells_run_with_large_blocks_kept(saves_memory):
     """In the real sandboxed kernel: a cell of an untimed task, of a timed one, and of an untimed one after
     it, each counting how many 100 KiB blocks malloc maps on their own. Without ``saves_memory`` (the
     course's own notebooks), every cell keeps them."""
-    count = "mapped = mapped_among_50_blocks()"
+    count = "mapped = mapped_among_50_blocks()\nlarge = mapped_among_50_blocks(2 * 2**20)"
     plan = Plan(
         (
             RunCell(MAPPED_BLOCKS + count, "student", "t1", 1, "cell 1"),
@@ -159,16 +181,18 @@ def test_only_a_timed_task_s_cells_run_with_large_blocks_kept(saves_memory):
         (),
     )
     captures = {
-        "t1": TaskCapture("t1", names=("mapped",)),
-        "t2": TaskCapture("t2", names=("mapped",), times_code=True),
-        "t3": TaskCapture("t3", names=("mapped",)),
+        "t1": TaskCapture("t1", names=("mapped", "large")),
+        "t2": TaskCapture("t2", names=("mapped", "large"), times_code=True),
+        "t3": TaskCapture("t3", names=("mapped", "large")),
     }
     limits = Limits(cell_timeout=60, total_timeout=300, saves_memory=saves_memory)
     execution = execute_plan(RunRequest(plan, captures, limits, seed=1))
     assert execution.status == "completed", execution.reason
     assert [c.error for c in execution.cells] == [None, None, None]
     mapped = [execution.facts[task].get("mapped").value for task in ("t1", "t2", "t3")]
+    large = [execution.facts[task].get("large").value for task in ("t1", "t2", "t3")]
     if saves_memory:
         assert mapped[0] >= 40 and mapped[1] == 0 and mapped[2] >= 40, mapped
+        assert large == [50, 50, 50], "blocks over the bound are mapped afresh, timed or not"
     else:
-        assert mapped == [0, 0, 0]
+        assert mapped == [0, 0, 0] and large == [0, 0, 0]

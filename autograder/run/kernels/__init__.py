@@ -25,7 +25,12 @@ if TYPE_CHECKING:
         recorder_code,
     )
     from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel
-    from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV, memory_decided, under_timing_malloc
+    from autograder.run.kernels.malloc import (
+        KERNEL_MALLOC_ENV,
+        memory_decided,
+        timing_as_kernel,
+        under_timing_malloc,
+    )
     from autograder.run.kernels.start import not_started_reason, start_kernel
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -53,10 +53,11 @@ def startup_code(
     )
 
 
-def before_timed_cell_code(task: str) -> str:
+def before_timed_cell_code(task: str, saves_memory: bool) -> str:
+    """A kernel that saves memory times with blocks kept up to a bound (``malloc_for_timing``)."""
     return (
         f"{HOUSEKEEPING}.wait_for_warm_up({WARM_UP_WAIT})\n"
-        f"{HOUSEKEEPING}.malloc_for_timing()\n"
+        f"{HOUSEKEEPING}.malloc_for_timing({saves_memory!r})\n"
         f"{TIMING}.start({task!r})\n"
     )
 

@@ -6,6 +6,7 @@ not depend on the heap's history; and whether a kernel saves memory at all where
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -52,15 +53,32 @@ def memory_decided(limits: Limits) -> Limits:
     return replace(limits, saves_memory=room is None or room < KEPT_BLOCKS_ROOM)
 
 
+_checked_run = threading.local()  # whether the kernel of the run this thread checks saves memory
+
+
+@contextlib.contextmanager
+def timing_as_kernel(saves_memory: bool | None) -> Iterator[None]:
+    """Held by a grader's thread while it checks a run: its measurements keep the blocks that run's kernel
+    kept while it timed (bounded where it saves memory; unknown: saved, as the kernel decides)."""
+    previous = getattr(_checked_run, "saves_memory", False)
+    _checked_run.saves_memory = saves_memory is not False
+    try:
+        yield
+    finally:
+        _checked_run.saves_memory = previous
+
+
 @contextlib.contextmanager
 def under_timing_malloc() -> Iterator[bool]:
-    """This process times as a kernel does (True; False where that cannot be set). The thresholds stay
-    after (glibc's own grow to them), the number of arenas is glibc's again."""
+    """This process times as the kernel it checks did (True; False where that cannot be set): blocks kept
+    up to the bound of a kernel that saves memory (``timing_as_kernel``), else as large as glibc's own
+    grow. The thresholds stay after, the number of arenas is glibc's again."""
     mallopt = libc_function("mallopt")
     if mallopt is None:
         yield False
         return
-    taken = malloc_for_timing() and bool(mallopt(_M_ARENA_MAX, ARENAS))
+    bounded = getattr(_checked_run, "saves_memory", False)
+    taken = malloc_for_timing(bounded) and bool(mallopt(_M_ARENA_MAX, ARENAS))
     try:
         yield taken
     finally:
