@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     )
     from autograder.checks.shard_map_body import (
         SHARD_MAP_COLLECTIVES,
-        assert_body_receives_blocks,
         assert_ppermute_ring,
         assert_shard_map_collectives,
         ring_shift,
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
     )
     from autograder.checks.shard_map_operands import (
         assert_body_never_holds_whole,
+        assert_body_receives_blocks,
         assert_one_shard_map,
         assert_operand_block,
         assert_operand_replicated,

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
-from autograder.checks.program import assert_uses, traced_program
+from autograder.checks.program import traced_program
 from autograder.facts import CallFact
 
 __all__ = [
@@ -135,32 +135,3 @@ def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, s
             f"{quote(name)}: expected blocks to move {steps} steps around the ring ({steps} ppermutes,"
             f" a loop's counted once per iteration), found {moved}"
         )
-
-
-def assert_body_receives_blocks(
-    call: CallFact, name: str, expected: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], in_specs: str
-) -> None:
-    """The function's shard_map body receives each operand cut as ``in_specs`` says: ``expected`` pairs each
-    operand's global shape (the grader's input, in order) with the block one device receives. (On an
-    Explicit mesh a shard_map whose in_specs differ from its input's layout is refused unless the input is
-    laid out anew first: laid out whole, every device starts with what a collective was to bring.)"""
-    assert_uses(call, "shard_map", name)
-    expected = list(expected)
-    shapes = tuple(tuple(shape) for shape, _ in expected)
-    blocks = tuple(tuple(block) for _, block in expected)
-    program = traced_program(call, name)
-    bodies = [body for body in program.bodies if tuple(map(tuple, body.operands)) == shapes]
-    if not bodies:
-        found = "; ".join(" × ".join(map(str, body.operands)) for body in program.bodies) or "none"
-        raise CheckFailure(
-            f"`{name}`: expected a jax.shard_map taking its arguments of shapes {', '.join(map(str, shapes))},"
-            f" found shard_maps taking {found}"
-        )
-    for body in bodies:
-        got = tuple(map(tuple, body.blocks))
-        if got != blocks:
-            raise CheckFailure(
-                f"`{name}`: expected its shard_map ({in_specs}) to give each device blocks of"
-                f" {', '.join(map(str, blocks))} of its arguments {', '.join(map(str, shapes))}, found blocks"
-                f" of {', '.join(map(str, got))} — its in_specs cut the arguments otherwise"
-            )

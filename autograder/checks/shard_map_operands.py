@@ -1,5 +1,5 @@
-"""What each ``shard_map`` of a function receives of one operand, the operand named by the grader, and
-whether any device ever holds it whole.
+"""What each ``shard_map`` of a function receives of the operands the grader names (one of them, or all its
+inputs: the blocks its in_specs cut), and whether any device ever holds one of them whole.
 
 The trace keeps no names: a body's parameters and the function's arguments are named as the student
 likes, and closed-over arrays and the flattening of pytrees move an operand's position. What the grader
@@ -11,10 +11,11 @@ for it (choose inputs whose shapes differ); the operand is the one of that shape
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
-from autograder.checks.program import traced_program
+from autograder.checks.program import assert_uses, traced_program
 from autograder.facts import CallFact, ShardMapBody
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "operand_blocks",
     "assert_operand_block",
     "assert_operand_replicated",
+    "assert_body_receives_blocks",
     "assert_body_never_holds_whole",
 ]
 
@@ -62,24 +64,45 @@ def operand_blocks(call: CallFact, name: str, operand: str, shape: Shape) -> lis
     for body in _bodies(call, name, operand):
         position = _position(body, shape)
         if position is None:
-            raise _not_taken(name, operand, shape, [body])
+            raise _not_taken(name, [(operand, shape)], [body])
         blocks.append(tuple(body.blocks[position]))
     return blocks
 
 
-def _not_taken(name: str, operand: str, shape: Shape, bodies: list[ShardMapBody]) -> CheckFailure:
+def _not_taken(name: str, operands: Sequence[tuple[str, Shape]], bodies: Sequence[ShardMapBody]) -> CheckFailure:
     found = "; ".join(", ".join(map(_shape, body.operands)) or "none" for body in bodies)
+    taken = _and(f"{operand} ({_shape(shape)})" for operand, shape in operands)
+    names = _and(operand for operand, _ in operands)
+    arguments = "arguments" if len(operands) > 1 else "an argument"
     return CheckFailure(
-        f"{quote(name)}: expected its shard_map to take {operand} ({_shape(shape)}) as an argument, found"
-        f" operands of shapes {found} — pass {operand} to the shard_map-ed function; don't use the notebook's"
-        " own arrays inside"
+        f"{quote(name)}: expected its shard_map to take {taken} as {arguments}, found operands of shapes {found}"
+        f" — pass {names} to the shard_map-ed function; don't use the notebook's own arrays inside"
     )
 
 
-def _position(body: ShardMapBody, shape: Shape) -> int | None:
-    """Where the operand of global shape ``shape`` stands among the body's operands (None: it takes none)."""
+def _and(texts: Iterable[str]) -> str:
+    listed = list(texts)
+    return ", ".join(listed[:-1]) + " and " + listed[-1] if len(listed) > 1 else "".join(listed)
+
+
+def _position(body: ShardMapBody, shape: Shape, later: int = 0) -> int | None:
+    """Where the operand of global shape ``shape`` stands among the body's operands (None: it takes none):
+    the last of that shape, or — ``later`` more of the grader's inputs sharing the shape after it — that many
+    before the last."""
     found = [i for i, whole in enumerate(body.operands[: len(body.blocks)]) if tuple(whole) == tuple(shape)]
-    return found[-1] if found else None
+    return found[-1 - later] if len(found) > later else None
+
+
+def _positions(body: ShardMapBody, shapes: Sequence[Shape]) -> list[int] | None:
+    """Where each of the grader's inputs of global shapes ``shapes`` (in the order it passes them) stands
+    among the body's operands; None unless the body takes them all."""
+    positions = []
+    for i, shape in enumerate(shapes):
+        position = _position(body, shape, later=shapes[i + 1 :].count(shape))
+        if position is None:
+            return None
+        positions.append(position)
+    return positions
 
 
 def assert_operand_block(call: CallFact, name: str, operand: str, shape: Shape, block: Shape, hint: str = "") -> None:
@@ -99,6 +122,36 @@ def assert_operand_replicated(call: CallFact, name: str, operand: str, shape: Sh
     assert_operand_block(call, name, operand, shape, shape, hint or f"its in_specs entry for {operand} should be P()")
 
 
+def assert_body_receives_blocks(
+    call: CallFact, name: str, operands: Iterable[tuple[str, Shape, Shape]], in_specs: str
+) -> None:
+    """Fail unless the function has a ``shard_map`` taking every one of ``operands`` — ``(operand, shape,
+    block)``: the grader's name for it, the global shape of the grader's input for it (found by that shape,
+    as the operand checks above do: a closed-over array before them does not matter) and the block one
+    device should receive — and every ``shard_map`` taking them all gives each device those blocks, as
+    ``in_specs`` (the text the message quotes) cut them; a ``shard_map`` lacking one is not held to it. (On
+    an Explicit mesh a shard_map whose in_specs differ from its input's layout is refused unless the input
+    is laid out anew first: laid out whole, every device starts with what a collective was to bring.)"""
+    assert_uses(call, "shard_map", name)
+    wanted = [(operand, tuple(shape), tuple(block)) for operand, shape, block in operands]
+    shapes = [shape for _, shape, _ in wanted]
+    bodies = _bodies(call, name, _and(operand for operand, _, _ in wanted))
+    taking = [(body, positions) for body in bodies if (positions := _positions(body, shapes)) is not None]
+    if not taking:
+        raise _not_taken(name, [(operand, shape) for operand, shape, _ in wanted], bodies)
+    for body, positions in taking:
+        found = [tuple(body.blocks[position]) for position in positions]
+        cut_otherwise = [operand for (operand, _, block), got in zip(wanted, found) if got != block]
+        if cut_otherwise:
+            raise CheckFailure(
+                f"{quote(name)}: expected its shard_map ({in_specs}) to give each device "
+                + _and(f"a {_shape(block)} block of {operand} ({_shape(shape)})" for operand, shape, block in wanted)
+                + ", found "
+                + _and(f"a {_shape(got)} block of {operand}" for (operand, _, _), got in zip(wanted, found))
+                + f" — its in_specs cut {_and(cut_otherwise)} otherwise"
+            )
+
+
 def assert_body_never_holds_whole(call: CallFact, name: str, operand: str, shape: Shape) -> None:
     """Fail unless each device holds only its own part of the operand ``operand`` (the grader's input of
     global shape ``shape``) in every ``shard_map`` of the function that takes it: what the body receives
@@ -109,7 +162,7 @@ def assert_body_never_holds_whole(call: CallFact, name: str, operand: str, shape
     grader's input sizes so that no honest value of the body is that large."""
     taking = [(body, _position(body, shape)) for body in _bodies(call, name, operand)]
     if all(position is None for _, position in taking):
-        raise _not_taken(name, operand, shape, [body for body, _ in taking])
+        raise _not_taken(name, [(operand, shape)], [body for body, _ in taking])
     whole = tuple(shape)
     size = f"{_shape(whole)} = {math.prod(whole)} entries"
     for body, position in taking:

@@ -12,6 +12,7 @@ from autograder.checks import (
     CheckFailure,
     MeshSpec,
     assert_body_never_holds_whole,
+    assert_body_receives_blocks,
     assert_collectives,
     assert_ppermute_ring,
     assert_shard_map_collectives,
@@ -313,3 +314,27 @@ def test_an_operand_is_found_by_name_where_a_closed_over_array_moves_it(tmp_path
     with pytest.raises(CheckFailure) as info:
         assert_body_never_holds_whole(_matmul_call(tmp_path, jax.jit(whole)), "mm", "rhs", RHS)
     assert "found each device receiving it whole (64×16 = 1024 entries)" in info.value.message
+
+
+ROWS = "in_specs=(P('x', None), P('x', None))"
+BLOCKS = (("lhs", LHS, (4, 64)), ("rhs", RHS, (8, 16)))
+
+
+def test_a_body_closing_over_an_array_receives_the_blocks_its_in_specs_cut(tmp_path):
+    offsets = jnp.arange(8)  # closed over by the body: the trace puts it before lhs and rhs
+
+    def scaled(a, b):
+        return _local_product(a, b) * offsets[0]
+
+    rows = jax.shard_map(scaled, mesh=AUTO.build(), in_specs=(P("x", None), P("x", None)), out_specs=P("x", None))
+    call = _matmul_call(tmp_path, jax.jit(rows))
+    assert call.program is not None and call.program.bodies[0].operands == ((8,), LHS, RHS)
+    assert_body_receives_blocks(call, "mm", BLOCKS, ROWS)
+    rhs_whole = jax.shard_map(scaled, mesh=AUTO.build(), in_specs=(P("x", None), P()), out_specs=P("x", None))
+    with pytest.raises(CheckFailure) as info:
+        assert_body_receives_blocks(_matmul_call(tmp_path, jax.jit(rhs_whole)), "mm", BLOCKS, ROWS)
+    assert info.value.message == (
+        "`mm`: expected its shard_map (in_specs=(P('x', None), P('x', None))) to give each device a 4×64 block of"
+        " lhs (32×64) and a 8×16 block of rhs (64×16), found a 4×64 block of lhs and a 64×16 block of rhs — its"
+        " in_specs cut rhs otherwise"
+    )

@@ -1,12 +1,13 @@
-"""What a function's shard_map receives of an operand the grader names by its input's shape, whether it ever
-holds that operand whole, and how many shard_maps it has: checked on program records made by hand, as the
-kernel recorder writes them."""
+"""What a function's shard_map receives of an operand the grader names by its input's shape (or of all its
+inputs, as its in_specs cut them), whether it ever holds that operand whole, and how many shard_maps it has:
+checked on program records made by hand, as the kernel recorder writes them."""
 
 import pytest
 
 from autograder.checks import (
     CheckFailure,
     assert_body_never_holds_whole,
+    assert_body_receives_blocks,
     assert_one_shard_map,
     assert_operand_block,
     assert_operand_replicated,
@@ -130,4 +131,54 @@ def test_a_shard_map_without_the_operand_is_not_held_to_it_but_one_must_take_it(
     assert "expected its shard_map to take rhs (64×16) as an argument, found operands of shapes 32×64; 8×16" in text
     assert "expected a jax.shard_map taking rhs, found none" in message(
         assert_body_never_holds_whole, call(), "mm", "rhs", RHS
+    )
+
+
+ROWS = "in_specs=(P('x', None), P('x', None))"
+CUT = (("lhs", LHS, (4, 64)), ("rhs", RHS, (8, 16)))
+
+
+def test_the_blocks_in_specs_cut_are_found_by_name_where_a_closed_over_array_moves_them():
+    assert_body_receives_blocks(matmul(*SPLIT), "mm", CUT, ROWS)
+    assert_body_receives_blocks(matmul((SCALE, SCALE), *SPLIT), "mm", CUT, ROWS)  # lhs and rhs second and third
+    assert_body_receives_blocks(matmul((RHS, RHS), *SPLIT), "mm", CUT, ROWS)  # a closed-over array of rhs's shape
+    assert_body_receives_blocks(call(body(*SPLIT), body((SCALE, (1, 16)))), "mm", CUT, ROWS)  # another shard_map
+
+
+def test_in_specs_that_cut_an_operand_otherwise_fail_saying_what_was_expected_and_found():
+    text = message(assert_body_receives_blocks, matmul((SCALE, SCALE), (LHS, LHS), (RHS, RHS)), "mm", CUT, ROWS)
+    assert text == (
+        "`mm`: expected its shard_map (in_specs=(P('x', None), P('x', None))) to give each device a 4×64 block of"
+        " lhs (32×64) and a 8×16 block of rhs (64×16), found a 32×64 block of lhs and a 64×16 block of rhs — its"
+        " in_specs cut lhs and rhs otherwise"
+    )
+    second = body((LHS, (4, 64)), (RHS, RHS))
+    assert "found a 4×64 block of lhs and a 64×16 block of rhs" in message(
+        assert_body_receives_blocks, call(body(*SPLIT), second), "mm", CUT, ROWS
+    )
+
+
+def test_grader_inputs_of_one_shape_are_the_last_operands_of_that_shape_in_order():
+    square = (("a", W, (1, 2)), ("b", W, (4, 2)))
+    assert_body_receives_blocks(call(body((W, W), (W, (1, 2)), (W, W))), "f", square, "in_specs=(P('x'), P())")
+    text = message(assert_body_receives_blocks, call(body((W, (1, 2)), (W, W))), "f", square[::-1], "in_specs")
+    assert "found a 1×2 block of b and a 4×2 block of a — its in_specs cut b and a otherwise" in text
+
+
+def test_a_shard_map_not_taking_the_inputs_fails_naming_the_shapes_it_takes():
+    text = message(assert_body_receives_blocks, call(body((LHS, (4, 64))), body((SCALE, SCALE))), "mm", CUT, ROWS)
+    assert text == (
+        "`mm`: expected its shard_map to take lhs (32×64) and rhs (64×16) as arguments, found operands of shapes"
+        " 32×64; 8×16 — pass lhs and rhs to the shard_map-ed function; don't use the notebook's own arrays inside"
+    )
+    no_shard_map = CallFact(
+        output=Fact(kind="missing"),
+        stdout="",
+        error=None,
+        hlo=None,
+        hlo_error=None,
+        program=ProgramFact(jit_object=True, top=("jit",), primitives=frozenset({"jit", "dot_general"})),
+    )
+    assert "expected a program built with jax.shard_map, found none" in message(
+        assert_body_receives_blocks, no_shard_map, "mm", CUT, ROWS
     )

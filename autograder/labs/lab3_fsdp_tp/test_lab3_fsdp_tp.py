@@ -83,8 +83,8 @@ def test_t1_on_mesh(submission):
 def test_t1_in_specs(submission):
     """`fsdp_matmul`'s shard_map cuts x and A by rows over `data`: in_specs=(P('data', None), P('data', None))"""
     blocks = (
-        ((ref.BATCH, ref.HIDDEN), (ref.BATCH // 2, ref.HIDDEN)),
-        ((ref.HIDDEN, ref.HIDDEN), (ref.HIDDEN // 2, ref.HIDDEN)),
+        ("x", (ref.BATCH, ref.HIDDEN), (ref.BATCH // 2, ref.HIDDEN)),
+        ("A", (ref.HIDDEN, ref.HIDDEN), (ref.HIDDEN // 2, ref.HIDDEN)),
     )
     assert_body_receives_blocks(
         submission.call("t1", "fsdp_matmul"), "fsdp_matmul", blocks, "in_specs=(P('data', None), P('data', None))"
@@ -173,7 +173,7 @@ def test_t2_in_specs(submission):
     assert_body_receives_blocks(
         submission.call("t2", "tp_mlp"),
         "tp_mlp",
-        tuple(zip(shapes, blocks)),
+        tuple(zip(("x", "W1", "W2"), shapes, blocks)),
         "in_specs=(P(None, 'model'), P(None, 'model'), P('model', None))",
     )
 
@@ -294,7 +294,7 @@ def test_t3_in_specs(submission):
         assert_body_receives_blocks(
             submission.call("t3", function),
             function,
-            tuple(zip(shapes, blocks)),
+            tuple(zip(("x", "W1", "W2"), shapes, blocks)),
             "in_specs=(P('data', 'model'), P('data', 'model'), P('model', 'data'))",
         )
 

@@ -69,8 +69,8 @@ def test_t1_jitted(submission):
 @points(1)
 def test_t1_in_specs(submission):
     """`ring_gather`'s shard_map gives each device its own block of v (in_specs=P('x')), not the whole of it"""
-    block = ((ref.FRESH_N,), (ref.FRESH_N // 8,))
-    assert_body_receives_blocks(submission.call("t1", "ring_gather"), "ring_gather", (block,), "in_specs=P('x')")
+    v = ("v", (ref.FRESH_N,), (ref.FRESH_N // 8,))
+    assert_body_receives_blocks(submission.call("t1", "ring_gather"), "ring_gather", (v,), "in_specs=P('x')")
 
 
 @task("t1")
@@ -130,7 +130,7 @@ def test_t2_jitted(submission, name):
 @pytest.mark.parametrize("name", ["summed_everywhere", "summed_scattered"])
 def test_t2_in_specs(submission, name):
     """the shard_maps of `summed_everywhere` and `summed_scattered` give each device one row of `rows`: (1, n)"""
-    rows = (ref.FRESH_ROWS, (1, ref.FRESH_ROWS[1]))
+    rows = ("rows", ref.FRESH_ROWS, (1, ref.FRESH_ROWS[1]))
     assert_body_receives_blocks(submission.call("t2", name), name, (rows,), "in_specs=P('x', None)")
 
 
@@ -192,8 +192,8 @@ def test_t4_jitted(submission):
 def test_t4_in_specs(submission):
     """`collective_matmul`'s shard_map gives each device its own rows of lhs and of rhs, as P('x', None) cuts them"""
     operands = (
-        (ref.FRESH_LHS, (ref.FRESH_LHS[0] // 8, ref.FRESH_LHS[1])),
-        (ref.FRESH_RHS, (ref.FRESH_RHS[0] // 8, ref.FRESH_RHS[1])),
+        ("lhs", ref.FRESH_LHS, (ref.FRESH_LHS[0] // 8, ref.FRESH_LHS[1])),
+        ("rhs", ref.FRESH_RHS, (ref.FRESH_RHS[0] // 8, ref.FRESH_RHS[1])),
     )
     assert_body_receives_blocks(
         submission.call("t4", "collective_matmul"),
