@@ -236,6 +236,27 @@ collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None
 """
     + T4_TAIL
 )
+# Also correct: the body closes over an array of its own, which the trace puts before lhs and rhs.
+T4_CLOSING_OVER = (
+    """
+ORDER = (jnp.arange(8)[:, None] + jnp.arange(8)[None, :]) % 8  # ORDER[me, k]: whose rhs block is here at step k
+
+def body(lhs_block, rhs_block):
+    me = jax.lax.axis_index("x")
+    chunk = rhs_block.shape[0]
+    out, current = jnp.zeros((lhs_block.shape[0], rhs_block.shape[1]), lhs_block.dtype), rhs_block
+    for k in range(8):
+        columns = jax.lax.dynamic_slice_in_dim(lhs_block, ORDER[me, k] * chunk, chunk, axis=1)
+        out = out + columns @ current
+        if k < 7:
+            current = jax.lax.ppermute(current, "x", [(i, (i - 1) % 8) for i in range(8)])
+    return out
+
+collective_matmul = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", None), P("x", None)),
+                                          out_specs=P("x", None)))
+"""
+    + T4_TAIL
+)
 T4_SOLUTION_BODY = """
 def matmul_body(lhs_block, rhs_block):
     me = jax.lax.axis_index("x")
@@ -435,6 +456,7 @@ CASES = [
         {"t1": 25, "t2": 30, "t4": 20},
     ),
     Case("also_correct_forward", {**solved("t1", "t2"), "t4": T4_FORWARD}, {"t1": 25, "t2": 30, "t4": 20}),
+    Case("also_correct_closing_over_an_array", {"t4": T4_CLOSING_OVER}, {"t4": 20}),
     Case(
         "collectives_of_xla_or_the_wrong_kind",
         {"t1": T1_ALL_GATHER, "t2": T2_PLAIN_SUM_AND_SLICED_PSUM, "t3": T3_SWAPPED, "t4": T4_ALL_GATHER},
