@@ -1,6 +1,7 @@
-"""A lock on the cores a process runs on: one ``flock``-ed file per core of its CPU affinity, so that a
-timed turn (timed_turns.py) holds up only what shares its cores: every grading for a process on every core,
-one core's for a batch's worker pinned to it (core_pinning.py). Files are taken in order without blocking,
+"""A lock on cores a process runs on: one ``flock``-ed file per core (of its CPU affinity, unless named), so
+that a timed turn (timed_turns.py) holds up only what shares its cores: it holds one core, its process's
+turn core (core_pinning.py), and other work of a process that may run on several takes the cores no turn
+holds. Files are taken in order without blocking,
 and a lock that cannot take them all lets go of those it took, so two takers never hold one another up.
 """
 
@@ -10,15 +11,16 @@ import fcntl
 import os
 from pathlib import Path
 
-from autograder.fairness.core_pinning import process_cores
+from autograder.fairness.core_pinning import home_cores
 
 
 class CoreLock:
-    """The files ``<name>-<core>`` under ``directory`` for each core the calling thread may run on."""
+    """The files ``<name>-<core>`` under ``directory`` for each of ``cores``: by default, each core the
+    calling thread may run on when its process is not moved (``home_cores``)."""
 
     def __init__(self, directory: Path, name: str, cores: tuple[int, ...] | None = None):
         self.fds: list[int] = []
-        self.directory, self.cores = directory, process_cores() if cores is None else cores
+        self.directory, self.cores = directory, home_cores() if cores is None else cores
         try:
             for core in self.cores:
                 path = directory / f"{name}-{core}"

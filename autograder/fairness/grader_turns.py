@@ -1,7 +1,9 @@
 """A grader's checks take part in the machine's timed turn (timed_turns.py) like a kernel's cells: their
 references and compilations would load the machine against a timed task. A check lets go while it waits
 (``checks_waiting``), so that a turn never waits on a check that waits on a kernel the turn holds up; the
-grader's own measurement runs inside the grading's turn, or one taken for it alone (``measuring``).
+grader's own measurement runs inside the grading's turn, or one taken for it alone (``measuring``), and
+so on its turn core. A check of a process that may run on several cores does not wait for another
+process's turn: it holds the cores no turn holds and the grader's process runs on them meanwhile.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ import threading
 import time
 from collections.abc import Callable
 
+from autograder.fairness.core_pinning import home_cores, placement
 from autograder.fairness.timed_turns import (
     LOG_AFTER,
     MAX_WAIT,
     BackgroundHold,
     TimedTurn,
+    cells_on_free_cores,
     log,
     open_lock,
     passing,
@@ -67,10 +71,20 @@ class _ChecksHold(BackgroundHold):
     def __init__(self) -> None:
         super().__init__(None)
         self.waits = 0  # nested ``checks_waiting``: the hold is taken again when the outermost ends
+        self.placed: tuple[int, ...] | None = None  # the cores the grader's process was moved onto for it
 
     def take(self) -> None:
         if self._cells is not None or self.waits or not timed_turns_enabled() or process_hold.held():
             return
+        home = home_cores()
+        if len(home) > 1:
+            cells = cells_on_free_cores(home)
+            if cells is not None and (cells.cores == home or placement.checks(cells.cores)):
+                self._cells = cells
+                self.placed = cells.cores if cells.cores != home else None
+                return
+            if cells is not None:
+                cells.close()
         started = time.monotonic()
         gate, cells = open_lock("gate"), open_lock("cells")
         try:
@@ -86,6 +100,12 @@ class _ChecksHold(BackgroundHold):
             log.warning("a grader's check waited over %.0f s for the machine's timed turn; checking anyway", MAX_WAIT)
         elif waited > LOG_AFTER:
             log.info("a grader's check waited %.1f s for another submission's timed task on this machine", waited)
+
+    def release(self) -> None:
+        super().release()
+        placed, self.placed = self.placed, None
+        if placed is not None:
+            placement.checks_ended(placed)
 
 
 @contextlib.contextmanager

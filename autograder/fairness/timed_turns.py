@@ -1,4 +1,4 @@
-"""A task that times code runs alone on its cores: the machine's timed turn (of the cores it may run on).
+"""A task that times code runs alone on its core: the machine's timed turn (of its process's turn core).
 
 A student's timing cells and the grader's own measurement of that task must see the same machine, which
 other submissions' kernels (a batch's workers, two ``autograder grade`` commands) would load differently
@@ -12,6 +12,15 @@ exclusive, so no new cell starts) and ``cells`` (each running cell holds it shar
 it gets it exclusive, once the cells in flight have ended), each a file per core (core_locks.py). A lock
 ends with the process that holds it; every wait is bounded (``MAX_WAIT``), then the run goes on and the log
 says so; waits are served in the order they began (turn_line.py).
+
+A turn holds one core, its process's turn core (``turn_core``: a pinned process's own, else the lowest
+it may run on), and times there: its kernel's processes are moved onto it (``CellTurn.processes``) and
+the grader's process too while it holds the turn (``core_pinning.placement``), and moved back after. The
+other work of a process that may run on several cores does not wait for it: a cell, a kernel's start or
+a check takes the cores whose gate is open and no turn waits for (``free_cores``) and runs moved onto
+them; it waits, as before, only where no core is free (a pinned process), where its kernel cannot be
+moved (another user's process without the privilege), or where the turn's own kernel cannot be moved —
+that turn then holds every core its process may run on, as a timed turn did before.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from pathlib import Path
 
 from autograder.fairness import quiet
 from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.core_pinning import home_cores, move_processes, placement, turn_core
 from autograder.fairness.env_switch import switched_off
 from autograder.fairness.turn_line import PASS, TURN, hold_the_turn_as, in_line, waiting_before
 
@@ -59,8 +69,36 @@ def timed_turns_enabled() -> bool:
     return not switched_off(QUIET_MACHINE_VARIABLE)
 
 
-def open_lock(name: str) -> CoreLock:
-    return CoreLock(turns_directory(), name)
+def open_lock(name: str, cores: tuple[int, ...] | None = None) -> CoreLock:
+    return CoreLock(turns_directory(), name, cores)
+
+
+def free_cores(cores: tuple[int, ...]) -> tuple[int, ...]:
+    """Those of ``cores`` whose gate is open and for which no turn waits in line: where work that is no
+    turn may run now without holding a turn up."""
+    directory, free = turns_directory(), []
+    for core in cores:
+        if waiting_before(directory, PASS, (core,)):
+            continue
+        gate = CoreLock(directory, "gate", (core,))
+        try:
+            if gate.take(fcntl.LOCK_SH):
+                free.append(core)
+        finally:
+            gate.close()
+    return tuple(free)
+
+
+def cells_on_free_cores(cores: tuple[int, ...]) -> CoreLock | None:
+    """The cells' lock held shared on the free ones of ``cores`` (all of them, or a part), if any is free."""
+    free = free_cores(cores)
+    if not free:
+        return None
+    cells = open_lock("cells", free)
+    if cells.take(fcntl.LOCK_SH):
+        return cells
+    cells.close()  # a turn took a core meanwhile
+    return None
 
 
 def _until_taken(
@@ -115,6 +153,7 @@ class _ProcessHold:
         self.taking = threading.Lock()  # one thread of the process takes the files; the others join after
         self.users = 0
         self.locks: list[CoreLock] = []
+        self.cores: tuple[int, ...] | None = None  # the cores its turn holds, while it holds one
 
     def join(self) -> bool:
         with self.state:
@@ -127,16 +166,21 @@ class _ProcessHold:
         with self.state:
             return self.users > 0
 
-    def taken(self, locks: list[CoreLock]) -> None:
+    def taken(self, locks: list[CoreLock], cores: tuple[int, ...] | None = None) -> None:
+        """The files taken: the turn is held on ``cores`` (a part of the process's cores: it is moved onto them)."""
+        moved = cores is not None and cores != home_cores()
         with self.state:
-            self.locks, self.users = locks, 1
+            self.locks, self.users, self.cores = locks, 1, cores
+        if moved and not placement.turn(cores):
+            log.warning("the grader could not move itself onto its turn core %s: it times beside other work", cores)
 
     def leave(self) -> None:
         with self.state:
             self.users -= 1
             locks = self.locks if self.users == 0 else []
             if self.users == 0:
-                self.locks = []
+                self.locks, self.cores = [], None
+                placement.turn(None)  # back home, before other work may take the core
         for lock in locks:
             lock.close()  # closing the files drops their locks
 
@@ -159,30 +203,38 @@ class TimedTurn:
     def held(self) -> bool:
         return self._joined
 
-    async def acquire(self, label: str) -> float:
-        """Take the turn (once; again is a no-op): seconds waited for it."""
+    async def acquire(self, label: str, movable: Callable[[], bool] | None = None) -> float:
+        """Take the turn (once; again is a no-op): seconds waited for it. ``movable``: can the kernel that
+        times be moved onto the turn core (None: no kernel times, the grader alone)? If not, the turn holds
+        every core of the process."""
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        await step_through(self._take(label, started + MAX_WAIT))
+        await step_through(self._take(label, started + MAX_WAIT, movable))
         return self._joined_now(started, label)
 
-    def acquire_here(self, label: str) -> float:
+    def acquire_here(self, label: str, movable: Callable[[], bool] | None = None) -> float:
         """``acquire`` from a thread without an event loop."""
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        step_through_here(self._take(label, started + MAX_WAIT))
+        step_through_here(self._take(label, started + MAX_WAIT, movable))
         return self._joined_now(started, label)
 
-    def _take(self, label: str, deadline: float) -> Generator[None, None, None]:
+    def _take(
+        self, label: str, deadline: float, movable: Callable[[], bool] | None = None
+    ) -> Generator[None, None, None]:
         """This process's hold, joined, or its files taken by this thread alone: yields each time it waits."""
         while not process_hold.taking.acquire(blocking=False):
             yield
         try:
             if process_hold.join():
                 return
-            gate, cells = open_lock("gate"), open_lock("cells")
+            home = home_cores()
+            cores = (turn_core(home),) if movable is None or movable() else home
+            if cores != home:
+                log.debug("%s: the timed turn holds core %d of %s", label, cores[0], home)
+            gate, cells = open_lock("gate", cores), open_lock("cells", cores)
             try:
                 got = bool((yield from in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
                 if got:  # holding the gate: what those who wait read it is held for
@@ -192,7 +244,7 @@ class TimedTurn:
                 gate.close()
                 cells.close()
                 raise
-            process_hold.taken([cells, gate])
+            process_hold.taken([cells, gate], cores)
             if not got:
                 log.warning(
                     "%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT
@@ -222,18 +274,52 @@ class TimedTurn:
 
 
 class CellTurn:
-    """A kernel's code runs only while no other run holds the timed turn: shared hold around each code
-    execution, after waiting at the gate. ``waited`` adds up the seconds spent waiting."""
+    """A kernel's code runs only while no other run holds the timed turn of a core it runs on: shared hold
+    around each code execution. A kernel whose ``processes`` are known goes at once onto the cores no turn
+    holds, where its process may run on several (moved there, ``moved_to``); else it waits at the gate.
+    ``waited`` adds up the seconds spent waiting."""
 
     def __init__(self, owner: int | None = None):
         self.owner = owner  # the run the kernel serves, once claimed; None for a spare kernel
         self.running = False  # its run holds quiet.student_code_running: a wait gives it up meanwhile
         self.waited = 0.0
+        self.processes: Callable[[], list[int]] | None = None  # the kernel's processes, to move between cores
+        self.moved_to: tuple[int, ...] | None = None  # where they were last moved
+        self._beyond: list[BackgroundHold] = []  # its holds beyond its cells, while held
+        self._cells: CoreLock | None = None
+
+    def move(self, cores: tuple[int, ...]) -> bool:
+        """The kernel's processes onto ``cores``: False where they are unknown or the system refused."""
+        if cores == self.moved_to:
+            return True
+        if self.processes is None or not move_processes(self.processes(), cores):
+            return False
+        self.moved_to = cores
+        return True
+
+    def movable(self) -> bool:
+        """Can the kernel be moved (tried where it is: a move refused before is not tried again)?"""
+        return (
+            self.processes is not None and self.moved_to is not None and move_processes(self.processes(), self.moved_to)
+        )
 
     async def __aenter__(self) -> CellTurn:
         self._cells = None
-        if not timed_turns_enabled() or self._part_of_the_turn():
+        if not timed_turns_enabled():
             return self
+        if self._part_of_the_turn():
+            cores = process_hold.cores
+            if cores is not None and cores != home_cores() and not self.move(cores):
+                log.warning("a kernel of the grading that holds the timed turn could not be moved onto core %s", cores)
+            return self
+        home = home_cores()
+        if len(home) > 1 and self.processes is not None:
+            cells = cells_on_free_cores(home)
+            if cells is not None and self.move(cells.cores):
+                self._hold(cells)
+                return self
+            if cells is not None:
+                cells.close()
         started = time.monotonic()
         deadline = started + MAX_WAIT
         gate, cells = open_lock("gate"), open_lock("cells")
@@ -249,7 +335,9 @@ class CellTurn:
         if waited > LOG_AFTER:
             log.info("a kernel waited %.1f s for another submission's timed task on this machine", waited)
         if passed is True:
-            self._cells = cells
+            self._hold(cells)
+            if self.moved_to is not None:
+                self.move(cells.cores)  # back onto every core it holds (staying on a part of them is no harm)
         else:
             cells.close()
             if passed is False:
@@ -271,6 +359,14 @@ class CellTurn:
         with quiet.not_running() if self.running else contextlib.nullcontext():
             return await step_through(passing(gate, cells, deadline, self._part_of_the_turn, self.owner is not None))
 
+    def _hold(self, cells: CoreLock) -> None:
+        """Hold ``cells`` for the cell; a hold beyond the cells, still held, widens to its cores too (the
+        kernel, moved onto them, runs what it holds there)."""
+        self._cells = cells
+        self._beyond = [hold for hold in self._beyond if hold.held]
+        for hold in self._beyond:
+            hold.widen(cells.cores)
+
     async def __aexit__(self, *exc) -> None:
         if self._cells is not None:
             self._cells.close()
@@ -282,11 +378,14 @@ class CellTurn:
         A timed task waits for it as for a cell in flight, until it is released."""
         hold = None
         if self._cells is not None:
-            hold = open_lock("cells")
+            hold = open_lock("cells", self._cells.cores)
             if not hold.take(fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
                 hold.close()
                 hold = None
-        return BackgroundHold(hold)
+        beyond = BackgroundHold(hold)
+        if beyond.held:
+            self._beyond.append(beyond)
+        return beyond
 
 
 def passing(
@@ -308,10 +407,24 @@ class BackgroundHold:
 
     def __init__(self, cells: CoreLock | None):
         self._cells = cells
+        self._more: list[CoreLock] = []  # the cores it widened to
 
     @property
     def held(self) -> bool:
         return self._cells is not None
+
+    def widen(self, cores: tuple[int, ...]) -> None:
+        """Hold ``cores`` too (taken from inside a cell that holds them shared, so it cannot fail to)."""
+        if self._cells is None:
+            return
+        held = set(self._cells.cores).union(*(lock.cores for lock in self._more))
+        missing = tuple(core for core in cores if core not in held)
+        if missing:
+            more = open_lock("cells", missing)
+            if more.take(fcntl.LOCK_SH):
+                self._more.append(more)
+            else:
+                more.close()
 
     async def release_when(self, ended: Callable[[], bool], at_most: float) -> None:
         """Keep the hold until ``ended()`` (polled) or ``at_most`` seconds; released also if cancelled."""
@@ -323,17 +436,36 @@ class BackgroundHold:
             self.release()
 
     def release(self) -> None:
+        more, self._more = self._more, []
+        for lock in more:
+            lock.close()
         if self._cells is not None:
             self._cells.close()
             self._cells = None
 
 
-async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> None:
-    """Wait while another process holds the machine's timed turn (or waits to take it): a kernel's start —
-    its imports and device setup — would load the machine against that task's timing. A spare kernel's
-    wait is not its process's grading's (not ``noted``)."""
+_kernels_stay = False  # a kernel of this process could not be moved: kernel starts wait at the gate again
+
+
+def kernel_not_moved() -> None:
+    """A kernel's processes could not be moved: this process's kernel starts wait for the gate from now on."""
+    global _kernels_stay
+    _kernels_stay = True
+
+
+async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> tuple[int, ...] | None:
+    """The cores a kernel's start — its imports and device setup — may load now without loading another
+    grading's timed task: those no turn holds, at once where the process may run on several (the kernel is
+    moved onto them once launched, ``StartedKernel.start``); else, after waiting while another process
+    holds the timed turn of its cores (or waits to take it), None: anywhere its process may run. A spare
+    kernel's wait is not its process's grading's (not ``noted``)."""
     if not timed_turns_enabled() or process_hold.held():
-        return
+        return None
+    home = home_cores()
+    if len(home) > 1 and not _kernels_stay:
+        free = free_cores(home)
+        if free:
+            return free
     started = time.monotonic()
     gate = open_lock("gate")
     try:
@@ -344,3 +476,4 @@ async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> 
     waited = time.monotonic() - started
     if waited > LOG_AFTER:
         log.info("%s waited %.1f s for another submission's timed task on this machine", label, waited)
+    return None

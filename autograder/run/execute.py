@@ -98,7 +98,7 @@ class _Run:
                         timed = self.times_code(step.task)
                         if timed:
                             with not_running():  # waiting, it runs nothing: another grader may measure
-                                await self.timed_turn.acquire(step.label)
+                                await self.timed_turn.acquire(step.label, self.kernel.turn.movable)
                             with self.phases.timed(TURN_WAIT):
                                 await self.until_idle(step.label, str(step.task))
                         timed_out = await self.run_cell(step, timed)

@@ -128,8 +128,8 @@ class KernelPool:
 async def _start_after(kernel: StartedKernel, first: StartedKernel | None) -> None:
     if first is not None:
         await first.start_ended.wait()
-    await pass_the_gate(noted=False)  # not while another grading times code; a spare's wait is nobody's yet
-    await kernel.start()
+    cores = await pass_the_gate(noted=False)  # not where another grading times code; a spare's wait is nobody's
+    await kernel.start(cores)
 
 
 async def _discard(kernel: StartedKernel, starting: asyncio.Task) -> None:

@@ -180,11 +180,12 @@ def test_a_timed_task_waits_for_what_a_kernel_runs_between_its_cells_until_it_en
     second.release()
 
 
-def _hold_and_wait(directory, ready):
+def _hold_and_wait(directory, ready, every_core=False):
+    """Another grading holding the turn: of its turn core, or of every core (its kernel could not be moved)."""
     import os
 
     os.environ[timed_turns.DIRECTORY_VARIABLE] = directory
-    asyncio.run(TimedTurn(owner=9).acquire("t8"))
+    asyncio.run(TimedTurn(owner=9).acquire("t8", (lambda: False) if every_core else None))
     ready.set()
     time.sleep(600)
 
@@ -201,10 +202,10 @@ def test_a_grader_that_dies_holding_the_turn_frees_it(tmp_path):
     assert events == ["cell"]
 
 
-def _another_grading_holding_the_turn(tmp_path):
+def _another_grading_holding_the_turn(tmp_path, every_core=False):
     context = multiprocessing.get_context("spawn")
     ready = context.Event()
-    holder = context.Process(target=_hold_and_wait, args=(str(tmp_path / "turns"), ready), daemon=True)
+    holder = context.Process(target=_hold_and_wait, args=(str(tmp_path / "turns"), ready, every_core), daemon=True)
     holder.start()
     assert ready.wait(60)
     return holder
@@ -212,8 +213,10 @@ def _another_grading_holding_the_turn(tmp_path):
 
 def test_another_grading_s_checks_and_kernel_starts_wait_for_a_timed_task_and_go_on_once_it_ends(tmp_path):
     """A check's references and compilations, or a kernel's imports, would load the machine against the
-    student's timing cells and the grader's measurement: in another process, none starts during the turn."""
-    holder = _another_grading_holding_the_turn(tmp_path)
+    student's timing cells and the grader's measurement: in another process, none starts on the turn's cores
+    during the turn — here every core, as a turn whose kernel could not be moved holds (on a machine of
+    several cores, a turn of one core lets them run on the others: test_core_locks.py)."""
+    holder = _another_grading_holding_the_turn(tmp_path, every_core=True)
     events = []
 
     def check():

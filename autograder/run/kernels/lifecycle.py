@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.fairness import CellTurn
+from autograder.fairness import CellTurn, home_cores, kernel_not_moved
 from autograder.run.kernels.client import TIMEOUT_ENAME, CappedClient, cell_error
 from autograder.run.kernels.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
 from autograder.run.kernels.harness_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
@@ -85,6 +85,7 @@ class StartedKernel:
         self.failure: str | None = None  # why the startup code failed, if it did
         self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds
         self.turn = CellTurn()  # its code waits while another grading's timed task holds the machine
+        self.turn.processes = self.km.process_ids  # or runs moved onto the cores no turn holds
         self.warm_up_hold: asyncio.Task | None = None  # the lab probe's warm-up, held like a cell until it ends
         self.start_ended = asyncio.Event()  # started, failed to, or closed
         self.nb = nbformat.v4.new_notebook()
@@ -116,12 +117,15 @@ class StartedKernel:
     def fills(self) -> bool:
         return self.compiled is not None and self.compiled.fill
 
-    async def start(self) -> None:
+    async def start(self, cores: tuple[int, ...] | None = None) -> None:
         """``failure`` says why the startup code failed. The harness's processes are noted then: any other
-        found later was started by student code."""
+        found later was started by student code. ``cores``: where it starts (``pass_the_gate``; None: on
+        every core of the grader's)."""
         self.state = "starting"
         try:
             await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
+            if not self.turn.move(cores or home_cores()):  # at once: its imports run where it was put
+                kernel_not_moved()
             await self.client.async_start_new_kernel_client()
             self.client.watch_output_channel()
             ended = self.facts_dir / WARM_UP_ENDED if self.with_lab_probe else None

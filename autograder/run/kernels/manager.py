@@ -128,6 +128,11 @@ class HarnessKernelManager(AsyncKernelManager):
         self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
         self._harness_pids = process_tree(self._launcher)
 
+    def process_ids(self) -> list[int]:
+        """The kernel's processes now: its launcher and all it started (moved between cores, timed_turns.py)."""
+        launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
+        return sorted(process_tree(launcher))
+
     def cpu_seconds(self) -> float | None:
         """CPU seconds of the run's processes, reparented ones too: what the notebook sets loose is its load."""
         return process_cpu_seconds(self._launcher, run_processes(self._launcher, self.leftovers_uid))

@@ -60,9 +60,9 @@ async def start_kernel(
 async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
     try:
         if kernel.state == "new":
-            await pass_the_gate()  # not while another grading times code; no timeout counts the wait
+            cores = await pass_the_gate()  # not where another grading times code; no timeout counts a wait
             # each step of a start has its own timeout; this bounds the whole of it
-            await asyncio.wait_for(kernel.start(), 3 * limits.startup_timeout)
+            await asyncio.wait_for(kernel.start(cores), 3 * limits.startup_timeout)
         if kernel.failure is not None:
             return f"the device setup failed: {kernel.failure}"
         if kernel.state != "started" or kernel.client.kc is None:
