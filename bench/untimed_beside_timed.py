@@ -8,9 +8,10 @@ timed notebook is lab 4's solution as a student hands it in (copied outside ``so
 grade a copy of the timed notebook back to back; once they have run ``--lead`` seconds, the untimed
 notebook is graded ``--untimed`` times, one after another; then the loops end with their current grade.
 It prints the untimed grades' ``turn_wait`` (the phase of the results' ``extra_data.phases``: waits for
-other gradings' timed turns and for a quiet machine) and wall time, and each timed grade's score and
-``turn_wait``. With ``--compare PATH``, it runs the same again with the code of the checkout at ``PATH``
-(``PYTHONPATH``), e.g. the main branch's, and prints both. It reports; it asserts nothing. Figures are this
+other gradings' timed turns and for a quiet machine), wall time and other phases (a kernel start's wait for
+a turn counts in ``kernel_start``, a check's in ``checks``), and each timed grade's score and ``turn_wait``.
+With ``--compare PATH``, it runs the same again with the code of the checkout at ``PATH`` (``PYTHONPATH``),
+e.g. the main branch's, and prints both. It reports; it asserts nothing. Figures are this
 machine's, under its load of the moment: compare within one run only.
 
     python bench/untimed_beside_timed.py [--lead 20] [--untimed 2] [--compare /work/main]
@@ -112,9 +113,9 @@ def one_run(code: Path, timed: Path, untimed: Path, work: Path, lead: float, unt
     for n, result in enumerate(untimed_grades):
         phases = result.get("phases", {})
         print(
-            f"  untimed grade {n + 1}: turn_wait {phases.get('turn_wait', float('nan')):.2f} s, "
-            f"measure {phases.get('measure', float('nan')):.2f} s, wall {result['seconds']:.1f} s, "
-            f"score {result.get('score')}/{result.get('max')}"
+            f"  untimed grade {n + 1}: turn_wait {phases.get('turn_wait', float('nan')):.2f} s, wall "
+            f"{result['seconds']:.1f} s, score {result.get('score')}/{result.get('max')}; phases "
+            + " ".join(f"{phase} {seconds:.1f}" for phase, seconds in phases.items())
             + (f"  ERROR {result['error']}" if "error" in result else "")
         )
     waits = [r.get("phases", {}).get("turn_wait", 0.0) for r in untimed_grades]
