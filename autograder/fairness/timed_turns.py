@@ -285,23 +285,29 @@ class CellTurn:
         self.waited = 0.0
         self.processes: Callable[[], list[int]] | None = None  # the kernel's processes, to move between cores
         self.moved_to: tuple[int, ...] | None = None  # where they were last moved
+        self.refused = False  # the system refused to move them
         self._beyond: list[BackgroundHold] = []  # its holds beyond its cells, while held
         self._cells: CoreLock | None = None
 
     def move(self, cores: tuple[int, ...]) -> bool:
-        """The kernel's processes onto ``cores``: False where they are unknown or the system refused."""
+        """The kernel's processes onto ``cores``: False where they are unknown or the system refused (once
+        refused, not tried again: its cells wait at the gate)."""
         if cores == self.moved_to:
             return True
-        if self.processes is None or not move_processes(self.processes(), cores):
+        if self.processes is None or self.refused:
+            return False
+        if not move_processes(self.processes(), cores):
+            self.refused = True
             return False
         self.moved_to = cores
         return True
 
     def movable(self) -> bool:
-        """Can the kernel be moved (tried where it is: a move refused before is not tried again)?"""
-        return (
-            self.processes is not None and self.moved_to is not None and move_processes(self.processes(), self.moved_to)
-        )
+        """Can the kernel be moved? Tried where it is, so that a refusal shows without moving it."""
+        if self.processes is None or self.moved_to is None or self.refused:
+            return False
+        self.refused = not move_processes(self.processes(), self.moved_to)
+        return not self.refused
 
     async def __aenter__(self) -> CellTurn:
         self._cells = None
@@ -313,7 +319,7 @@ class CellTurn:
                 log.warning("a kernel of the grading that holds the timed turn could not be moved onto core %s", cores)
             return self
         home = home_cores()
-        if len(home) > 1 and self.processes is not None:
+        if len(home) > 1 and self.processes is not None and not self.refused:
             cells = cells_on_free_cores(home)
             if cells is not None and self.move(cells.cores):
                 self._hold(cells)

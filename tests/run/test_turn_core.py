@@ -118,6 +118,7 @@ def test_a_kernel_that_cannot_be_moved_waits_for_the_turn_as_before(another_grad
     another_grading_s_turn.join(10)
     waiting.join(10)
     assert events == ["cell"] and os.sched_getaffinity(kernel.pid) == set(process_cores())
+    assert cell.refused and not cell.movable()  # tried once, and a turn of it would hold every core
 
 
 def test_a_pass_skips_a_core_a_turn_waits_for_in_line(kernel):
@@ -174,3 +175,32 @@ def test_another_grading_s_check_and_kernel_start_go_at_once_on_the_free_cores(a
     assert time.monotonic() - started < 2.0 and inside == set(others)
     assert os.sched_getaffinity(0) == set(home)  # the grader's process moved back
     assert asyncio.run(timed_turns.pass_the_gate()) == others
+
+
+def test_a_hold_beyond_a_cell_on_the_free_core_widens_with_the_kernel_s_next_cell(another_grading_s_turn, kernel):
+    """A lab probe's warm-up, started by a cell on the free core, goes on after it: once a later cell moves
+    the kernel onto every core, the warm-up runs there too, and a turn on the turn core waits for it."""
+    cell = CellTurn(owner=1)
+    cell.processes = lambda: [kernel.pid]
+
+    async def start_up():
+        async with cell:
+            return cell.hold_beyond()
+
+    async def next_cell():
+        async with cell:
+            pass
+
+    hold = asyncio.run(start_up())
+    assert hold.held
+    another_grading_s_turn.kill()
+    another_grading_s_turn.join(10)
+    turn_core_cells = CoreLock(timed_turns.turns_directory(), "cells", (turn_core(),))
+    assert turn_core_cells.take(fcntl.LOCK_EX)  # it held the free core only
+    turn_core_cells.unlock()
+    asyncio.run(next_cell())
+    assert cell.moved_to == process_cores()
+    assert not turn_core_cells.take(fcntl.LOCK_EX)  # the warm-up holds the turn core now too
+    hold.release()
+    assert turn_core_cells.take(fcntl.LOCK_EX)
+    turn_core_cells.close()
