@@ -4,8 +4,8 @@ enough, so that a timed task holds up only its core (core_locks.py). A kernel of
 about one core (shared/JAX_NOTES.md), so pinning costs a worker little of its own speed.
 
 A process that may run on several cores is moved for a while instead (timed_turns.py): its kernel's
-processes (``move_processes``) and the grader's own process (``placement``) onto its turn core while it
-times, or onto the cores no timed turn holds while another grading's turn holds the rest; ``home_cores``
+processes (``move_processes``) and the grader's own process (``placement``) onto its turn core while they
+time, or onto the cores no timed turn holds while another grading's turn holds the rest; ``home_cores``
 stay the cores it came with. A move the system refuses (another user's process without the privilege, a
 process gone, no ``/proc``) says so, and the caller waits as a pinned process does.
 """
@@ -105,8 +105,8 @@ def move_processes(pids: Iterable[int], cores: tuple[int, ...]) -> bool:
 
 
 class ProcessPlacement:
-    """Where this grading process runs while it is moved: onto its turn core while it holds the timed turn
-    (``turn``), else onto the cores its checks hold while another process's turn holds the others (``checks``,
+    """Where this grading process runs while it is moved: onto its turn core while it measures in its timed
+    turn (``turn``), else onto the cores its checks hold while another process's turn holds the others (``checks``,
     one entry per check in flight: the cores all of them hold), else home — the cores it had before the
     first move, which ``home_cores`` goes on reporting meanwhile."""
 

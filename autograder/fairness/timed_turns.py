@@ -14,8 +14,10 @@ ends with the process that holds it; every wait is bounded (``MAX_WAIT``), then 
 says so; waits are served in the order they began (turn_line.py).
 
 A turn holds one core, its process's turn core (``turn_core``: a pinned process's own, else the lowest
-it may run on), and times there: its kernel's processes are moved onto it (``CellTurn.processes``) and
-the grader's process too while it holds the turn (``core_pinning.placement``), and moved back after. The
+it may run on), and times there: its kernel's processes are moved onto it for the timed cells
+(``CellTurn.processes``, ``CellTurn.timing``) and the grader's process while it measures
+(``_ProcessHold.timing_here``, ``core_pinning.placement``); the grading's untimed cells and its checks run on
+every core no other turn holds meanwhile, since nothing times then. The
 other work of a process that may run on several cores does not wait for it: a cell, a kernel's start or
 a check takes the cores whose gate is open and no turn waits for (``free_cores``) and runs moved onto
 them; it waits, as before, only where no core is free (a pinned process), where its kernel cannot be
@@ -34,7 +36,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 from autograder.fairness import quiet
@@ -167,12 +169,24 @@ class _ProcessHold:
             return self.users > 0
 
     def taken(self, locks: list[CoreLock], cores: tuple[int, ...] | None = None) -> None:
-        """The files taken: the turn is held on ``cores`` (a part of the process's cores: it is moved onto them)."""
-        moved = cores is not None and cores != home_cores()
+        """The files taken: the turn is held on ``cores`` (a part of the process's cores, where what times is
+        moved: the kernel's timed cells, the grader while it measures, ``timing_here``)."""
         with self.state:
             self.locks, self.users, self.cores = locks, 1, cores
+
+    @contextlib.contextmanager
+    def timing_here(self) -> Iterator[None]:
+        """The grader's process on the turn's cores while it measures, back home after: between the timed
+        cells and its measurement, its checks (and the kernel's untimed cells) run on every core it has."""
+        cores = self.cores
+        moved = cores is not None and cores != home_cores()
         if moved and not placement.turn(cores):
             log.warning("the grader could not move itself onto its turn core %s: it times beside other work", cores)
+        try:
+            yield
+        finally:
+            if moved:
+                placement.turn(None)
 
     def leave(self) -> None:
         with self.state:
@@ -284,6 +298,7 @@ class CellTurn:
         self.running = False  # its run holds quiet.student_code_running: a wait gives it up meanwhile
         self.waited = 0.0
         self.processes: Callable[[], list[int]] | None = None  # the kernel's processes, to move between cores
+        self.timing = False  # the cell about to run is a timed task's: on its grading's turn core
         self.moved_to: tuple[int, ...] | None = None  # where they were last moved
         self.refused = False  # the system refused to move them
         self._beyond: list[BackgroundHold] = []  # its holds beyond its cells, while held
@@ -315,8 +330,21 @@ class CellTurn:
             return self
         if self._part_of_the_turn():
             cores = process_hold.cores
-            if cores is not None and cores != home_cores() and not self.move(cores):
-                log.warning("a kernel of the grading that holds the timed turn could not be moved onto core %s", cores)
+            if cores is None or cores == home_cores():
+                return self
+            if self.timing:
+                if not self.move(cores):
+                    log.warning(
+                        "a kernel of the grading that holds the timed turn could not be moved onto core %s", cores
+                    )
+                return self
+            # an untimed cell of the grading that holds the turn (its capture, its later tasks): nothing
+            # times now, so it runs on the turn's cores and on those no other turn holds
+            others = cells_on_free_cores(tuple(core for core in home_cores() if core not in cores))
+            if others is not None and self.move(tuple(sorted(cores + others.cores))):
+                self._hold(others)
+            elif others is not None:
+                others.close()
             return self
         home = home_cores()
         if len(home) > 1 and self.processes is not None and not self.refused:

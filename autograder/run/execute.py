@@ -156,10 +156,13 @@ class _Run:
     async def run_cell(self, step: RunCell, timed: bool = False) -> bool:
         """One cell; a ``timed`` one with others' load meanwhile read, which the timing checks allow for."""
         started, waited = time.monotonic(), self.kernel.turn.waited
+        self.kernel.turn.timing = timed
         try:
             cell = await self.kernel.run_code(step.source, self.cell_bound)
         except TimeoutError:
             raise _Hung(step.label) from None
+        finally:
+            self.kernel.turn.timing = False
         share = self.client.cell_others_share() if timed else None
         error = explain_write_error(cell_error(cell), self.kernel.write_bound)  # the bound it hit, named
         seconds = time.monotonic() - started - (self.kernel.turn.waited - waited)

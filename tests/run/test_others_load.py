@@ -269,7 +269,7 @@ class _HungryRun:
         threads = lambda: {(1, 1): (busy() / 20, 0.9 * busy() / 2)}  # noqa: E731
         self.km = types.SimpleNamespace(cpu_seconds=busy, thread_times=threads)
 
-    async def execute(self):
+    async def run_steps(self):
         await asyncio.sleep(1.0)
         return "completed", None, None
 

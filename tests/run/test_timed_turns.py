@@ -316,7 +316,7 @@ class _Waiting:
         self.waited = waited
         self.km = types.SimpleNamespace(cpu_seconds=lambda: None, thread_times=lambda: None)
 
-    async def execute(self):
+    async def run_steps(self):
         await asyncio.sleep(1.0)
         return "completed", None, None
 

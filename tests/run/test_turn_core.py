@@ -131,7 +131,9 @@ def test_a_pass_skips_a_core_a_turn_waits_for_in_line(kernel):
     assert free_cores(process_cores()) == process_cores()
 
 
-def test_a_turn_moves_its_kernel_and_its_grader_onto_its_turn_core_and_back_after(kernel):
+def test_a_turn_moves_its_timed_cells_and_its_grader_s_measurement_onto_its_turn_core(kernel):
+    """Only what times runs on the turn core: the kernel's timed cells, the grader while it measures. Its
+    untimed cells (its capture, its later tasks) and its checks run on every core while it holds the turn."""
     home = process_cores()
     cell = CellTurn(owner=1)
     cell.processes = lambda: [kernel.pid]
@@ -139,19 +141,25 @@ def test_a_turn_moves_its_kernel_and_its_grader_onto_its_turn_core_and_back_afte
     turn, seen = TimedTurn(owner=1), {}
     asyncio.run(turn.acquire("t5", cell.movable))
 
-    async def timed_cell():
+    async def a_cell(timing):
+        cell.timing = timing
         async with cell:
             seen["kernel"] = os.sched_getaffinity(kernel.pid)
             seen["grader"] = os.sched_getaffinity(0)
 
-    asyncio.run(timed_cell())
-    assert seen == {"kernel": {home[0]}, "grader": {home[0]}}
-    assert home_cores() == home  # its locks and its next turn are still of every core it came with
+    asyncio.run(a_cell(True))
+    assert seen == {"kernel": {home[0]}, "grader": set(home)}
+    asyncio.run(a_cell(False))
+    assert seen == {"kernel": set(home), "grader": set(home)}
+    with grader_turns.grading_with(lambda: turn), grader_turns.measuring():
+        measured_on = os.sched_getaffinity(0)
+        assert home_cores() == home  # its locks and its next turn are still of every core it came with
+    assert measured_on == {home[0]} and os.sched_getaffinity(0) == set(home)
     assert not _taken_elsewhere("gate", home[1])
     turn.release()
     assert os.sched_getaffinity(0) == set(home) and placement.home is None
     cell.owner = 2
-    asyncio.run(timed_cell())  # no longer part of a turn: back on every core
+    asyncio.run(a_cell(True))  # no longer part of a turn: on every core no turn holds
     assert seen == {"kernel": set(home), "grader": set(home)}
 
 
