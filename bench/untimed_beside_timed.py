@@ -11,10 +11,10 @@ It prints the untimed grades' ``turn_wait`` (the phase of the results' ``extra_d
 other gradings' timed turns and for a quiet machine), wall time and other phases (a kernel start's wait for
 a turn counts in ``kernel_start``, a check's in ``checks``), and each timed grade's score and ``turn_wait``.
 With ``--compare PATH``, it runs the same again with the code of the checkout at ``PATH`` (``PYTHONPATH``),
-e.g. the main branch's, and prints both. It reports; it asserts nothing. Figures are this
+e.g. a checkout of an earlier commit, and prints both. It reports; it asserts nothing. Figures are this
 machine's, under its load of the moment: compare within one run only.
 
-    python bench/untimed_beside_timed.py [--lead 20] [--untimed 2] [--compare /work/main]
+    python bench/untimed_beside_timed.py [--lead 20] [--untimed 2] [--compare ../another-checkout]
 """
 
 from __future__ import annotations
