@@ -7,11 +7,9 @@ measurement is warmed up, blocked, repeated, interleaved (both sides see the sam
 its median. It stops repeating early once every median is known within ±10 % (distribution-free, 90 %):
 on a quiet machine that is after 5 rounds, under load it takes them all.
 
-Whether sharding was "faster" is decided by this measurement alone: the single ÷ sharded ratio of each
-interleaved round, and a distribution-free 90 % interval of their median (``MeasuredRatio``). Load
-scatters the rounds, which widens the interval by itself; nothing a student reports widens it. A
-measurement that decides a verdict takes more rounds while the median points one way and the interval
-does not yet (up to ``VERDICT_ROUNDS`` times as many): under load, fewer would leave it to either answer.
+Whether sharding was "faster" is decided by this measurement alone, a 90 % interval of the rounds' median
+ratio (``MeasuredRatio``), with more rounds (up to ``VERDICT_ROUNDS`` times) while it is undecided:
+docs/how-grading-works.md, "Timing".
 """
 
 from __future__ import annotations

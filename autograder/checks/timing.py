@@ -1,21 +1,8 @@
 """Students' timing claims checked against the grader's own measurement (measurement.py).
 
-Why the tolerances are as they are (jax 0.10.2, 2 cores, 8 virtual CPU devices; see JAX_NOTES.md):
-
-- A student's time is measured in another process at another moment, so it can only agree with ours
-  within a factor: 4× for a time per call (wider than the load shifts of a median) of the span the
-  grader's own calls took, from its fastest to its slowest; 2.5× for a ratio of two times, of the span
-  its two sides' calls allow (a's fastest ÷ b's slowest to a's slowest ÷ b's fastest: a student who times
-  one function after the other may meet the load in one loop and not the other).
-- Load only ever slows a call. So however loaded the machine, the grader's fastest calls stay near the
-  code's true time: a claim far below them is a mistake, never load.
-- The mistakes the checks must catch lie far outside those factors: timing only the dispatch (the clock
-  stopped before ``jax.block_until_ready``) reads 100–1000× below the compute time; timing the first
-  call adds compilation, many times the compute time of these small programs.
-- Whether sharding was "faster" is decided by the grader's measurement alone (``MeasuredRatio``). When
-  its interval holds 1 the difference is within the grader's own noise and either answer passes;
-  otherwise only the answer on the interval's side does. A student's times are claims, checked on their
-  own points, never evidence for a verdict.
+Why the tolerances are as they are (4× a time per call, 2.5× a ratio; load only ever slows a call; the
+verdict by the grader's measurement alone, ``MeasuredRatio``): docs/how-grading-works.md, "Timing"
+(jax 0.10.2, 2 cores, 8 virtual CPU devices; see JAX_NOTES.md).
 """
 
 from __future__ import annotations

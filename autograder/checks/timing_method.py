@@ -1,21 +1,9 @@
 """A timing method judged by what the timing code did (kernel/timing_record.py), not by its numbers alone.
 
 On 8 CPU devices sharing two cores, a time that includes a compilation, or one taken on a smaller array,
-can land inside the margins of the grader's measurement (timing.py). The record says what the code did:
-which clock reads it subtracted (its spans), what was compiled and what was waited for between them. For a
-claimed time, ``how_measured`` (timing_spans.py) finds the spans it was computed from, and the checks read
-the method from those spans, whatever the machine's speed:
-
-- ``assert_warm``: nothing was traced or compiled inside them (the warm-up came first, and the function
-  was made once, not anew for every call: ``assert_made_once``);
-- ``assert_blocked``: each of them waited for a result before the clock stopped;
-- ``assert_timed_on``: the results waited for inside them have the shapes the named arrays give;
-- ``assert_calls``: they hold at least the number of calls the text asks for;
-- ``assert_median``: the time is their median, not their mean, their least, their total or one call's.
-
-Where no combination of spans gives the claimed number (a method of the student's own), each check falls
-back on the task's spans as a whole and fails only when none of them shows the method (``assert_median``
-does not judge such a time).
+can land inside the margins of the grader's measurement (timing.py). ``how_measured`` (timing_spans.py)
+finds the spans a claimed time was computed from, and each check reads the method from them, or from the
+task's spans as a whole where none gives the number: docs/writing-a-lab.md, "The timing record".
 """
 
 from __future__ import annotations

@@ -13,16 +13,10 @@ it gets it exclusive, once the cells in flight have ended), each a file per core
 ends with the process that holds it; every wait is bounded (``MAX_WAIT``), then the run goes on and the log
 says so; waits are served in the order they began (turn_line.py).
 
-A turn holds one core, its process's turn core (``turn_core``: a pinned process's own, else the lowest
-it may run on), and times there: its kernel's processes are moved onto it for the timed cells
-(``CellTurn.processes``, ``CellTurn.timing``) and the grader's process while it measures
-(``_ProcessHold.timing_here``, ``core_pinning.placement``); the grading's untimed cells and its checks run on
-every core no other turn holds meanwhile, since nothing times then. The
-other work of a process that may run on several cores does not wait for it: a cell, a kernel's start or
-a check takes the cores whose gate is open and no turn waits for (``free_cores``) and runs moved onto
-them; it waits, as before, only where no core is free (a pinned process), where its kernel cannot be
-moved (another user's process without the privilege), or where the turn's own kernel cannot be moved —
-that turn then holds every core its process may run on, as a timed turn did before.
+A turn holds one core, its process's turn core (``turn_core``), and times there: its kernel's processes
+for the timed cells (``CellTurn.processes``, ``CellTurn.timing``) and the grader's process while it
+measures (``_ProcessHold.timing_here``, ``core_pinning.placement``). Other work takes the cores no turn
+holds or waits for (``free_cores``); why, and where it still waits: docs/how-grading-works.md, "One grade".
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The timing record: loaded into the grading kernel before any student cell, it records what a timed task's
 cells did, so that a timing method is judged by what the timing code did and not by the numbers alone.
 
-While a timed task's cells run (``start`` … ``take``), it records, in order:
-
-- each clock read of the student's code (``time.perf_counter``, ``time.time``, ``time.monotonic``, their
-  ``_ns`` forms, ``timeit``'s timer, IPython's ``%timeit``), with the value it returned; a read returns a
-  number of a subclass of ``float`` (``int`` for ``_ns``) that notes which two reads are subtracted from
-  each other: those pairs are the spans the code measured;
-- each compilation step JAX announces (``jax.monitoring``: tracing, lowering, compiling), with the
-  function's name;
-- each wait for a result (``jax.block_until_ready``, ``Array.block_until_ready``, ``jax.device_get``, a
-  transfer to the host through ``numpy.asarray``, ``numpy.array``, ``float()`` or ``.item()``), with the
-  shape, dtype and device count of each array waited for.
+While a timed task's cells run (``start`` … ``take``), it records, in order, the student's clock reads,
+the compilation steps JAX announces and the waits for a result (docs/writing-a-lab.md, "The timing
+record"); a read returns a number of a subclass of ``float`` (``int`` for ``_ns``) that notes which two
+reads are subtracted from each other: those pairs are the spans the code measured.
 
 Reads and waits made by library code (JAX's own, numpy's, the harness's) are not the student's and are not
 recorded. A module of the kernel package (its recorder takes the record with a task's facts).
