@@ -14,12 +14,3 @@ class CheckFailure(AssertionError):
 
     def __str__(self) -> str:
         return self.message
-
-    def with_pictures(self) -> str:
-        """The message followed by the expected and found pictures, when there are any."""
-        parts = [self.message]
-        if self.expected_picture:
-            parts.append("Expected layout:\n" + self.expected_picture)
-        if self.found_picture:
-            parts.append("Found layout:\n" + self.found_picture)
-        return "\n\n".join(parts)
