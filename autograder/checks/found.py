@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,12 @@ from autograder.facts import Fact
 def quote(name: str) -> str:
     """How a student's name appears in messages: in backticks (a name already quoted is kept)."""
     return name if "`" in name else f"`{name}`"
+
+
+def listed(texts: Iterable[str]) -> str:
+    """Texts as a message lists them: "a", "a and b", "a, b and c"."""
+    items = list(texts)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
 def leaf_name(tree: Fact, name: str, index: int) -> str:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
+from autograder.checks.found import listed, quote
 
 COLLECTIVES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute")
 
@@ -45,9 +45,9 @@ def assert_collectives(
         return
     problems = []
     if missing:
-        problems.append(f"expected {_and(missing)} in the compiled code, found none")
+        problems.append(f"expected {listed(missing)} in the compiled code, found none")
     if present:
-        problems.append(f"expected no {_and(present)}, found {_and(f'{counts[op]} {op}' for op in present)}")
+        problems.append(f"expected no {listed(present)}, found {listed(f'{counts[op]} {op}' for op in present)}")
     raise CheckFailure(f"{quote(name)}: {'; '.join(problems)} (the compiled code has {describe_collectives(counts)})")
 
 
@@ -78,8 +78,3 @@ def _ops(ops: Iterable[str]) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"unknown collectives {unknown}; known: {COLLECTIVES}")
     return ops
-
-
-def _and(items: Iterable[str]) -> str:
-    items = list(items)
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -147,6 +147,11 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
             expected_picture=render_layout(expected),
             found_picture=render_layout(layout),
         )
+    assert_same_layout(layout, expected, name)
+
+
+def assert_same_layout(layout: Layout, expected: Layout, name: str) -> None:
+    """Fail unless ``layout`` is ``expected``, naming the usual confusion and drawing both."""
     if is_same_layout(layout, expected):
         return
     hint = layout_hint(expected, layout)

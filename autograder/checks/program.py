@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
-from autograder.checks.layout import Layout, describe_layout, is_same_layout, layout_hint
-from autograder.checks.picture import render_layout
+from autograder.checks.layout import Layout, assert_same_layout, describe_layout
 from autograder.facts import CallFact, ProgramFact, ShardingFact
 
 __all__ = ["assert_jitted", "assert_uses", "assert_jitted_shard_map", "assert_jit_given_layouts"]
@@ -90,13 +89,4 @@ def assert_jit_given_layouts(
 def _assert_given(found: ShardingFact | None, expected: Layout, label: str) -> None:
     if found is None:
         raise CheckFailure(f"{quote(label)}: expected {describe_layout(expected)}, found no sharding given")
-    layout = Layout(expected.shape, dict(found.device_indices))
-    if is_same_layout(layout, expected):
-        return
-    hint = layout_hint(expected, layout)
-    raise CheckFailure(
-        f"{quote(label)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
-        + (f" — {hint}" if hint else ""),
-        expected_picture=render_layout(expected),
-        found_picture=render_layout(layout),
-    )
+    assert_same_layout(Layout(expected.shape, dict(found.device_indices)), expected, label)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
+from autograder.checks.found import listed, quote
 from autograder.checks.program import assert_uses, traced_program
 from autograder.facts import CallFact, ShardMapBody
 
@@ -71,18 +71,13 @@ def operand_blocks(call: CallFact, name: str, operand: str, shape: Shape) -> lis
 
 def _not_taken(name: str, operands: Sequence[tuple[str, Shape]], bodies: Sequence[ShardMapBody]) -> CheckFailure:
     found = "; ".join(", ".join(map(_shape, body.operands)) or "none" for body in bodies)
-    taken = _and(f"{operand} ({_shape(shape)})" for operand, shape in operands)
-    names = _and(operand for operand, _ in operands)
+    taken = listed(f"{operand} ({_shape(shape)})" for operand, shape in operands)
+    names = listed(operand for operand, _ in operands)
     arguments = "arguments" if len(operands) > 1 else "an argument"
     return CheckFailure(
         f"{quote(name)}: expected its shard_map to take {taken} as {arguments}, found operands of shapes {found}"
         f" — pass {names} to the shard_map-ed function; don't use the notebook's own arrays inside"
     )
-
-
-def _and(texts: Iterable[str]) -> str:
-    listed = list(texts)
-    return ", ".join(listed[:-1]) + " and " + listed[-1] if len(listed) > 1 else "".join(listed)
 
 
 def _position(body: ShardMapBody, shape: Shape, later: int = 0) -> int | None:
@@ -135,7 +130,7 @@ def assert_body_receives_blocks(
     assert_uses(call, "shard_map", name)
     wanted = [(operand, tuple(shape), tuple(block)) for operand, shape, block in operands]
     shapes = [shape for _, shape, _ in wanted]
-    bodies = _bodies(call, name, _and(operand for operand, _, _ in wanted))
+    bodies = _bodies(call, name, listed(operand for operand, _, _ in wanted))
     taking = [(body, positions) for body in bodies if (positions := _positions(body, shapes)) is not None]
     if not taking:
         raise _not_taken(name, [(operand, shape) for operand, shape, _ in wanted], bodies)
@@ -145,10 +140,10 @@ def assert_body_receives_blocks(
         if cut_otherwise:
             raise CheckFailure(
                 f"{quote(name)}: expected its shard_map ({in_specs}) to give each device "
-                + _and(f"a {_shape(block)} block of {operand} ({_shape(shape)})" for operand, shape, block in wanted)
+                + listed(f"a {_shape(block)} block of {operand} ({_shape(shape)})" for operand, shape, block in wanted)
                 + ", found "
-                + _and(f"a {_shape(got)} block of {operand}" for (operand, _, _), got in zip(wanted, found))
-                + f" — its in_specs cut {_and(cut_otherwise)} otherwise"
+                + listed(f"a {_shape(got)} block of {operand}" for (operand, _, _), got in zip(wanted, found))
+                + f" — its in_specs cut {listed(cut_otherwise)} otherwise"
             )
 
 
