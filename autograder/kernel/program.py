@@ -96,11 +96,8 @@ def _primitives(jaxpr, found, depth=0):
         return found
     for eqn in jaxpr.eqns:
         found.add(eqn.primitive.name)
-        for value in eqn.params.values():
-            for inner in value if isinstance(value, (tuple, list)) else (value,):
-                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds its Jaxpr
-                if hasattr(inner, "eqns"):
-                    _primitives(inner, found, depth + 1)
+        for inner in _inner_jaxprs(eqn):
+            _primitives(inner, found, depth + 1)
     return found
 
 
