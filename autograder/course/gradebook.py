@@ -31,12 +31,6 @@ def log_grading(out: Path, student: str, result: GradeResult, kind: str = "grade
         log.write(f"{student}\t{result.status}\t{result.auto_score:g}\t{when}\t{kind}\n")
 
 
-def save_student(out: Path, student: str, result: GradeResult, feedback_html: str, kind: str = "graded") -> None:
-    """Write one student's files, then log the grading."""
-    write_student(out, student, result, feedback_html)
-    log_grading(out, student, result, kind)
-
-
 def load_results(out: Path) -> dict[str, GradeResult]:
     """Every student's saved result; unreadable ones are skipped (and graded again)."""
     results = {}

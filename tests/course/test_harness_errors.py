@@ -12,7 +12,7 @@ from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
 from autograder.course.batch import BatchOptions, _prepare
 from autograder.course.class_summary import class_summary_html
 from autograder.course.collect import collect_submissions
-from autograder.course.gradebook import save_student
+from autograder.course.gradebook import write_student
 from autograder.grading import GradeOptions, GradeResult, GradeStatus, grade_notebook
 from autograder.lab import load_lab
 from autograder.run.kernels.start import START_ATTEMPTS
@@ -47,7 +47,7 @@ def test_a_batch_grades_harness_errors_again_and_keeps_what_a_students_code_did(
     for student, status in saved.items():
         shutil.copyfile(LAB.assignment_path, source / f"{student}.ipynb")
         result = GradeResult(LAB.id, f"{student}.ipynb", status, "why", LAB.max_score)
-        save_student(out, student, result, "<html></html>")
+        write_student(out, student, result, "<html></html>")
     _, _, todo = _prepare(BatchOptions(LAB.id, out), LAB, collect_submissions(source, LAB.id))
     assert sorted(s.student for s in todo) == ["ada", "cy"]
 

@@ -10,7 +10,7 @@ from headless_chromium import chromium, render
 from autograder.checks import Layout, MeshSpec, render_layout
 from autograder.course.class_summary import class_summary_html
 from autograder.course.collect import CollectError, collect_submissions
-from autograder.course.gradebook import gradebook_csv, load_results, save_student
+from autograder.course.gradebook import gradebook_csv, load_results, write_student
 from autograder.grading.feedback import feedback_html
 from autograder.grading.pytest_plugin import CheckResult
 from autograder.grading.results import GradeResult, TaskResult
@@ -82,9 +82,9 @@ def test_feedback_renders_in_a_headless_browser(tmp_path):
 
 
 def test_gradebook_has_one_row_per_student_and_survives_reloading(tmp_path):
-    save_student(tmp_path, "ada", _result(), "<html></html>")
-    save_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")
-    save_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")  # saved twice: still one row
+    write_student(tmp_path, "ada", _result(), "<html></html>")
+    write_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")
+    write_student(tmp_path, "bo", _result(score_t1=False), "<html></html>")  # saved twice: still one row
     results = load_results(tmp_path)
     rows = list(csv.DictReader(io.StringIO(gradebook_csv(results, ["t1", "t2"]))))
     assert [(r["student"], r["score"], r["t1"], r["t2"]) for r in rows] == [
