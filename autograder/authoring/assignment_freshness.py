@@ -13,13 +13,13 @@ Where the lab has no solution (a student's install, Gradescope's container) ther
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
-import tempfile
 from importlib import metadata
 from pathlib import Path
 
 from autograder.caches import cache_root, make_private_dirs, source_hash
+from autograder.grading import write_atomically
 from autograder.lab import Lab
 
 ASSIGN_MODULE = "autograder.authoring.assign"  # imported only to compare: it loads unittest.mock and asyncio
@@ -64,16 +64,9 @@ def _known_current(lab: Lab, key: str) -> bool:
 def _remember_current(lab: Lab, key: str) -> None:
     """Keep the verdict, atomically; a cache that cannot be written only means comparing again."""
     path = _verdict_file(lab)
-    written = None
-    try:
+    with contextlib.suppress(OSError):
         make_private_dirs(path.parent)
-        with tempfile.NamedTemporaryFile("w", encoding="ascii", dir=path.parent, delete=False) as out:
-            written = Path(out.name)
-            out.write(key)
-        os.replace(written, path)
-    except OSError:
-        if written is not None:
-            written.unlink(missing_ok=True)
+        write_atomically(path, key)
 
 
 def stale_assignment(lab: Lab) -> str | None:
