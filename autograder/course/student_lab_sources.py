@@ -86,15 +86,19 @@ def _unused_left_out(node: ast.stmt, read: set[str]) -> ast.stmt:
     return ast.Assign([ast.Tuple(list(targets), ast.Store())], ast.Tuple(list(values), ast.Load()), lineno=node.lineno)
 
 
+def _statements(source: str) -> list[ast.stmt]:
+    """The module's top-level statements, less its string expressions (docstrings)."""
+    return [
+        n
+        for n in ast.parse(source).body
+        if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
+    ]
+
+
 def public_graders(source: str, available: set[str], docstring: str) -> tuple[str, set[str]]:
     """``source`` (a lab's graders) with only its public checks whose references are ``available``, and
     the reference names those use. Helpers no kept check uses are left out."""
-    tree = ast.parse(source)
-    body = [
-        n
-        for n in tree.body
-        if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
-    ]
+    body = _statements(source)
     functions = {n.name: n for n in body if isinstance(n, ast.FunctionDef)}
     dropped = {name for name, n in functions.items() if _is_hidden(n) or reference_uses(n) - available}
     while True:  # a check that calls a dropped helper goes; a helper that no kept code calls goes
@@ -145,12 +149,7 @@ def students_reference(
     """``reference.py`` as the students get it: imports, constants and classes that use no withheld
     function, the ``shared`` functions, and ``stored`` ones as their stored results; with ``used`` (the
     names the public checks and the captures read), only the constants and classes those need."""
-    tree = ast.parse(source)
-    body = [
-        n
-        for n in tree.body
-        if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str))
-    ]
+    body = _statements(source)
     functions = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     withheld = functions - shared
     out: list[ast.stmt] = []
