@@ -10,7 +10,7 @@ from autograder.grading.grade_status import GradeStatus
 from autograder.grading.results import GradeResult, hidden_failure, shown_points
 
 
-def grade_table(result: GradeResult, show_pictures: bool = True) -> Table:
+def grade_table(result: GradeResult) -> Table:
     title = escape(f"{result.lab or 'unknown lab'} — {result.notebook}")
     table = Table(title=title, show_lines=True, expand=False)
     table.add_column("Task", no_wrap=True)
@@ -27,7 +27,7 @@ def grade_table(result: GradeResult, show_pictures: bool = True) -> Table:
                 lines.append(escape(f"• {hidden_failure(check)}"))
                 continue
             lines.append(escape(f"• {check.title}: {check.message}"))
-            if show_pictures and check.expected_picture and check.found_picture:
+            if check.expected_picture and check.found_picture:
                 lines.append(escape(f"expected:\n{check.expected_picture}\nfound:\n{check.found_picture}"))
         table.add_row(
             task.task,
