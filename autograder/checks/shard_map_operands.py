@@ -1,11 +1,8 @@
 """What each ``shard_map`` of a function receives of the operands the grader names (one of them, or all its
 inputs: the blocks its in_specs cut), and whether any device ever holds one of them whole.
 
-The trace keeps no names: a body's parameters and the function's arguments are named as the student
-likes, and closed-over arrays and the flattening of pytrees move an operand's position. What the grader
-controls is its own inputs, so it names an operand and gives the global shape of the input it passed
-for it (choose inputs whose shapes differ); the operand is the one of that shape in every ``shard_map``
-(the last one, should a closed-over array share its shape: closed-over arrays come first).
+The trace keeps no names, so an operand is found by the global shape of the grader's input for it
+(docs/writing-a-lab.md, "A `shard_map`'s operands, named by the grader").
 """
 
 from __future__ import annotations

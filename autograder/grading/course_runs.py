@@ -2,10 +2,9 @@
 
 The course's own notebooks are the lab's solution, its untouched student notebook and the known-grade
 cases of ``autograder test`` (``course_notebook``). Their kernels read the programs the lab's solution
-compiled (run/kernels/compiled_programs.py; the run of the solution leaves them), which are an answer key a
-student's kernel must never see; and their malloc keeps large blocks from the start (``saves_memory``
-off, run/kernels/malloc.py), as a kernel does while it times: they need not fit a student's container, and
-ran a lab 2 notebook's cells in 7.5 s instead of 13.3 s."""
+compiled (run/kernels/compiled_programs.py), an answer key a student's kernel must never see, and keep
+large blocks from the start (``saves_memory`` off, run/kernels/malloc.py): they need not fit a student's
+container (docs/how-grading-works.md, "One grade", step 2, says what each saves)."""
 
 from __future__ import annotations
 
