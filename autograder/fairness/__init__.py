@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
+    from autograder.fairness.cell_turns import CellTurn, kernel_not_moved, pass_the_gate
     from autograder.fairness.core_pinning import (
         PIN_VARIABLE,
         cores_to_pin,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     )
     from autograder.fairness.quiet import not_running, student_code_running, wait_for_quiet
     from autograder.fairness.thread_waits import ThreadTimes, thread_times
-    from autograder.fairness.timed_turns import CellTurn, TimedTurn, kernel_not_moved, pass_the_gate
+    from autograder.fairness.timed_turns import TimedTurn
     from autograder.fairness.turn_line import WAITED_BEHIND
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -13,16 +13,15 @@ import threading
 import time
 from collections.abc import Callable
 
+from autograder.fairness.cell_turns import BackgroundHold, passing
 from autograder.fairness.core_pinning import home_cores, placement
 from autograder.fairness.timed_turns import (
     LOG_AFTER,
     MAX_WAIT,
-    BackgroundHold,
     TimedTurn,
     cells_on_free_cores,
     log,
     open_lock,
-    passing,
     process_hold,
     step_through_here,
     timed_turns_enabled,

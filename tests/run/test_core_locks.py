@@ -12,10 +12,11 @@ import time
 
 import pytest
 
-from autograder.fairness import timed_turns
+from autograder.fairness import cell_turns, timed_turns
+from autograder.fairness.cell_turns import CellTurn
 from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.core_pinning import pin_process, process_cores
-from autograder.fairness.timed_turns import CellTurn, TimedTurn
+from autograder.fairness.timed_turns import TimedTurn
 
 two_cores = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a process that may run on two cores")
 
@@ -24,6 +25,7 @@ two_cores = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a process
 def own_turns(monkeypatch, tmp_path):
     monkeypatch.setenv(timed_turns.DIRECTORY_VARIABLE, str(tmp_path / "turns"))
     monkeypatch.setattr(timed_turns, "MAX_WAIT", 30.0)
+    monkeypatch.setattr(cell_turns, "MAX_WAIT", 30.0)
 
 
 def test_a_lock_takes_every_core_s_file_or_none(tmp_path):

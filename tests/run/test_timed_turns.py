@@ -10,9 +10,10 @@ import types
 
 import pytest
 
-from autograder.fairness import cpu_quota, grader_turns, timed_turns
+from autograder.fairness import cell_turns, cpu_quota, grader_turns, timed_turns
+from autograder.fairness.cell_turns import CellTurn
 from autograder.fairness.grader_turns import grading_with, measuring
-from autograder.fairness.timed_turns import CellTurn, TimedTurn
+from autograder.fairness.timed_turns import TimedTurn
 from autograder.run.execute import _within_deadline
 
 
@@ -20,6 +21,7 @@ from autograder.run.execute import _within_deadline
 def own_turns(monkeypatch, tmp_path):
     monkeypatch.setenv(timed_turns.DIRECTORY_VARIABLE, str(tmp_path / "turns"))
     monkeypatch.setattr(timed_turns, "MAX_WAIT", 30.0)
+    monkeypatch.setattr(cell_turns, "MAX_WAIT", 30.0)
 
 
 def cell_of(owner, events, name):
@@ -224,7 +226,7 @@ def test_another_grading_s_checks_and_kernel_starts_wait_for_a_timed_task_and_go
             events.append("check")
 
     async def kernel_start():
-        await timed_turns.pass_the_gate()
+        await cell_turns.pass_the_gate()
         events.append("kernel start")
 
     waiting = [threading.Thread(target=check, daemon=True), in_thread(kernel_start)]

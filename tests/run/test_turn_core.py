@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from autograder.fairness import grader_turns, timed_turns
+from autograder.fairness import cell_turns, grader_turns, timed_turns
+from autograder.fairness.cell_turns import CellTurn
 from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.core_pinning import home_cores, placement, process_cores, turn_core
-from autograder.fairness.timed_turns import CellTurn, TimedTurn, free_cores
+from autograder.fairness.timed_turns import TimedTurn, free_cores
 from autograder.fairness.turn_line import TURN, Ticket
 
 pytestmark = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a process that may run on two cores")
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a proces
 def own_turns(monkeypatch, tmp_path):
     monkeypatch.setenv(timed_turns.DIRECTORY_VARIABLE, str(tmp_path / "turns"))
     monkeypatch.setattr(timed_turns, "MAX_WAIT", 30.0)
+    monkeypatch.setattr(cell_turns, "MAX_WAIT", 30.0)
     home = os.sched_getaffinity(0)
     yield
     os.sched_setaffinity(0, home)
@@ -100,7 +102,7 @@ def test_a_cell_passes_at_once_on_the_free_cores_with_its_kernel_moved_there_and
 
 
 def test_a_kernel_that_cannot_be_moved_waits_for_the_turn_as_before(another_grading_s_turn, kernel, monkeypatch):
-    monkeypatch.setattr(timed_turns, "move_processes", lambda pids, cores: False)
+    monkeypatch.setattr(cell_turns, "move_processes", lambda pids, cores: False)
     cell, events = CellTurn(owner=1), []
     cell.processes = lambda: [kernel.pid]
 
@@ -182,7 +184,7 @@ def test_another_grading_s_check_and_kernel_start_go_at_once_on_the_free_cores(a
         assert home_cores() == home  # its locks are still of every core it came with
     assert time.monotonic() - started < 2.0 and inside == set(others)
     assert os.sched_getaffinity(0) == set(home)  # the grader's process moved back
-    assert asyncio.run(timed_turns.pass_the_gate()) == others
+    assert asyncio.run(cell_turns.pass_the_gate()) == others
 
 
 def test_a_hold_beyond_a_cell_on_the_free_core_widens_with_the_kernel_s_next_cell(another_grading_s_turn, kernel):

@@ -1,0 +1,260 @@
+"""A kernel's code, and what else loads the machine, beside another grading's timed turn (timed_turns.py).
+
+A kernel runs each cell under a ``CellTurn``: through the gate and holding the cells' lock shared on the
+cores it runs on, or, where its process may run on several cores and its processes can be moved, at once on
+the cores no turn holds or waits for (``free_cores``), moved there. Its work between cells (a lab probe's
+warm-up) is held the same way (``BackgroundHold``), and a kernel's start passes the gate first
+(``pass_the_gate``). docs/how-grading-works.md, "One grade", says why and where it still waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import time
+from collections.abc import Callable, Generator
+
+from autograder.fairness import quiet
+from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.core_pinning import home_cores, move_processes
+from autograder.fairness.timed_turns import (
+    LOG_AFTER,
+    MAX_WAIT,
+    POLL,
+    cells_on_free_cores,
+    free_cores,
+    log,
+    open_lock,
+    process_hold,
+    step_through,
+    timed_turns_enabled,
+    until_taken,
+)
+from autograder.fairness.turn_line import PASS, in_line, waiting_before
+
+
+class CellTurn:
+    """A kernel's code runs only while no other run holds the timed turn of a core it runs on: shared hold
+    around each code execution. A kernel whose ``processes`` are known goes at once onto the cores no turn
+    holds, where its process may run on several (moved there, ``moved_to``); else it waits at the gate.
+    ``waited`` adds up the seconds spent waiting."""
+
+    def __init__(self, owner: int | None = None):
+        self.owner = owner  # the run the kernel serves, once claimed; None for a spare kernel
+        self.running = False  # its run holds quiet.student_code_running: a wait gives it up meanwhile
+        self.waited = 0.0
+        self.processes: Callable[[], list[int]] | None = None  # the kernel's processes, to move between cores
+        self.timing = False  # the cell about to run is a timed task's: on its grading's turn core
+        self.moved_to: tuple[int, ...] | None = None  # where they were last moved
+        self.refused = False  # the system refused to move them
+        self._beyond: list[BackgroundHold] = []  # its holds beyond its cells, while held
+        self._cells: CoreLock | None = None
+
+    def move(self, cores: tuple[int, ...]) -> bool:
+        """The kernel's processes onto ``cores``: False where they are unknown or the system refused (once
+        refused, not tried again: its cells wait at the gate)."""
+        if cores == self.moved_to:
+            return True
+        if self.processes is None or self.refused:
+            return False
+        if not move_processes(self.processes(), cores):
+            self.refused = True
+            return False
+        self.moved_to = cores
+        return True
+
+    def movable(self) -> bool:
+        """Can the kernel be moved? Tried where it is, so that a refusal shows without moving it."""
+        if self.processes is None or self.moved_to is None or self.refused:
+            return False
+        self.refused = not move_processes(self.processes(), self.moved_to)
+        return not self.refused
+
+    async def __aenter__(self) -> CellTurn:
+        self._cells = None
+        if not timed_turns_enabled():
+            return self
+        if self._part_of_the_turn():
+            cores = process_hold.cores
+            if cores is None or cores == home_cores():
+                return self
+            if self.timing:
+                if not self.move(cores):
+                    log.warning(
+                        "a kernel of the grading that holds the timed turn could not be moved onto core %s", cores
+                    )
+                return self
+            # an untimed cell of the grading that holds the turn (its capture, its later tasks): nothing
+            # times now, so it runs on the turn's cores and on those no other turn holds
+            others = cells_on_free_cores(tuple(core for core in home_cores() if core not in cores))
+            if others is not None and self.move(tuple(sorted(cores + others.cores))):
+                self._hold(others)
+            elif others is not None:
+                others.close()
+            return self
+        home = home_cores()
+        if len(home) > 1 and self.processes is not None and not self.refused:
+            cells = cells_on_free_cores(home)
+            if cells is not None and self.move(cells.cores):
+                self._hold(cells)
+                return self
+            if cells is not None:
+                cells.close()
+        started = time.monotonic()
+        deadline = started + MAX_WAIT
+        gate, cells = open_lock("gate"), open_lock("cells")
+        try:
+            passed = await self._pass(gate, cells, deadline)
+        except BaseException:
+            cells.close()
+            raise
+        finally:
+            gate.close()
+        waited = time.monotonic() - started
+        self.waited += waited
+        if waited > LOG_AFTER:
+            log.info("a kernel waited %.1f s for another submission's timed task on this machine", waited)
+        if passed is True:
+            self._hold(cells)
+            if self.moved_to is not None:
+                self.move(cells.cores)  # back onto every core it holds (staying on a part of them is no harm)
+        else:
+            cells.close()
+            if passed is False:
+                log.warning("a kernel waited over %.0f s for the machine's timed turn; running anyway", MAX_WAIT)
+        return self
+
+    def _part_of_the_turn(self) -> bool:
+        """This process's gradings hold the turn and the kernel serves one of them: its cells are part of
+        it. Read again while it waits: the process may take the turn, or the kernel be claimed, meanwhile —
+        and waiting on would wait for a grader of this process that may need this very kernel's facts."""
+        return self.owner is not None and process_hold.held()
+
+    async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
+        """``passing``; a kernel that has to wait gives up ``student_code_running`` meanwhile."""
+        if not waiting_before(gate.directory, PASS, gate.cores) and gate.take(fcntl.LOCK_SH):
+            gate.unlock()
+            if cells.take(fcntl.LOCK_SH):
+                return True
+        with quiet.not_running() if self.running else contextlib.nullcontext():
+            return await step_through(passing(gate, cells, deadline, self._part_of_the_turn, self.owner is not None))
+
+    def _hold(self, cells: CoreLock) -> None:
+        """Hold ``cells`` for the cell; a hold beyond the cells, still held, widens to its cores too (the
+        kernel, moved onto them, runs what it holds there)."""
+        self._cells = cells
+        self._beyond = [hold for hold in self._beyond if hold.held]
+        for hold in self._beyond:
+            hold.widen(cells.cores)
+
+    async def __aexit__(self, *exc) -> None:
+        if self._cells is not None:
+            self._cells.close()
+            self._cells = None
+
+    def hold_beyond(self) -> BackgroundHold:
+        """Taken inside this turn (between enter and exit): a hold of the same kind that outlasts it, for
+        what the kernel goes on running between its cells (the lab probe's warm-up, which a cell starts).
+        A timed task waits for it as for a cell in flight, until it is released."""
+        hold = None
+        if self._cells is not None:
+            hold = open_lock("cells", self._cells.cores)
+            if not hold.take(fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
+                hold.close()
+                hold = None
+        beyond = BackgroundHold(hold)
+        if beyond.held:
+            self._beyond.append(beyond)
+        return beyond
+
+
+def passing(
+    gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool], noted: bool = True
+) -> Generator[None, None, bool | None]:
+    """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
+    each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
+    True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
+    through = yield from in_line(gate, fcntl.LOCK_SH, PASS, deadline, part_of_the_turn, noted)
+    if not through:
+        return through
+    gate.unlock()
+    return (yield from until_taken(cells, fcntl.LOCK_SH, deadline, part_of_the_turn))
+
+
+class BackgroundHold:
+    """A kernel's work between its cells, held like a running cell (``CellTurn.hold_beyond``); nothing is
+    held where the cell itself held nothing (turns off, or its process's own turn)."""
+
+    def __init__(self, cells: CoreLock | None):
+        self._cells = cells
+        self._more: list[CoreLock] = []  # the cores it widened to
+
+    @property
+    def held(self) -> bool:
+        return self._cells is not None
+
+    def widen(self, cores: tuple[int, ...]) -> None:
+        """Hold ``cores`` too (taken from inside a cell that holds them shared, so it cannot fail to)."""
+        if self._cells is None:
+            return
+        held = set(self._cells.cores).union(*(lock.cores for lock in self._more))
+        missing = tuple(core for core in cores if core not in held)
+        if missing:
+            more = open_lock("cells", missing)
+            if more.take(fcntl.LOCK_SH):
+                self._more.append(more)
+            else:
+                more.close()
+
+    async def release_when(self, ended: Callable[[], bool], at_most: float) -> None:
+        """Keep the hold until ``ended()`` (polled) or ``at_most`` seconds; released also if cancelled."""
+        deadline = time.monotonic() + at_most
+        try:
+            while self._cells is not None and not ended() and time.monotonic() < deadline:
+                await asyncio.sleep(POLL)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        more, self._more = self._more, []
+        for lock in more:
+            lock.close()
+        if self._cells is not None:
+            self._cells.close()
+            self._cells = None
+
+
+_kernels_stay = False  # a kernel of this process could not be moved: kernel starts wait at the gate again
+
+
+def kernel_not_moved() -> None:
+    """A kernel's processes could not be moved: this process's kernel starts wait for the gate from now on."""
+    global _kernels_stay
+    _kernels_stay = True
+
+
+async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> tuple[int, ...] | None:
+    """The cores a kernel's start — its imports and device setup — may load now without loading another
+    grading's timed task: those no turn holds, at once where the process may run on several (the kernel is
+    moved onto them once launched, ``StartedKernel.start``); else, after waiting while another process
+    holds the timed turn of its cores (or waits to take it), None: anywhere its process may run. A spare
+    kernel's wait is not its process's grading's (not ``noted``)."""
+    if not timed_turns_enabled() or process_hold.held():
+        return None
+    home = home_cores()
+    if len(home) > 1 and not _kernels_stay:
+        free = free_cores(home)
+        if free:
+            return free
+    started = time.monotonic()
+    gate = open_lock("gate")
+    try:
+        if await step_through(in_line(gate, fcntl.LOCK_SH, PASS, started + MAX_WAIT, process_hold.held, noted)):
+            gate.unlock()
+    finally:
+        gate.close()
+    waited = time.monotonic() - started
+    if waited > LOG_AFTER:
+        log.info("%s waited %.1f s for another submission's timed task on this machine", label, waited)
+    return None
