@@ -129,9 +129,12 @@ class HarnessKernelManager(AsyncKernelManager):
         self._harness_pids = process_tree(self._launcher)
 
     def process_ids(self) -> list[int]:
-        """The kernel's processes now: its launcher and all it started (moved between cores, timed_turns.py)."""
-        launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
-        return sorted(process_tree(launcher))
+        """The kernel's processes now, as its load is read (``cpu_seconds``): its launcher and all it started,
+        reparented ones too (moved between cores, cell_turns.py)."""
+        launcher = self._launcher or launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
+        if launcher is None:
+            return []
+        return sorted({launcher.pid, *(process.pid for process in run_processes(launcher, self.leftovers_uid))})
 
     def cpu_seconds(self) -> float | None:
         """CPU seconds of the run's processes, reparented ones too: what the notebook sets loose is its load."""
