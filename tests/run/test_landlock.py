@@ -15,8 +15,7 @@ from autograder.paths import PACKAGE_DIR
 from autograder.run.execute import execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
-from autograder.run.sandbox.bubblewrap import sandbox_level
-from autograder.run.sandbox.file_allowlist import kernel_allowlist, without
+from autograder.run.sandbox.bubblewrap import kernel_allowlist, sandbox_level, without
 from autograder.run.sandbox.landlock import (
     IOCTL_DEV,
     NET_BIND_TCP,

@@ -20,13 +20,13 @@ from autograder.run.kernels import KERNEL_MALLOC_ENV
 from autograder.run.sandbox import bubblewrap
 from autograder.run.sandbox.bubblewrap import (
     bwrap_command,
+    kernel_allowlist,
     readable_by_others,
     sandbox_environment,
     sandbox_level,
     sandbox_problem,
     uid_command,
 )
-from autograder.run.sandbox.file_allowlist import kernel_allowlist
 from autograder.run.sandbox.landlock import abi_version, landlock_command, landlock_problem
 from autograder.run.sandbox.limits import ResourceLimits
 from autograder.run.sandbox.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
@@ -252,7 +252,7 @@ def test_uid_level_has_no_privileges_no_environment_and_cannot_signal_the_grader
 @needs_root
 def test_uid_level_runs_the_systems_own_tools_whatever_path_holds(uid_scratch, monkeypatch, tmp_path):
     """Commands named like the sandbox's first in PATH (a folder of tools, busybox) are not what runs as
-    root: prlimit, setpriv and env come from the system's folders (system_tools.py)."""
+    root: prlimit, setpriv and env come from the system's folders (uid_lease.py)."""
     for name in ("prlimit", "setpriv", "env"):
         (tmp_path / name).write_text("#!/bin/sh\necho not the system tool >&2\nexit 3\n")
         (tmp_path / name).chmod(0o755)
@@ -265,15 +265,15 @@ def test_uid_level_runs_the_systems_own_tools_whatever_path_holds(uid_scratch, m
 
 
 def test_a_missing_system_tool_is_named_with_the_one_path_offers_instead(monkeypatch, tmp_path):
-    from autograder.run.sandbox import system_tools
+    from autograder.run.sandbox import uid_lease
 
     (tmp_path / "nonesuch-tool").write_text("#!/bin/sh\n")
     (tmp_path / "nonesuch-tool").chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
-    problem = system_tools.system_tool_problem("nonesuch-tool")
+    problem = uid_lease.system_tool_problem("nonesuch-tool")
     assert problem.startswith("`nonesuch-tool` is not installed in the system's folders (/usr/local/sbin")
     assert f"PATH's `{tmp_path / 'nonesuch-tool'}` is not the system's, and is not used" in problem
-    assert system_tools.system_tool_problem("env") is None and system_tools.system_tool("env").startswith("/")
+    assert uid_lease.system_tool_problem("env") is None and uid_lease.system_tool("env").startswith("/")
 
 
 @needs_root

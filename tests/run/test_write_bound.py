@@ -2,7 +2,7 @@
 with a clear error that names the bound (run/sandbox/write_bound.py's tmpfs), the tasks before it keep their facts,
 the run goes on to its end, and the kernel's files are gone afterwards. At each level: bubblewrap, and the
 uid level (bubblewrap left out). Where the grader may not mount (Gradescope's container), a watch stops the
-kernel soon after it passed the bound (run/sandbox/write_watch.py) and the run ends naming it."""
+kernel soon after it passed the bound (run/sandbox/write_bound.py) and the run ends naming it."""
 
 import errno
 import os
@@ -25,8 +25,7 @@ from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits, ResourceLimits
 from autograder.run.sandbox.network_filter import filter_command, filter_problem
-from autograder.run.sandbox.write_bound import MIB, explain_write_error, unbind_root
-from autograder.run.sandbox.write_watch import WriteWatch, remove_owned
+from autograder.run.sandbox.write_bound import MIB, WriteWatch, explain_write_error, remove_owned, unbind_root
 
 BOUND = 32 * MIB
 

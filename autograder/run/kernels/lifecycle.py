@@ -80,7 +80,7 @@ class StartedKernel:
             raise
         if self.km.uid is not None:
             os.chown(self.facts_dir, self.km.uid, self.km.uid)
-        self.write_watch: WriteWatch | None = None  # where no tmpfs bounds what it writes (write_watch.py)
+        self.write_watch: WriteWatch | None = None  # where no tmpfs bounds what it writes (write_bound.py)
         self.state = "new"  # then "starting", then "started" once the startup code has run
         self.failure: str | None = None  # why the startup code failed, if it did
         self.waited = 0.0  # how long the submission that claimed it waited for it, in seconds

@@ -80,7 +80,7 @@ class HarnessKernelManager(AsyncKernelManager):
             "--HistoryManager.hist_file=:memory:",
         ]
         if sandbox is not None:
-            if self.level in LANDLOCK_LEVELS:  # the uid level's files: an allow-list (file_allowlist.py)
+            if self.level in LANDLOCK_LEVELS:  # the uid level's files: an allow-list (bubblewrap.py)
                 argv = landlock_command(argv, *kernel_allowlist(workdir, readonly), directory=workdir)
             if filter_problem() is None:  # one code path: under bubblewrap too, where it closes nothing more
                 argv = filter_command(argv, workdir)
@@ -146,7 +146,7 @@ class HarnessKernelManager(AsyncKernelManager):
         return thread_times([self._launcher, *run_processes(self._launcher, self.leftovers_uid)])
 
     def stop_all_processes(self) -> int:
-        """The kernel too: it wrote past its bound (write_watch.py)."""
+        """The kernel too: it wrote past its bound (write_bound.py)."""
         return stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
 
     def stop_leftover_processes(self) -> int:

@@ -12,15 +12,33 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
 from autograder.run.sandbox.landlock import landlock_problem
-from autograder.run.sandbox.levels import BUBBLEWRAP, UID, UID_LANDLOCK, UID_SECCOMP, UID_SECCOMP_LANDLOCK
-from autograder.run.sandbox.limits import ResourceLimits
+from autograder.run.sandbox.limits import (
+    BUBBLEWRAP,
+    UID,
+    UID_LANDLOCK,
+    UID_SECCOMP,
+    UID_SECCOMP_LANDLOCK,
+    ResourceLimits,
+)
 from autograder.run.sandbox.network_filter import filter_problem
-from autograder.run.sandbox.system_tools import system_command, system_tool_problem
-from autograder.run.sandbox.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private, setpriv_args
+from autograder.run.sandbox.uid_lease import (
+    SandboxUnavailable,
+    UidLease,
+    lease_uid,
+    make_private,
+    setpriv_args,
+    system_command,
+    system_tool_problem,
+)
+
+SYSTEM = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys/devices/system/cpu"]
+DEVICES_READ = ["/dev/zero", "/dev/random", "/dev/urandom"]
+DEVICES_WRITE = ["/dev/null", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm"]
 
 
 def _readonly_roots() -> list[Path]:
@@ -248,3 +266,35 @@ def sandbox_level() -> str:
         f"cannot sandbox the kernel: {bwrap}; and the uid sandbox cannot either: {uid}",
         "Grade with --no-sandbox only notebooks you trust",
     )
+
+
+def without(root: Path, hidden: Path) -> tuple[list[Path], list[Path]]:
+    """``root`` as Landlock rules that leave out ``hidden``: (read, listed). A rule covers a whole folder, so
+    each folder down to ``hidden`` is only listed and its other entries read (one leading, by a link, to
+    ``hidden`` or above it left out)."""
+    if not hidden.is_relative_to(root):
+        return [root], []
+    if hidden == root:
+        return [], []
+    step = root / hidden.relative_to(root).parts[0]  # the entry of ``root`` on the way to ``hidden``
+    kept = [
+        entry.resolve()
+        for entry in sorted(root.iterdir())
+        if entry != step and not hidden.is_relative_to(entry.resolve())
+    ]
+    read, listed = without(step, hidden)
+    return kept + read, [root, *listed]
+
+
+def kernel_allowlist(workdir: Path, readonly: Sequence[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """What a kernel at the uid level may read, write and only list, for Landlock: what bubblewrap would bind
+    and no more; never the shared ``/tmp``, a home or a checkout."""
+    package = PACKAGE_DIR.resolve()
+    read: list[Path] = []
+    listed: list[Path] = []
+    for root in _readonly_roots():
+        root_read, root_listed = without(root, package)
+        read += root_read
+        listed += root_listed
+    read += [Path(p) for p in SYSTEM + DEVICES_READ] + list(readonly)
+    return read, [workdir, *(Path(p) for p in DEVICES_WRITE)], listed

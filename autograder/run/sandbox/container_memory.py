@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.run.sandbox.system_tools import system_tool
+from autograder.run.sandbox.uid_lease import system_tool
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 UNLIMITED = 2**60  # v1 says "no limit" with a number near 2**63

@@ -1,15 +1,44 @@
 """A uid of its own for each kernel (as root), leased by a lock file per uid, so that one kernel's process
-limit, files and signals never reach another's."""
+limit, files and signals never reach another's; and the system commands that start it as root, never PATH's
+(a command of that name earlier in PATH would run as root in their place)."""
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
 
-from autograder.run.sandbox.system_tools import system_command
+SYSTEM_FOLDERS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+PACKAGES = {"prlimit": "util-linux", "setpriv": "util-linux", "choom": "util-linux", "env": "coreutils"}
+
+
+@functools.cache
+def system_tool(name: str) -> str | None:
+    return shutil.which(name, path=os.pathsep.join(SYSTEM_FOLDERS))
+
+
+def system_tool_problem(name: str) -> str | None:
+    if system_tool(name) is not None:
+        return None
+    where = shutil.which(name)
+    elsewhere = f" (PATH's `{where}` is not the system's, and is not used)" if where else ""
+    return (
+        f"`{name}` is not installed in the system's folders ({', '.join(SYSTEM_FOLDERS)}){elsewhere}: "
+        f"install the Debian package {PACKAGES.get(name, name)}"
+    )
+
+
+def system_command(name: str) -> str:
+    path = system_tool(name)
+    if path is None:
+        raise FileNotFoundError(system_tool_problem(name))
+    return path
+
 
 FIRST_SANDBOX_UID = 60000
 SANDBOX_UIDS = 5000
