@@ -1,11 +1,5 @@
 """The run: a submission's cells executed in a sandboxed kernel, task by task, with its facts taken.
-
-``plan`` splits the notebook into tasks (leaving out the self-check cells ``self_check_cells`` recognises);
-``run_request`` names what one run is asked to do, and an ``Executor`` (``execute``, or a batch worker's
-``kernel_pool``) runs its cells in a kernel (run/kernels) within the sandbox (run/sandbox), taking the
-machine's turns (autograder/fairness) for a task that times code; ``live_execution`` hands each task over as
-soon as it is taken, ``execution`` says what the run produced and how it ended, and ``phase_clock`` where a
-grading's time goes."""
+docs/how-grading-works.md's map says what each module does."""
 
 from typing import TYPE_CHECKING
 
@@ -29,18 +23,7 @@ if TYPE_CHECKING:
         under_timing_malloc,
     )
     from autograder.run.live_execution import LiveExecution
-    from autograder.run.phase_clock import (
-        CAPTURE,
-        CELLS,
-        CHECKS,
-        GRADER_PHASES,
-        KERNEL_START,
-        MEASURE,
-        PHASES,
-        TURN_WAIT,
-        PhaseClock,
-        rounded_phases,
-    )
+    from autograder.run.phase_clock import CHECKS, GRADER_PHASES, MEASURE, TURN_WAIT, rounded_phases
     from autograder.run.plan import RunCell, build_plan, has_code
     from autograder.run.run_request import Executor, RunRequest
     from autograder.run.sandbox import (

@@ -1,9 +1,5 @@
 """The kernels a run uses: started in the sandbox on the grader's devices, talked to, and stopped.
-
-``start`` starts one (again, when a start fails), ``manager`` is its process, ``lifecycle`` what it is made
-for and its life from start to shutdown, ``client`` talks to it, ``harness_code`` is what the harness says
-in it, ``devices`` the devices it gets, ``malloc`` whether it saves memory and keeps large blocks while it
-times, and ``compiled_programs`` what a run of the lab's solution compiled for the course's own notebooks."""
+docs/how-grading-works.md's map says what each module does."""
 
 from typing import TYPE_CHECKING
 
