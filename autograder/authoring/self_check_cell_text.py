@@ -1,7 +1,7 @@
 """The self-check cells ``assign`` adds to a student notebook: after each task, a code cell
 ``ag.check("tN", lab=...)``, and near the top a markdown cell that explains it. Both are tagged
 ``{"autograder": {"check": true, ...}}`` in their metadata, by which the run's plan
-(``run/self_check_cells.py``) knows them and leaves them out: grading never runs them.
+(``run/plan.py``) knows them and leaves them out: grading never runs them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The kernel starts first, in a thread of its own; the graders' imports (JAX, pytest, the lab's
 references) load meanwhile, and each task is checked as soon as its facts are taken, while the
-kernel goes on with the next one (see live_execution.py). Only what follows the last task waits for
+kernel goes on with the next one (see run/execution.py). Only what follows the last task waits for
 the notebook to end. Without the overlap, the graders load once the kernel has ended; either way the
 run is followed through one object (graded_run.py) and the grade is built one way. Nothing here
 imports JAX before the kernel has been started.

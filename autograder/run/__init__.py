@@ -7,7 +7,7 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.run.execute import execute_plan
-    from autograder.run.execution import CellOutcome, CellStatus, Execution, RunStatus, timed_cells_share
+    from autograder.run.execution import CellOutcome, CellStatus, Execution, LiveExecution, RunStatus, timed_cells_share
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.kernels import (
         COMPILED_PROGRAMS_VARIABLE,
@@ -22,9 +22,8 @@ if TYPE_CHECKING:
         timing_as_kernel,
         under_timing_malloc,
     )
-    from autograder.run.live_execution import LiveExecution
     from autograder.run.phase_clock import CHECKS, GRADER_PHASES, MEASURE, TURN_WAIT, rounded_phases
-    from autograder.run.plan import RunCell, build_plan, has_code
+    from autograder.run.plan import SELF_CHECK_MODULE, RunCell, build_plan, has_code
     from autograder.run.run_request import Executor, RunRequest
     from autograder.run.sandbox import (
         CGROUP_ROOT,
@@ -43,6 +42,5 @@ if TYPE_CHECKING:
         sandbox_problem,
         try_bubblewrap_in_background,
     )
-    from autograder.run.self_check_cells import SELF_CHECK_MODULE
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

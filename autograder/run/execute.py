@@ -1,8 +1,5 @@
-"""Headless execution of a submission's plan in a fresh kernel, its facts taken after each task.
-
-Errors are allowed, so later tasks are still graded; each task's facts are taken out of the kernel's reach
-at once, before any later cell could touch them. A kernel that dies or hangs ends the run, the facts taken
-so far kept. Imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts."""
+"""Headless execution of a submission's plan in a fresh kernel, each task's facts taken out of the kernel's
+reach at once. Imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts."""
 
 from __future__ import annotations
 
@@ -26,20 +23,19 @@ from autograder.fairness import (
     student_code_running,
     until_machine_quiet,
 )
-from autograder.run.execution import CellOutcome, CellStatus, Execution, RunStatus
+from autograder.run.execution import CellOutcome, CellStatus, Execution, LiveExecution, RunStatus
 from autograder.run.kernels import (
+    AFTER_TIMED_TASK_CODE,
+    REAP_CHILDREN_CODE,
     TIMEOUT_ENAME,
     WARM_UP_WAIT,
     StartedKernel,
-    after_timed_task_code,
     before_timed_cell_code,
     cell_error,
     not_started_reason,
-    reap_children_code,
     recorder_code,
     start_kernel,
 )
-from autograder.run.live_execution import LiveExecution
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
 from autograder.run.plan import CaptureTask, RunCell
 from autograder.run.run_request import Captures, RunRequest
@@ -53,7 +49,16 @@ from autograder.run.sandbox import (
     out_of_memory_words,
 )
 
-RENDEZVOUS_SIGNS = ("rendezvous", "Expected 8 threads to join")
+# What the kernel's log says when it died, and the reason a result gives, first match first.
+DEATH_SIGNS = (
+    (
+        ("rendezvous", "Expected 8 threads to join"),
+        "the kernel was aborted by XLA: a jitted program with collectives was started while another was still "
+        "running (call jax.block_until_ready on each step of a loop)",
+    ),
+    (("MemoryError", "RESOURCE_EXHAUSTED"), "the kernel died: it ran out of memory"),
+    (("Segmentation fault",), "the kernel died: it crashed (segmentation fault)"),
+)
 
 
 class _Hung(Exception):
@@ -132,7 +137,7 @@ class _Run:
         if self.timing_malloc and self.limits.saves_memory is not False:
             self.timing_malloc = False
             try:
-                await self.kernel.run_code(after_timed_task_code(), 30)
+                await self.kernel.run_code(AFTER_TIMED_TASK_CODE, 30)
             except TimeoutError:
                 raise _Hung("the end of a timed task") from None
 
@@ -168,19 +173,16 @@ class _Run:
         seconds = time.monotonic() - started - (self.kernel.turn.waited - waited)
         if self.client.timed_out:  # nbclient interrupted it: the error shown is the interrupt's
             error = f"{TIMEOUT_ENAME}: the cell ran longer than {self._allowed()} and was interrupted"
-        status = (
-            CellStatus.TIMEOUT
-            if error and error.startswith(TIMEOUT_ENAME)
-            else (CellStatus.ERROR if error else CellStatus.OK)
-        )
-        self.interrupted = step.label if status == CellStatus.TIMEOUT else None
+        timed_out = bool(error and error.startswith(TIMEOUT_ENAME))
+        status = CellStatus.TIMEOUT if timed_out else CellStatus.ERROR if error else CellStatus.OK
+        self.interrupted = step.label if timed_out else None
         truncated = await self.client.output_dropped() or self.client.truncated
         leftovers = await self.stop_leftovers()
         self.cells.append(
             CellOutcome(step.label, step.origin, step.task, status, error, seconds, truncated, leftovers, share)
         )
         self.phases.add(CELLS, seconds)
-        return status == CellStatus.TIMEOUT
+        return timed_out
 
     def _allowed(self) -> str:
         """``120 s``, or ``120 s (300 s with the time other work took from it given back)``."""
@@ -193,7 +195,7 @@ class _Run:
         """Before anything else runs or is read; the kernel reaps its own, freeing the process limit."""
         stopped = self.km.stop_leftover_processes()
         if stopped:
-            await self.kernel.run_code(reap_children_code(), 30)
+            await self.kernel.run_code(REAP_CHILDREN_CODE, 30)
         return stopped
 
     async def responsive(self) -> bool:
@@ -222,19 +224,8 @@ class _Run:
                 "TMPDIR and /dev/shm together; set by --write-mib, write_bytes in autograder/run/sandbox/limits.py)"
             )
         log = self.km.log_tail()
-        if any(sign in log for sign in RENDEZVOUS_SIGNS):
-            return (
-                "the kernel was aborted by XLA: a jitted program with collectives was started while "
-                "another was still running (call jax.block_until_ready on each step of a loop)"
-            )
-        for sign, words in (
-            ("MemoryError", "it ran out of memory"),
-            ("RESOURCE_EXHAUSTED", "it ran out of memory"),
-            ("Segmentation fault", "it crashed (segmentation fault)"),
-        ):
-            if sign in log:
-                return f"the kernel died: {words}"
-        return "the kernel died (it exited or was killed)"
+        signs = (words for signs, words in DEATH_SIGNS if any(sign in log for sign in signs))
+        return next(signs, "the kernel died (it exited or was killed)")
 
 
 def _capture_problem(error: str | None) -> str:
@@ -255,18 +246,15 @@ def _current_label(run: _Run) -> str | None:
 
 
 async def execute_plan_async(
-    request: RunRequest,
-    live: LiveExecution | None = None,
-    kernel: StartedKernel | None = None,
+    request: RunRequest, live: LiveExecution | None = None, kernel: StartedKernel | None = None
 ) -> Execution:
     """With ``live``, a grader in another thread follows the run. ``kernel``: one started ahead for this
     request's spec (none: one is started here); it is shut down after."""
-    plan, limits = request.plan, request.limits
+    limits = request.limits
     started = time.monotonic() - (kernel.waited if kernel is not None else 0.0)
-    if kernel is not None and not kernel.fits(request.kernel):
-        await kernel.close()
-        raise ValueError("the kernel given was started for other limits, lab probe or compiled programs")
     try:
+        if kernel is not None and not kernel.fits(request.kernel):
+            raise ValueError("the kernel given was started for other limits, lab probe or compiled programs")
         run = _Run(request, live)
     except BaseException:
         if kernel is not None:
@@ -324,7 +312,7 @@ async def execute_plan_async(
         fact_errors,
         tuple(run.cells),
         seconds,
-        plan.changes,
+        request.plan.changes,
         cut_by,
         failures,
         run.phases.read(),

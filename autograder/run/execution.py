@@ -1,16 +1,22 @@
-"""What a run produced: its facts per task, each cell's outcome, how it and each cell ended. Apart from the
-executor (execute.py) so that what reads an execution names it without the kernel's machinery."""
+"""What a run produced, and (``LiveExecution``) a run in progress seen from the grader, each task's facts as
+soon as they are taken; apart from the executor, so that a reader names it without the kernel's machinery."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from autograder.facts import TakenFacts
+
 if TYPE_CHECKING:
     from autograder.facts import TaskFacts
+    from autograder.fairness import TimedTurn
 
 
 class RunStatus(StrEnum):
@@ -52,7 +58,7 @@ class Execution:
     seconds: float
     changes: tuple[str, ...] = field(default_factory=tuple)
     output_cut_by_task: str | None = None  # the first task by whose end the kernel had cut the output
-    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (run/kernels/start.py)
+    start_failures: tuple[str, ...] = ()  # why each start of a kernel that failed failed (run/kernels/lifecycle.py)
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the run (phase_clock.py)
 
     def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]:
@@ -72,3 +78,87 @@ def timed_cells_share(cells: Sequence[CellOutcome], task: str) -> float | None:
     if seconds <= 0:
         return None
     return sum((c.others_share or 0.0) * c.seconds for c in timed) / seconds
+
+
+GRADER_IDLE_TIMEOUT = 120.0  # a timed cell never waits longer than this for the grader to be idle
+
+
+class LiveExecution:
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.taken: TakenFacts | None = None
+        self.cells: list = []  # the CellOutcomes so far, in order
+        self.status: RunStatus | None = None  # set when the run has ended, with reason and ended_at
+        self.reason: str | None = None
+        self.ended_at: str | None = None
+        self._grader_waits_for: Callable[[], bool] | None = None
+        self._grader_checking = False  # in its pytest session (which another grade's may hold up)
+        self._grader_done = False
+        self.timed_turn: TimedTurn | None = None  # the run's TimedTurn: the grader releases it once it has measured
+        self.grader_waited = 0.0  # seconds the grader waited for facts (phase_clock.py: not its checks' time)
+
+    # The kernel's side.
+
+    def started(self, taken: TakenFacts, cells: list) -> None:
+        with self._changed:
+            self.taken, self.cells = taken, cells
+
+    def task_taken(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    def ended(self, status: RunStatus, reason: str | None, ended_at: str | None) -> None:
+        with self._changed:
+            self.status, self.reason, self.ended_at = status, reason, ended_at
+            self._changed.notify_all()
+
+    async def until_grader_idle(self) -> None:
+        deadline = time.monotonic() + GRADER_IDLE_TIMEOUT
+        while not self._grader_idle() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def _grader_idle(self) -> bool:
+        with self._changed:
+            if self._grader_done or not self._grader_checking:
+                return True
+            waiting = self._grader_waits_for
+            return waiting is not None and not waiting()
+
+    # The grader's side.
+
+    def wait_for(self, task: str) -> None:
+        self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
+
+    def _wait(self, ready: Callable[[], bool]) -> None:
+        started = time.monotonic()
+        with self._changed:
+            self._grader_waits_for = ready
+            try:
+                self._changed.wait_for(ready)
+            finally:
+                self._grader_waits_for = None
+                self.grader_waited += time.monotonic() - started
+
+    @contextlib.contextmanager
+    def grader_busy(self):
+        """Held while the grader's checks run: it is idle only when it waits for facts."""
+        with self._changed:
+            self._grader_checking = True
+        try:
+            yield
+        finally:
+            self.grader_done()
+
+    def grader_done(self) -> None:
+        with self._changed:
+            self._grader_done = True
+
+    def release_timed_turn(self) -> None:
+        """The grader has measured: other gradings' kernels may go on."""
+        if self.timed_turn is not None:
+            self.timed_turn.release()
+
+    def task_facts(self, task: str):
+        if self.taken is None or task not in self.taken:
+            return None, None
+        return self.taken.read(task), self.taken.error(task)

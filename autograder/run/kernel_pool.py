@@ -1,8 +1,6 @@
 """Warm kernels for a process that grades one submission after another (a batch's Dask worker): while one
-is graded the pool starts the next, so that a kernel's start is off the next submission's critical path.
-A kernel is used once; a spare that does not fit the next submission, or is not ready, is shut down and
-the submission gets a kernel started for it. jupyter_client's managers and ZeroMQ's sockets belong to the
-event loop they were made on, so the pool owns one loop, on a thread of its own, for every execution."""
+is graded the pool starts the next, off the next submission's critical path. jupyter_client's managers and
+ZeroMQ's sockets belong to the event loop they were made on, so the pool owns one loop, on its own thread."""
 
 from __future__ import annotations
 
@@ -16,9 +14,8 @@ from dataclasses import replace
 
 from autograder.fairness import pass_the_gate
 from autograder.run.execute import execute_plan_async
-from autograder.run.execution import Execution
+from autograder.run.execution import Execution, LiveExecution
 from autograder.run.kernels import StartedKernel
-from autograder.run.live_execution import LiveExecution
 from autograder.run.run_request import Executor, KernelSpec, RunRequest
 
 CLOSE_TIMEOUT = 120.0
@@ -73,8 +70,7 @@ class KernelPool:
         return None
 
     def _warm(self, spec: KernelSpec, after: StartedKernel | None) -> None:
-        """Start the next kernel once ``after`` has started (two starts at once would slow the submission
-        waiting for the first). One spare at most."""
+        """Once ``after`` has started: two starts at once would slow the submission waiting for the first."""
         if self._spare is not None:
             return
         try:

@@ -1,14 +1,65 @@
-"""The execution plan of a submission: which code runs, in what order, and where each task ends. Locked
-cells run in the lab's version, answer cells and added cells in the student's, self-check cells never
-(docs/how-grading-works.md, step 1)."""
+"""The execution plan of a submission: which code runs, in what order, and where each task ends
+(docs/how-grading-works.md, step 1). Self-check cells never run: the grading kernel cannot import the harness."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import nbformat
 
-from autograder.run.self_check_cells import is_self_check_cell, is_self_check_code
+SELF_CHECK_MODULE = "autograder.self_check"  # what the self-check cells import
+EARLIER_MODULE = "autograder.notebook"  # the same module, as notebooks assigned before the rename import it
+SELF_CHECK_MODULES = (SELF_CHECK_MODULE, EARLIER_MODULE)
+
+
+def is_self_check_cell(cell) -> bool:
+    meta = cell.get("metadata", {}).get("autograder")
+    return isinstance(meta, dict) and meta.get("check") is True
+
+
+def is_self_check_code(source: str) -> bool:
+    """Whether code does nothing but import the self-check module (by either name) and call its ``check``
+    (as ``ag.check``, or under the name it imports it as)."""
+    try:
+        statements = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return False
+    modules, functions = {"ag"}, set()
+    for statement in statements:
+        if isinstance(statement, ast.Import) and all(
+            a.name in SELF_CHECK_MODULES and a.asname for a in statement.names
+        ):
+            modules |= {a.asname for a in statement.names if a.asname}
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module == "autograder"
+            and all(f"autograder.{a.name}" in SELF_CHECK_MODULES for a in statement.names)
+        ):
+            modules |= {a.asname or a.name for a in statement.names}
+        elif (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module in SELF_CHECK_MODULES
+            and all(a.name == "check" for a in statement.names)
+        ):
+            functions |= {a.asname or a.name for a in statement.names}
+        elif not (isinstance(statement, ast.Expr) and _is_self_check_call(statement.value, modules, functions)):
+            return False
+    return bool(statements)
+
+
+def _is_self_check_call(node: ast.expr, modules: set[str], functions: set[str]) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    function = node.func
+    if isinstance(function, ast.Name):
+        return function.id in functions
+    return (
+        isinstance(function, ast.Attribute)
+        and function.attr == "check"
+        and isinstance(function.value, ast.Name)
+        and function.value.id in modules
+    )
 
 
 @dataclass(frozen=True)
@@ -71,11 +122,8 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
             followers.setdefault(anchor, []).append(cell_index)
         else:
             anchor = t
-    region_end = {}
-    for t, tcell in enumerate(template.cells):
-        task = tcell.metadata.get("autograder", {}).get("task")
-        if task is not None:
-            region_end[task] = t
+    tasks = [tcell.metadata.get("autograder", {}).get("task") for tcell in template.cells]
+    region_end = {task: t for t, task in enumerate(tasks) if task is not None}
     changes: list[str] = []
     steps: list[RunCell | CaptureTask] = []
 
@@ -100,8 +148,7 @@ def build_plan(template: nbformat.NotebookNode, submission: nbformat.NotebookNod
                 steps.append(RunCell(cell.source, "student", task, s + 1, f"cell {s + 1}"))
 
     add_student_cells(-1, None)
-    for t, tcell in enumerate(template.cells):
-        task = tcell.metadata.get("autograder", {}).get("task")
+    for t, (tcell, task) in enumerate(zip(template.cells, tasks)):
         s = matched_cell.get(t)
         if tcell.cell_type == "code" and is_self_check_cell(tcell):
             if s is not None:

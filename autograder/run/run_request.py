@@ -1,6 +1,5 @@
-"""What one run is asked to do, as one named object, so that a reader follows a grade from the command line
-to its run by names; and the ``Executor`` that runs it. Where the limits leave it open, whether the kernel
-saves memory is decided here, on the machine that runs it (``memory_decided``)."""
+"""What one run is asked to do, as one named object, and the ``Executor`` that runs it; whether the kernel
+saves memory is decided here, on the machine that runs it."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from autograder.run.plan import Plan
 from autograder.run.sandbox import Limits
 
 if TYPE_CHECKING:
-    from autograder.run.execution import Execution
-    from autograder.run.live_execution import LiveExecution
+    from autograder.run.execution import Execution, LiveExecution
 
 Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
 

@@ -7,7 +7,7 @@ from autograder.authoring import markers
 from autograder.authoring.assign import assign_lab, render, student_notebook
 from autograder.cli import main
 from autograder.lab import lab_ids, load_lab
-from autograder.run.self_check_cells import is_self_check_cell, is_self_check_code
+from autograder.run.plan import is_self_check_cell, is_self_check_code
 
 
 def _solution(*cells):

@@ -15,7 +15,7 @@ from autograder.course.collect import collect_submissions
 from autograder.course.gradebook import write_student
 from autograder.grading import GradeOptions, GradeResult, GradeStatus, grade_notebook
 from autograder.lab import load_lab
-from autograder.run.kernels.start import START_ATTEMPTS
+from autograder.run.kernels.lifecycle import START_ATTEMPTS
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 
 LAB = load_lab(LAB_ID)

@@ -19,7 +19,7 @@ from student_install import filled_notebook, kernel_spec, plain_environment, unt
 
 from autograder.authoring.setup_cell import CELL_ID, RESTART_MESSAGE
 from autograder.lab import lab_ids, load_lab
-from autograder.run.self_check_cells import is_self_check_cell
+from autograder.run.plan import is_self_check_cell
 from autograder.self_check.cell_output import NO_PUBLIC_CHECKS, NOT_ATTEMPTED
 
 VERDICT = re.compile(r"data-task='(t\d+)' data-verdict='([^']+)'")

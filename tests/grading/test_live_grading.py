@@ -21,9 +21,8 @@ from autograder.grading.pytest_plugin import run_graders
 from autograder.kernel import housekeeping as kernel_housekeeping
 from autograder.kernel import recorder
 from autograder.lab import load_lab
-from autograder.run.execution import CellOutcome
+from autograder.run.execution import CellOutcome, LiveExecution
 from autograder.run.kernels.client import TRUNCATION_MARK
-from autograder.run.live_execution import LiveExecution
 
 LAB2 = "lab2_three_ways"
 

@@ -12,7 +12,7 @@ from autograder.grading.pytest_plugin import run_graders
 from autograder.kernel import recorder
 from autograder.lab import load_lab
 from autograder.labs.lab2_three_ways import reference as lab2_reference
-from autograder.run.live_execution import LiveExecution
+from autograder.run.execution import LiveExecution
 
 LAB2 = "lab2_three_ways"
 HONEST_T8 = {"t_unsharded": 0.02, "t_sharded": 0.025, "speedup": 0.8, "cpu_faster": False}

@@ -11,13 +11,13 @@ import logging
 import pytest
 from failing_kernel_launch import DIED_AT_START, fail_kernel_launches
 
-import autograder.run.kernels.start as kernel_start
+import autograder.run.kernels.lifecycle as kernel_start
 from autograder.facts.capture import TaskCapture
 from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
 from autograder.run.execute import execute_plan
 from autograder.run.execution import RunStatus
-from autograder.run.kernels.start import START_ATTEMPTS
+from autograder.run.kernels.lifecycle import START_ATTEMPTS
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem

@@ -14,19 +14,13 @@ if TYPE_CHECKING:
     )
     from autograder.run.kernels.devices import DEVICE_COUNT, HARNESS_ENV, configure_grader_process, kernel_environment
     from autograder.run.kernels.harness_code import (
+        AFTER_TIMED_TASK_CODE,
+        REAP_CHILDREN_CODE,
         WARM_UP_WAIT,
-        after_timed_task_code,
         before_timed_cell_code,
-        reap_children_code,
         recorder_code,
     )
-    from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel
-    from autograder.run.kernels.malloc import (
-        KERNEL_MALLOC_ENV,
-        memory_decided,
-        timing_as_kernel,
-        under_timing_malloc,
-    )
-    from autograder.run.kernels.start import not_started_reason, start_kernel
+    from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel, not_started_reason, start_kernel
+    from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV, memory_decided, timing_as_kernel, under_timing_malloc
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -16,6 +16,8 @@ TIMING = f"__import__({KERNEL_PACKAGE!r}).timing_record"
 RECORDER = f"__import__({KERNEL_PACKAGE!r}).recorder"
 WARM_UP_ENDED = "warm-up-ended"  # the file the warm-up creates in the facts folder once it has ended
 WARM_UP_WAIT = 60.0  # seconds a cell that measures time waits at most for the lab probe's warm-up
+AFTER_TIMED_TASK_CODE = f"{HOUSEKEEPING}.malloc_for_memory()\n"
+REAP_CHILDREN_CODE = f"{HOUSEKEEPING}.reap_children()\n"
 
 
 def copy_kernel_package(modules_dir: Path, lab_probe: Path | None = None) -> None:
@@ -60,14 +62,6 @@ def before_timed_cell_code(task: str, saves_memory: bool) -> str:
         f"{HOUSEKEEPING}.malloc_for_timing({saves_memory!r})\n"
         f"{TIMING}.start({task!r})\n"
     )
-
-
-def after_timed_task_code() -> str:
-    return f"{HOUSEKEEPING}.malloc_for_memory()\n"
-
-
-def reap_children_code() -> str:
-    return f"{HOUSEKEEPING}.reap_children()\n"
 
 
 def recorder_code(manifest_json: str) -> str:

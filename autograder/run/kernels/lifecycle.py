@@ -1,10 +1,12 @@
-"""A submission's kernel from start to close: what it is made for (``KernelSpec``), its root directory with
-the kernel package copied in, started with the startup code run, used once, then shut down and removed."""
+"""A submission's kernel from start to close, used once; a start that fails is the harness's fault, never the
+student's (no student code has run), so ``start_kernel`` tries fresh kernels before the run ends unstarted."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import sys
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.fairness import CellTurn, home_cores, kernel_not_moved
+from autograder.fairness import CellTurn, home_cores, kernel_not_moved, pass_the_gate
 from autograder.run.kernels.client import TIMEOUT_ENAME, CappedClient, cell_error
 from autograder.run.kernels.compiled_programs import KERNEL_DIR, CompiledPrograms, copy_for_kernel, leave, settings_code
 from autograder.run.kernels.harness_code import WARM_UP_ENDED, WARM_UP_WAIT, copy_kernel_package, startup_code
@@ -29,16 +31,20 @@ from autograder.run.sandbox import (
     bound_root,
     claim,
     disown,
+    oom_kills,
     sweep_once,
     unbind_root,
 )
 
+START_ATTEMPTS = 3
+LOG_TAIL = 2_000  # characters of a failed kernel's log kept in the warning
+
+log = logging.getLogger("autograder.kernel_start")
+
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a kernel is made for: its ``limits`` (memory saving decided on the machine that runs it), the
-    lab's probe copied into it (compared by content) and its use of the lab's ``compiled`` programs. A
-    pool's spare kernel serves a request whose spec it ``fits``."""
+    """What a kernel is made for: a pool's spare kernel serves a request whose spec it ``fits``."""
 
     limits: Limits
     lab_probe: Path | None = None
@@ -118,9 +124,7 @@ class StartedKernel:
         return self.compiled is not None and self.compiled.fill
 
     async def start(self, cores: tuple[int, ...] | None = None) -> None:
-        """``failure`` says why the startup code failed. The harness's processes are noted then: any other
-        found later was started by student code. ``cores``: where it starts (``pass_the_gate``; None: on
-        every core of the grader's)."""
+        """The harness's processes are noted once it has started: any other found later is student code's."""
         self.state = "starting"
         try:
             await asyncio.wait_for(self.km.start(), self.limits.startup_timeout)
@@ -206,10 +210,8 @@ class StartedKernel:
         self.start_ended.set()
         if self.write_watch is not None:
             self.write_watch.close()
-        try:
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(self.km.shutdown_kernel(now=True), 20)
-        except Exception:
-            pass
         if self.client.kc is not None:
             self.client.stop_watching_output_channel()
             self.client.kc.stop_channels()
@@ -223,6 +225,66 @@ class StartedKernel:
             disown(self.root)
         else:
             _remove(self.root)
+
+
+@dataclass(frozen=True)
+class KernelStart:
+    kernel: StartedKernel | None  # started and alive; None when every attempt failed
+    failures: tuple[str, ...] = ()  # why each failed attempt failed, in order
+
+
+async def start_kernel(
+    spec: KernelSpec, kernel: StartedKernel | None = None, owner: int | None = None, attempts: int = START_ATTEMPTS
+) -> KernelStart:
+    """Start ``kernel`` (a pool's, already started, is only checked) or one for ``spec``, and fresh ones while
+    starting fails; ``owner`` is the run each serves. A cancelled start shuts its kernel down."""
+    failures: list[str] = []
+    for attempt in range(1, attempts + 1):
+        kernel = kernel or StartedKernel(spec)
+        kernel.turn.owner = owner
+        kills_before = oom_kills()
+        try:
+            why = await _start_once(kernel, spec.limits)
+        except BaseException:
+            await kernel.close()
+            raise
+        if why is not None and kills_before is not None and (oom_kills() or 0) > kills_before:
+            why += " (the out-of-memory killer struck meanwhile: kernels are its first choice)"
+        if why is None:
+            return KernelStart(kernel, tuple(failures))
+        failures.append(why)
+        again = "; starting a fresh kernel" if attempt < attempts else "; giving up"
+        log.warning("the kernel failed to start (attempt %d of %d): %s%s", attempt, attempts, why, again)
+        tail = kernel.km.log_tail(LOG_TAIL).strip()
+        if tail:
+            log.warning("its log ended with:\n%s", tail)
+        await kernel.close()
+        kernel = None
+    return KernelStart(None, tuple(failures))
+
+
+async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
+    try:
+        if kernel.state == "new":
+            cores = await pass_the_gate()  # not where another grading times code; no timeout counts a wait
+            # each step of a start has its own timeout; this bounds the whole of it
+            await asyncio.wait_for(kernel.start(cores), 3 * limits.startup_timeout)
+        if kernel.failure is not None:
+            return f"the device setup failed: {kernel.failure}"
+        if kernel.state != "started" or kernel.client.kc is None:
+            return "the kernel's client did not start"
+        if not await kernel.km.is_alive():
+            return "the kernel died after it had started, before the first cell"
+    except TimeoutError:
+        return f"the kernel did not start within {3 * limits.startup_timeout:g} s"
+    except Exception as exc:  # jupyter_client's RuntimeErrors, ZeroMQ's errors, a dead kernel's
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def not_started_reason(failures: tuple[str, ...]) -> str:
+    distinct = list(dict.fromkeys(failures))
+    return f"the kernel failed to start {len(failures)} times ({'; '.join(distinct)})"
 
 
 def _remove(root: Path) -> None:
