@@ -1,6 +1,5 @@
-"""Where a grading's time goes, by phase, so that the cost of grading a class is seen, not guessed. The run
-counts its own phases; the grader's measurements run inside its checks, so ``GRADER_PHASES`` counts them
-for the process, which grades one submission at a time."""
+"""Where a grading's time goes, by phase, so that the cost of grading a class is seen, not guessed; the
+grader's own phases in ``GRADER_PHASES``, for a process that grades one submission at a time."""
 
 from __future__ import annotations
 

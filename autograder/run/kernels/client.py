@@ -3,6 +3,7 @@ ZeroMQ dropped noticed, and a cell past its timeout given back the time others t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from queue import Empty
 
@@ -100,10 +101,8 @@ class CappedClient(NotebookClient):
         if monitor is None:
             return
         self._disconnections = None
-        try:
+        with contextlib.suppress(Exception):
             self._kernel_client().iopub_channel.socket.disable_monitor()
-        except Exception:
-            pass
         monitor.close(linger=0)
 
     async def output_dropped(self) -> bool:

@@ -1,7 +1,5 @@
 """The programs a run of a lab's solution compiled, kept for the runs of the course's own notebooks that
-follow, never for a student's: they are the solution, compiled (docs/trust-boundary.md says how they are
-kept safe). The folder's name holds what changes a compilation (the lab, its solution, Python's and JAX's
-versions, the device settings); deleting it is always safe."""
+follow, never for a student's: they are the solution, compiled (docs/trust-boundary.md)."""
 
 from __future__ import annotations
 
@@ -41,6 +39,7 @@ class CompiledPrograms:
 
 
 def compiled_programs_folder(lab_id: str, solution: Path) -> Path:
+    """Named by what changes a compilation; deleting it is always safe."""
     digest = hashlib.sha256()
     digest.update(solution.read_bytes())
     versions = {name: _version(name) for name in ("jax", "jaxlib")}

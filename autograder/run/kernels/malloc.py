@@ -1,7 +1,5 @@
-"""The kernel's malloc settings: memory given back while cells run (two arenas, blocks of 64 KiB and more
-mapped on their own), large blocks kept while time is measured, on both sides, so that a call's time does
-not depend on the heap's history; and whether a kernel saves memory at all where the limits leave it open
-(``memory_decided``). docs/how-grading-works.md has the measurements behind each choice."""
+"""The kernel's malloc settings: memory given back while cells run, large blocks kept while time is measured,
+on both sides, and whether a kernel saves memory at all. docs/how-grading-works.md has the measurements."""
 
 from __future__ import annotations
 
@@ -70,9 +68,8 @@ def timing_as_kernel(saves_memory: bool | None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def under_timing_malloc() -> Iterator[bool]:
-    """This process times as the kernel it checks did (True; False where that cannot be set): blocks kept
-    up to the bound of a kernel that saves memory (``timing_as_kernel``), else as large as glibc's own
-    grow. The thresholds stay after, the number of arenas is glibc's again."""
+    """This process times as the kernel it checks did (True; False where that cannot be set). The thresholds
+    stay after, the number of arenas is glibc's again."""
     mallopt = libc_function("mallopt")
     if mallopt is None:
         yield False

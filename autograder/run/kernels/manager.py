@@ -1,6 +1,5 @@
-"""The kernel's process: jupyter_client's kernel manager, launching ipykernel wrapped in the sandbox (see
-``HarnessKernelManager``), with bounded ZeroMQ messages, and shutting it down with whatever the notebook
-left running."""
+"""The kernel's process: ipykernel wrapped in the sandbox, with bounded ZeroMQ messages, shut down with
+whatever the notebook left running."""
 
 from __future__ import annotations
 
@@ -49,9 +48,8 @@ MAX_QUEUED_MESSAGES = 32
 
 
 class HarnessKernelManager(AsyncKernelManager):
-    """An ipykernel started from this Python with the harness's environment, not a kernelspec's; with
-    ``sandbox`` limits at the strongest ``level`` that works here, talking over ZeroMQ's ipc transport: the
-    host cannot reach ports in the kernel's network namespace, and the filter leaves it Unix sockets."""
+    """Over ZeroMQ's ipc transport when sandboxed: the host cannot reach ports in the kernel's network
+    namespace, and the filter leaves it Unix sockets."""
 
     def __init__(
         self,

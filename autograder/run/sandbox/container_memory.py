@@ -1,6 +1,5 @@
-"""The memory the grader's container allows (the smallest cgroup limit, v1 or v2, of this process's cgroup
-and its ancestors) and its out-of-memory kills, so that a kernel killed for memory is named as such; both
-None where no cgroup can be read."""
+"""The memory the grader's container allows and its out-of-memory kills, so that a kernel killed for memory
+is named as such; both None where no cgroup can be read."""
 
 from __future__ import annotations
 
@@ -44,15 +43,9 @@ def memory_limit_bytes() -> int | None:
     folder, version = found
     top = CGROUP_ROOT / "memory" if version == "v1" else CGROUP_ROOT
     name = "memory.limit_in_bytes" if version == "v1" else "memory.max"
-    limits = []
-    while True:
-        limit = _read_number(folder / name)
-        if limit is not None:
-            limits.append(limit)
-        if folder == top or top not in folder.parents:
-            break
-        folder = folder.parent
-    return min(limits) if limits else None
+    chain = [folder, *(parent for parent in folder.parents if parent.is_relative_to(top))]  # up to ``top``
+    limits = [limit for limit in map(_read_number, (f / name for f in chain)) if limit is not None]
+    return min(limits, default=None)
 
 
 def oom_kills() -> int | None:
@@ -72,8 +65,7 @@ def oom_kills() -> int | None:
 
 
 def oom_first(argv: list[str]) -> list[str]:
-    """``argv`` as the out-of-memory killer's first choice: a notebook outgrowing the container kills its
-    kernel, not the grader."""
+    """``argv`` as the out-of-memory killer's first choice."""
     choom = system_tool("choom")
     return [choom, "-n", "1000", "--", *argv] if choom else argv
 

@@ -1,8 +1,5 @@
-"""Limiting the kernel's files without namespaces: a Landlock ruleset it puts on itself before ipykernel.
-
-``landlock_command`` runs ``argv`` through this file as a script, from a copy in the kernel's directory (the
-kernel's user cannot read the installed package), so it imports the standard library alone and runs by
-``python -I -S``; hence ctypes rather than the index's ``landlock`` binding (docs/trust-boundary.md)."""
+"""Limiting the kernel's files without namespaces: a Landlock ruleset it puts on itself before ipykernel, run
+as a script from a copy in the kernel's directory, so it imports the standard library alone (hence ctypes)."""
 
 from __future__ import annotations
 
@@ -38,13 +35,7 @@ class LandlockUnavailable(OSError):
 
 def handled_rights(abi: int) -> tuple[int, int, int]:
     """(file rights, network rights, scopes): all this file knows that ABI version ``abi`` offers."""
-    fs = FS_RIGHTS_ABI_1
-    if abi >= 2:
-        fs |= REFER
-    if abi >= 3:
-        fs |= TRUNCATE
-    if abi >= 5:
-        fs |= IOCTL_DEV
+    fs = FS_RIGHTS_ABI_1 | (REFER if abi >= 2 else 0) | (TRUNCATE if abi >= 3 else 0) | (IOCTL_DEV if abi >= 5 else 0)
     net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
     return fs, net, scoped

@@ -3,6 +3,7 @@ the run but the harness's own, found and stopped before anything else runs."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import psutil
@@ -34,11 +35,9 @@ def run_processes(launcher: psutil.Process | None, uid: int | None) -> list[psut
     """The launcher's descendants and, given the kernel's own ``uid`` (no pid namespace to keep orphans
     under the launcher), every process of that uid."""
     found: dict[int, psutil.Process] = {}
-    try:
+    with contextlib.suppress(psutil.Error):
         for process in launcher.children(recursive=True) if launcher is not None else ():
             found[process.pid] = process
-    except psutil.Error:
-        pass
     if uid is not None:
         for process in psutil.process_iter(["uids"]):
             uids = process.info.get("uids")
@@ -82,10 +81,8 @@ def _suspend(process: psutil.Process) -> int:
 
 def _kill(processes) -> None:
     for process in processes:
-        try:
+        with contextlib.suppress(psutil.Error):
             process.kill()
-        except psutil.Error:
-            pass
 
 
 def _wait_until(processes, states: frozenset[str]) -> None:

@@ -1,9 +1,6 @@
-"""Closing the network to the kernel without namespaces: a seccomp filter it installs on itself.
-
-``filter_command`` runs ``argv`` through this file as a script, from a copy in the kernel's directory
-(the kernel's user cannot read the installed package), so it imports the standard library alone. What
-the filter refuses, and why, is docs/trust-boundary.md's; netlink is refused with ``EOPNOTSUPP``, which
-``getifaddrs`` callers such as ZeroMQ take for "no interfaces" (any other error aborts the kernel)."""
+"""Closing the network to the kernel without namespaces: a seccomp filter it installs on itself, run as a
+script from a copy in the kernel's directory, so it imports the standard library alone. Netlink is refused
+with ``EOPNOTSUPP``, which ZeroMQ's ``getifaddrs`` takes for "no interfaces" (any other error aborts it)."""
 
 from __future__ import annotations
 

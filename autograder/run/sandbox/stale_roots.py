@@ -1,7 +1,5 @@
-"""Folders a killed grader left behind (a kernel's root, a run's facts, a batch's copies): each names its
-maker (``claim``: pid namespace, pid and start time, which a reused pid does not match), and a grader's
-first kernel removes those whose maker has gone (``sweep_once``). Folders of another pid namespace or
-user, links, and folders without an owner are left alone."""
+"""Folders a killed grader left behind: each names its maker (pid namespace, pid and start time, which a
+reused pid does not match), and a grader's first kernel removes those whose maker has gone."""
 
 from __future__ import annotations
 

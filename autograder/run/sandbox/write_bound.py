@@ -3,6 +3,7 @@ not a wall: what is written between two looks passes). docs/trust-boundary.md sa
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -129,7 +130,5 @@ def remove_owned(folder: Path, uid: int) -> None:
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(entry.path)
-            except OSError:
-                pass
