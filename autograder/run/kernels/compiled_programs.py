@@ -48,8 +48,7 @@ def compiled_programs_folder(lab_id: str, solution: Path) -> Path:
 
 
 def settings_code(directory: Path, writes: bool) -> str:
-    """Kernel code, after JAX's import: programs are looked up in ``directory``, written only when
-    ``writes``; options this JAX lacks are skipped (the run then simply compiles)."""
+    """Kernel code, after JAX's import; an option this JAX lacks is skipped (the run then simply compiles)."""
     options = {
         "jax_compilation_cache_dir": str(directory),
         "jax_persistent_cache_min_compile_time_secs": 0.0 if writes else NEVER_WRITE_SECONDS,

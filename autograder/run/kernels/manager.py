@@ -127,8 +127,7 @@ class HarnessKernelManager(AsyncKernelManager):
         self._harness_pids = process_tree(self._launcher)
 
     def process_ids(self) -> list[int]:
-        """The kernel's processes now, as its load is read (``cpu_seconds``): its launcher and all it started,
-        reparented ones too (moved between cores, cell_turns.py)."""
+        """The processes ``cpu_seconds`` reads, to be moved between cores (cell_turns.py)."""
         launcher = self._launcher or launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
         if launcher is None:
             return []
