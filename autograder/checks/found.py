@@ -24,21 +24,19 @@ def listed(texts: Iterable[str]) -> str:
 
 
 def leaf_name(tree: Fact, name: str, index: int) -> str:
-    """The name of one leaf of a tree fact: "`params[1]['W']`" from its key path, else "`params` leaf 3"."""
+    """ "`params[1]['W']`" from the leaf's key path, else "`params` leaf 3"."""
     if index < len(tree.paths) and tree.paths[index]:
         return quote(f"{name}{tree.paths[index]}")
     return f"{quote(name)} leaf {index}"
 
 
 def require_defined(found: Fact | None, name: str) -> Fact:
-    """``found`` itself, or a CheckFailure saying the name was not bound by this task."""
     if found is None or found.is_missing:
         raise CheckFailure(f"{quote(name)} is not defined after this task")
     return found
 
 
 def require_array(found: Fact | None, name: str) -> Fact:
-    """An array fact, or a CheckFailure naming what was found instead."""
     fact = require_defined(found, name)
     if fact.kind != "array":
         raise CheckFailure(f"{quote(name)}: expected an array, found {fact.describe()}")
@@ -66,8 +64,7 @@ CONVERSIONS = {"float": "float(...)", "bool": "bool(...)", "int": "int(...)", "s
 
 
 def exact_type(found: Any) -> str:
-    """The exact type of a fact or a plain value, as the kernel recorder names it: ``float``, ``numpy.bool``,
-    ``jax.Array``, ``PartitionSpec``, ``list``."""
+    """The exact type of a fact or a plain value, as the kernel recorder names it (``numpy.bool``)."""
     if isinstance(found, Fact):
         return found.type or found.kind
     kind = type(found)
@@ -79,16 +76,13 @@ def exact_type(found: Any) -> str:
 
 
 def is_of_type(found: Any, accept: Sequence[str]) -> bool:
-    """True when ``found``'s exact type is one of ``accept`` (or a subclass of one, as in SUBCLASSES)."""
     found_type = exact_type(found)
     return any(found_type == want or found_type in SUBCLASSES.get(want, ()) for want in accept)
 
 
 def assert_value_type(found: Any, accept: str | Sequence[str], name: str) -> None:
-    """Fail unless ``found`` (a fact or a plain value) is exactly of one of the types ``accept`` names
-    (``"float"``, ``"bool"``, ``"str"``, ``"tuple"``, ``"PartitionSpec"``, ``"jax.Array"``, ...): where a task's
-    text names a type, another type is another answer (a 0-d array is not a float, numpy's bool is not a bool,
-    a NamedSharding is not a PartitionSpec). A lab that takes several types lists them."""
+    """Fail unless ``found`` (a fact or a plain value) is exactly of one of the types ``accept`` names: where a
+    task's text names a type, another type is another answer (a 0-d array is not a float)."""
     accept = (accept,) if isinstance(accept, str) else tuple(accept)
     if isinstance(found, Fact):
         require_defined(found, name)
@@ -120,8 +114,7 @@ def _entry(entry: tuple[str, ...] | None) -> str:
 
 def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> float:
     """A finite positive number from a value fact, a 0-d array fact or a plain number, of one of the exact
-    types ``accept`` names (a Python float by default: a 0-d array or a numpy float32 is another type;
-    ``numpy.float64`` is a float)."""
+    types ``accept`` names."""
     value = _plain_value(found, name)
     if isinstance(value, Fact) or isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CheckFailure(f"{quote(name)}: expected a number of seconds or a ratio, found {_describe(found, value)}")
@@ -132,8 +125,7 @@ def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> f
 
 
 def found_bool(found: Any, name: str, accept: Sequence[str] = ("bool",)) -> bool:
-    """A bool from a value fact or a plain bool, of one of the exact types ``accept`` names (a Python bool
-    by default: numpy's bool, what ``np.float32(a) > b`` gives, is another type)."""
+    """A bool from a value fact or a plain bool, of one of the exact types ``accept`` names."""
     value = _plain_value(found, name)
     if not isinstance(value, (bool, np.bool_)):
         raise CheckFailure(f"{quote(name)}: expected True or False, found {_describe(found, value)}")
@@ -169,14 +161,10 @@ def _float_text(text: str) -> float | str:
         return text
 
 
-PYTHON_TYPE_NAMES = {int: "int", float: "float", bool: "bool", str: "str"}
-
-
 def found_tuple(found: Any, name: str, of: type = int) -> tuple:
-    """A tuple of ``of`` values (ints by default, never bools for ints) from a tuple fact: a list, a number
-    or a tuple of something else fails, naming what was found — where a task asks for a tuple, a list is
-    another answer."""
-    element = PYTHON_TYPE_NAMES.get(of, of.__name__)
+    """A tuple of ``of`` values (never bools for ints) from a tuple fact: where a task asks for a tuple, a
+    list is another answer."""
+    element = of.__name__
     if not isinstance(found, Fact):
         items, kind = found, type(found).__name__
     else:
