@@ -1,4 +1,4 @@
-"""Layouts (which block of an array each device holds), described in words and pictures, and their checks."""
+"""Layouts (which block of an array each device holds), described in words and drawn as text, and their checks."""
 
 from __future__ import annotations
 
@@ -13,24 +13,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import assert_value_type, leaf_name, quote, require_array, require_defined
 from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem
-from autograder.checks.picture import device_label, render_layout
 from autograder.facts import Fact
 
 Block = tuple[tuple[int, int], ...]
-
-__all__ = [
-    "Layout",
-    "MeshSpec",
-    "is_same_layout",
-    "describe_layout",
-    "render_layout",
-    "layout_hint",
-    "assert_layout",
-    "assert_fully_replicated",
-    "assert_spec_equivalent",
-    "assert_tree_layouts",
-    "assert_axis_types",
-]
 
 
 @dataclass(frozen=True)
@@ -42,7 +27,6 @@ class Layout:
 
     @classmethod
     def of_fact(cls, fact: Fact, name: str = "the value") -> Layout:
-        """The layout the kernel recorder recorded for an array fact; a CheckFailure if it has none."""
         fact = require_array(fact, name)
         if fact.sharding is None:
             raise CheckFailure(
@@ -64,17 +48,14 @@ class Layout:
 
     @classmethod
     def of_array(cls, array: jax.Array) -> Layout:
-        """The layout of a live jax.Array."""
         return cls._of_index_map(array.sharding.devices_indices_map(array.shape), array.shape)
 
     @classmethod
     def single_device(cls, device_id: int, shape: Sequence[int]) -> Layout:
-        """The whole array on one device."""
         return cls(tuple(shape), {device_id: tuple((0, n) for n in shape)})
 
     @classmethod
     def replicated(cls, shape: Sequence[int], n_devices: int = 8) -> Layout:
-        """The whole array on each of devices ``0 .. n_devices - 1``."""
         return cls(tuple(shape), {d: tuple((0, n) for n in shape) for d in range(n_devices)})
 
     @classmethod
@@ -90,7 +71,6 @@ class Layout:
         return tuple(sorted(self.blocks))
 
     def holders(self) -> dict[Block, tuple[int, ...]]:
-        """Each distinct block and the devices holding it."""
         by_block: dict[Block, list[int]] = {}
         for device, block in sorted(self.blocks.items()):
             by_block.setdefault(block, []).append(device)
@@ -101,8 +81,79 @@ class Layout:
         return tuple(len({block[d] for block in self.blocks.values()}) for d in range(len(self.shape)))
 
 
+WIDTH = 48  # characters across a whole 2-D picture, before labels widen narrow blocks
+MIN_HEIGHT = 4  # text lines down a whole 2-D picture
+
+
+def device_label(devices) -> str:
+    """``CPU 0,4``: the label ``jax.debug.visualize_array_sharding`` gives a block."""
+    return "CPU " + ",".join(str(d) for d in sorted(devices))
+
+
+def render_layout(layout: Layout) -> str:
+    """A box picture of a 1-D or 2-D layout; other ranks are listed block by block."""
+    ndim = len(layout.shape)
+    if ndim == 0:
+        return f"a scalar, held by {device_label(layout.blocks)}"
+    if ndim > 2:
+        return _block_list(layout)
+    row_cuts = _cuts(layout, 0) if ndim == 2 else [(0, 1)]
+    col_cuts = _cuts(layout, ndim - 1)
+    labels = [[_cell_label(layout, rows, cols, ndim) for cols in col_cuts] for rows in row_cuts]
+    widths = [
+        max(max(len(labels[r][c]) for r in range(len(row_cuts))) + 2, _share(cols, layout.shape[-1], WIDTH))
+        for c, cols in enumerate(col_cuts)
+    ]
+    total_height = max(MIN_HEIGHT, len(row_cuts)) if ndim == 2 else 1
+    heights = [max(1, _share(rows, layout.shape[0], total_height)) if ndim == 2 else 1 for rows in row_cuts]
+    lines = [_border("┌", "┬", "┐", widths)]
+    for r, height in enumerate(heights):
+        if r:
+            lines.append(_border("├", "┼", "┤", widths))
+        for line in range(height):
+            texts = [labels[r][c] if line == height // 2 else "" for c in range(len(widths))]
+            lines.append("│" + "│".join(t.center(w) for t, w in zip(texts, widths)) + "│")
+    lines.append(_border("└", "┴", "┘", widths))
+    return "\n".join(lines)
+
+
+def _cuts(layout: Layout, dim: int) -> list[tuple[int, int]]:
+    """The intervals between consecutive block boundaries along ``dim``."""
+    boundaries = {0, layout.shape[dim]}
+    for block in layout.blocks.values():
+        boundaries.update(block[dim])
+    points = sorted(boundaries)
+    return list(zip(points[:-1], points[1:]))
+
+
+def _cell_label(layout: Layout, rows, cols, ndim: int) -> str:
+    holders = []
+    for device, block in layout.blocks.items():
+        covers_cols = block[-1][0] <= cols[0] and cols[1] <= block[-1][1]
+        covers_rows = ndim == 1 or (block[0][0] <= rows[0] and rows[1] <= block[0][1])
+        if covers_cols and covers_rows:
+            holders.append(device)
+    return device_label(holders) if holders else "(no device)"
+
+
+def _share(interval: tuple[int, int], size: int, total: int) -> int:
+    return round(total * (interval[1] - interval[0]) / max(size, 1))
+
+
+def _border(left: str, middle: str, right: str, widths: list[int]) -> str:
+    return left + middle.join("─" * w for w in widths) + right
+
+
+def _block_list(layout: Layout) -> str:
+    lines = [f"a {len(layout.shape)}-dimensional array; its blocks:"]
+    for block, devices in sorted(layout.holders().items()):
+        ranges = ", ".join(f"{start}:{stop}" for start, stop in block)
+        lines.append(f"  [{ranges}] on {device_label(devices)}")
+    return "\n".join(lines)
+
+
 def is_same_layout(a: Layout, b: Layout) -> bool:
-    """Same shape and every device holds the same block: P('a', None) and P('a') are one layout."""
+    """Every device holds the same block: P('a', None) and P('a') are one layout."""
     return a.shape == b.shape and a.blocks == b.blocks
 
 
@@ -137,9 +188,7 @@ def _dim_name(dim: int, ndim: int) -> str:
 
 
 def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
-    """Fail unless the array ``found`` is laid out as ``expected`` (compared block by block)."""
-    fact = require_array(found, name)
-    layout = Layout.of_fact(fact, name)
+    layout = Layout.of_fact(require_array(found, name), name)
     if layout.shape != expected.shape:
         transposed = " — it looks transposed" if layout.shape == expected.shape[::-1] else ""
         raise CheckFailure(
@@ -150,14 +199,17 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
     assert_same_layout(layout, expected, name)
 
 
-def assert_same_layout(layout: Layout, expected: Layout, name: str) -> None:
-    """Fail unless ``layout`` is ``expected``, naming the usual confusion and drawing both."""
+def assert_same_layout(layout: Layout, expected: Layout, name: str, specs: tuple[str, str] | None = None) -> None:
+    """Fail unless ``layout`` is ``expected``, naming the usual confusion and drawing both; ``specs`` are the
+    expected and the found PartitionSpec, where the layouts are theirs."""
     if is_same_layout(layout, expected):
         return
+    wanted, found = describe_layout(expected), describe_layout(layout)
+    if specs:
+        wanted, found = f"a spec equivalent to {specs[0]} ({wanted})", f"{specs[1]} ({found})"
     hint = layout_hint(expected, layout)
     raise CheckFailure(
-        f"{quote(name)}: expected {describe_layout(expected)}, found {describe_layout(layout)}"
-        + (f" — {hint}" if hint else ""),
+        f"{quote(name)}: expected {wanted}, found {found}" + (f" — {hint}" if hint else ""),
         expected_picture=render_layout(expected),
         found_picture=render_layout(layout),
     )
@@ -169,7 +221,7 @@ def layout_hint(expected: Layout, found: Layout) -> str | None:
         if len(found.blocks) == 1:
             return "it sits on a single device: it was never placed on the mesh"
         return (
-            f"it is on devices {_ids(found.devices)}, not {_ids(expected.devices)}:"
+            f"it is on devices {', '.join(map(str, found.devices))}, not {', '.join(map(str, expected.devices))}:"
             " it was placed on another mesh or on only part of the devices"
         )
     found_splits, expected_splits = found.splits(), expected.splits()
@@ -207,12 +259,7 @@ def layout_hint(expected: Layout, found: Layout) -> str | None:
     return None
 
 
-def _ids(devices: Sequence[int]) -> str:
-    return ", ".join(str(d) for d in devices)
-
-
 def assert_fully_replicated(found: Fact | None, name: str, n_devices: int = 8) -> None:
-    """Fail unless every one of devices ``0 .. n_devices - 1`` holds the whole array."""
     fact = require_array(found, name)
     assert fact.shape is not None  # the facts' reader gives every array fact a shape
     assert_layout(fact, Layout.replicated(fact.shape, n_devices), name)
@@ -238,16 +285,11 @@ def assert_spec_equivalent(
     problem = spec_problem(mesh.sizes, found_spec, shape)
     if problem:
         raise CheckFailure(f"{quote(name)}: {format_spec(found_spec)} {problem}")
-    expected = Layout.of_spec(mesh, expected_spec, shape)
-    found = Layout.of_spec(mesh, found_spec, shape)
-    if is_same_layout(found, expected):
-        return
-    hint = layout_hint(expected, found)
-    raise CheckFailure(
-        f"{quote(name)}: expected a spec equivalent to {format_spec(expected_spec)} ({describe_layout(expected)}),"
-        f" found {format_spec(found_spec)} ({describe_layout(found)})" + (f" — {hint}" if hint else ""),
-        expected_picture=render_layout(expected),
-        found_picture=render_layout(found),
+    assert_same_layout(
+        Layout.of_spec(mesh, found_spec, shape),
+        Layout.of_spec(mesh, expected_spec, shape),
+        name,
+        (format_spec(expected_spec), format_spec(found_spec)),
     )
 
 
