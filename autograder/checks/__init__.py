@@ -45,9 +45,8 @@ if TYPE_CHECKING:
         measured_ratio,
         median_is_settled,
     )
-    from autograder.checks.mesh import MeshSpec, format_spec, spec_problem
+    from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec, mesh_words, spec_problem
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
-    from autograder.checks.on_mesh import assert_on_mesh, mesh_words
     from autograder.checks.program import (
         assert_jit_given_layouts,
         assert_jitted,
