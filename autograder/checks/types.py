@@ -8,7 +8,7 @@ import numpy as np
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
-from autograder.checks.mesh import MeshSpec
+from autograder.checks.mesh import MeshSpec, spec_entries
 from autograder.facts import Fact, TypeFact
 
 AxesEntry = str | Sequence[str] | None
@@ -16,15 +16,9 @@ Axes = tuple[tuple[str, ...] | None, ...]
 
 
 def normalise_axes(sharded_axes: Sequence[AxesEntry] | None, ndim: int, strict: bool = True) -> Axes:
-    """One tuple of mesh axes (or None) per dimension: ``"x"`` is ``("x",)``, missing trailing dims are None.
-
-    Too many entries is a ValueError, or with ``strict=False`` (data read from a kernel) cut off."""
-    entries: list[tuple[str, ...] | None] = []
-    for entry in sharded_axes or ():
-        if isinstance(entry, str):
-            entries.append((entry,))
-        else:
-            entries.append(tuple(entry or ()) or None)
+    """One tuple of mesh axes (or None) per dimension, missing trailing dims None; too many entries is a
+    ValueError, or with ``strict=False`` (data read from a kernel) cut off."""
+    entries = spec_entries(sharded_axes or ())
     if len(entries) > ndim and not strict:
         entries = entries[:ndim]
     if len(entries) > ndim:
@@ -52,8 +46,7 @@ def is_type(
     sharded_axes: Sequence[AxesEntry] | None,
     mesh: MeshSpec | None = None,
 ) -> bool:
-    """True when ``found`` has this shape, dtype and sharding of each dimension (and, given ``mesh``, lies
-    on a mesh of its axis names and types)."""
+    """True when ``assert_type`` would pass."""
     type_fact = found.typeof if isinstance(found, Fact) else found
     return type_fact is not None and not _differences(type_fact, tuple(shape), dtype, sharded_axes, mesh)
 
@@ -66,12 +59,8 @@ def assert_type(
     name: str,
     mesh: MeshSpec | None = None,
 ) -> None:
-    """Fail unless ``found`` (a TypeFact; an array Fact carrying one; or the Fact of a name bound to
-    ``jax.typeof(x)``) has the expected type: shape, dtype, the mesh axes sharding each dimension and,
-    given ``mesh``, the mesh's axis names and axis types (Explicit, Auto) — the type itself, not its
-    text: on an Auto mesh a replicated array prints as it does on an Explicit one.
-
-    Passing the array Fact rather than its TypeFact gives better messages (the mesh's axis types)."""
+    """Fail unless ``found`` (a TypeFact, or a Fact carrying one) has the expected type — the type itself, not
+    its text: on an Auto mesh a replicated array prints as it does on an Explicit one."""
     type_fact = _type_fact(found, name, type_text(shape, dtype, sharded_axes))
     differences = _differences(type_fact, tuple(shape), dtype, sharded_axes, mesh)
     if not differences:
