@@ -1,15 +1,7 @@
-"""The grader's own timing: measurements, warmed up, blocked, repeated and interleaved, summarised by medians.
+"""The grader's own timing: warmed up, blocked, repeated, interleaved, summarised by medians.
 
-Why (jax 0.10.2, 2 cores, 8 virtual CPU devices; see JAX_NOTES.md): sharding over virtual CPU devices does
-not speed code up (single ÷ sharded was 0.6–1.1 on an idle machine, and another process burning a core
-shifted it by up to 40 %; on a heavily shared machine single repeats ranged 0.43–2.9). So every
-measurement is warmed up, blocked, repeated, interleaved (both sides see the same load) and summarised by
-its median. It stops repeating early once every median is known within ±10 % (distribution-free, 90 %):
-on a quiet machine that is after 5 rounds, under load it takes them all.
-
-Whether sharding was "faster" is decided by this measurement alone, a 90 % interval of the rounds' median
-ratio (``MeasuredRatio``), with more rounds (up to ``VERDICT_ROUNDS`` times) while it is undecided:
-docs/how-grading-works.md, "Timing".
+Why: on 8 virtual CPU devices sharing two cores, load from other work shifts a single repeat by up to 40 %
+(JAX_NOTES.md); how the measurement copes is in docs/how-grading-works.md, "Timing".
 """
 
 from __future__ import annotations
@@ -41,8 +33,8 @@ from autograder.run import GRADER_PHASES, MEASURE, TURN_WAIT, under_timing_mallo
 
 @dataclass(frozen=True)
 class TimingStats:
-    """Seconds per call: the median and every sample, in the order taken, and the share of the processors
-    other work took meanwhile (``others_load``; None where it was not read)."""
+    """Seconds per call: the median, every sample in the order taken, and the share of the processors other
+    work took meanwhile (None where it was not read)."""
 
     median: float
     samples: tuple[float, ...]
@@ -50,14 +42,12 @@ class TimingStats:
 
     @property
     def fast(self) -> float:
-        """The 10th percentile of the samples (the smallest with fewer than 10): what a call takes when the
-        machine leaves it alone. Load only ever slows a call, so it stays put when the median climbs."""
+        """The 10th percentile (the smallest of fewer than 10): load only ever slows a call, so it stays put."""
         return self._deciles()[0]
 
     @property
     def slow(self) -> float:
-        """The 90th percentile of the samples (the largest with fewer than 10): a loaded machine, or a CPU
-        quota, raises it, as it slows the student's own measurement."""
+        """The 90th percentile (the largest of fewer than 10): load raises it, as it does the student's."""
         return self._deciles()[-1]
 
     def _deciles(self) -> tuple[float, float]:
@@ -83,19 +73,11 @@ def measure_interleaved(
     precision: float = DEFAULT_PRECISION,
     verdict: tuple[str, str] | None = None,
 ) -> dict[str, TimingStats]:
-    """Time each function up to ``repeats`` times, one call of each per round (order alternating between
-    rounds), each call blocked until its result is ready, after ``warmup`` untimed rounds; never while
-    a student's kernel of this process is running cells (it waits until none is).
-
-    With ``min_repeats``, it stops after that many rounds or more as soon as every function's median is
-    known within ``precision`` (see ``median_is_settled``): a quiet machine gives tight samples and needs
-    few rounds, a loaded one gets all ``repeats``.
-
-    With ``verdict`` (numerator, denominator: the two functions whose ratio decides "is it faster?"), it
-    also goes on past ``repeats``, up to ``VERDICT_ROUNDS`` times as many, while the ratio's median lies
-    clear of a tie but its interval does not (``verdict_is_open``): a loaded machine scatters the rounds, and
-    more of them narrow the interval until it can tell, where a verdict left open would let either answer
-    pass."""
+    """Time each function up to ``repeats`` times, one blocked call of each per round (order alternating),
+    after ``warmup`` untimed rounds, never while a student's kernel of this process runs cells. It stops
+    after ``min_repeats`` rounds once every median is known within ``precision``; with ``verdict``
+    (numerator, denominator) it goes on up to ``VERDICT_ROUNDS`` times ``repeats`` while that ratio's
+    verdict is open (``verdict_is_open``)."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     if verdict is not None and not set(verdict) <= set(fns):
@@ -145,8 +127,7 @@ def _measure(
 
 
 def verdict_is_open(numerator: list[float], denominator: list[float]) -> bool:
-    """Whether the ratio of these rounds points one way (its median clear of a tie) while its interval
-    still allows the other answer: more rounds may settle it."""
+    """Whether the ratio's median is clear of a tie while its interval still allows either answer."""
     ratio = measured_ratio(
         TimingStats(statistics.median(numerator), tuple(numerator)),
         TimingStats(statistics.median(denominator), tuple(denominator)),
@@ -167,18 +148,16 @@ def _seconds_per_call(fn: Callable[[], Any], span: float) -> float:
 
 
 def called_once(calls: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
-    """The calls, each made once and blocked until ready (compiled, arrays allocated): a lab sets up what it
-    will time this way ahead of the measurement, while the student's kernel starts (``SET_UP_AHEAD`` in a
-    lab's reference), so that the measurement after the notebook needs only one warm-up round."""
+    """The calls, each made once and blocked (compiled, arrays allocated): a lab's ``SET_UP_AHEAD`` does so
+    while the student's kernel starts, leaving the measurement one warm-up round."""
     for call in calls.values():
         jax.block_until_ready(call())
     return calls
 
 
 def median_is_settled(samples: list[float], precision: float, confidence: float = MEDIAN_CONFIDENCE) -> bool:
-    """Whether a distribution-free confidence interval of the median (order statistics: no assumption on
-    how the times are spread) lies within a factor ``1 + precision`` of the sample median on both sides.
-    False when there are too few samples for that confidence (fewer than 5 at 90 %)."""
+    """Whether a distribution-free (order-statistic) interval of the median lies within a factor
+    ``1 + precision`` of it on both sides; False with too few samples (fewer than 5 at 90 %)."""
     ordered = sorted(samples)
     n = len(ordered)
     rank = _median_interval_rank(n, confidence)
@@ -202,8 +181,7 @@ def _median_interval_rank(n: int, confidence: float) -> int | None:
 
 @dataclass(frozen=True)
 class MeasuredRatio:
-    """The grader's measured ratio of two timed calls: the median of the per-round ratios and its
-    distribution-free interval (``low``–``high``, at ``MEDIAN_CONFIDENCE``) from ``rounds`` rounds."""
+    """The median of two timed calls' per-round ratios and its interval at ``MEDIAN_CONFIDENCE``."""
 
     median: float
     low: float
@@ -217,9 +195,8 @@ class MeasuredRatio:
             )
 
     def verdicts(self) -> set[bool]:
-        """The answers to "is the first faster?" (ratio > 1) that the measurement allows: both when its
-        interval reaches within ``TIE`` of 1 (too close to call: the student's measurement, taken at another
-        moment, may fall either side), else the one on the interval's side."""
+        """The answers to "is the first faster?" (ratio > 1) it allows: both where its interval reaches within
+        ``TIE`` of 1, else the one on the interval's side."""
         if self.high < 1 / (1 + TIE):
             return {False}
         if self.low > 1 + TIE:
@@ -236,10 +213,8 @@ class MeasuredRatio:
 def measured_ratio(
     numerator: TimingStats, denominator: TimingStats, confidence: float = MEDIAN_CONFIDENCE
 ) -> MeasuredRatio:
-    """numerator ÷ denominator as measured by ``measure_interleaved``: the ratio of each round (the two
-    samples of a round were taken back to back, under the same load), their median, and the
-    order-statistic interval of that median. Too few rounds for the confidence give an interval from 0
-    to infinity: nothing can be called."""
+    """numerator ÷ denominator, round by round (a round's two samples met the same load): their median and its
+    order-statistic interval, 0 to infinity with too few rounds."""
     if len(numerator.samples) != len(denominator.samples) or not numerator.samples:
         raise ValueError(
             f"expected the same positive number of rounds on both sides, found"

@@ -1,9 +1,5 @@
-"""Students' timing claims checked against the grader's own measurement (measurement.py).
-
-Why the tolerances are as they are (4× a time per call, 2.5× a ratio; load only ever slows a call; the
-verdict by the grader's measurement alone, ``MeasuredRatio``): docs/how-grading-works.md, "Timing"
-(jax 0.10.2, 2 cores, 8 virtual CPU devices; see JAX_NOTES.md).
-"""
+"""Students' timing claims checked against the grader's own measurement (measurement.py); why the tolerances
+are as they are: docs/how-grading-works.md, "Timing"."""
 
 from __future__ import annotations
 
@@ -25,26 +21,14 @@ def assert_time_consistent(
     factor: float = 4.0,
     accept: Sequence[str] = ("float",),
 ) -> None:
-    """Fail unless the claimed seconds per call, a Python float (or one of the exact types ``accept``
-    names), are within ``factor`` of the grader's measurement.
-
-    Given the grader's samples (``TimingStats``), the band runs from its fastest calls ÷ ``factor`` to its
-    slowest × ``factor`` (10th and 90th percentiles). Load only ever slows a call: on a loaded machine, or
-    under a CPU quota, the slow end climbs with the student's own measurement, while the fast end stays
-    where the code's true time is. So a time the load cannot explain (the dispatch alone, 100–1000× below)
-    fails however loaded the grader was.
-
-    Where the two sides met different loads from other work (timing_conditions.py), the band reaches as many
-    times further on the side of the more loaded one: a student's cells run on a crowded machine may read
-    several times the grader's time, a minute later, on an idle one."""
-    if isinstance(measured, TimingStats):
-        median, fast, slow, grader_share = measured.median, measured.fast, measured.slow, measured.others_share
-    else:
-        median = fast = slow = measured
-        grader_share = None
+    """Fail unless the claimed seconds per call are within ``factor`` of the grader's measurement: from its
+    fastest calls ÷ ``factor`` to its slowest × ``factor``, reaching further on the side of whichever met
+    more load from other work (timing_conditions.py)."""
+    stats = measured if isinstance(measured, TimingStats) else TimingStats(measured, ())
+    median, fast, slow = stats.median, stats.fast, stats.slow
     _require_positive(measured=median)
     seconds = found_number(claimed, name, accept)
-    load = load_allowance(grader_share)
+    load = load_allowance(stats.others_share)
     low, high = fast / factor / load.faster, slow * factor * load.slower
     if seconds < low:
         raise CheckFailure(
@@ -69,7 +53,6 @@ def assert_time_consistent(
 
 
 def _measured(median: float, end: float, which: str) -> str:
-    """``10 ms``, or ``12 ms, 40 ms at its slowest`` when the band's end is not the median."""
     if end == median:
         return format_seconds(median)
     return f"{format_seconds(median)}, {format_seconds(end)} at its {which}"
@@ -88,17 +71,9 @@ def assert_speedup_claim(
     measured_b: float | TimingStats | None = None,
     accept: Sequence[str] = ("float",),
 ) -> None:
-    """Fail unless the claimed speedup (three Python floats, or of the types ``accept`` names) equals
-    claimed_a / claimed_b (within 5 %) and is within
-    ``factor`` of the grader's measured ratio. Given the grader's own ``measured_a`` and ``measured_b``,
-    each claimed time must first agree with it (``assert_time_consistent``): a speedup from unsound times
-    is not sound.
-
-    Given the grader's samples of both (``TimingStats``), the range also reaches the ratios load can make
-    of two times measured one after the other, each somewhere between the grader's fastest and slowest
-    calls: from a's fastest ÷ b's slowest to a's slowest ÷ b's fastest. On a quiet machine those lie near
-    the median; on a loaded one a right answer that timed its two functions in turn is not failed for
-    the load its two loops met."""
+    """Fail unless the claimed speedup equals claimed_a / claimed_b (within 5 %) and is within ``factor`` of
+    the grader's measured ratio, or of any ratio its two sides' calls allow; given ``measured_a`` and
+    ``measured_b``, each claimed time must first agree with it: a speedup from unsound times is not sound."""
     for claimed, measured, time_name in ((claimed_a, measured_a, a_name), (claimed_b, measured_b, b_name)):
         if measured is not None:
             assert_time_consistent(claimed, measured, time_name, accept=accept)
@@ -125,8 +100,7 @@ def assert_speedup_claim(
 def _load_extremes(
     median: float, measured_a: float | TimingStats | None, measured_b: float | TimingStats | None
 ) -> tuple[float, float]:
-    """The least and greatest ratio a / b the grader's samples allow (a's fastest ÷ b's slowest, a's slowest
-    ÷ b's fastest), never narrower than the median; the median alone without both sides' samples."""
+    """The least and greatest ratio a / b the grader's samples allow, never narrower than the median."""
     if not (isinstance(measured_a, TimingStats) and isinstance(measured_b, TimingStats)):
         return median, median
     return min(median, measured_a.fast / measured_b.slow), max(median, measured_a.slow / measured_b.fast)
@@ -140,12 +114,8 @@ def assert_faster_verdict(
     candidate: str = "the sharded code",
     accept: Sequence[str] = ("bool",),
 ) -> None:
-    """Fail unless the claimed "``candidate`` is faster", a Python bool (or of the types ``accept`` names),
-    agrees with the grader's measured ``ratio`` (the other code's time ÷ the candidate's: above 1 when the
-    candidate is faster).
-
-    The grader's interval alone decides: either answer passes when it holds 1, only the answer on its
-    side when it does not."""
+    """Fail unless the claimed "``candidate`` is faster" agrees with the grader's measured ``ratio`` (the other
+    code's time ÷ the candidate's): its interval alone decides."""
     verdict = found_bool(claimed, name, accept)
     if verdict in measured.verdicts():
         return
