@@ -1,10 +1,6 @@
-"""A timing method judged by what the timing code did (kernel/timing_record.py), not by its numbers alone.
-
-On 8 CPU devices sharing two cores, a time that includes a compilation, or one taken on a smaller array,
-can land inside the margins of the grader's measurement (timing.py). ``how_measured`` (timing_spans.py)
-finds the spans a claimed time was computed from, and each check reads the method from them, or from the
-task's spans as a whole where none gives the number: docs/writing-a-lab.md, "The timing record".
-"""
+"""A timing method judged by what the timing code did (kernel/timing_record.py), not by its numbers alone: a
+time that includes a compilation, or one taken on a smaller array, can land inside the margins of the
+grader's measurement (timing.py). docs/writing-a-lab.md, "The timing record"."""
 
 from __future__ import annotations
 
@@ -23,10 +19,11 @@ def _judge(
     sound: Callable[[Method], bool],
     fallback: Callable[[list[Span]], bool],
     expected: str,
-    found: Callable[[list[Method], list[Span]], str],
+    found: Callable[[list[Method], Sequence[Span]], str],
 ) -> None:
     """Fail unless, for every claimed time, some way it was measured is ``sound``; a time no spans give is
-    judged on all the task's spans by ``fallback``."""
+    judged on all the task's spans by ``fallback``. ``found`` says what was found, given the ways and the
+    spans of the first way (all spans where there is none)."""
     every = spans(record)
     if not every:
         raise CheckFailure(
@@ -35,17 +32,16 @@ def _judge(
         )
     for name, claimed in claims.items():
         methods = how_measured(record, claimed)
-        if methods and not any(sound(m) for m in methods):
-            raise CheckFailure(f"{quote(name)}: expected {expected}; found {found(methods, every)}")
-        if not methods and not fallback(every):
-            raise CheckFailure(f"{quote(name)}: expected {expected}; found {found([], every)}")
+        if not (any(sound(m) for m in methods) if methods else fallback(every)):
+            used = methods[0].spans if methods else every
+            raise CheckFailure(f"{quote(name)}: expected {expected}; found {found(methods, used)}")
 
 
 def claimed_times(
     read: Callable[[str], Fact], names: Iterable[str], accept: Sequence[str] = ("float",)
 ) -> dict[str, float]:
-    """The claimed times a method check judges, by name (``read(name)`` gives its fact): a name that is not
-    bound, or not a number, loses its own check and is left out here; none at all fails."""
+    """The claimed times a method check judges, by name: a name not bound, or not a number, loses its own
+    check and is left out here; none at all fails."""
     claims, problems = {}, []
     for name in names:
         try:
@@ -79,14 +75,12 @@ def _made_anew(used: Sequence[Span]) -> bool:
 
 
 def assert_warm(record: TimingRecord, claims: dict[str, float]) -> None:
-    """Each time was measured warm: nothing was traced and compiled for its first call between the clock
-    reads it comes from (the first call, which compiles, came before the clock started)."""
+    """Each time was measured warm: nothing was compiled between the clock reads it comes from."""
 
     def cold(used: Sequence[Span]) -> bool:  # traced, lowered or compiled (a new layout is only compiled)
         return any(span.compiled for span in used) and not _made_anew(used)
 
-    def found(methods: list[Method], every: list[Span]) -> str:
-        used = methods[0].spans if methods else every
+    def found(methods: list[Method], used: Sequence[Span]) -> str:
         compiled = [c for span in used for c in span.compiled]
         return (
             f"{_compiled_names(compiled)} traced and compiled between the clock reads the time comes from "
@@ -104,12 +98,10 @@ def assert_warm(record: TimingRecord, claims: dict[str, float]) -> None:
 
 
 def assert_made_once(record: TimingRecord, claims: dict[str, float]) -> None:
-    """Each time was measured on one function made once: no function was traced again and again between
-    the clock reads it comes from (``jax.jit(jax.grad(f))`` written inside the timed call is made anew, and
-    compiled, every time)."""
+    """Each time was measured on one function made once: ``jax.jit(jax.grad(f))`` written inside the timed call
+    is made anew, and compiled, every time."""
 
-    def found(methods: list[Method], every: list[Span]) -> str:
-        used = methods[0].spans if methods else every
+    def found(methods: list[Method], used: Sequence[Span]) -> str:
         compiled = [c for span in used for c in _traced(span)]
         return (
             f"{_compiled_names(compiled)} traced anew {len(compiled)} times between the clock reads the time "
@@ -130,8 +122,8 @@ def assert_blocked(record: TimingRecord, claims: dict[str, float]) -> None:
     """Each time's spans waited for a result before the clock stopped (``jax.block_until_ready``, or a
     transfer to the host): without it the clock times the dispatch alone."""
 
-    def found(methods: list[Method], every: list[Span]) -> str:
-        unwaited = sum(1 for s in (methods[0].spans if methods else every) if not s.waits)
+    def found(methods: list[Method], used: Sequence[Span]) -> str:
+        unwaited = sum(1 for s in used if not s.waits)
         return (
             f"{unwaited} of the timed spans the time comes from waited for no result before the clock stopped: "
             "the clock timed the dispatch, not the computation"
@@ -155,8 +147,8 @@ def assert_timed_on(record: TimingRecord, claims: dict[str, float], shapes: Sequ
     def right(span: Span) -> bool:
         return bool(span.waits) and all(shape in wanted for shape, _ in span.shapes)
 
-    def found(methods: list[Method], every: list[Span]) -> str:
-        seen = sorted({shape for s in (methods[0].spans if methods else every) for shape, _ in s.shapes})
+    def found(methods: list[Method], used: Sequence[Span]) -> str:
+        seen = sorted({shape for s in used for shape, _ in s.shapes})
         return f"results of shape {', '.join(str(s) for s in seen[:4]) or 'none'} waited for inside the timed spans"
 
     wanted_text = " or ".join(str(s) for s in sorted(wanted))
@@ -173,10 +165,10 @@ def assert_timed_on(record: TimingRecord, claims: dict[str, float], shapes: Sequ
 def assert_calls(record: TimingRecord, claims: dict[str, float], at_least: int) -> None:
     """Each time comes from at least ``at_least`` timed calls."""
 
-    def found(methods: list[Method], every: list[Span]) -> str:
+    def found(methods: list[Method], used: Sequence[Span]) -> str:
         if methods:
             return max(methods, key=lambda m: m.calls).describe()
-        return f"at most {max(len(s.waits) for s in every)} call(s) waited for in one timed span"
+        return f"at most {max(len(s.waits) for s in used)} call(s) waited for in one timed span"
 
     _judge(
         record,
@@ -192,15 +184,12 @@ MEDIAN_SPANS = 3  # a median of one or two timed spans is their mean as well: it
 
 
 def assert_median(record: TimingRecord, claims: dict[str, float]) -> None:
-    """Each time is the median of several timed calls' times, not their mean, their least, their total or
-    one call's time. Judged by the values alone: it fails only where the claimed number is another statistic
-    of the spans and no median of at least ``MEDIAN_SPANS`` of them (``np.median``, ``statistics.median``,
-    ``jnp.median``, the middle of the sorted times); a time no spans give is not judged here."""
+    """Each time is the median of several timed calls' times, judged by the values alone: it fails only where
+    the claimed number is another statistic of the spans and no median of at least ``MEDIAN_SPANS`` of them."""
 
     def sorted_middle(claimed: float) -> bool:
-        """Is it either middle time of an even number of spans of one kind (``sorted(times)[n // 2]``)? Not
-        one of ``how_measured``'s methods: a run with one more span often has that same middle, and would
-        hide from the other checks the run the time came from."""
+        """Is it either middle time of an even number of spans of one kind (``sorted(times)[n // 2]``)? Not a
+        ``how_measured`` method: a run with one more span often has that middle, and would hide the true run."""
         for chosen in candidates(record, spans(record)):
             per_call = [span.per_call for span in chosen]
             if len(per_call) < MEDIAN_SPANS + 1 or len(per_call) % 2 or len({span.shapes for span in chosen}) > 1:
@@ -212,7 +201,7 @@ def assert_median(record: TimingRecord, claims: dict[str, float]) -> None:
     def median(method: Method) -> bool:
         return method.statistic == "median" and len(method.spans) >= MEDIAN_SPANS
 
-    def found(methods: list[Method], every: list[Span]) -> str:
+    def found(methods: list[Method], used: Sequence[Span]) -> str:
         other = [m for m in methods if m.statistic != "median"] or methods
         return max(other, key=lambda m: len(m.spans)).describe()
 
