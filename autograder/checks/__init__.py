@@ -9,15 +9,7 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.checks.failure import CheckFailure
-    from autograder.checks.found import (
-        assert_value_type,
-        exact_type,
-        found_bool,
-        found_number,
-        found_tuple,
-        is_of_type,
-        leaf_name,
-    )
+    from autograder.checks.found import assert_value_type, found_bool, found_number, found_tuple
     from autograder.checks.hlo import (
         COLLECTIVES,
         assert_collectives,
@@ -34,7 +26,6 @@ if TYPE_CHECKING:
         assert_tree_layouts,
         describe_layout,
         is_same_layout,
-        layout_hint,
         render_layout,
     )
     from autograder.checks.measurement import (
@@ -45,19 +36,12 @@ if TYPE_CHECKING:
         measured_ratio,
         median_is_settled,
     )
-    from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec, mesh_words, spec_problem
+    from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
-    from autograder.checks.program import (
-        assert_jit_given_layouts,
-        assert_jitted,
-        assert_jitted_shard_map,
-        assert_uses,
-    )
+    from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_jitted_shard_map, assert_uses
     from autograder.checks.shard_map_body import (
-        SHARD_MAP_COLLECTIVES,
         assert_ppermute_ring,
         assert_shard_map_collectives,
-        ring_shift,
         shard_map_collectives,
     )
     from autograder.checks.shard_map_operands import (
@@ -74,7 +58,7 @@ if TYPE_CHECKING:
         assert_time_consistent,
         format_seconds,
     )
-    from autograder.checks.timing_conditions import LoadAllowance, load_allowance, students_load
+    from autograder.checks.timing_conditions import load_allowance, students_load
     from autograder.checks.timing_method import (
         assert_blocked,
         assert_calls,
