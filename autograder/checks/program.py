@@ -9,8 +9,6 @@ from autograder.checks.found import quote
 from autograder.checks.layout import Layout, assert_same_layout, describe_layout
 from autograder.facts import CallFact, ProgramFact, ShardingFact
 
-__all__ = ["assert_jitted", "assert_uses", "assert_jitted_shard_map", "assert_jit_given_layouts"]
-
 # What a student writes, for the primitive that shows it in a trace.
 PRIMITIVE_SPELLING = {"shard_map": "jax.shard_map", "sharding_constraint": "jax.lax.with_sharding_constraint"}
 

@@ -6,19 +6,13 @@ to an all-reduce too); the trace can: only a ``jax.lax`` collective written in a
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from autograder.checks.failure import CheckFailure
 from autograder.checks.found import quote
 from autograder.checks.program import traced_program
 from autograder.facts import CallFact
-
-__all__ = [
-    "SHARD_MAP_COLLECTIVES",
-    "shard_map_collectives",
-    "assert_shard_map_collectives",
-    "assert_ppermute_ring",
-]
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
 # ``pmean`` traces as ``psum`` followed by a division: the recorder notes it as written (``CollectiveUse.written``).
@@ -43,19 +37,15 @@ def shard_map_collectives(call: CallFact, name: str) -> list[tuple[str, tuple[st
 
 
 def _describe(uses: Iterable[tuple[str, tuple[str, ...]]]) -> str:
-    counted: dict[str, int] = {}
-    for collective, axes in uses:
-        text = f"{collective} over {', '.join(repr(a) for a in axes)}" if axes else collective
-        counted[text] = counted.get(text, 0) + 1
+    counted = Counter(f"{c} over {', '.join(repr(a) for a in axes)}" if axes else c for c, axes in uses)
     return ", ".join(text + (f" ({n}×)" if n > 1 else "") for text, n in counted.items())
 
 
 def assert_shard_map_collectives(
     call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (), axis: str | None = None
 ) -> None:
-    """Fail unless the function's ``shard_map`` bodies use every collective of ``uses`` (over mesh axis
-    ``axis`` when given) and none of ``avoids``; names as in ``jax.lax`` (``psum``, ``pmean``, ``all_gather``,
-    ``psum_scatter``, ``ppermute``, ``all_to_all``, ``pmax``, ``pmin``): a ``pmean`` is not a ``psum``."""
+    """Fail unless the function's ``shard_map`` bodies use every collective of ``uses`` (over mesh axis ``axis``
+    when given) and none of ``avoids``, named as in ``jax.lax``: a ``pmean`` is not a ``psum``."""
     uses, avoids = tuple(uses), tuple(avoids)
     unknown = [c for c in uses + avoids if c not in SHARD_MAP_COLLECTIVES]
     if unknown:
@@ -107,10 +97,9 @@ def _pairs(perm: tuple[tuple[int, int], ...] | None, shown: int = 4) -> str:
 
 
 def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, steps: int | None = None) -> None:
-    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, every one of
-    them passing each of the ``axis_size`` devices' blocks one device along the ring (either direction), and
-    — given ``steps`` — blocks move that many times in all, a loop's ppermute counted once per iteration (a
-    ``while`` loop, whose count the trace does not fix, is not counted)."""
+    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, each passing
+    every device's block one device along the ring, and, given ``steps``, blocks move that many times in all
+    (a loop's ppermute counted once per iteration; a ``while`` loop's count is unknown, so none is checked)."""
     program = traced_program(call, name)
     ppermutes = [use for use in program.collectives if _SPELLED.get(use.primitive) == "ppermute" and axis in use.axes]
     if not ppermutes:

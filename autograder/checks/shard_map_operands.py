@@ -15,15 +15,6 @@ from autograder.checks.found import listed, quote
 from autograder.checks.program import assert_uses, traced_program
 from autograder.facts import CallFact, ShardMapBody
 
-__all__ = [
-    "assert_one_shard_map",
-    "operand_blocks",
-    "assert_operand_block",
-    "assert_operand_replicated",
-    "assert_body_receives_blocks",
-    "assert_body_never_holds_whole",
-]
-
 Shape = tuple[int, ...]
 
 
@@ -42,8 +33,7 @@ def _bodies(call: CallFact, name: str, operand: str) -> tuple[ShardMapBody, ...]
 
 
 def assert_one_shard_map(call: CallFact, name: str) -> ShardMapBody:
-    """Fail unless the function's program holds exactly one ``shard_map`` (nested programs included); its
-    record otherwise, for the checks that read one body."""
+    """The one ``shard_map`` of the function's program (nested programs included), or a CheckFailure."""
     bodies = traced_program(call, name).bodies
     if len(bodies) != 1:
         taking = "; ".join(", ".join(map(_shape, body.operands)) or "no array" for body in bodies)
@@ -55,8 +45,8 @@ def assert_one_shard_map(call: CallFact, name: str) -> ShardMapBody:
 
 
 def operand_blocks(call: CallFact, name: str, operand: str, shape: Shape) -> list[Shape]:
-    """The block each ``shard_map`` of the function gives one device of the operand ``operand``, the
-    grader's input of global shape ``shape``: one entry per ``shard_map``, a CheckFailure if one lacks it."""
+    """The block each ``shard_map`` of the function gives one device of the operand ``operand``, the grader's
+    input of global shape ``shape``; a CheckFailure if one lacks it."""
     blocks = []
     for body in _bodies(call, name, operand):
         position = _position(body, shape)
@@ -78,16 +68,15 @@ def _not_taken(name: str, operands: Sequence[tuple[str, Shape]], bodies: Sequenc
 
 
 def _position(body: ShardMapBody, shape: Shape, later: int = 0) -> int | None:
-    """Where the operand of global shape ``shape`` stands among the body's operands (None: it takes none):
-    the last of that shape, or — ``later`` more of the grader's inputs sharing the shape after it — that many
-    before the last."""
+    """Where the operand of global shape ``shape`` stands among the body's operands (None: it takes none): the
+    last of that shape, or, with ``later`` more of the grader's inputs of that shape after it, as many before."""
     found = [i for i, whole in enumerate(body.operands[: len(body.blocks)]) if tuple(whole) == tuple(shape)]
     return found[-1 - later] if len(found) > later else None
 
 
 def _positions(body: ShardMapBody, shapes: Sequence[Shape]) -> list[int] | None:
-    """Where each of the grader's inputs of global shapes ``shapes`` (in the order it passes them) stands
-    among the body's operands; None unless the body takes them all."""
+    """Where each of the grader's inputs of global shapes ``shapes`` stands among the body's operands; None
+    unless the body takes them all."""
     positions = []
     for i, shape in enumerate(shapes):
         position = _position(body, shape, later=shapes[i + 1 :].count(shape))
@@ -98,8 +87,6 @@ def _positions(body: ShardMapBody, shapes: Sequence[Shape]) -> list[int] | None:
 
 
 def assert_operand_block(call: CallFact, name: str, operand: str, shape: Shape, block: Shape, hint: str = "") -> None:
-    """Fail unless every ``shard_map`` of the function gives each device a ``block`` of the operand
-    ``operand`` (the grader's input of global shape ``shape``); ``hint`` says which in_specs do."""
     for found in operand_blocks(call, name, operand, shape):
         if found != tuple(block):
             raise CheckFailure(
@@ -109,21 +96,14 @@ def assert_operand_block(call: CallFact, name: str, operand: str, shape: Shape, 
 
 
 def assert_operand_replicated(call: CallFact, name: str, operand: str, shape: Shape, hint: str = "") -> None:
-    """Fail unless every ``shard_map`` of the function gives each device the whole of the operand
-    ``operand`` (its in_specs entry ``P()``): the body finds it whole, as a weight every device needs."""
     assert_operand_block(call, name, operand, shape, shape, hint or f"its in_specs entry for {operand} should be P()")
 
 
 def assert_body_receives_blocks(
     call: CallFact, name: str, operands: Iterable[tuple[str, Shape, Shape]], in_specs: str
 ) -> None:
-    """Fail unless the function has a ``shard_map`` taking every one of ``operands`` — ``(operand, shape,
-    block)``: the grader's name for it, the global shape of the grader's input for it (found by that shape,
-    as the operand checks above do: a closed-over array before them does not matter) and the block one
-    device should receive — and every ``shard_map`` taking them all gives each device those blocks, as
-    ``in_specs`` (the text the message quotes) cut them; a ``shard_map`` lacking one is not held to it. (On
-    an Explicit mesh a shard_map whose in_specs differ from its input's layout is refused unless the input
-    is laid out anew first: laid out whole, every device starts with what a collective was to bring.)"""
+    """Fail unless a ``shard_map`` takes every one of ``operands`` (``(operand, shape, block)``) and each that
+    takes them all gives each device those blocks, as ``in_specs`` (the text the message quotes) cut them."""
     assert_uses(call, "shard_map", name)
     wanted = [(operand, tuple(shape), tuple(block)) for operand, shape, block in operands]
     shapes = [shape for _, shape, _ in wanted]
@@ -145,13 +125,9 @@ def assert_body_receives_blocks(
 
 
 def assert_body_never_holds_whole(call: CallFact, name: str, operand: str, shape: Shape) -> None:
-    """Fail unless each device holds only its own part of the operand ``operand`` (the grader's input of
-    global shape ``shape``) in every ``shard_map`` of the function that takes it: what the body receives
-    (its ``in_specs`` must split it, and it must not have been laid out whole on every device right before —
-    a ``with_sharding_constraint``, ``device_put`` or ``jit(in_shardings=...)`` to ``P()``), and what the body
-    makes (no value with as many entries as the whole operand: it gathered it, with ``all_gather``,
-    ``ppermute`` steps stacked, or any other way). Fails too when no ``shard_map`` takes it. Choose the
-    grader's input sizes so that no honest value of the body is that large."""
+    """Fail unless each device holds only its own part of the operand ``operand`` in every ``shard_map`` that
+    takes it (one must): received split, not laid out whole right before, and no value of the body as large
+    as the whole, however gathered. Choose the grader's input sizes so that no honest value is that large."""
     taking = [(body, _position(body, shape)) for body in _bodies(call, name, operand)]
     if all(position is None for _, position in taking):
         raise _not_taken(name, [(operand, shape)], [body for body, _ in taking])
