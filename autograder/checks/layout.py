@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -122,8 +123,7 @@ def _cuts(layout: Layout, dim: int) -> list[tuple[int, int]]:
     boundaries = {0, layout.shape[dim]}
     for block in layout.blocks.values():
         boundaries.update(block[dim])
-    points = sorted(boundaries)
-    return list(zip(points[:-1], points[1:]))
+    return list(itertools.pairwise(sorted(boundaries)))
 
 
 def _cell_label(layout: Layout, rows, cols, ndim: int) -> str:

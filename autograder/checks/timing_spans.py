@@ -1,11 +1,9 @@
 """Where a claimed time came from: the spans of the timing record (kernel/timing_record.py) whose clock values
-give it — their median, mean or least time per call, their total divided by a count of calls, or the median
-of their times divided by one — found exactly, from the values the clock returned, whatever the machine's
-speed. The timing method's checks (timing_method.py) read the method from those spans.
-"""
+give it, found exactly from the values the clock returned, whatever the machine's speed."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -52,28 +50,21 @@ class Method:
 
 
 def spans(record: TimingRecord) -> list[Span]:
-    """The record's spans: the pairs of reads the code subtracted, or, where it subtracted none that the
-    record saw (numpy's ``diff``), each read and the next."""
+    """The pairs of clock reads the code subtracted, or, where the record saw none (numpy's ``diff``), each
+    read and the next."""
     position = {event.read: i for i, event in enumerate(record.events) if isinstance(event, ClockRead)}
     pairs = [(position[a], position[b]) for a, b in record.spans if a in position and b in position]
     pairs = [(a, b) for a, b in dict.fromkeys(pairs) if a < b]
     if not pairs:
-        reads = sorted(position.values())
-        pairs = list(zip(reads, reads[1:]))
+        pairs = list(itertools.pairwise(sorted(position.values())))
     found = []
     for a, b in pairs:
         start, stop = record.events[a], record.events[b]
         assert isinstance(start, ClockRead) and isinstance(stop, ClockRead)
         inside = record.events[a + 1 : b]
-        found.append(
-            Span(
-                a,
-                b,
-                stop.seconds - start.seconds,
-                tuple(e for e in inside if isinstance(e, Wait)),
-                tuple(e for e in inside if isinstance(e, Compilation)),
-            )
-        )
+        waits = tuple(e for e in inside if isinstance(e, Wait))
+        compiled = tuple(e for e in inside if isinstance(e, Compilation))
+        found.append(Span(a, b, stop.seconds - start.seconds, waits, compiled))
     return found
 
 
@@ -90,9 +81,8 @@ def _boundaries(record: TimingRecord, base: list[Span]) -> list[int]:
 
 
 def candidates(record: TimingRecord, found: list[Span]) -> Iterable[tuple[Span, ...]]:
-    """The sets of spans a claimed time may come from: runs of like spans, whole or less their first few
-    (warm-ups timed and thrown away), among all spans or those of one kind (the same results waited for),
-    every other one of a kind (two functions timed in turn), and each span alone."""
+    """The sets of spans a claimed time may come from: runs of like spans, whole or less their first few, among
+    all spans or those of one kind, every other one of a kind (two functions timed in turn), each span alone."""
     kinds: dict[frozenset, list[Span]] = {}
     for span in found:
         kinds.setdefault(span.shapes, []).append(span)
@@ -114,10 +104,8 @@ def candidates(record: TimingRecord, found: list[Span]) -> Iterable[tuple[Span, 
 
 
 def _calls_may_be(chosen: Sequence[Span], count: int, each_span: bool) -> bool:
-    """Whether ``count`` calls (in all the spans, or ``each_span``) can be what the spans timed. Where each
-    span waited for several results, the calls were waited for one by one: the waits count them, and a
-    division by a number they do not allow is a coincidence (a short time divided out of a long span by
-    hundreds agrees with almost any claim to the match's rounding)."""
+    """Whether ``count`` calls (in all the spans, or ``each_span``) can be what the spans timed: where each
+    span waited for several results, the waits count the calls, and another count is a coincidence."""
     if not all(len(span.waits) >= 2 for span in chosen):
         return True  # waited for once at a loop's end, or never: the record does not count the calls
     if each_span:
@@ -133,9 +121,8 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
     """Every way the record's spans give ``claimed`` seconds per call; [] when none does."""
     if not claimed > 0:
         return []
-    found = spans(record)
     methods = []
-    for chosen in candidates(record, found):
+    for chosen in candidates(record, spans(record)):
         per_call = [span.per_call for span in chosen]
         calls = sum(max(1, len(span.waits)) for span in chosen)
         for statistic, value in (
