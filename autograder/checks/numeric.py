@@ -25,8 +25,8 @@ def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-
 def assert_allclose(
     found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-6
 ) -> None:
-    """Fail unless ``found`` has the expected shape, kind of dtype and values (``np.isclose`` entry by entry)
-    — on every device: a block a device holds that differs from the array's value is compared too."""
+    """Fail unless ``found`` has the expected shape, kind of dtype and values, on every device: a block a device
+    holds that differs from the array's value is compared too."""
     expected = np.asarray(expected)
     values = _found_values(found, name)
     _assert_close(values, expected, name, rtol, atol)
@@ -37,7 +37,6 @@ def assert_allclose(
 def _assert_every_device(
     fact: Fact, sharding: ShardingFact, expected: np.ndarray, name: str, rtol: float, atol: float
 ) -> None:
-    """Each block that a device holds, where it differs from the array's value, against the expected block."""
     for device in sorted(fact.blocks):
         index = tuple(slice(start, stop) for start, stop in sharding.device_indices[device])
         block = _typed(fact.blocks[device], fact.dtype)
@@ -54,7 +53,6 @@ def _assert_every_device(
 
 
 def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: float, atol: float) -> None:
-    """``assert_allclose`` on plain arrays."""
     if values.shape != expected.shape:
         hint = " — it looks transposed" if values.ndim > 1 and values.shape == expected.shape[::-1] else ""
         raise CheckFailure(f"{quote(name)}: expected shape {expected.shape}, found shape {values.shape}{hint}")
@@ -79,7 +77,6 @@ def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: flo
 def assert_tree_allclose(
     found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5, atol: float = 1e-6
 ) -> None:
-    """Check each leaf of a tree fact (``jax.tree`` order) against the expected arrays."""
     fact = require_defined(found, name)
     if fact.kind != "tree":
         raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
@@ -126,9 +123,8 @@ def _kind(dtype: np.dtype) -> str:
 
 
 def _isclose(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """``np.isclose(got, want, rtol, atol, equal_nan=True)`` entry by entry, in a fifth of its time on
-    arrays of millions of entries (it matters: the grader compares lab 1's 1024×1024 product while the
-    kernel runs)."""
+    """``np.isclose(got, want, rtol, atol, equal_nan=True)`` in a fifth of its time: the grader compares lab 1's
+    1024×1024 product while the kernel runs."""
     with np.errstate(invalid="ignore", over="ignore"):
         close = np.abs(got - want) <= atol + rtol * np.abs(want)
     close &= np.isfinite(got)
