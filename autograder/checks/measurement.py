@@ -155,25 +155,25 @@ def called_once(calls: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], A
     return calls
 
 
-def median_is_settled(samples: list[float], precision: float, confidence: float = MEDIAN_CONFIDENCE) -> bool:
+def median_is_settled(samples: list[float], precision: float) -> bool:
     """Whether a distribution-free (order-statistic) interval of the median lies within a factor
     ``1 + precision`` of it on both sides; False with too few samples (fewer than 5 at 90 %)."""
     ordered = sorted(samples)
     n = len(ordered)
-    rank = _median_interval_rank(n, confidence)
+    rank = _median_interval_rank(n)
     if rank is None:
         return False
     low, high, median = ordered[rank - 1], ordered[n - rank], statistics.median(ordered)
     return low > 0 and median / low <= 1 + precision and high / median <= 1 + precision
 
 
-def _median_interval_rank(n: int, confidence: float) -> int | None:
-    """The largest k such that [x(k), x(n-k+1)] holds the true median with at least ``confidence``."""
+def _median_interval_rank(n: int) -> int | None:
+    """The largest k such that [x(k), x(n-k+1)] holds the true median with at least ``MEDIAN_CONFIDENCE``."""
     best = None
     below = 0.0  # P(Binomial(n, 1/2) <= k - 1)
     for k in range(1, n // 2 + 1):
         below += math.comb(n, k - 1) / 2**n
-        if 1 - 2 * below < confidence:
+        if 1 - 2 * below < MEDIAN_CONFIDENCE:
             break
         best = k
     return best
@@ -210,9 +210,7 @@ class MeasuredRatio:
         return f"{self.median:.3g} ({MEDIAN_CONFIDENCE:.0%} interval {self.low:.3g}–{high}{rounds})"
 
 
-def measured_ratio(
-    numerator: TimingStats, denominator: TimingStats, confidence: float = MEDIAN_CONFIDENCE
-) -> MeasuredRatio:
+def measured_ratio(numerator: TimingStats, denominator: TimingStats) -> MeasuredRatio:
     """numerator ÷ denominator, round by round (a round's two samples met the same load): their median and its
     order-statistic interval, 0 to infinity with too few rounds."""
     if len(numerator.samples) != len(denominator.samples) or not numerator.samples:
@@ -223,7 +221,7 @@ def measured_ratio(
     _require_positive(**{f"sample {i}": t for i, t in enumerate(numerator.samples + denominator.samples)})
     ratios = sorted(a / b for a, b in zip(numerator.samples, denominator.samples))
     n, median = len(ratios), statistics.median(ratios)
-    rank = _median_interval_rank(n, confidence)
+    rank = _median_interval_rank(n)
     if rank is None:
         return MeasuredRatio(median, 0.0, math.inf, n)
     return MeasuredRatio(median, ratios[rank - 1], ratios[n - rank], n)
