@@ -11,6 +11,3 @@ class CheckFailure(AssertionError):
         self.message = message
         self.expected_picture = expected_picture
         self.found_picture = found_picture
-
-    def __str__(self) -> str:
-        return self.message
