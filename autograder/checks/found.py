@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -117,7 +118,7 @@ def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> f
     types ``accept`` names."""
     value = _plain_value(found, name)
     if isinstance(value, Fact) or isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CheckFailure(f"{quote(name)}: expected a number of seconds or a ratio, found {_describe(found, value)}")
+        raise CheckFailure(f"{quote(name)}: expected a number of seconds or a ratio, found {_describe(value)}")
     assert_value_type(found, accept, name)
     if not math.isfinite(value) or value <= 0:
         raise CheckFailure(f"{quote(name)}: expected a finite positive number, found {value!r}")
@@ -128,7 +129,7 @@ def found_bool(found: Any, name: str, accept: Sequence[str] = ("bool",)) -> bool
     """A bool from a value fact or a plain bool, of one of the exact types ``accept`` names."""
     value = _plain_value(found, name)
     if not isinstance(value, (bool, np.bool_)):
-        raise CheckFailure(f"{quote(name)}: expected True or False, found {_describe(found, value)}")
+        raise CheckFailure(f"{quote(name)}: expected True or False, found {_describe(value)}")
     assert_value_type(found, accept, name)
     return bool(value)
 
@@ -141,24 +142,18 @@ def _plain_value(found: Any, name: str) -> Any:
     fact = require_defined(found, name)
     if fact.kind == "value":
         if fact.type == "float" and isinstance(fact.value, str):
-            return _float_text(fact.value)  # the kernel recorder writes nan and inf as text
+            with contextlib.suppress(ValueError):
+                return float(fact.value)  # the kernel recorder writes nan and inf as text
         return fact.value
     if fact.kind == "array" and fact.shape == () and fact.values is not None:
         return fact.values.item()
     return fact
 
 
-def _describe(found: Any, value: Any) -> str:
+def _describe(value: Any) -> str:
     if isinstance(value, Fact):
         return value.describe()
     return f"{type(value).__name__} {value!r}"
-
-
-def _float_text(text: str) -> float | str:
-    try:
-        return float(text)
-    except ValueError:
-        return text
 
 
 def found_tuple(found: Any, name: str, of: type = int) -> tuple:
