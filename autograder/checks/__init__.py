@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.checks.failure import CheckFailure
-    from autograder.checks.found import assert_value_type, found_bool, found_number, found_tuple
+    from autograder.checks.found import CheckFailure, assert_value_type, found_bool, found_number, found_tuple
     from autograder.checks.hlo import (
         COLLECTIVES,
         assert_collectives,

@@ -1,4 +1,5 @@
-"""Reading the student's value out of a ``Fact``, failing clearly when it is absent or of the wrong kind."""
+"""The exception every check raises, and the student's value read out of a ``Fact``, failing clearly when it
+is absent or of the wrong kind."""
 
 from __future__ import annotations
 
@@ -9,8 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from autograder.checks.failure import CheckFailure
 from autograder.facts import Fact
+
+
+class CheckFailure(AssertionError):
+    """A check failed: ``str()`` is the message for the student; layout checks also attach both pictures."""
+
+    def __init__(self, message: str, expected_picture: str | None = None, found_picture: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.expected_picture = expected_picture
+        self.found_picture = found_picture
 
 
 def quote(name: str) -> str:

@@ -6,8 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import listed, quote
+from autograder.checks.found import CheckFailure, listed, quote
 
 COLLECTIVES = ("all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute")
 

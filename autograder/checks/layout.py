@@ -11,8 +11,7 @@ from typing import Any
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import assert_value_type, leaf_name, quote, require_array, require_defined
+from autograder.checks.found import CheckFailure, assert_value_type, leaf_name, quote, require_array, require_defined
 from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem
 from autograder.facts import Fact
 

@@ -14,8 +14,7 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, PartitionSpec
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
+from autograder.checks.found import CheckFailure, quote
 from autograder.facts import Fact, MeshFact
 
 AXIS_TYPES = {"auto": AxisType.Auto, "explicit": AxisType.Explicit}

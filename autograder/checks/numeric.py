@@ -8,8 +8,7 @@ from typing import Any
 import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
 import numpy as np
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import leaf_name, quote, require_defined
+from autograder.checks.found import CheckFailure, leaf_name, quote, require_defined
 from autograder.facts import Fact, ShardingFact
 
 

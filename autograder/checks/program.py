@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
+from autograder.checks.found import CheckFailure, quote
 from autograder.checks.layout import Layout, assert_same_layout, describe_layout
 from autograder.facts import CallFact, ProgramFact, ShardingFact
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
+from autograder.checks.found import CheckFailure, quote
 from autograder.checks.program import traced_program
 from autograder.facts import CallFact
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import listed, quote
+from autograder.checks.found import CheckFailure, listed, quote
 from autograder.checks.program import assert_uses, traced_program
 from autograder.facts import CallFact, ShardMapBody
 

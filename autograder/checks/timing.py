@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import found_bool, found_number, quote
+from autograder.checks.found import CheckFailure, found_bool, found_number, quote
 from autograder.checks.measurement import TIE, MeasuredRatio, TimingStats, _require_positive
 from autograder.checks.timing_conditions import load_allowance
 

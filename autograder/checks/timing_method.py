@@ -7,8 +7,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import found_number, quote
+from autograder.checks.found import CheckFailure, found_number, quote
 from autograder.checks.timing_spans import Method, Shape, Span, agrees, candidates, how_measured, spans
 from autograder.facts import Compilation, Fact, TimingRecord
 

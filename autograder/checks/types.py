@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autograder.checks.failure import CheckFailure
-from autograder.checks.found import quote
+from autograder.checks.found import CheckFailure, quote
 from autograder.checks.mesh import MeshSpec, spec_entries
 from autograder.facts import Fact, TypeFact
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import autograder.kernel.timing_record as timing_record
-from autograder.checks.failure import CheckFailure
+from autograder.checks import CheckFailure
 from autograder.checks.timing_method import (
     assert_blocked,
     assert_calls,
