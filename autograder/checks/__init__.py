@@ -37,10 +37,13 @@ if TYPE_CHECKING:
     )
     from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
-    from autograder.checks.program import assert_jit_given_layouts, assert_jitted, assert_jitted_shard_map, assert_uses
-    from autograder.checks.shard_map_body import (
+    from autograder.checks.program import (
+        assert_jit_given_layouts,
+        assert_jitted,
+        assert_jitted_shard_map,
         assert_ppermute_ring,
         assert_shard_map_collectives,
+        assert_uses,
         shard_map_collectives,
     )
     from autograder.checks.shard_map_operands import (
@@ -66,8 +69,8 @@ if TYPE_CHECKING:
         assert_timed_on,
         assert_warm,
         claimed_times,
+        how_measured,
     )
-    from autograder.checks.timing_spans import how_measured
     from autograder.checks.types import assert_type, is_type, normalise_axes, type_text
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

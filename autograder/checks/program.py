@@ -1,8 +1,11 @@
-"""How a student's function is built, read from its trace: jitted or not, what it uses, what jit was given."""
+"""How a student's function is built, read from its trace: jitted or not, what it uses, what jit was given, and
+the collectives its ``shard_map`` bodies write, which the compiled program cannot tell from what XLA inserts (a
+``jnp.sum`` of a sharded array compiles to an all-reduce too)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from autograder.checks.found import CheckFailure, quote
 from autograder.checks.layout import Layout, assert_same_layout, describe_layout
@@ -87,3 +90,115 @@ def _assert_given(found: ShardingFact | None, expected: Layout, label: str) -> N
     if found is None:
         raise CheckFailure(f"{quote(label)}: expected {describe_layout(expected)}, found no sharding given")
     assert_same_layout(Layout(expected.shape, dict(found.device_indices)), expected, label)
+
+
+# What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
+# ``pmean`` traces as ``psum`` followed by a division: the recorder notes it as written (``CollectiveUse.written``).
+SHARD_MAP_COLLECTIVES = {
+    "psum": frozenset({"psum", "psum2", "psum_invariant"}),
+    "pmean": frozenset(),
+    "pmax": frozenset({"pmax"}),
+    "pmin": frozenset({"pmin"}),
+    "all_gather": frozenset({"all_gather", "all_gather_invariant"}),
+    "psum_scatter": frozenset({"reduce_scatter"}),
+    "ppermute": frozenset({"ppermute"}),
+    "all_to_all": frozenset({"all_to_all"}),
+}
+_SPELLED = {primitive: spelled for spelled, primitives in SHARD_MAP_COLLECTIVES.items() for primitive in primitives}
+
+
+def shard_map_collectives(call: CallFact, name: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The collectives written in the function's ``shard_map`` bodies, in trace order: ``(name, axes)``
+    with the name as written (``psum``, ``psum_scatter``, ...)."""
+    program = traced_program(call, name)
+    return [(use.written or _SPELLED.get(use.primitive, use.primitive), use.axes) for use in program.collectives]
+
+
+def _describe(uses: Iterable[tuple[str, tuple[str, ...]]]) -> str:
+    counted = Counter(f"{c} over {', '.join(repr(a) for a in axes)}" if axes else c for c, axes in uses)
+    return ", ".join(text + (f" ({n}×)" if n > 1 else "") for text, n in counted.items())
+
+
+def assert_shard_map_collectives(
+    call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (), axis: str | None = None
+) -> None:
+    """Fail unless the function's ``shard_map`` bodies use every collective of ``uses`` (over mesh axis ``axis``
+    when given) and none of ``avoids``, named as in ``jax.lax``: a ``pmean`` is not a ``psum``."""
+    uses, avoids = tuple(uses), tuple(avoids)
+    unknown = [c for c in uses + avoids if c not in SHARD_MAP_COLLECTIVES]
+    if unknown:
+        raise ValueError(f"unknown collective(s) {unknown}; known: {sorted(SHARD_MAP_COLLECTIVES)}")
+    program = traced_program(call, name)
+    found = shard_map_collectives(call, name)
+    wanted = " and ".join(f"jax.lax.{c}" for c in uses) + (f" over {axis!r}" if axis and uses else "")
+    if "shard_map" not in program.primitives:
+        if not uses:
+            return
+        raise CheckFailure(
+            f"{quote(name)}: expected a jax.shard_map whose body uses {wanted}, found no shard_map in its trace"
+            f" (it holds {', '.join(sorted(program.primitives)[:8]) or 'nothing'}) — a jnp.sum of a sharded"
+            " array compiles to an all-reduce XLA inserts, not a collective the function writes"
+        )
+    missing = [c for c in uses if not any(c == f and (axis is None or axis in axes) for f, axes in found)]
+    if missing:
+        raise CheckFailure(
+            f"{quote(name)}: expected its shard_map body to use {wanted}, found "
+            + (
+                f"only {_describe(found)}"
+                if found
+                else "no collective in it — inside shard_map, jnp.sum or"
+                " jnp.concatenate work on the device's own block only"
+            )
+            + f" (missing: {', '.join(missing)})"
+        )
+    banned = [(f, axes) for f, axes in found if f in avoids]
+    if banned:
+        raise CheckFailure(
+            f"{quote(name)}: expected its shard_map body not to use "
+            f"{' or '.join(f'jax.lax.{c}' for c in avoids)}, found {_describe(banned)}"
+        )
+
+
+def ring_shift(perm: tuple[tuple[int, int], ...], size: int) -> int | None:
+    """+1 or -1 when ``perm`` sends every one of ``size`` devices its block one device along the ring (device
+    i to i + 1, or to i - 1, modulo ``size``); None for any other permutation."""
+    for shift in (1, -1):
+        if sorted(perm) == [(i, (i + shift) % size) for i in range(size)]:
+            return shift
+    return None
+
+
+def _pairs(perm: tuple[tuple[int, int], ...] | None, shown: int = 4) -> str:
+    pairs = list(perm or ())
+    text = ", ".join(f"({a}, {b})" for a, b in pairs[:shown])
+    return f"[{text}{', …' if len(pairs) > shown else ''}]"
+
+
+def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, steps: int | None = None) -> None:
+    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, each passing
+    every device's block one device along the ring, and, given ``steps``, blocks move that many times in all
+    (a loop's ppermute counted once per iteration; a ``while`` loop's count is unknown, so none is checked)."""
+    program = traced_program(call, name)
+    ppermutes = [use for use in program.collectives if _SPELLED.get(use.primitive) == "ppermute" and axis in use.axes]
+    if not ppermutes:
+        raise CheckFailure(
+            f"{quote(name)}: expected its shard_map body to pass blocks around the ring with"
+            f" jax.lax.ppermute over {axis!r}, found no such ppermute"
+            + (f" (it writes {_describe(shard_map_collectives(call, name))})" if program.collectives else "")
+        )
+    ring = [(i, (i + 1) % axis_size) for i in range(axis_size)]
+    for use in ppermutes:
+        if use.perm is not None and ring_shift(use.perm, axis_size) is None:
+            raise CheckFailure(
+                f"{quote(name)}: expected every ppermute to pass each device's block one device along the ring"
+                f" of {axis_size} ({_pairs(tuple(ring))} or the reverse), found one with the pairs {_pairs(use.perm)}"
+            )
+    repeats = [use.repeats for use in ppermutes if use.repeats is not None]
+    if steps is None or len(repeats) < len(ppermutes):  # a ppermute inside a while loop runs an unknown count
+        return
+    moved = sum(repeats)
+    if moved != steps:
+        raise CheckFailure(
+            f"{quote(name)}: expected blocks to move {steps} steps around the ring ({steps} ppermutes,"
+            f" a loop's counted once per iteration), found {moved}"
+        )
