@@ -11,7 +11,7 @@ import dataclasses
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,25 +158,23 @@ def called_once(calls: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], A
 def median_is_settled(samples: list[float], precision: float) -> bool:
     """Whether a distribution-free (order-statistic) interval of the median lies within a factor
     ``1 + precision`` of it on both sides; False with too few samples (fewer than 5 at 90 %)."""
-    ordered = sorted(samples)
-    n = len(ordered)
-    rank = _median_interval_rank(n)
-    if rank is None:
-        return False
-    low, high, median = ordered[rank - 1], ordered[n - rank], statistics.median(ordered)
+    low, median, high = _median_interval(samples)
     return low > 0 and median / low <= 1 + precision and high / median <= 1 + precision
 
 
-def _median_interval_rank(n: int) -> int | None:
-    """The largest k such that [x(k), x(n-k+1)] holds the true median with at least ``MEDIAN_CONFIDENCE``."""
-    best = None
+def _median_interval(values: Iterable[float]) -> tuple[float, float, float]:
+    """The values' median between the ends of its order-statistic interval: [x(k), x(n-k+1)] for the largest k
+    that holds the true median with at least ``MEDIAN_CONFIDENCE``, 0 to infinity where no k does."""
+    ordered = sorted(values)
+    n, best = len(ordered), None
     below = 0.0  # P(Binomial(n, 1/2) <= k - 1)
     for k in range(1, n // 2 + 1):
         below += math.comb(n, k - 1) / 2**n
         if 1 - 2 * below < MEDIAN_CONFIDENCE:
             break
         best = k
-    return best
+    median = statistics.median(ordered)
+    return (0.0, median, math.inf) if best is None else (ordered[best - 1], median, ordered[n - best])
 
 
 @dataclass(frozen=True)
@@ -219,12 +217,8 @@ def measured_ratio(numerator: TimingStats, denominator: TimingStats) -> Measured
             f" {len(numerator.samples)} and {len(denominator.samples)}"
         )
     _require_positive(**{f"sample {i}": t for i, t in enumerate(numerator.samples + denominator.samples)})
-    ratios = sorted(a / b for a, b in zip(numerator.samples, denominator.samples))
-    n, median = len(ratios), statistics.median(ratios)
-    rank = _median_interval_rank(n)
-    if rank is None:
-        return MeasuredRatio(median, 0.0, math.inf, n)
-    return MeasuredRatio(median, ratios[rank - 1], ratios[n - rank], n)
+    low, median, high = _median_interval(a / b for a, b in zip(numerator.samples, denominator.samples))
+    return MeasuredRatio(median, low, high, len(numerator.samples))
 
 
 def _require_positive(**values: float) -> None:
