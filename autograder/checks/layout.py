@@ -66,10 +66,6 @@ class Layout:
         }
         return cls(tuple(shape), blocks)
 
-    @property
-    def devices(self) -> tuple[int, ...]:
-        return tuple(sorted(self.blocks))
-
     def holders(self) -> dict[Block, tuple[int, ...]]:
         by_block: dict[Block, list[int]] = {}
         for device, block in sorted(self.blocks.items()):
@@ -220,7 +216,8 @@ def layout_hint(expected: Layout, found: Layout) -> str | None:
         if len(found.blocks) == 1:
             return "it sits on a single device: it was never placed on the mesh"
         return (
-            f"it is on devices {', '.join(map(str, found.devices))}, not {', '.join(map(str, expected.devices))}:"
+            f"it is on devices {', '.join(map(str, sorted(found.blocks)))},"
+            f" not {', '.join(map(str, sorted(expected.blocks)))}:"
             " it was placed on another mesh or on only part of the devices"
         )
     found_splits, expected_splits = found.splits(), expected.splits()

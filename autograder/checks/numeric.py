@@ -114,11 +114,7 @@ def _kind(dtype: np.dtype) -> str:
         return "complex"
     if dtype.kind == "f" or "float" in dtype.name:  # bfloat16 and float8 types have kind "V"
         return "floating-point"
-    if dtype.kind in "iu":
-        return "integer"
-    if dtype.kind == "b":
-        return "boolean"
-    return dtype.name
+    return {"i": "integer", "u": "integer", "b": "boolean"}.get(dtype.kind, dtype.name)
 
 
 def _isclose(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 
 from autograder.checks.found import CheckFailure, quote
 from autograder.checks.layout import Layout, assert_same_layout, describe_layout
-from autograder.facts import CallFact, ProgramFact, ShardingFact
+from autograder.facts import CallFact, ProgramFact
 
 # What a student writes, for the primitive that shows it in a trace.
 PRIMITIVE_SPELLING = {"shard_map": "jax.shard_map", "sharding_constraint": "jax.lax.with_sharding_constraint"}
@@ -26,9 +26,8 @@ def traced_program(call: CallFact, name: str) -> ProgramFact:
 
 
 def assert_jitted(call: CallFact, name: str) -> None:
-    """Fail unless the function is jitted: a ``jax.jit`` function, or one whose whole work is one call of a
-    jitted function of the student's; a library function that is jitted itself (``jax.nn.log_softmax``,
-    ``jnp.linalg.norm``) does not make a plain function that calls it jitted."""
+    """Fail unless the function is a ``jax.jit`` function, or one whose whole work is one call of a jitted
+    function of the student's (a library function jitted itself does not count)."""
     program = traced_program(call, name)
     if program.is_jitted:
         return
@@ -46,7 +45,6 @@ def assert_jitted(call: CallFact, name: str) -> None:
 
 
 def assert_uses(call: CallFact, primitive: str, name: str) -> None:
-    """Fail unless the function's program contains ``primitive`` (e.g. ``shard_map``)."""
     program = traced_program(call, name)
     if primitive in program.primitives:
         return
@@ -58,8 +56,7 @@ def assert_uses(call: CallFact, primitive: str, name: str) -> None:
 
 
 def assert_jitted_shard_map(call: CallFact, name: str) -> None:
-    """Fail unless the function is a ``jax.shard_map`` wrapped in ``jax.jit``: built with a shard_map
-    (``assert_uses``), and jitted (``assert_jitted``), the shard_map's absence said first."""
+    """Fail unless the function is a ``jax.shard_map`` wrapped in ``jax.jit``, the shard_map's absence said first."""
     assert_uses(call, "shard_map", name)
     assert_jitted(call, name)
 
@@ -81,15 +78,10 @@ def assert_jit_given_layouts(
         if all(g is None for g in given):
             raise CheckFailure(f"{quote(name)}: expected jax.jit to be given {keyword}, found it given none")
         for index, (found, layout) in enumerate(zip(given, expected)):
-            _assert_given(
-                found, layout, f"{keyword}[{index}] of {name}" if len(expected) > 1 else f"{keyword} of {name}"
-            )
-
-
-def _assert_given(found: ShardingFact | None, expected: Layout, label: str) -> None:
-    if found is None:
-        raise CheckFailure(f"{quote(label)}: expected {describe_layout(expected)}, found no sharding given")
-    assert_same_layout(Layout(expected.shape, dict(found.device_indices)), expected, label)
+            label = f"{keyword}[{index}] of {name}" if len(expected) > 1 else f"{keyword} of {name}"
+            if found is None:
+                raise CheckFailure(f"{quote(label)}: expected {describe_layout(layout)}, found no sharding given")
+            assert_same_layout(Layout(layout.shape, dict(found.device_indices)), layout, label)
 
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from autograder.checks.found import CheckFailure, quote
+from autograder.checks.found import CheckFailure, quote, require_defined
 from autograder.checks.mesh import MeshSpec, spec_entries
 from autograder.facts import Fact, TypeFact
 
@@ -78,8 +78,7 @@ def _type_fact(found: TypeFact | Fact | None, name: str, expected: str) -> TypeF
         return found
     if found is None:
         raise CheckFailure(f"{quote(name)}: no type was recorded: it is not defined after this task, or not an array")
-    if found.is_missing:
-        raise CheckFailure(f"{quote(name)} is not defined after this task")
+    require_defined(found, name)
     if found.kind not in ("array", "type") or found.typeof is None:
         raise CheckFailure(
             f"{quote(name)}: expected a jax.Array of type {expected} (or that type, from jax.typeof),"
