@@ -107,7 +107,7 @@ def assert_value_type(found: Any, accept: str | Sequence[str], name: str) -> Non
     elif isinstance(found, Fact) and found.kind == "array":
         shown = f"{found.dtype}[{','.join(map(str, found.shape or ()))}]"
     elif isinstance(found, Fact) and found.kind == "spec":
-        shown = "of spec P(" + ", ".join(_entry(entry) for entry in found.spec or ()) + ")"
+        shown = "of spec P(" + ", ".join(map(entry_text, found.spec or ())) + ")"
     elif isinstance(found, Fact) and found.kind == "tree":
         shown = f"of {len(found.leaves)} items"
     conversion = CONVERSIONS.get(accept[0]) if len(accept) == 1 else None
@@ -117,7 +117,8 @@ def assert_value_type(found: Any, accept: str | Sequence[str], name: str) -> Non
     raise CheckFailure(f"{quote(name)}: expected {wanted}, found a {found_type} {shown}{hint}")
 
 
-def _entry(entry: tuple[str, ...] | None) -> str:
+def entry_text(entry: tuple[str, ...] | None) -> str:
+    """A PartitionSpec's entry as a message reads it: ``None``, ``'x'``, ``('a', 'b')``."""
     if entry is None:
         return "None"
     return repr(entry[0]) if len(entry) == 1 else repr(tuple(entry))

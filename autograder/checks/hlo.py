@@ -40,14 +40,14 @@ def assert_collectives(
     counts = _counts(hlo_text, name, compile_error)
     missing = [op for op in required if not counts[op]]
     present = [op for op in forbidden if counts[op]]
-    if not missing and not present:
-        return
     problems = []
     if missing:
         problems.append(f"expected {listed(missing)} in the compiled code, found none")
     if present:
         problems.append(f"expected no {listed(present)}, found {listed(f'{counts[op]} {op}' for op in present)}")
-    raise CheckFailure(f"{quote(name)}: {'; '.join(problems)} (the compiled code has {describe_collectives(counts)})")
+    if problems:
+        has = describe_collectives(counts)
+        raise CheckFailure(f"{quote(name)}: {'; '.join(problems)} (the compiled code has {has})")
 
 
 def assert_no_collectives(

@@ -14,7 +14,7 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, PartitionSpec
 
-from autograder.checks.found import CheckFailure, quote
+from autograder.checks.found import CheckFailure, entry_text, quote
 from autograder.facts import Fact, MeshFact
 
 AXIS_TYPES = {"auto": AxisType.Auto, "explicit": AxisType.Explicit}
@@ -69,14 +69,7 @@ def spec_entries(spec: SpecLike) -> SpecEntries:
 
 def format_spec(spec: SpecLike) -> str:
     """``P('x', None)``, ``P(('a', 'b'),)``, ``P()``: how a spec reads in messages."""
-    parts = []
-    for entry in spec_entries(spec):
-        if entry is None:
-            parts.append("None")
-        elif len(entry) == 1:
-            parts.append(repr(entry[0]))
-        else:
-            parts.append("(" + ", ".join(repr(a) for a in entry) + ")")
+    parts = [entry_text(entry) for entry in spec_entries(spec)]
     if len(parts) == 1 and parts[0].startswith("("):
         parts.append("")
     return "P(" + ", ".join(parts).rstrip() + ")"

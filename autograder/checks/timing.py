@@ -128,10 +128,7 @@ def assert_faster_verdict(
 
 def format_seconds(seconds: float) -> str:
     """``12.3 ms``, ``45 µs``, ``1.2 s``."""
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    if seconds >= 1e-6:
-        return f"{seconds * 1e6:.3g} µs"
+    for unit, least, scale in (("s", 1, 1), ("ms", 1e-3, 1e3), ("µs", 1e-6, 1e6)):
+        if seconds >= least:
+            return f"{seconds * scale:.3g} {unit}"
     return f"{seconds * 1e9:.3g} ns"
