@@ -38,21 +38,19 @@ if TYPE_CHECKING:
     from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
     from autograder.checks.program import (
+        assert_body_never_holds_whole,
+        assert_body_receives_blocks,
         assert_jit_given_layouts,
         assert_jitted,
         assert_jitted_shard_map,
-        assert_ppermute_ring,
-        assert_shard_map_collectives,
-        assert_uses,
-        shard_map_collectives,
-    )
-    from autograder.checks.shard_map_operands import (
-        assert_body_never_holds_whole,
-        assert_body_receives_blocks,
         assert_one_shard_map,
         assert_operand_block,
         assert_operand_replicated,
+        assert_ppermute_ring,
+        assert_shard_map_collectives,
+        assert_uses,
         operand_blocks,
+        shard_map_collectives,
     )
     from autograder.checks.timing import (
         assert_faster_verdict,
