@@ -1,8 +1,5 @@
-"""The grader's own timing: warmed up, blocked, repeated, interleaved, summarised by medians.
-
-Why: on 8 virtual CPU devices sharing two cores, load from other work shifts a single repeat by up to 40 %
-(JAX_NOTES.md); how the measurement copes is in docs/how-grading-works.md, "Timing".
-"""
+"""The grader's own timing: warmed up, blocked, repeated, interleaved, summarised by medians, as load from other
+work shifts a single repeat by up to 40 % (JAX_NOTES.md; docs/how-grading-works.md, "Timing")."""
 
 from __future__ import annotations
 
@@ -73,11 +70,9 @@ def measure_interleaved(
     precision: float = DEFAULT_PRECISION,
     verdict: tuple[str, str] | None = None,
 ) -> dict[str, TimingStats]:
-    """Time each function up to ``repeats`` times, one blocked call of each per round (order alternating),
-    after ``warmup`` untimed rounds, never while a student's kernel of this process runs cells. It stops
-    after ``min_repeats`` rounds once every median is known within ``precision``; with ``verdict``
-    (numerator, denominator) it goes on up to ``VERDICT_ROUNDS`` times ``repeats`` while that ratio's
-    verdict is open (``verdict_is_open``)."""
+    """Time each function up to ``repeats`` times, a blocked call of each per round, after ``warmup`` rounds,
+    stopping after ``min_repeats`` once every median is known within ``precision``; with ``verdict``
+    (numerator, denominator), going on up to ``VERDICT_ROUNDS`` times ``repeats`` while it is open."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     if verdict is not None and not set(verdict) <= set(fns):

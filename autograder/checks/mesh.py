@@ -1,7 +1,5 @@
-"""Meshes the grader builds (``MeshSpec``), PartitionSpecs read as plain entries, and the mesh an array lies on.
-
-A layout check cannot tell apart two meshes that put the same blocks on the same devices: a task whose text
-names the mesh (its axis names, axis types, device order) checks the recorded mesh itself."""
+"""Meshes the grader builds (``MeshSpec``), PartitionSpecs read as plain entries, and the mesh an array lies on:
+a layout check cannot tell apart two meshes that put the same blocks on the same devices."""
 
 from __future__ import annotations
 
@@ -105,9 +103,8 @@ def mesh_words(mesh: MeshFact) -> str:
 
 
 def assert_on_mesh(fact: Fact, expected: MeshSpec, name: str, what: str, device_order: bool = True) -> None:
-    """Fail unless the array lies on a mesh of ``expected``'s shape, axis names and axis types, over the
-    devices of the mesh ``expected`` builds — in its order with ``device_order``, in any order otherwise
-    (for a text that fixes none). ``what`` is the mesh as the message names it ("`mesh`, the (2, 4) ...")."""
+    """Fail unless the array lies on a mesh of ``expected``'s shape, axis names and types, over its devices (in
+    its order with ``device_order``); ``what`` is the mesh as the message names it."""
     sharding = fact.sharding if fact.kind == "array" else None
     mesh = sharding.mesh if sharding is not None else None
     if mesh is None:

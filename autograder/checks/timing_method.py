@@ -162,8 +162,7 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
     methods = [m for m in methods if not m.guessed] or methods
     # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
     # same results waited for) where some give it, and from the most spans that give it.
-    alike = [m for m in methods if len({span.shapes for span in m.spans}) == 1]
-    methods = alike or methods
+    methods = [m for m in methods if len({span.shapes for span in m.spans}) == 1] or methods
     return [m for m in methods if not any(set(m.spans) < set(other.spans) for other in methods)]
 
 
@@ -176,8 +175,7 @@ def _judge(
     found: Callable[[list[Method], Sequence[Span]], str],
 ) -> None:
     """Fail unless, for every claimed time, some way it was measured is ``sound``; a time no spans give is
-    judged on all the task's spans by ``fallback``. ``found`` says what was found, given the ways and the
-    spans of the first way (all spans where there is none)."""
+    judged on all the task's spans by ``fallback``."""
     every = spans(record)
     if not every:
         raise CheckFailure(

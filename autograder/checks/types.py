@@ -91,15 +91,12 @@ def _mesh_differences(found: TypeFact, mesh: MeshSpec) -> list[str]:
     want_types = (mesh.axis_types.capitalize(),) * len(mesh.axis_names)
     if not found.mesh_axis_names or found.axis_types is None:
         return [f"no mesh instead of a mesh with {_axes_text(mesh.axis_names, want_types)}"]
-    differences = []
     if tuple(found.mesh_axis_names) != mesh.axis_names:
-        differences.append(f"mesh axes {found.mesh_axis_names} instead of {mesh.axis_names}")
-    elif tuple(found.axis_types) != want_types:
-        differences.append(
-            f"a mesh with {_axes_text(found.mesh_axis_names, found.axis_types)} instead of"
-            f" {_axes_text(mesh.axis_names, want_types)}"
-        )
-    return differences
+        return [f"mesh axes {found.mesh_axis_names} instead of {mesh.axis_names}"]
+    if tuple(found.axis_types) != want_types:
+        found_axes = _axes_text(found.mesh_axis_names, found.axis_types)
+        return [f"a mesh with {found_axes} instead of {_axes_text(mesh.axis_names, want_types)}"]
+    return []
 
 
 def _axes_text(names: Sequence[str], types: Sequence[str]) -> str:
