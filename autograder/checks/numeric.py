@@ -9,7 +9,7 @@ import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
 import numpy as np
 
 from autograder.checks.found import CheckFailure, leaf_name, quote, require_defined
-from autograder.facts import Fact, ShardingFact
+from autograder.facts import Fact
 
 
 def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
@@ -27,22 +27,15 @@ def assert_allclose(
     """Fail unless ``found`` has the expected shape, kind of dtype and values, on every device: a block a device
     holds that differs from the array's value is compared too."""
     expected = np.asarray(expected)
-    values = _found_values(found, name)
-    _assert_close(values, expected, name, rtol, atol)
-    if isinstance(found, Fact) and found.blocks and found.sharding is not None:
-        _assert_every_device(found, found.sharding, expected, name, rtol, atol)
-
-
-def _assert_every_device(
-    fact: Fact, sharding: ShardingFact, expected: np.ndarray, name: str, rtol: float, atol: float
-) -> None:
-    for device in sorted(fact.blocks):
-        index = tuple(slice(start, stop) for start, stop in sharding.device_indices[device])
-        block = _typed(fact.blocks[device], fact.dtype)
+    _assert_close(_found_values(found, name), expected, name, rtol, atol)
+    if not (isinstance(found, Fact) and found.blocks and found.sharding is not None):
+        return
+    for device in sorted(found.blocks):
+        index = tuple(slice(start, stop) for start, stop in found.sharding.device_indices[device])
         try:
-            _assert_close(block, expected[index], name, rtol, atol)
+            _assert_close(_typed(found.blocks[device], found.dtype), expected[index], name, rtol, atol)
         except CheckFailure as failure:
-            where = ", ".join(f"{start}:{stop}" for start, stop in sharding.device_indices[device])
+            where = ", ".join(f"{start}:{stop}" for start, stop in found.sharding.device_indices[device])
             raise CheckFailure(
                 f"{quote(name)}: the array reads right, but device {device} holds other values in its block"
                 f" [{where}] — {str(failure).split(': ', 1)[-1]}. Its value is read from one copy of each block:"
@@ -67,9 +60,10 @@ def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: flo
     close = _isclose(got, want, rtol, atol)
     if close.all():
         return
+    transposed = got.ndim == 2 and got.shape[0] == got.shape[1] and np.allclose(got.T, want, rtol=rtol, atol=atol)
     raise CheckFailure(
         f"{quote(name)}: {_mismatch(got, want, close)} (tolerance rtol={rtol:g}, atol={atol:g})"
-        + _transposed_hint(got, want, rtol, atol)
+        + (" — the values are the transpose of the expected ones" if transposed else "")
     )
 
 
@@ -146,9 +140,3 @@ def _mismatch(got: np.ndarray, want: np.ndarray, close: np.ndarray) -> str:
 
 def _number(value) -> str:
     return f"{value:.6g}" if np.isrealobj(value) else f"{complex(value):.6g}"
-
-
-def _transposed_hint(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str:
-    if got.ndim == 2 and got.shape[0] == got.shape[1] and np.allclose(got.T, want, rtol=rtol, atol=atol):
-        return " — the values are the transpose of the expected ones"
-    return ""
