@@ -1,7 +1,5 @@
-"""Domain checks for the graders: layouts, types, collectives, values and timings, failing with CheckFailure.
-
-Each module is one kind of check (docs/how-grading-works.md maps the modules); the labs' graders import
-them from this door, loaded on first use."""
+"""Domain checks for the graders (layouts, types, collectives, values, timings), failing with CheckFailure; the
+modules are mapped in docs/how-grading-works.md. The labs' graders import them from this door, loaded on use."""
 
 from typing import TYPE_CHECKING
 

@@ -143,8 +143,7 @@ def _seconds_per_call(fn: Callable[[], Any], span: float) -> float:
 
 
 def called_once(calls: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], Any]]:
-    """The calls, each made once and blocked (compiled, arrays allocated): a lab's ``SET_UP_AHEAD`` does so
-    while the student's kernel starts, leaving the measurement one warm-up round."""
+    """The calls, each made once and blocked (compiled, arrays allocated) while the kernel starts (``SET_UP_AHEAD``)."""
     for call in calls.values():
         jax.block_until_ready(call())
     return calls

@@ -112,8 +112,7 @@ def assert_on_mesh(fact: Fact, expected: MeshSpec, name: str, what: str, device_
             f"{quote(name)}: expected an array on {what}, found {fact.describe()} on no mesh"
             " (place it with jax.device_put(..., NamedSharding(mesh, P(...))))"
         )
-    built = expected.build()
-    expected_ids = np.vectorize(lambda d: d.id, otypes=[int])(built.devices)
+    expected_ids = expected.build().device_ids
     expected_type = expected.axis_types.capitalize()
     wrong = []
     if tuple(mesh.shape) != tuple(expected.shape):

@@ -103,8 +103,7 @@ _SPELLED = {primitive: spelled for spelled, primitives in SHARD_MAP_COLLECTIVES.
 
 
 def shard_map_collectives(call: CallFact, name: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The collectives written in the function's ``shard_map`` bodies, in trace order: ``(name, axes)``
-    with the name as written (``psum``, ``psum_scatter``, ...)."""
+    """The collectives written in the function's ``shard_map`` bodies, in trace order: ``(name as written, axes)``."""
     program = traced_program(call, name)
     return [(use.written or _SPELLED.get(use.primitive, use.primitive), use.axes) for use in program.collectives]
 
@@ -170,9 +169,9 @@ def _pairs(perm: tuple[tuple[int, int], ...] | None, shown: int = 4) -> str:
 
 
 def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, steps: int | None = None) -> None:
-    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, each passing
-    every device's block one device along the ring, and, given ``steps``, blocks move that many times in all
-    (a loop's ppermute counted once per iteration; a ``while`` loop's count is unknown, so none is checked)."""
+    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, each passing every
+    device's block one device along the ring, and given ``steps``, blocks moving that many times (a loop's once
+    per iteration; a ``while`` loop's count is unknown)."""
     program = traced_program(call, name)
     ppermutes = [use for use in program.collectives if _SPELLED.get(use.primitive) == "ppermute" and axis in use.axes]
     if not ppermutes:

@@ -20,9 +20,8 @@ def assert_time_consistent(
     factor: float = 4.0,
     accept: Sequence[str] = ("float",),
 ) -> None:
-    """Fail unless the claimed seconds per call are within ``factor`` of the grader's measurement: from its
-    fastest calls ÷ ``factor`` to its slowest × ``factor``, reaching further on the side of whichever met
-    more load from other work (timing_conditions.py)."""
+    """Fail unless the claimed seconds per call lie from the grader's fastest calls ÷ ``factor`` to its slowest ×
+    ``factor``, further on the side of whichever met more load from other work (timing_conditions.py)."""
     stats = measured if isinstance(measured, TimingStats) else TimingStats(measured, ())
     median, fast, slow = stats.median, stats.fast, stats.slow
     _require_positive(measured=median)
@@ -70,9 +69,8 @@ def assert_speedup_claim(
     measured_b: float | TimingStats | None = None,
     accept: Sequence[str] = ("float",),
 ) -> None:
-    """Fail unless the claimed speedup equals claimed_a / claimed_b (within 5 %) and is within ``factor`` of
-    the grader's measured ratio, or of any ratio its two sides' calls allow; given ``measured_a`` and
-    ``measured_b``, each claimed time must first agree with it: a speedup from unsound times is not sound."""
+    """Fail unless the claimed speedup is claimed_a / claimed_b (within 5 %) and within ``factor`` of the measured
+    ratio; given ``measured_a`` and ``measured_b``, each claimed time must first agree with its own."""
     for claimed, measured, time_name in ((claimed_a, measured_a, a_name), (claimed_b, measured_b, b_name)):
         if measured is not None:
             assert_time_consistent(claimed, measured, time_name, accept=accept)

@@ -156,9 +156,8 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         if count >= 2 and agrees(middle / count, claimed) and _calls_may_be(chosen, count, each_span=True):
             guessed = not all(len(span.waits) == count for span in chosen)
             methods.append(Method(chosen, "median", max(calls, count * len(chosen)), guessed))
-    # A count the record does not fix is a guess that many sets of short spans satisfy to the match's
-    # rounding (a few hundred dispatch-only spans, their total over four times their number): where the
-    # spans give the time without one, the guess is a coincidence and may not hide that way.
+    # A count the record does not fix is a guess many sets of short spans satisfy to the match's rounding:
+    # where the spans give the time without one, the guess is a coincidence and may not hide that way.
     methods = [m for m in methods if not m.guessed] or methods
     # A median is one of its spans' times, which many sets share: the time comes from spans of one kind (the
     # same results waited for) where some give it, and from the most spans that give it.
