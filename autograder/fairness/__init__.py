@@ -17,9 +17,9 @@ if TYPE_CHECKING:
         pin_process,
         pinned_process_pool,
         process_cores,
+        switched_off,
     )
     from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
-    from autograder.fairness.env_switch import switched_off
     from autograder.fairness.grader_turns import checks_running, checks_waiting, grading_with, measuring
     from autograder.fairness.machine_quiet import until_machine_quiet, wait_until_machine_quiet
     from autograder.fairness.others_load import (

@@ -1,10 +1,5 @@
-"""A kernel's code, and what else loads the machine, beside another grading's timed turn (timed_turns.py).
-
-A kernel runs each cell under a ``CellTurn``: through the gate and holding the cells' lock shared on the
-cores it runs on, or, where its process may run on several cores and its processes can be moved, at once on
-the cores no turn holds or waits for (``free_cores``), moved there. Its work between cells (a lab probe's
-warm-up) is held the same way (``BackgroundHold``), and a kernel's start passes the gate first
-(``pass_the_gate``). docs/how-grading-works.md, "One grade", says why and where it still waits.
+"""A kernel's cells, its work between them (``BackgroundHold``) and its start (``pass_the_gate``) beside
+another grading's timed turn: on the cores no turn holds, or after the gate (timed_turns.py).
 """
 
 from __future__ import annotations
@@ -35,10 +30,8 @@ from autograder.fairness.turn_line import PASS, in_line, waiting_before
 
 
 class CellTurn:
-    """A kernel's code runs only while no other run holds the timed turn of a core it runs on: shared hold
-    around each code execution. A kernel whose ``processes`` are known goes at once onto the cores no turn
-    holds, where its process may run on several (moved there, ``moved_to``); else it waits at the gate.
-    ``waited`` adds up the seconds spent waiting."""
+    """Held around each code execution: a kernel that can be moved goes at once onto the cores no turn holds;
+    else it waits at the gate. ``waited`` adds up the seconds spent waiting."""
 
     def __init__(self, owner: int | None = None):
         self.owner = owner  # the run the kernel serves, once claimed; None for a spare kernel
@@ -52,8 +45,7 @@ class CellTurn:
         self._cells: CoreLock | None = None
 
     def move(self, cores: tuple[int, ...]) -> bool:
-        """The kernel's processes onto ``cores``: False where they are unknown or the system refused (once
-        refused, not tried again: its cells wait at the gate)."""
+        """The kernel's processes onto ``cores``: False where unknown or refused (once refused, never again)."""
         if cores == self.moved_to:
             return True
         if self.processes is None or self.refused:
@@ -87,20 +79,19 @@ class CellTurn:
                 return self
             # an untimed cell of the grading that holds the turn (its capture, its later tasks): nothing
             # times now, so it runs on the turn's cores and on those no other turn holds
-            others = cells_on_free_cores(tuple(core for core in home_cores() if core not in cores))
-            if others is not None and self.move(tuple(sorted(cores + others.cores))):
+            others = cells_on_free_cores(
+                tuple(core for core in home_cores() if core not in cores),
+                lambda free: self.move(tuple(sorted(cores + free))),
+            )
+            if others is not None:
                 self._hold(others)
-            elif others is not None:
-                others.close()
             return self
         home = home_cores()
         if len(home) > 1 and self.processes is not None and not self.refused:
-            cells = cells_on_free_cores(home)
-            if cells is not None and self.move(cells.cores):
+            cells = cells_on_free_cores(home, self.move)
+            if cells is not None:
                 self._hold(cells)
                 return self
-            if cells is not None:
-                cells.close()
         started = time.monotonic()
         deadline = started + MAX_WAIT
         gate, cells = open_lock("gate"), open_lock("cells")
@@ -126,9 +117,8 @@ class CellTurn:
         return self
 
     def _part_of_the_turn(self) -> bool:
-        """This process's gradings hold the turn and the kernel serves one of them: its cells are part of
-        it. Read again while it waits: the process may take the turn, or the kernel be claimed, meanwhile —
-        and waiting on would wait for a grader of this process that may need this very kernel's facts."""
+        """This process's gradings hold the turn and the kernel serves one of them. Read again while it waits:
+        waiting on would wait for a grader of this process that may need this very kernel's facts."""
         return self.owner is not None and process_hold.held()
 
     async def _pass(self, gate: CoreLock, cells: CoreLock, deadline: float) -> bool | None:
@@ -141,8 +131,7 @@ class CellTurn:
             return await step_through(passing(gate, cells, deadline, self._part_of_the_turn, self.owner is not None))
 
     def _hold(self, cells: CoreLock) -> None:
-        """Hold ``cells`` for the cell; a hold beyond the cells, still held, widens to its cores too (the
-        kernel, moved onto them, runs what it holds there)."""
+        """Hold ``cells`` for the cell; a hold beyond the cells widens to them too (the kernel runs it there)."""
         self._cells = cells
         self._beyond = [hold for hold in self._beyond if hold.held]
         for hold in self._beyond:
@@ -154,9 +143,8 @@ class CellTurn:
             self._cells = None
 
     def hold_beyond(self) -> BackgroundHold:
-        """Taken inside this turn (between enter and exit): a hold of the same kind that outlasts it, for
-        what the kernel goes on running between its cells (the lab probe's warm-up, which a cell starts).
-        A timed task waits for it as for a cell in flight, until it is released."""
+        """Taken inside this turn: a hold that outlasts it, for what the kernel runs between its cells (the lab
+        probe's warm-up); a timed task waits for it as for a cell in flight."""
         hold = None
         if self._cells is not None:
             hold = open_lock("cells", self._cells.cores)
@@ -172,9 +160,8 @@ class CellTurn:
 def passing(
     gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool], noted: bool = True
 ) -> Generator[None, None, bool | None]:
-    """Through the gate (blocked while a timed task holds it), then a shared hold on the cells' lock: yields
-    each time it has to wait (its caller sleeps a ``POLL``, in a thread or on an event loop), and returns
-    True once the cells' lock is held, False past the deadline, None once ``part_of_the_turn()``."""
+    """Through the gate, then the cells' lock shared: yields each time it waits; True once held, False past
+    the deadline, None once ``part_of_the_turn()``."""
     through = yield from in_line(gate, fcntl.LOCK_SH, PASS, deadline, part_of_the_turn, noted)
     if not through:
         return through
@@ -183,8 +170,7 @@ def passing(
 
 
 class BackgroundHold:
-    """A kernel's work between its cells, held like a running cell (``CellTurn.hold_beyond``); nothing is
-    held where the cell itself held nothing (turns off, or its process's own turn)."""
+    """A kernel's work between its cells, held like a running cell (nothing where the cell held nothing)."""
 
     def __init__(self, cells: CoreLock | None):
         self._cells = cells
@@ -225,7 +211,7 @@ class BackgroundHold:
             self._cells = None
 
 
-_kernels_stay = False  # a kernel of this process could not be moved: kernel starts wait at the gate again
+_kernels_stay = False
 
 
 def kernel_not_moved() -> None:
@@ -235,11 +221,8 @@ def kernel_not_moved() -> None:
 
 
 async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> tuple[int, ...] | None:
-    """The cores a kernel's start — its imports and device setup — may load now without loading another
-    grading's timed task: those no turn holds, at once where the process may run on several (the kernel is
-    moved onto them once launched, ``StartedKernel.start``); else, after waiting while another process
-    holds the timed turn of its cores (or waits to take it), None: anywhere its process may run. A spare
-    kernel's wait is not its process's grading's (not ``noted``)."""
+    """The cores no turn holds, where a kernel's start (imports, device setup) may run now (moved there once
+    launched); else None, after the gate: anywhere. A spare kernel's wait is not ``noted``."""
     if not timed_turns_enabled() or process_hold.held():
         return None
     home = home_cores()

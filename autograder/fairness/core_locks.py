@@ -1,8 +1,6 @@
-"""A lock on cores a process runs on: one ``flock``-ed file per core (of its CPU affinity, unless named), so
-that a timed turn (timed_turns.py) holds up only what shares its cores: it holds one core, its process's
-turn core (core_pinning.py), and other work of a process that may run on several takes the cores no turn
-holds. Files are taken in order without blocking,
-and a lock that cannot take them all lets go of those it took, so two takers never hold one another up.
+"""A lock on cores: one ``flock``-ed file per core, so that a timed turn holds up only what shares its cores.
+Files are taken in order without blocking, and a lock that cannot take them all lets go of those it took, so
+two takers never hold one another up.
 """
 
 from __future__ import annotations
@@ -15,8 +13,7 @@ from autograder.fairness.core_pinning import home_cores
 
 
 class CoreLock:
-    """The files ``<name>-<core>`` under ``directory`` for each of ``cores``: by default, each core the
-    calling thread may run on when its process is not moved (``home_cores``)."""
+    """The files ``<name>-<core>`` under ``directory`` for each of ``cores`` (by default ``home_cores``)."""
 
     def __init__(self, directory: Path, name: str, cores: tuple[int, ...] | None = None):
         self.fds: list[int] = []

@@ -1,13 +1,7 @@
-"""The cores a process runs on, and pinning a whole process to one of them: a batch's workers, and the
-grading processes of ``autograder test`` and the test suite, each on a core of their own where there are
-enough, so that a timed task holds up only its core (core_locks.py). A kernel of 8 virtual devices uses
-about one core (shared/JAX_NOTES.md), so pinning costs a worker little of its own speed.
-
-A process that may run on several cores is moved for a while instead (timed_turns.py): its kernel's
-processes (``move_processes``) and the grader's own process (``placement``) onto its turn core while they
-time, or onto the cores no timed turn holds while another grading's turn holds the rest; ``home_cores``
-stay the cores it came with. A move the system refuses (another user's process without the privilege, a
-process gone, no ``/proc``) says so, and the caller waits as a pinned process does.
+"""The cores a process runs on; pinning a whole process to one (a batch's workers, where there is a core for
+each), or moving a process that may run on several for a while: its kernel's processes (``move_processes``)
+and the grader's own (``placement``), onto its turn core while they time or onto the cores no turn holds.
+A move the system refuses says so, and the caller waits as a pinned process does.
 """
 
 from __future__ import annotations
@@ -19,11 +13,14 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 
-from autograder.fairness.env_switch import switched_off
-
 PIN_VARIABLE = "AUTOGRADER_PIN_WORKERS"  # "off": grading processes share every core (bench/batch_cost.py compares)
 
 log = logging.getLogger("autograder.core_pinning")
+
+
+def switched_off(variable: str) -> bool:
+    """Whether a rule's ``variable`` says off, for a benchmark's comparison; unset or anything else is on."""
+    return os.environ.get(variable, "on").lower() in ("off", "0", "false", "no")
 
 
 def process_cores() -> tuple[int, ...]:
@@ -35,8 +32,7 @@ def process_cores() -> tuple[int, ...]:
 
 
 def pin_process(core: int) -> tuple[int, ...]:
-    """Pin every thread of this process to ``core`` (the threads and processes they start later inherit
-    it); returns the cores the calling thread may run on after."""
+    """Pin every thread of this process to ``core``: the cores the calling thread may run on after."""
     try:
         threads = [int(tid) for tid in os.listdir("/proc/self/task")]
     except OSError:  # no /proc: the calling thread alone
@@ -50,8 +46,7 @@ def pin_process(core: int) -> tuple[int, ...]:
 
 
 def cores_to_pin(workers: int) -> tuple[int, ...]:
-    """The cores for ``workers`` grading processes, one each, where there is one for each and pinning is
-    not switched off; else none (they share every core)."""
+    """A core for each of ``workers`` grading processes, where there are enough and pinning is on; else none."""
     cores = process_cores()
     return cores if workers <= len(cores) and not switched_off(PIN_VARIABLE) else ()
 
@@ -75,18 +70,12 @@ def _pin_to_next_core(taken, cores: tuple[int, ...]) -> None:
     pin_process(cores[index % len(cores)])
 
 
-def _threads_of(pid: int) -> list[int]:
-    """The thread ids of process ``pid`` (raises ``FileNotFoundError`` once it has ended)."""
-    return [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
-
-
 def move_processes(pids: Iterable[int], cores: tuple[int, ...]) -> bool:
-    """Every thread of each process in ``pids`` onto ``cores`` (threads and processes they start later
-    inherit it): False where the system refused a move (no privilege over another user's process, cores
-    outside its cpuset, no ``/proc``); a process or thread that ended meanwhile is no refusal."""
+    """Every thread of each process in ``pids`` onto ``cores``: False where the system refused a move (another
+    user's process, cores outside its cpuset, no ``/proc``); one that ended meanwhile is no refusal."""
     for pid in pids:
         try:
-            threads = _threads_of(pid)
+            threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
         except FileNotFoundError:
             if not os.path.isdir("/proc/self/task"):
                 return False
@@ -105,10 +94,8 @@ def move_processes(pids: Iterable[int], cores: tuple[int, ...]) -> bool:
 
 
 class ProcessPlacement:
-    """Where this grading process runs while it is moved: onto its turn core while it measures in its timed
-    turn (``turn``), else onto the cores its checks hold while another process's turn holds the others (``checks``,
-    one entry per check in flight: the cores all of them hold), else home — the cores it had before the
-    first move, which ``home_cores`` goes on reporting meanwhile."""
+    """Where this grading process runs while moved: its turn core while it measures (``turn``), else the cores
+    all its checks in flight hold (``checks``), else home — the cores it had before, as ``home_cores`` says."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -161,13 +148,11 @@ placement = ProcessPlacement()
 
 
 def home_cores() -> tuple[int, ...]:
-    """The cores the calling thread may run on when this process is not moved (``placement``): those its
-    timed turn and its locks are of."""
+    """The cores the calling thread may run on when this process is not moved: those its locks are of."""
     home = placement.home
     return home if home is not None else process_cores()
 
 
 def turn_core(cores: tuple[int, ...] | None = None) -> int:
-    """The core a turn of this process holds: its only core when pinned, else the lowest it may run on, so
-    that every unpinned process's turn competes for the same core and the others stay free of turns."""
+    """The lowest core: every unpinned process's turn competes for the same core, and the others stay free."""
     return min(home_cores() if cores is None else cores)

@@ -53,8 +53,7 @@ def _read(path: Path) -> str | None:
 
 
 def container_cpu_quota() -> CpuQuota | None:
-    """The smallest CPU quota of this process's cgroup and of those above it; None where none is set or no
-    cgroup can be read."""
+    """The smallest CPU quota of this process's cgroup and those above it; None where none can be read."""
     found = _cgroup_folders("cpu")
     if found is None:
         return None

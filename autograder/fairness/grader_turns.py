@@ -1,9 +1,6 @@
-"""A grader's checks take part in the machine's timed turn (timed_turns.py) like a kernel's cells: their
-references and compilations would load the machine against a timed task. A check lets go while it waits
-(``checks_waiting``), so that a turn never waits on a check that waits on a kernel the turn holds up; the
-grader's own measurement runs inside the grading's turn, or one taken for it alone (``measuring``), and
-so on its turn core. A check of a process that may run on several cores does not wait for another
-process's turn: it holds the cores no turn holds and the grader's process runs on them meanwhile.
+"""A grader's checks take part in the machine's timed turn like a kernel's cells, since their references and
+compilations load the machine; a check lets go while it waits (``checks_waiting``), so that a turn never
+waits on a check that waits on a kernel the turn holds up.
 """
 
 from __future__ import annotations
@@ -32,8 +29,8 @@ _grading = threading.local()  # the turn of the grading this thread checks, if a
 
 @contextlib.contextmanager
 def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
-    """Held by a grader's thread while it checks a run: measurements in it use the run's turn, looked up
-    when they start (the run, starting in another thread, may not have made it yet)."""
+    """Held by a grader's thread while it checks a run: measurements use the run's turn, looked up when they
+    start (the run, in another thread, may not have made it yet)."""
     previous = getattr(_grading, "turn_of_run", None)
     _grading.turn_of_run = turn_of_run
     try:
@@ -44,8 +41,7 @@ def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
 
 @contextlib.contextmanager
 def measuring(label: str = "the grader's measurement"):
-    """Around the grader's own timing measurement: the machine's timed turn — the grading's own, when it
-    took one for its timed cells; else one taken for the measurement alone."""
+    """Around the grader's own measurement: the grading's timed turn, else one taken for it alone."""
     with checks_waiting():  # a check's own hold would keep the turn it takes waiting on itself
         turn_of_run = getattr(_grading, "turn_of_run", None)
         turn = turn_of_run() if turn_of_run is not None else None
@@ -66,8 +62,7 @@ _checks = threading.local()  # the hold of the check this thread runs, if any
 
 
 class _ChecksHold(BackgroundHold):
-    """A grader's check, held like a running cell: through the gate, then the cells' lock shared. Nothing
-    is held where turns are off, or where this process holds the turn (its checks are part of it)."""
+    """A grader's check, held like a running cell; nothing where this process holds the turn."""
 
     def __init__(self) -> None:
         super().__init__(None)
@@ -79,13 +74,11 @@ class _ChecksHold(BackgroundHold):
             return
         home = home_cores()
         if len(home) > 1:
-            cells = cells_on_free_cores(home)
-            if cells is not None and (cells.cores == home or placement.checks(cells.cores)):
+            cells = cells_on_free_cores(home, lambda free: free == home or placement.checks(free))
+            if cells is not None:
                 self._cells = cells
                 self.placed = cells.cores if cells.cores != home else None
                 return
-            if cells is not None:
-                cells.close()
         started = time.monotonic()
         gate, cells = open_lock("gate"), open_lock("cells")
         try:
@@ -125,8 +118,7 @@ def checks_running():
 
 @contextlib.contextmanager
 def checks_waiting():
-    """Around a wait inside a check (for its kernel's facts, for its kernel to stop, for the machine's turn):
-    the check's hold is let go meanwhile and taken again after."""
+    """Around a wait inside a check: its hold is let go meanwhile and taken again after."""
     hold = getattr(_checks, "hold", None)
     if hold is None:
         yield

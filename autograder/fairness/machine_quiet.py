@@ -1,11 +1,6 @@
-"""Timing starts on a quiet machine: before a timed task's cells, and before the grader's own measurement, wait
-(bounded) until the processors the grading may run on are idle, as ``/proc/stat`` counts them.
-
-The timed turn stops only what the harness starts; work already under way (a kernel shutting down, computations
-a notebook never waited for, another user's job) can put either side's timing off by several times. Where the
-machine stays busy, timing goes on and the timing checks allow for the load (others_load.py); a machine found
-busy through a whole wait is taken for a shared host for ``STILL_BUSY`` seconds, so that a timed task of
-several cells does not wait out ``MAX_WAIT`` before each while holding its turn.
+"""Timing starts on a quiet machine: wait (bounded) until the processors the grading may run on are idle, as
+``/proc/stat`` counts them, since work the timed turn does not stop can put timing off by several times.
+A machine found busy through a whole wait is taken to stay busy for ``STILL_BUSY`` seconds.
 """
 
 from __future__ import annotations
@@ -30,11 +25,8 @@ log = logging.getLogger("autograder.machine_quiet")
 
 
 def wait_until_machine_quiet(label: str) -> float:
-    """Block until a ``WINDOW`` of idle processors, at most ``MAX_WAIT``: the seconds waited.
-
-    Not one busy tick in the window's first ``FIRST_GLANCE`` is already under the window's allowance, and
-    ends the wait. Under a CPU quota the whole window is waited: it spans the scheduler's period, so that
-    the timing starts with the quota of a new period, not with what the work before it left of one."""
+    """Block until a ``WINDOW`` of idle processors, at most ``MAX_WAIT``: the seconds waited. Under a CPU
+    quota the whole window is waited, so that the timing starts with the quota of a new period."""
     global _busy_until
     started = time.monotonic()
     most = WINDOW if started < _busy_until else MAX_WAIT

@@ -1,10 +1,6 @@
-"""The share of the processors that other work took while the harness timed something: a student's timed
-cells (the kernel's processes) or the grader's own measurement (its process).
-
-On a machine shared with other work the processors may never be idle, and the two sides then time under
-different loads; the timing checks allow for the load each side met (``stretch``). It is read from outside
-the kernel, so that a notebook cannot claim a load it did not meet. Under a CPU quota nothing is read: the
-quota is what the container was given, and its outer timeout (Gradescope's) counts wall time.
+"""The share of the processors that other work took while the harness timed something, read from outside
+the kernel so that a notebook cannot claim a load it did not meet; the timing checks allow for it
+(``stretch``). Under a CPU quota nothing is read: the quota is what the container was given.
 """
 
 from __future__ import annotations
@@ -26,9 +22,7 @@ JIFFIES_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def processor_jiffies(cores: tuple[int, ...]) -> tuple[int, int] | None:
-    """(busy, total) jiffies of the processors ``cores`` so far, as ``/proc/stat`` counts them; None where it
-    cannot be read or lacks one of them. Both the wait for a quiet machine and others' share are differences
-    of two such readings."""
+    """(busy, total) jiffies of the processors ``cores`` so far; None where ``/proc/stat`` lacks one."""
     wanted = {f"cpu{core}" for core in cores}
     busy = total = 0
     try:
@@ -70,7 +64,7 @@ def start_reading(own_seconds: Callable[[], float | None]) -> LoadReading | None
 
 def others_share(reading: LoadReading | None, own_seconds: Callable[[], float | None]) -> float | None:
     """The share (0 to 1) of the processors' time since ``reading`` that went to anything but the timed
-    processes; None without a reading, or when the span is too short to have counted a jiffy."""
+    processes; None without a reading, or in a span too short for a jiffy."""
     if reading is None:
         return None
     jiffies, own = processor_jiffies(reading.cores), own_seconds()
@@ -84,16 +78,15 @@ def others_share(reading: LoadReading | None, own_seconds: Callable[[], float | 
 
 
 def stretch(share: float | None) -> float:
-    """How many times longer a timing that wanted every processor took, when others took ``share`` of
-    them: 1 / (1 - share), at most 1 / (1 - ``MOST_SHARE``); 1 when nothing was read."""
+    """How many times longer a timing took when others took ``share``: at most 1 / (1 - ``MOST_SHARE``)."""
     if share is None:
         return 1.0
     return 1.0 / (1.0 - min(max(share, 0.0), MOST_SHARE))
 
 
 def process_cpu_seconds(root: psutil.Process | None, members: Iterable[psutil.Process] = ()) -> float | None:
-    """CPU seconds (user and system, with its reaped children's) that ``root`` has spent, and ``members``
-    (those still running; ``root`` counted once). None when ``root`` is gone."""
+    """CPU seconds (with reaped children's) of ``root`` and of ``members`` still running; None once ``root``
+    is gone."""
     if root is None:
         return None
     try:
@@ -116,11 +109,8 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 class LoadClock:
-    """A timeout's clock that gives back the time other work took from a kernel: a limit of ``limit``
-    seconds lasts ``limit`` × how much longer the kernel's threads took than alone (thread_waits.py), as
-    far as others' share of the processors (``stretch``) accounts for it; so a crowded machine cuts no
-    right answer an idle one runs in time, and a loop that never ends costs no more than its own time.
-    Under a quota, or where either count cannot be read, the clock is the wall clock."""
+    """A timeout's clock that gives back the time other work took from a kernel, so that a crowded machine
+    cuts no right answer an idle one runs in time; the wall clock where the load cannot be read."""
 
     def __init__(
         self,

@@ -34,8 +34,7 @@ def wait_for_quiet(timeout: float | None = None) -> bool:
 
 @contextlib.contextmanager
 def not_running() -> Iterator[None]:
-    """Held by a kernel of this process that holds ``student_code_running`` but waits, running nothing (for
-    another grading's timed turn): the grader of that other grading measures meanwhile."""
+    """Held by a kernel that holds ``student_code_running`` but waits, running nothing."""
     global _running
     with _changed:
         _running -= 1

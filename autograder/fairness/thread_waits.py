@@ -1,9 +1,5 @@
-"""How long a run's threads ran on a processor and how long they were ready to run but waited for one, as
-the scheduler counts it (``/proc/<pid>/task/<tid>/schedstat``).
-
-Others' share of the processors (others_load.py) says how crowded the machine was, not whether the kernel
-was slowed by it: a loop on one thread beside other work on another processor loses nothing. Waiting is
-read per thread, so that the threads a cell starts and ends count for what they did while the clock ran.
+"""How long a run's threads ran and how long they waited for a processor, as the scheduler counts it: others'
+share of the processors says how crowded the machine was, not whether the kernel was slowed by it.
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ ThreadTimes = Mapping[tuple[int, int], tuple[float, float]]  # (pid, tid) -> (se
 
 
 def thread_times(processes: Iterable[psutil.Process]) -> ThreadTimes | None:
-    """Every thread of ``processes``: the seconds it ran and the seconds it waited to run; None where the
-    scheduler keeps no such count (a kernel built without it) or none could be read."""
+    """Every thread of ``processes``: the seconds it ran and waited to run; None where none could be read."""
     times: dict[tuple[int, int], tuple[float, float]] = {}
     for process in processes:
         try:
@@ -41,11 +36,9 @@ BUSY_PART = 0.25  # a thread that ran at least this part of the busiest one's ti
 
 
 def waiting_stretch(before: ThreadTimes | None, after: ThreadTimes | None, elapsed: float) -> float | None:
-    """How many times longer than alone the work took in the ``elapsed`` seconds between two readings: the
-    largest elapsed ÷ (elapsed − seconds waited to run) of the threads that carried it (those that ran at
-    least ``BUSY_PART`` of the busiest one's time). The largest, as threads that meet at a barrier all wait
-    for the one held back longest; of those that carried the work, as a thread that woke for a moment may
-    have waited long and slowed nothing. None without both readings, a thread that ran, or time elapsed."""
+    """How many times longer than alone the work took between two readings: the largest elapsed ÷ (elapsed −
+    waited) of the threads that carried it, as threads meeting at a barrier wait for the one held back
+    longest, and a thread that woke for a moment may have waited long and slowed nothing."""
     if before is None or after is None or elapsed <= 0:
         return None
     spans = []

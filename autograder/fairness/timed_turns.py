@@ -1,22 +1,9 @@
-"""A task that times code runs alone on its core: the machine's timed turn (of its process's turn core).
+"""A task that times code runs alone on its turn core: the machine's timed turn, so that a student's timing
+cells and the grader's measurement of them see the same machine (docs/how-grading-works.md, "One grade").
 
-A student's timing cells and the grader's own measurement of that task must see the same machine, which
-other submissions' kernels (a batch's workers, two ``autograder grade`` commands) would load differently
-for each. While a grading's timed task runs and the grader measures it, the grading holds the timed turn
-(``TimedTurn``); every other kernel waits at its next cell (``CellTurn``, cell_turns.py, the wait not counted
-in its timeouts), and so do a kernel's work between cells (``CellTurn.hold_beyond``), other gradings' checks
-(grader_turns.py) and a kernel's start (``pass_the_gate``).
-
-Two ``flock``-ed locks under a folder private to the grader's user do it: ``gate`` (the holder keeps it
-exclusive, so no new cell starts) and ``cells`` (each running cell holds it shared; the holder waits until
-it gets it exclusive, once the cells in flight have ended), each a file per core (core_locks.py). A lock
-ends with the process that holds it; every wait is bounded (``MAX_WAIT``), then the run goes on and the log
-says so; waits are served in the order they began (turn_line.py).
-
-A turn holds one core, its process's turn core (``turn_core``), and times there: its kernel's processes
-for the timed cells (``CellTurn.processes``, ``CellTurn.timing``) and the grader's process while it
-measures (``_ProcessHold.timing_here``, ``core_pinning.placement``). Other work takes the cores no turn
-holds or waits for (``free_cores``); why, and where it still waits: docs/how-grading-works.md, "One grade".
+Two ``flock``-ed locks per core under a folder private to the user: ``gate`` (held exclusive by the turn, so
+no new cell starts) and ``cells`` (held shared by each running cell; the turn waits to take it exclusive).
+Every wait is bounded (``MAX_WAIT``) and served in the order it began (turn_line.py).
 """
 
 from __future__ import annotations
@@ -34,8 +21,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 from autograder.fairness.core_locks import CoreLock
-from autograder.fairness.core_pinning import home_cores, placement, turn_core
-from autograder.fairness.env_switch import switched_off
+from autograder.fairness.core_pinning import home_cores, placement, switched_off, turn_core
 from autograder.fairness.turn_line import PASS, TURN, hold_the_turn_as, in_line, waiting_before
 
 DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
@@ -49,8 +35,7 @@ _held_lock = threading.Lock()  # a turn's joined and closed, read and set togeth
 
 
 def turns_directory() -> Path:
-    """The machine's turn files: ``$AUTOGRADER_TURNS_DIR``, else a folder private to this user in the
-    system's temporary directory; created private, refused if another user owns it."""
+    """``$AUTOGRADER_TURNS_DIR``, else a private folder in the temporary directory; refused if not the user's."""
     configured = os.environ.get(DIRECTORY_VARIABLE)
     directory = Path(configured) if configured else Path(tempfile.gettempdir()) / f"autograder-turns-{os.getuid()}"
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -69,8 +54,7 @@ def open_lock(name: str, cores: tuple[int, ...] | None = None) -> CoreLock:
 
 
 def free_cores(cores: tuple[int, ...]) -> tuple[int, ...]:
-    """Those of ``cores`` whose gate is open and for which no turn waits in line: where work that is no
-    turn may run now without holding a turn up."""
+    """Those of ``cores`` whose gate is open and for which no turn waits in line: work may run there now."""
     directory, free = turns_directory(), []
     for core in cores:
         if waiting_before(directory, PASS, (core,)):
@@ -84,15 +68,18 @@ def free_cores(cores: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(free)
 
 
-def cells_on_free_cores(cores: tuple[int, ...]) -> CoreLock | None:
-    """The cells' lock held shared on the free ones of ``cores`` (all of them, or a part), if any is free."""
+def cells_on_free_cores(
+    cores: tuple[int, ...], onto: Callable[[tuple[int, ...]], bool] = lambda free: True
+) -> CoreLock | None:
+    """The cells' lock held shared on the free ones of ``cores``, if any is free and ``onto(free)`` moved
+    what runs there (else nothing is held)."""
     free = free_cores(cores)
     if not free:
         return None
     cells = open_lock("cells", free)
-    if cells.take(fcntl.LOCK_SH):
+    if cells.take(fcntl.LOCK_SH) and onto(free):
         return cells
-    cells.close()  # a turn took a core meanwhile
+    cells.close()  # a turn took a core meanwhile, or the move was refused
     return None
 
 
@@ -100,7 +87,7 @@ def until_taken(
     lock: CoreLock, operation: int, deadline: float, give_up: Callable[[], bool] = lambda: False
 ) -> Generator[None, None, bool | None]:
     """``lock.take(operation)``, yielding each time it has to wait: True once taken, False past ``deadline``,
-    None once ``give_up()``. Stepped by ``step_through`` or ``step_through_here``."""
+    None once ``give_up()``."""
     while not lock.take(operation):
         if give_up():
             return None
@@ -111,8 +98,7 @@ def until_taken(
 
 
 async def step_through(steps: Generator[None, None, bool | None]) -> bool | None:
-    """A wait (``in_line``, ``passing``) stepped on the event loop; closed if cancelled, so that it leaves
-    the line."""
+    """A wait stepped on the event loop; closed if cancelled, so that it leaves the line."""
     try:
         while True:
             try:
@@ -138,10 +124,8 @@ def step_through_here(steps: Generator[None, None, bool | None]) -> bool | None:
 
 
 class _ProcessHold:
-    """This process's hold on the machine's turn, shared by its gradings: the lock files are taken once and
-    released when the last grading of the process that joined lets go. Gradings of one process (threads)
-    never wait for one another's turn — one of them may hold the pytest session another needs —, only for
-    other processes' (a batch's workers are processes)."""
+    """This process's hold on the turn, shared by its gradings (threads), which never wait for one another's:
+    one of them may hold the pytest session another needs."""
 
     def __init__(self) -> None:
         self.state = threading.Lock()
@@ -162,15 +146,13 @@ class _ProcessHold:
             return self.users > 0
 
     def taken(self, locks: list[CoreLock], cores: tuple[int, ...] | None = None) -> None:
-        """The files taken: the turn is held on ``cores`` (a part of the process's cores, where what times is
-        moved: the kernel's timed cells, the grader while it measures, ``timing_here``)."""
+        """The files taken: the turn is held on ``cores``, where what times is moved."""
         with self.state:
             self.locks, self.users, self.cores = locks, 1, cores
 
     @contextlib.contextmanager
     def timing_here(self) -> Iterator[None]:
-        """The grader's process on the turn's cores while it measures, back home after: between the timed
-        cells and its measurement, its checks (and the kernel's untimed cells) run on every core it has."""
+        """The grader's process on the turn's cores while it measures, back home after."""
         cores = self.cores
         moved = cores is not None and cores != home_cores()
         if moved and not placement.turn(cores):
@@ -184,10 +166,10 @@ class _ProcessHold:
     def leave(self) -> None:
         with self.state:
             self.users -= 1
-            locks = self.locks if self.users == 0 else []
-            if self.users == 0:
-                self.locks, self.cores = [], None
-                placement.turn(None)  # back home, before other work may take the core
+            if self.users:
+                return
+            locks, self.locks, self.cores = self.locks, [], None
+            placement.turn(None)  # back home, before other work may take the core
         for lock in locks:
             lock.close()  # closing the files drops their locks
 
@@ -196,8 +178,7 @@ process_hold = _ProcessHold()
 
 
 class TimedTurn:
-    """One grading's hold on the machine's timed turn: taken before its first timed cell, released once the
-    grader has measured (or when the run ends without a grader to wait for)."""
+    """One grading's hold on the timed turn: from its first timed cell until the grader has measured."""
 
     def __init__(self, owner: int, name: str = ""):
         self.owner = owner  # the id of the run whose kernel goes on while it holds the turn
@@ -211,9 +192,8 @@ class TimedTurn:
         return self._joined
 
     async def acquire(self, label: str, movable: Callable[[], bool] | None = None) -> float:
-        """Take the turn (once; again is a no-op): seconds waited for it. ``movable``: can the kernel that
-        times be moved onto the turn core (None: no kernel times, the grader alone)? If not, the turn holds
-        every core of the process."""
+        """Take the turn (once): seconds waited. If the kernel that times is not ``movable`` onto the turn core
+        (None: no kernel times), the turn holds every core of the process."""
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
@@ -231,7 +211,7 @@ class TimedTurn:
     def _take(
         self, label: str, deadline: float, movable: Callable[[], bool] | None = None
     ) -> Generator[None, None, None]:
-        """This process's hold, joined, or its files taken by this thread alone: yields each time it waits."""
+        """This process's hold joined, or its files taken by this thread alone: yields each time it waits."""
         while not process_hold.taking.acquire(blocking=False):
             yield
         try:

@@ -1,13 +1,8 @@
-"""Waits for the machine's turns are served in the order they began (timed_turns.py): ``flock`` promises
-no order, and a kernel polling at the gate could wait behind every later turn.
+"""Waits for the machine's turns are served in the order they began: ``flock`` promises no order.
 
-A wait that cannot go at once takes a **ticket**: a file in the turns' ``line`` folder named by when the
-wait began, what it waits for (``turn``: the timed turn; ``pass``: through the gate, to run a cell, a check
-or a kernel's start) and the cores it locks. It tries only once no live ticket before its own is one it
-must let go first: a ``turn`` lets every earlier waiter of its cores go first, a ``pass`` every earlier
-``turn``. A ticket is alive while its taker holds an ``flock`` on it; one a dead process left is removed by
-whoever finds it. ``WAITED_BEHIND`` keeps how long this process's grading waited behind other processes'
-turns, and whose (their takers' labels, ``hold_the_turn_as``); a spare kernel's waits are not noted.
+A wait that cannot go at once takes a ticket, a file in the ``line`` folder named by when it began, its kind
+(``turn`` or ``pass``) and its cores; a ``turn`` lets every earlier waiter of its cores go first, a ``pass``
+every earlier ``turn``. A ticket is alive while its taker holds an ``flock`` on it.
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ HOLDER = "holder"  # holder-<core>: the label of the turn's taker on that core
 
 
 class WaitedBehind:
-    """The seconds this process's grading waited in line behind other processes' turns, and the labels of
-    those turns; reset when a grading starts."""
+    """The seconds this process's grading waited behind other processes' turns, and their labels."""
 
     def __init__(self) -> None:
         self._labels: set[str] = set()
@@ -77,8 +71,7 @@ def _line(directory: Path) -> Path:
 
 
 def waiting_before(directory: Path, kind: str, cores: tuple[int, ...], before: str | None = None) -> bool:
-    """Is a live ticket that a ``kind`` wait on ``cores`` must let go first in line (before the ticket
-    named ``before``; any, without one)?"""
+    """Is a live ticket that a ``kind`` wait on ``cores`` must let go first in line (before ``before``)?"""
     line = _line(directory)
     mine = set(cores)
     for name in sorted(os.listdir(line)):
@@ -152,9 +145,8 @@ def in_line(
     give_up: Callable[[], bool] = lambda: False,
     noted: bool = True,
 ) -> Generator[None, None, bool | None]:
-    """``lock.take(operation)`` in the order waits began: yields each time its caller has to wait (it sleeps
-    a poll, in a thread or on an event loop); returns True once taken, False past ``deadline``, None once
-    ``give_up()``. A wait behind other processes' turns is ``noted`` in ``WAITED_BEHIND``."""
+    """``lock.take(operation)`` in the order waits began, yielding each time it waits: True once taken, False
+    past ``deadline``, None once ``give_up()``; a wait behind others' turns is ``noted`` in ``WAITED_BEHIND``."""
     if not waiting_before(lock.directory, kind, lock.cores) and lock.take(operation):
         return True
     ticket, started, behind = Ticket(lock.directory, kind, lock.cores), time.monotonic(), set()
