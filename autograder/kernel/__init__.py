@@ -1,18 +1,9 @@
 """The kernel package: all of the harness that runs inside the student's untrusted kernel, and nothing else.
 
-Copied whole into each grading kernel's modules folder and imported there, before any student cell, as
-``_autograder_kernel`` (run/kernels/harness_code.py); the student's self-check imports it as ``autograder.kernel`` in
-the notebook's own kernel. It imports only itself, the standard library, JAX and numpy, and no other module
-of the harness is sent into a kernel (tests/test_architecture.py holds both): what lies outside this folder
-— graders, references, hidden checks — never enters the kernel's view. It holds no answers and no checks.
-
-- ``housekeeping``: the output cap, the lab probe's warm-up, reaping children, malloc's thresholds;
-- ``timing_record``: what a timed task's cells did (clock reads, compilations, waits);
-- ``recorder``: a task's facts as plain data (``record_task_facts``), from ``inputs`` (the grader's
-  inputs, rebuilt alike in the grader's process), ``program`` (what a function's trace holds) and
-  ``layouts`` (shardings and types), with the library functions ``originals`` took before any student cell.
-
-A lab's own ``kernel_probe.py`` is copied beside the package, as ``LAB_PROBE_MODULE``.
+Copied whole into each grading kernel as ``_autograder_kernel`` (run/kernels/harness_code.py); the student's
+self-check imports it as ``autograder.kernel``. It imports only itself, the standard library, JAX and numpy
+(tests/test_architecture.py holds it), so graders, references and hidden checks never enter the kernel's
+view; docs/how-grading-works.md maps its modules. A lab's ``kernel_probe.py`` is copied beside it.
 """
 
 import importlib

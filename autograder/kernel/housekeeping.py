@@ -1,14 +1,7 @@
-"""The kernel's housekeeping: loaded into the student's kernel before any student cell, it keeps the kernel
-in the shape the harness needs while the cells run, and records nothing.
-
-It caps the notebook's stdout and stderr (``cap_output``), runs the lab probe's warm-up on a thread of its own
-(``start_warm_up``, ``wait_for_warm_up``), reaps the children the harness stopped (``reap_children``) and
-switches malloc between saving memory and timing (``malloc_for_timing``, ``malloc_for_memory``;
-run/kernels/malloc.py says why). A module of the kernel package, whose recorder reads from it whether the
-output was cut and waits for the warm-up before a lab probe.
-
-References to the builtins and library functions it uses are taken at import, before student code runs,
-so a notebook that later patches ``builtins.len`` or ``os.waitpid`` does not change what it does.
+"""The kernel's housekeeping, loaded before any student cell: the output cap, the lab probe's warm-up, reaping
+the children the harness stopped, and malloc's thresholds (run/kernels/malloc.py says why). It records
+nothing. What it uses is bound at import, so a notebook that later patches ``builtins.len`` or
+``os.waitpid`` does not change what it does.
 """
 
 import builtins
@@ -18,7 +11,6 @@ import os
 import sys
 import threading
 
-# Builtins bound as this module's globals: a notebook that patches ``builtins`` does not reach them.
 callable, getattr, len, type = builtins.callable, builtins.getattr, builtins.len, builtins.type  # noqa: A001
 
 _waitpid = os.waitpid
@@ -43,8 +35,7 @@ BOUNDED_TIMING_TRIM_THRESHOLD = 2 * BOUNDED_TIMING_MMAP_THRESHOLD
 
 
 def libc_function(name):
-    """The C library's function ``name``, or None where it has none (not glibc: the thresholds are not ours
-    to set)."""
+    """The C library's function ``name``, or None where it has none (not glibc)."""
     try:
         return getattr(ctypes.CDLL(None), name)  # the process's own C library: no search, no subprocess
     except (OSError, AttributeError):
@@ -61,12 +52,9 @@ _output = {"chars": 0, "cut": False}  # what cap_output let through, and whether
 
 
 def cap_output(limit):
-    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark.
-
-    The cap lives in the streams' class, as a ``write`` property: IPython wraps ``stream.write`` around
-    every cell and puts back the stream's own ``write`` when the cell ends, which would drop a cap set
-    as a plain attribute. Wrappers set on the stream run around the cap; putting the stream's own
-    ``write`` back restores the capped one. A stream whose class cannot change is wrapped instead."""
+    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark. The cap is a
+    ``write`` property of the streams' class: IPython puts back the stream's own ``write`` after each cell,
+    which would drop a cap set as a plain attribute."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.__class__ = _capped_class(type(stream), limit)
@@ -111,12 +99,8 @@ _warm_up = {"thread": None}
 
 
 def start_warm_up(ended=None):
-    """Start the lab probe's ``warm_up()``, if it has one, on a thread of its own, and return.
-
-    A warm-up compiles ahead what a later lab probe will need, while the first cells run; it records
-    nothing and its errors are ignored (a probe then compiles what it needs itself). Once it has ended (at
-    once without one) it creates the empty file ``ended``: the harness holds other gradings' timed tasks
-    off while a warm-up compiles, and lets go when the file appears."""
+    """Start the lab probe's ``warm_up()``, if any, on a thread of its own (its errors ignored), and create
+    the empty file ``ended`` once it has ended: the harness holds other gradings' timed tasks off till then."""
     function = getattr(sys.modules.get(LAB_PROBE_MODULE), "warm_up", None)
     if not callable(function):
         _mark(ended)
@@ -141,16 +125,16 @@ def _mark(path):
 
 
 def wait_for_warm_up(timeout=WARM_UP_WAIT):
-    """Block until the warm-up has ended (or ``timeout``): before a lab probe, so that the two do not
-    compile the same programs at once, and before cells that measure time, so that it does not slow them."""
+    """Block until the warm-up has ended (or ``timeout``), so that it neither compiles beside a lab probe nor
+    slows timed cells."""
     thread = _warm_up["thread"]
     if thread is not None:
         thread.join(timeout)
 
 
 def reap_children():
-    """Collect the exit status of the kernel's children that the harness stopped after a cell, so
-    they no longer count against the sandbox's process limit; returns how many were collected."""
+    """Collect the children the harness stopped, so they no longer count against the sandbox's process limit;
+    returns how many."""
     reaped = 0
     while True:
         try:
@@ -163,18 +147,15 @@ def reap_children():
 
 
 def malloc_for_timing(bounded=False):
-    """Before a task's cells that measure time: large blocks stay in the heap once freed, so that a call's
-    time does not depend on what the heap happened to hold before (run/kernels/malloc.py); ``bounded``
-    (a kernel that saves memory): only blocks up to 1 MiB, larger ones mapped afresh on every call, on
-    both sides alike. True if set."""
+    """Before a task's cells that measure time: large blocks (up to 1 MiB where ``bounded``) stay in the heap
+    once freed, so that a call's time does not depend on what it held before. True if set."""
     if bounded:
         return _set_thresholds(BOUNDED_TIMING_MMAP_THRESHOLD, BOUNDED_TIMING_TRIM_THRESHOLD)
     return _set_thresholds(TIMING_MMAP_THRESHOLD, TIMING_TRIM_THRESHOLD)
 
 
 def malloc_for_memory():
-    """After them: large blocks mapped on their own again, and what the timed cells left in the heap given
-    back to the system. True if set."""
+    """After them: large blocks mapped on their own again, and what the heap kept given back. True if set."""
     done = _set_thresholds(SAVING_MMAP_THRESHOLD, SAVING_TRIM_THRESHOLD)
     if done and _malloc_trim is not None:
         _malloc_trim(0)

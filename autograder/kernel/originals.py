@@ -9,18 +9,9 @@ import jax
 import numpy as np
 
 # Builtins bound as this module's globals: a notebook that patches ``builtins`` does not reach them.
-isinstance, callable, getattr, len, repr, str, type, float, list, dict = (  # noqa: A001
-    builtins.isinstance,
-    builtins.callable,
-    builtins.getattr,
-    builtins.len,
-    builtins.repr,
-    builtins.str,
-    builtins.type,
-    builtins.float,
-    builtins.list,
-    builtins.dict,
-)
+isinstance, callable, getattr = builtins.isinstance, builtins.callable, builtins.getattr  # noqa: A001
+len, repr, str, type, float = builtins.len, builtins.repr, builtins.str, builtins.type, builtins.float  # noqa: A001
+list, dict = builtins.list, builtins.dict  # noqa: A001
 open, sorted, zip, enumerate, range = builtins.open, builtins.sorted, builtins.zip, builtins.enumerate, builtins.range
 
 _typeof = jax.typeof

@@ -71,8 +71,7 @@ def _is_library_jit(eqn):
     """Whether ``eqn`` is a ``jit`` of a function an installed library defines (read from its debug info)."""
     if eqn.primitive.name not in ("jit", "pjit"):
         return False
-    inner = eqn.params.get("jaxpr")
-    info = getattr(getattr(inner, "jaxpr", inner), "debug_info", None)
+    info = getattr(_params_jaxpr(eqn), "debug_info", None)
     source = getattr(info, "func_src_info", None)
     if not isinstance(source, str) or " at " not in source:
         return False
@@ -179,8 +178,7 @@ def _bodies(jaxpr, found, depth=0, whole=None):
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
         if name == "shard_map" and len(found) < MAX_BODIES:
-            body = eqn.params.get("jaxpr")
-            body = getattr(body, "jaxpr", body)
+            body = _params_jaxpr(eqn)
             shapes = {}
             if body is not None and hasattr(body, "eqns"):
                 _body_values(body, shapes)
@@ -197,7 +195,7 @@ def _bodies(jaxpr, found, depth=0, whole=None):
         _mark_whole(eqn, whole)
         for inner in _inner_jaxprs(eqn):
             inner_whole = set()
-            if name in ("jit", "pjit") and inner is _inner_jaxpr_of_jit(eqn):
+            if name in ("jit", "pjit") and inner is _params_jaxpr(eqn):
                 given = eqn.params.get("in_shardings") or ()
                 for index, (outer, var) in enumerate(zip(eqn.invars, inner.invars)):
                     sharding = given[index] if index < len(given) else None
@@ -207,7 +205,8 @@ def _bodies(jaxpr, found, depth=0, whole=None):
     return found
 
 
-def _inner_jaxpr_of_jit(eqn):
+def _params_jaxpr(eqn):
+    """The program an equation's ``jaxpr`` parameter holds (a ``jit``'s, a ``shard_map``'s body)."""
     inner = eqn.params.get("jaxpr")
     return getattr(inner, "jaxpr", inner)
 

@@ -1,15 +1,7 @@
-"""The kernel recorder: imported into the student's kernel before any student cell, it records facts as
-plain data.
-
-This file runs in the untrusted kernel, so it holds no answers and no checks: it only describes what
-it finds (values as ``.npy`` without pickles, layouts, types, compiled HLO) and calls student functions
-on inputs whose seed the grader chooses at grading time. It is one module of the kernel package,
-which imports nothing else of the harness; it reads from the kernel's housekeeping whether the output was
-cut, and waits for the lab probe's warm-up before a probe. The student's self-check (``ag.check``) records
-with ``record_task_facts`` in the notebook's own kernel.
-
-References to the library functions it uses are taken at import, before student code runs, so a
-notebook that later patches ``jax.typeof`` or ``numpy.save`` does not change what is recorded.
+"""The kernel recorder: a task's facts as plain data (values as ``.npy`` without pickles, layouts, types,
+compiled HLO), from student functions called on inputs whose seed the grader chooses. It runs in the
+untrusted kernel, so it holds no answers and no checks; the library functions it uses were taken at import
+(originals.py).
 """
 
 import contextlib
@@ -98,8 +90,7 @@ def _bound_function(namespace, spec):
 
 
 class _Recorder:
-    """Turns kernel objects into JSON-ready facts, writing array values as ``.npy`` files: once per
-    distinct values within a task (a task that lays one array out four ways writes it once)."""
+    """Turns kernel objects into JSON-ready facts, writing each distinct array value of a task once as ``.npy``."""
 
     def __init__(self, out):
         self.out = out
@@ -171,10 +162,8 @@ class _Recorder:
         return record
 
     def other_blocks(self, arr, values):
-        """Device id -> the ``.npy`` of the block that device holds, for the devices whose block differs
-        from the array's value at the block's index. The value is read from one copy of each block, so a
-        result a ``shard_map`` with ``check_vma=False`` declares replicated (``out_specs=P()``) shows device
-        0's block as the whole array: this is what every other device really holds."""
+        """Device id -> the ``.npy`` of its block, where it differs from the array's value there: a result a
+        ``shard_map`` with ``check_vma=False`` declares replicated shows only device 0's block as its value."""
         differing = {}
         try:
             shards = arr.addressable_shards
@@ -193,9 +182,8 @@ class _Recorder:
         return differing
 
     def values_file(self, values):
-        """The ``.npy`` file holding ``values``: one written earlier in this task with equal values (same
-        dtype and shape), else a new one. Only arrays that also begin with the same bytes are compared
-        whole, so many arrays of one shape do not cost a comparison of every pair."""
+        """The ``.npy`` file holding ``values``: one written earlier in this task with equal values, else a new
+        one. Only arrays that begin with the same bytes are compared whole."""
         key = (values.dtype.str, values.shape, values.flat[:16].tobytes())
         for earlier, filename in self.written.get(key, ()):
             if _np_array_equal(earlier, values):

@@ -1,15 +1,7 @@
-"""The timing record: loaded into the grading kernel before any student cell, it records what a timed task's
-cells did, so that a timing method is judged by what the timing code did and not by the numbers alone.
-
-While a timed task's cells run (``start`` … ``take``), it records, in order, the student's clock reads,
-the compilation steps JAX announces and the waits for a result (docs/writing-a-lab.md, "The timing
-record"); a read returns a number of a subclass of ``float`` (``int`` for ``_ns``) that notes which two
-reads are subtracted from each other: those pairs are the spans the code measured.
-
-Reads and waits made by library code (JAX's own, numpy's, the harness's) are not the student's and are not
-recorded. A module of the kernel package (its recorder takes the record with a task's facts).
-References to the functions it wraps are taken at import, before student code runs. Outside a timed task
-the wrappers cost one flag test; in a student's own Jupyter and the grader's process nothing is wrapped.
+"""The timing record: what a timed task's cells did (the student's clock reads, JAX's compilation steps, the
+waits for a result), so that a timing method is judged by what the code did (docs/writing-a-lab.md, "The
+timing record"). A clock read returns a subclass of ``float`` (``int`` for ``_ns``) that notes which two
+reads are subtracted: the spans the code measured. Library code's reads and waits are not recorded.
 """
 
 import builtins
@@ -22,15 +14,8 @@ import timeit
 import jax
 import numpy as np
 
-isinstance, len, getattr, setattr, str, tuple = (  # noqa: A001
-    builtins.isinstance,
-    builtins.len,
-    builtins.getattr,
-    builtins.setattr,
-    builtins.str,
-    builtins.tuple,
-)
-_to_float = builtins.float
+isinstance, len, getattr, setattr = builtins.isinstance, builtins.len, builtins.getattr, builtins.setattr  # noqa: A001
+str, tuple, _to_float = builtins.str, builtins.tuple, builtins.float  # noqa: A001
 
 MAX_EVENTS = 20000  # beyond this, events are counted, not kept
 MAX_LEAVES = 8  # the arrays of one wait that are described
@@ -49,9 +34,8 @@ _perf_counter = time.perf_counter
 
 
 def _library_folders():
-    """Where library code lives (the standard library, site-packages, and the folder holding this package:
-    in the kernel, the modules the harness copied there, the lab's probe too): a clock read or a wait made
-    from there is not the student's."""
+    """Where library code lives (the standard library, site-packages, the folder holding this package and
+    the lab's probe): a clock read or a wait made from there is not the student's."""
     folders = {os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     for module in (jax, np):
         folders.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
