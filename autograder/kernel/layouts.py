@@ -39,10 +39,6 @@ def committed(arr):
     return committed if isinstance(committed, bool) else None
 
 
-def sharding_of(arr):
-    return sharding_record(arr.sharding, arr.shape)
-
-
 def sharding_record(sharding, shape):
     record = {
         "kind": type(sharding).__name__,

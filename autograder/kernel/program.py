@@ -18,9 +18,7 @@ def short_error(exc):
 
 
 def program_facts(function, args):
-    """How the student's function is built, from its object and its trace (``jax.make_jaxpr``): whether
-    it is a jitted function, the primitives of its top level and of its whole program, and the layouts a
-    top-level ``jit`` was given (``in_shardings`` / ``out_shardings``, None where not given)."""
+    """How the student's function is built, from its object and its trace (``jax.make_jaxpr``)."""
     record = {
         "jit_object": callable(getattr(function, "lower", None)),
         "top": [],
@@ -40,17 +38,13 @@ def program_facts(function, args):
     eqns = closed.jaxpr.eqns
     record["top"] = [eqn.primitive.name for eqn in eqns]
     record["top_jit_library"] = len(eqns) == 1 and _is_library_jit(eqns[0])
-    record["primitives"] = sorted(_primitives(closed.jaxpr, set()))
+    record["primitives"] = sorted({eqn.primitive.name for eqn in _all_eqns(closed.jaxpr)})
     record["collectives"] = _collectives(closed.jaxpr, [], inside=False)
     record["bodies"] = _bodies(closed.jaxpr, [])
     if len(eqns) == 1 and "in_shardings" in eqns[0].params:
         eqn = eqns[0]
-        record["in_shardings"] = [
-            given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["in_shardings"], eqn.invars)
-        ]
-        record["out_shardings"] = [
-            given_sharding(s, v.aval.shape) for s, v in zip(eqn.params["out_shardings"], eqn.outvars)
-        ]
+        for key, variables in (("in_shardings", eqn.invars), ("out_shardings", eqn.outvars)):
+            record[key] = [given_sharding(s, v.aval.shape) for s, v in zip(eqn.params[key], variables)]
     return record
 
 
@@ -89,15 +83,14 @@ def _written_as(eqn):
     return "pmean" if "pmean" in names else None
 
 
-def _primitives(jaxpr, found, depth=0):
-    """The names of every primitive in ``jaxpr`` and in the programs nested in its equations."""
+def _all_eqns(jaxpr, depth=0):
+    """Every equation of ``jaxpr`` and of the programs nested in its equations, in trace order."""
     if depth > 50:
-        return found
+        return
     for eqn in jaxpr.eqns:
-        found.add(eqn.primitive.name)
+        yield eqn
         for inner in _inner_jaxprs(eqn):
-            _primitives(inner, found, depth + 1)
-    return found
+            yield from _all_eqns(inner, depth + 1)
 
 
 # The primitives by which a shard_map body talks to other devices (names vary across JAX versions; the
@@ -123,11 +116,9 @@ MAX_BODY_VALUES = 20
 
 
 def _collectives(jaxpr, found, inside, depth=0, repeats=1):
-    """The collectives written inside ``shard_map`` bodies of ``jaxpr``, in trace order (nested programs,
-    such as a ``fori_loop``'s or a ``jit``'s, included): ``{"primitive": name, "axes": [axis, ...],
-    "repeats": n | None, "perm": [[source, target], ...]}`` — ``repeats``: how many times the program runs
-    it (the lengths of the ``scan`` loops around it multiplied; None inside a ``while`` loop, whose count
-    the trace does not fix), ``perm`` for a ``ppermute`` only."""
+    """The collectives written inside ``shard_map`` bodies of ``jaxpr`` (nested programs included), in trace
+    order, as facts/schema.py describes them: ``repeats`` multiplies the ``scan`` lengths around one, and is
+    None inside a ``while`` loop, whose count the trace does not fix."""
     if depth > 50:
         return found
     for eqn in jaxpr.eqns:
@@ -167,11 +158,9 @@ def _inner_jaxprs(eqn):
 
 
 def _bodies(jaxpr, found, depth=0, whole=None):
-    """Per ``shard_map`` in ``jaxpr``: the global shapes of its operands, the block shapes its body
-    receives, the largest values its body makes (shape and dtype, by size, at most MAX_BODY_VALUES), and
-    which operands were laid out whole on every device right before it (``whole_before``: by
-    ``with_sharding_constraint``, ``device_put`` or a ``jit``'s ``in_shardings`` to a replicated layout), so
-    a check can tell that a body held an operand whole, whichever primitive gathered it."""
+    """Per ``shard_map`` in ``jaxpr``: its operands' shapes, its body's blocks and largest values, and which
+    operands were laid out whole on every device right before it (``whole_before``), so that a check can tell
+    a body held an operand whole, whichever primitive gathered it."""
     if depth > 50:
         return found
     whole = set() if whole is None else whole  # ids of the variables laid out whole on several devices
@@ -179,9 +168,12 @@ def _bodies(jaxpr, found, depth=0, whole=None):
         name = eqn.primitive.name
         if name == "shard_map" and len(found) < MAX_BODIES:
             body = _params_jaxpr(eqn)
-            shapes = {}
-            if body is not None and hasattr(body, "eqns"):
-                _body_values(body, shapes)
+            shapes = {}  # every (shape, dtype) of a value the body makes
+            for inner_eqn in _all_eqns(body) if hasattr(body, "eqns") else ():
+                for var in inner_eqn.outvars:
+                    aval = getattr(var, "aval", None)
+                    if hasattr(aval, "shape") and hasattr(aval, "dtype"):
+                        shapes[(tuple(int(d) for d in aval.shape), str(aval.dtype))] = True
             largest = sorted(shapes.items(), key=lambda item: (-math.prod(item[0][0]), item[0]))[:MAX_BODY_VALUES]
             operands = [v for v in eqn.invars if hasattr(v.aval, "shape")]
             found.append(
@@ -247,19 +239,6 @@ def _mark_whole(eqn, whole):
     for var in eqn.outvars:
         if tuple(getattr(var.aval, "shape", ())) in shapes and shapes:
             whole.add(id(var))
-
-
-def _body_values(jaxpr, shapes, depth=0):
-    """Every (shape, dtype) of a value an equation of ``jaxpr`` (or a program nested in it) makes."""
-    if depth > 50:
-        return
-    for eqn in jaxpr.eqns:
-        for var in eqn.outvars:
-            aval = getattr(var, "aval", None)
-            if hasattr(aval, "shape") and hasattr(aval, "dtype"):
-                shapes[(tuple(int(d) for d in aval.shape), str(aval.dtype))] = True
-        for inner in _inner_jaxprs(eqn):
-            _body_values(inner, shapes, depth + 1)
 
 
 def _axis_names(params):

@@ -18,7 +18,7 @@ import numpy as np
 from . import housekeeping, timing_record
 from .housekeeping import LAB_PROBE_MODULE
 from .inputs import make_argument, make_mesh
-from .layouts import abstract_record, committed, sharding_of, spec_entries, type_name, typeof_record
+from .layouts import abstract_record, committed, sharding_record, spec_entries, type_name, typeof_record
 from .originals import (
     _Array,
     _device_get,
@@ -153,7 +153,7 @@ class _Recorder:
             "shape": list(arr.shape),
             "dtype": str(arr.dtype),
             "values": filename,
-            "sharding": sharding_of(arr) if is_jax else None,
+            "sharding": sharding_record(arr.sharding, arr.shape) if is_jax else None,
             "typeof": typeof_record(arr),
         }
         if is_jax:

@@ -161,11 +161,7 @@ def install():
     jax.device_get = _wait("device_get", jax.device_get)
     np.asarray = _wait("to_host", np.asarray, tree=False)  # an array's own __array__ is not what numpy calls
     np.array = _wait("to_host", np.array, tree=False)
-    for method, how in (
-        ("block_until_ready", "block_until_ready"),
-        ("item", "to_host"),
-        ("__float__", "to_host"),
-    ):
+    for method, how in (("block_until_ready", "block_until_ready"), ("item", "to_host"), ("__float__", "to_host")):
         setattr(_ArrayImpl, method, _wait(how, getattr(_ArrayImpl, method)))
     jax.monitoring.register_event_duration_secs_listener(_on_event)
 
