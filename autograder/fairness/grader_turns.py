@@ -42,20 +42,15 @@ def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
 @contextlib.contextmanager
 def measuring(label: str = "the grader's measurement"):
     """Around the grader's own measurement: the grading's timed turn, else one taken for it alone."""
-    with checks_waiting():  # a check's own hold would keep the turn it takes waiting on itself
+    with checks_waiting(), contextlib.ExitStack() as alone:  # a check's own hold would keep the turn waiting
         turn_of_run = getattr(_grading, "turn_of_run", None)
         turn = turn_of_run() if turn_of_run is not None else None
-        if turn is not None and turn.held:
-            with process_hold.timing_here():
-                yield
-            return
-        alone = TimedTurn(owner=-id(threading.current_thread()))
-        alone.acquire_here(label)
-        try:
-            with process_hold.timing_here():
-                yield
-        finally:
-            alone.release()
+        if turn is None or not turn.held:
+            turn = TimedTurn(owner=-id(threading.current_thread()))
+            alone.callback(turn.release)
+            turn.acquire_here(label)
+        with process_hold.timing_here():
+            yield
 
 
 _checks = threading.local()  # the hold of the check this thread runs, if any

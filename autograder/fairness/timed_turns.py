@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.core_pinning import home_cores, placement, switched_off, turn_core
@@ -30,6 +31,7 @@ MAX_WAIT = 600.0  # seconds a kernel or a timed task waits for a turn at most
 POLL = 0.05
 LOG_AFTER = 2.0  # a wait longer than this is logged
 
+T = TypeVar("T")
 log = logging.getLogger("autograder.timed_turns")
 _held_lock = threading.Lock()  # a turn's joined and closed, read and set together
 
@@ -97,7 +99,7 @@ def until_taken(
     return True
 
 
-async def step_through(steps: Generator[None, None, bool | None]) -> bool | None:
+async def step_through(steps: Generator[None, None, T]) -> T:
     """A wait stepped on the event loop; closed if cancelled, so that it leaves the line."""
     try:
         while True:
@@ -110,7 +112,7 @@ async def step_through(steps: Generator[None, None, bool | None]) -> bool | None
         steps.close()
 
 
-def step_through_here(steps: Generator[None, None, bool | None]) -> bool | None:
+def step_through_here(steps: Generator[None, None, T]) -> T:
     """A wait stepped in a thread without an event loop."""
     try:
         while True:
@@ -194,18 +196,17 @@ class TimedTurn:
     async def acquire(self, label: str, movable: Callable[[], bool] | None = None) -> float:
         """Take the turn (once): seconds waited. If the kernel that times is not ``movable`` onto the turn core
         (None: no kernel times), the turn holds every core of the process."""
-        if self._joined or self._closed or not timed_turns_enabled():
-            return 0.0
-        started = time.monotonic()
-        await step_through(self._take(label, started + MAX_WAIT, movable))
-        return self._joined_now(started, label)
+        return await step_through(self._acquiring(label, movable))
 
     def acquire_here(self, label: str, movable: Callable[[], bool] | None = None) -> float:
         """``acquire`` from a thread without an event loop."""
+        return step_through_here(self._acquiring(label, movable))
+
+    def _acquiring(self, label: str, movable: Callable[[], bool] | None) -> Generator[None, None, float]:
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        step_through_here(self._take(label, started + MAX_WAIT, movable))
+        yield from self._take(label, started + MAX_WAIT, movable)
         return self._joined_now(started, label)
 
     def _take(

@@ -93,15 +93,9 @@ class Ticket:
     def __init__(self, directory: Path, kind: str, cores: tuple[int, ...]):
         line = _line(directory)
         self.directory, self.kind, self.cores = directory, kind, cores
-        self.name = "-".join(
-            (
-                f"{time.monotonic_ns():020d}",  # the system's clock: one order for every process
-                kind,
-                str(os.getpid()),
-                str(threading.get_native_id()),
-                ".".join(map(str, cores)),
-            )
-        )
+        place = ".".join(map(str, cores))
+        # the system's clock first: one order for every process
+        self.name = f"{time.monotonic_ns():020d}-{kind}-{os.getpid()}-{threading.get_native_id()}-{place}"
         draft = line / f".{self.name}"
         self.fd = os.open(draft, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)  # alive before it is in line under its name

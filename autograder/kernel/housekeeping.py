@@ -13,9 +13,7 @@ import threading
 
 callable, getattr, len, type = builtins.callable, builtins.getattr, builtins.len, builtins.type  # noqa: A001
 
-_waitpid = os.waitpid
-_WNOHANG = os.WNOHANG
-_Thread = threading.Thread
+_waitpid, _WNOHANG, _Thread = os.waitpid, os.WNOHANG, threading.Thread
 _os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel: a module beside the package
