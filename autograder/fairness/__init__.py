@@ -1,8 +1,5 @@
-"""The machine's fairness: a grading's timings are taken while nothing else runs on its cores, and the time
-other work took from a kernel is given back, so that a grade does not depend on the machine's load. Below
-both ``run``, whose kernels take their turns, and ``checks``, whose timing checks allow for the load met
-(docs/how-grading-works.md maps the modules).
-"""
+"""The machine's fairness, so that a grade does not depend on the machine's load: timings taken while nothing
+else runs on their cores, and the time other work took given back (docs/how-grading-works.md maps it)."""
 
 from typing import TYPE_CHECKING
 

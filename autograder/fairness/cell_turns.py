@@ -1,6 +1,5 @@
 """A kernel's cells, its work between them (``BackgroundHold``) and its start (``pass_the_gate``) beside
-another grading's timed turn: on the cores no turn holds, or after the gate (timed_turns.py).
-"""
+another grading's timed turn: on the cores no turn holds, or after the gate (timed_turns.py)."""
 
 from __future__ import annotations
 
@@ -160,8 +159,7 @@ class CellTurn:
 def passing(
     gate: CoreLock, cells: CoreLock, deadline: float, part_of_the_turn: Callable[[], bool], noted: bool = True
 ) -> Generator[None, None, bool | None]:
-    """Through the gate, then the cells' lock shared: yields each time it waits; True once held, False past
-    the deadline, None once ``part_of_the_turn()``."""
+    """Through the gate, then the cells' lock shared, as ``in_line`` waits."""
     through = yield from in_line(gate, fcntl.LOCK_SH, PASS, deadline, part_of_the_turn, noted)
     if not through:
         return through

@@ -1,7 +1,5 @@
 """A lock on cores: one ``flock``-ed file per core, so that a timed turn holds up only what shares its cores.
-Files are taken in order without blocking, and a lock that cannot take them all lets go of those it took, so
-two takers never hold one another up.
-"""
+A lock that cannot take them all lets go of those it took, so two takers never hold one another up."""
 
 from __future__ import annotations
 

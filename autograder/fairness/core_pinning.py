@@ -1,8 +1,5 @@
-"""The cores a process runs on; pinning a whole process to one (a batch's workers, where there is a core for
-each), or moving a process that may run on several for a while: its kernel's processes (``move_processes``)
-and the grader's own (``placement``), onto its turn core while they time or onto the cores no turn holds.
-A move the system refuses says so, and the caller waits as a pinned process does.
-"""
+"""The cores a process runs on: a batch's worker pinned to one, or a process that may run on several moved for
+a while (its kernel's, ``move_processes``, and the grader's own, ``placement``); a refused move says so."""
 
 from __future__ import annotations
 

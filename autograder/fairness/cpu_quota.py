@@ -1,6 +1,5 @@
 """The CPU share the grader's container allows, read from its cgroup: under a quota the kernel runs in
-bursts of the scheduler's period, so the grader's samples span several periods (``min_sample_seconds``).
-"""
+bursts of the scheduler's period, so the grader's samples span several periods (``min_sample_seconds``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A grader's checks take part in the machine's timed turn like a kernel's cells, since their references and
-compilations load the machine; a check lets go while it waits (``checks_waiting``), so that a turn never
-waits on a check that waits on a kernel the turn holds up.
-"""
+"""A grader's checks take part in the timed turn like a kernel's cells (their compilations load the machine);
+a check lets go while it waits, so that a turn never waits on a check that waits on a kernel it holds up."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ _grading = threading.local()  # the turn of the grading this thread checks, if a
 
 @contextlib.contextmanager
 def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
-    """Held by a grader's thread while it checks a run: measurements use the run's turn, looked up when they
-    start (the run, in another thread, may not have made it yet)."""
+    """Held by a grader's thread while it checks a run: measurements use the run's turn, looked up late."""
     previous = getattr(_grading, "turn_of_run", None)
     _grading.turn_of_run = turn_of_run
     try:

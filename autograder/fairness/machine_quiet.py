@@ -1,7 +1,5 @@
-"""Timing starts on a quiet machine: wait (bounded) until the processors the grading may run on are idle, as
-``/proc/stat`` counts them, since work the timed turn does not stop can put timing off by several times.
-A machine found busy through a whole wait is taken to stay busy for ``STILL_BUSY`` seconds.
-"""
+"""Timing starts on a quiet machine: wait (bounded) until the processors are idle, as ``/proc/stat`` counts
+them, since work the timed turn does not stop can put timing off by several times."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The share of the processors that other work took while the harness timed something, read from outside
-the kernel so that a notebook cannot claim a load it did not meet; the timing checks allow for it
-(``stretch``). Under a CPU quota nothing is read: the quota is what the container was given.
-"""
+"""The share of the processors other work took while the harness timed something, read from outside the kernel
+so that a notebook cannot claim a load it did not meet. Under a CPU quota nothing is read."""
 
 from __future__ import annotations
 
@@ -85,8 +83,7 @@ def stretch(share: float | None) -> float:
 
 
 def process_cpu_seconds(root: psutil.Process | None, members: Iterable[psutil.Process] = ()) -> float | None:
-    """CPU seconds (with reaped children's) of ``root`` and of ``members`` still running; None once ``root``
-    is gone."""
+    """CPU seconds (with reaped children's) of ``root`` and the ``members`` still running; None once it is gone."""
     if root is None:
         return None
     try:

@@ -1,6 +1,5 @@
 """When the grader may time code itself: never while a student's kernel of this process runs cells, whose
-load it would measure. An execution holds ``student_code_running`` while its kernel runs cells.
-"""
+load it would measure."""
 
 from __future__ import annotations
 

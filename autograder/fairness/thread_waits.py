@@ -1,6 +1,5 @@
 """How long a run's threads ran and how long they waited for a processor, as the scheduler counts it: others'
-share of the processors says how crowded the machine was, not whether the kernel was slowed by it.
-"""
+share of the processors says how crowded the machine was, not whether the kernel was slowed by it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""A task that times code runs alone on its turn core: the machine's timed turn, so that a student's timing
-cells and the grader's measurement of them see the same machine (docs/how-grading-works.md, "One grade").
-
-Two ``flock``-ed locks per core under a folder private to the user: ``gate`` (held exclusive by the turn, so
-no new cell starts) and ``cells`` (held shared by each running cell; the turn waits to take it exclusive).
-Every wait is bounded (``MAX_WAIT``) and served in the order it began (turn_line.py).
-"""
+"""A task that times code runs alone on its turn core, so that a student's timing cells and the grader's
+measurement see the same machine (docs/how-grading-works.md, "One grade"). Per core, the turn holds ``gate``
+exclusive (no new cell starts) and waits to take ``cells`` exclusive (each running cell holds it shared)."""
 
 from __future__ import annotations
 
@@ -88,8 +84,7 @@ def cells_on_free_cores(
 def until_taken(
     lock: CoreLock, operation: int, deadline: float, give_up: Callable[[], bool] = lambda: False
 ) -> Generator[None, None, bool | None]:
-    """``lock.take(operation)``, yielding each time it has to wait: True once taken, False past ``deadline``,
-    None once ``give_up()``."""
+    """``lock.take(operation)``, yielding each time it has to wait, as ``in_line`` without the line."""
     while not lock.take(operation):
         if give_up():
             return None

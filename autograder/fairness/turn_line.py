@@ -1,9 +1,6 @@
-"""Waits for the machine's turns are served in the order they began: ``flock`` promises no order.
-
-A wait that cannot go at once takes a ticket, a file in the ``line`` folder named by when it began, its kind
-(``turn`` or ``pass``) and its cores; a ``turn`` lets every earlier waiter of its cores go first, a ``pass``
-every earlier ``turn``. A ticket is alive while its taker holds an ``flock`` on it.
-"""
+"""Waits for the machine's turns are served in the order they began (``flock`` promises none): a wait that
+cannot go at once takes a ticket, a file named by when it began, alive while its taker holds an ``flock`` on
+it; a ``turn`` lets every earlier waiter of its cores go first, a ``pass`` every earlier ``turn``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The kernel package: all of the harness that runs inside the student's untrusted kernel, and nothing else.
-
-Copied whole into each grading kernel as ``_autograder_kernel`` (run/kernels/harness_code.py); the student's
-self-check imports it as ``autograder.kernel``. It imports only itself, the standard library, JAX and numpy
-(tests/test_architecture.py holds it), so graders, references and hidden checks never enter the kernel's
-view; docs/how-grading-works.md maps its modules. A lab's ``kernel_probe.py`` is copied beside it.
-"""
+"""All of the harness that runs inside the student's untrusted kernel, copied there as ``_autograder_kernel``
+(run/kernels/harness_code.py). It imports only itself, the standard library, JAX and numpy, so graders,
+references and hidden checks never enter the kernel's view; docs/how-grading-works.md maps its modules."""
 
 import importlib
 import os

@@ -1,8 +1,5 @@
-"""The kernel's housekeeping, loaded before any student cell: the output cap, the lab probe's warm-up, reaping
-the children the harness stopped, and malloc's thresholds (run/kernels/malloc.py says why). It records
-nothing. What it uses is bound at import, so a notebook that later patches ``builtins.len`` or
-``os.waitpid`` does not change what it does.
-"""
+"""The kernel's housekeeping: the output cap, the lab probe's warm-up, reaping children, malloc's thresholds
+(run/kernels/malloc.py says why). What it uses is bound at import, before any student cell patches it."""
 
 import builtins
 import contextlib
@@ -109,11 +106,9 @@ def start_warm_up(ended=None):
 
 
 def _quietly(function, ended=None):
-    try:
-        with contextlib.suppress(BaseException):
-            function()
-    finally:
-        _mark(ended)
+    with contextlib.suppress(BaseException):
+        function()
+    _mark(ended)
 
 
 def _mark(path):
@@ -123,16 +118,14 @@ def _mark(path):
 
 
 def wait_for_warm_up(timeout=WARM_UP_WAIT):
-    """Block until the warm-up has ended (or ``timeout``), so that it neither compiles beside a lab probe nor
-    slows timed cells."""
+    """Block until the warm-up has ended (or ``timeout``): it must neither compile beside a probe nor slow timing."""
     thread = _warm_up["thread"]
     if thread is not None:
         thread.join(timeout)
 
 
 def reap_children():
-    """Collect the children the harness stopped, so they no longer count against the sandbox's process limit;
-    returns how many."""
+    """Collect the children the harness stopped, which count against the sandbox's process limit: how many."""
     reaped = 0
     while True:
         try:

@@ -1,6 +1,5 @@
-"""The inputs the grader chooses: a mesh, and fresh arrays from a seed, built alike in the kernel (for a
-call on the student's function) and in the grader's process (for the reference), so both see the very
-same values."""
+"""The inputs the grader chooses (a mesh, fresh arrays from a seed), built alike in the kernel and in the
+grader's process, so that the student's function and the reference see the very same values."""
 
 import math
 

@@ -1,6 +1,5 @@
-"""The builtins and library functions the recorder's modules use, taken when the kernel package is
-imported, before any student cell: a notebook that later patches ``builtins``, ``jax.typeof`` or
-``numpy.save`` does not change what is recorded."""
+"""The builtins and library functions the recorder's modules use, taken before any student cell: a notebook
+that later patches ``builtins``, ``jax.typeof`` or ``numpy.save`` does not change what is recorded."""
 
 import builtins
 import json

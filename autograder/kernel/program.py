@@ -1,6 +1,5 @@
-"""What the program of a student's function holds, from its trace (``jax.make_jaxpr``): its primitives,
-the collectives its ``shard_map`` bodies call (and how often), the blocks those bodies see, and the
-layouts a top-level ``jit`` was given."""
+"""What the program of a student's function holds, from its trace: its primitives, the collectives its
+``shard_map`` bodies call, the blocks those bodies see, and the layouts a top-level ``jit`` was given."""
 
 import math
 import os

@@ -1,8 +1,5 @@
 """The kernel recorder: a task's facts as plain data (values as ``.npy`` without pickles, layouts, types,
-compiled HLO), from student functions called on inputs whose seed the grader chooses. It runs in the
-untrusted kernel, so it holds no answers and no checks; the library functions it uses were taken at import
-(originals.py).
-"""
+compiled HLO). It runs in the untrusted kernel, so it holds no answers and no checks."""
 
 import contextlib
 import io

@@ -1,8 +1,6 @@
-"""The timing record: what a timed task's cells did (the student's clock reads, JAX's compilation steps, the
-waits for a result), so that a timing method is judged by what the code did (docs/writing-a-lab.md, "The
-timing record"). A clock read returns a subclass of ``float`` (``int`` for ``_ns``) that notes which two
-reads are subtracted: the spans the code measured. Library code's reads and waits are not recorded.
-"""
+"""What a timed task's cells did (clock reads, compilations, waits for a result), so that a timing method is
+judged by what the code did (docs/writing-a-lab.md, "The timing record"). A clock read returns a number that
+notes which two reads are subtracted: the spans the code measured."""
 
 import builtins
 import os
