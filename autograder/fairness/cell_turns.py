@@ -29,13 +29,12 @@ from autograder.fairness.turn_line import PASS, in_line, waiting_before
 
 
 class CellTurn:
-    """Held around each code execution: a kernel that can be moved goes at once onto the cores no turn holds;
-    else it waits at the gate. ``waited`` adds up the seconds spent waiting."""
+    """Held around each code execution: at once on the free cores where the kernel can be moved, else after the gate."""
 
     def __init__(self, owner: int | None = None):
         self.owner = owner  # the run the kernel serves, once claimed; None for a spare kernel
         self.running = False  # its run holds quiet.student_code_running: a wait gives it up meanwhile
-        self.waited = 0.0
+        self.waited = 0.0  # the seconds it spent waiting, added up
         self.processes: Callable[[], list[int]] | None = None  # the kernel's processes, to move between cores
         self.timing = False  # the cell about to run is a timed task's: on its grading's turn core
         self.moved_to: tuple[int, ...] | None = None  # where they were last moved
@@ -92,15 +91,13 @@ class CellTurn:
                 self._hold(cells)
                 return self
         started = time.monotonic()
-        deadline = started + MAX_WAIT
-        gate, cells = open_lock("gate"), open_lock("cells")
+        cells = open_lock("cells")
         try:
-            passed = await self._pass(gate, cells, deadline)
+            with open_lock("gate") as gate:
+                passed = await self._pass(gate, cells, started + MAX_WAIT)
         except BaseException:
             cells.close()
             raise
-        finally:
-            gate.close()
         waited = time.monotonic() - started
         self.waited += waited
         if waited > LOG_AFTER:
@@ -142,8 +139,7 @@ class CellTurn:
             self._cells = None
 
     def hold_beyond(self) -> BackgroundHold:
-        """Taken inside this turn: a hold that outlasts it, for what the kernel runs between its cells (the lab
-        probe's warm-up); a timed task waits for it as for a cell in flight."""
+        """Taken inside this turn: a hold that outlasts it, for what the kernel runs between cells (a warm-up)."""
         hold = None
         if self._cells is not None:
             hold = open_lock("cells", self._cells.cores)
@@ -219,8 +215,7 @@ def kernel_not_moved() -> None:
 
 
 async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> tuple[int, ...] | None:
-    """The cores no turn holds, where a kernel's start (imports, device setup) may run now (moved there once
-    launched); else None, after the gate: anywhere. A spare kernel's wait is not ``noted``."""
+    """The free cores, where a kernel's start may run now (moved there once launched); else None, after the gate."""
     if not timed_turns_enabled() or process_hold.held():
         return None
     home = home_cores()
@@ -229,12 +224,9 @@ async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> 
         if free:
             return free
     started = time.monotonic()
-    gate = open_lock("gate")
-    try:
+    with open_lock("gate") as gate:
         if await step_through(in_line(gate, fcntl.LOCK_SH, PASS, started + MAX_WAIT, process_hold.held, noted)):
             gate.unlock()
-    finally:
-        gate.close()
     waited = time.monotonic() - started
     if waited > LOG_AFTER:
         log.info("%s waited %.1f s for another submission's timed task on this machine", label, waited)

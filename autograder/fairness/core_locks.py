@@ -41,6 +41,12 @@ class CoreLock:
         for fd in self.fds:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def __enter__(self) -> CoreLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Close the files (idempotent): closing a descriptor drops its lock."""
         fds, self.fds = self.fds, []

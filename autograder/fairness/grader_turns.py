@@ -72,11 +72,9 @@ class _ChecksHold(BackgroundHold):
                 self.placed = cells.cores if cells.cores != home else None
                 return
         started = time.monotonic()
-        gate, cells = open_lock("gate"), open_lock("cells")
-        try:
+        cells = open_lock("cells")
+        with open_lock("gate") as gate:
             passed = step_through_here(passing(gate, cells, started + MAX_WAIT, process_hold.held))
-        finally:
-            gate.close()
         if passed:
             self._cells = cells
         else:

@@ -61,8 +61,7 @@ def start_reading(own_seconds: Callable[[], float | None]) -> LoadReading | None
 
 
 def others_share(reading: LoadReading | None, own_seconds: Callable[[], float | None]) -> float | None:
-    """The share (0 to 1) of the processors' time since ``reading`` that went to anything but the timed
-    processes; None without a reading, or in a span too short for a jiffy."""
+    """The share (0 to 1) of the processors' time since ``reading`` that went to anything but the timed processes."""
     if reading is None:
         return None
     jiffies, own = processor_jiffies(reading.cores), own_seconds()

@@ -11,18 +11,21 @@ _changed = threading.Condition()
 _running = 0
 
 
+def _count(change: int) -> None:
+    global _running
+    with _changed:
+        _running += change
+        _changed.notify_all()
+
+
 @contextlib.contextmanager
 def student_code_running() -> Iterator[None]:
     """Hold while a student's kernel of this process is running cells."""
-    global _running
-    with _changed:
-        _running += 1
+    _count(1)
     try:
         yield
     finally:
-        with _changed:
-            _running -= 1
-            _changed.notify_all()
+        _count(-1)
 
 
 def wait_for_quiet(timeout: float | None = None) -> bool:
@@ -34,12 +37,8 @@ def wait_for_quiet(timeout: float | None = None) -> bool:
 @contextlib.contextmanager
 def not_running() -> Iterator[None]:
     """Held by a kernel that holds ``student_code_running`` but waits, running nothing."""
-    global _running
-    with _changed:
-        _running -= 1
-        _changed.notify_all()
+    _count(-1)
     try:
         yield
     finally:
-        with _changed:
-            _running += 1
+        _count(1)

@@ -35,9 +35,8 @@ BUSY_PART = 0.25  # a thread that ran at least this part of the busiest one's ti
 
 
 def waiting_stretch(before: ThreadTimes | None, after: ThreadTimes | None, elapsed: float) -> float | None:
-    """How many times longer than alone the work took between two readings: the largest elapsed ÷ (elapsed −
-    waited) of the threads that carried it, as threads meeting at a barrier wait for the one held back
-    longest, and a thread that woke for a moment may have waited long and slowed nothing."""
+    """How many times longer than alone the work took: the largest of the threads that carried it, as threads at
+    a barrier wait for the one held back longest, and one that woke for a moment may have slowed nothing."""
     if before is None or after is None or elapsed <= 0:
         return None
     spans = []

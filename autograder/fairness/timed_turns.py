@@ -57,20 +57,16 @@ def free_cores(cores: tuple[int, ...]) -> tuple[int, ...]:
     for core in cores:
         if waiting_before(directory, PASS, (core,)):
             continue
-        gate = CoreLock(directory, "gate", (core,))
-        try:
+        with CoreLock(directory, "gate", (core,)) as gate:
             if gate.take(fcntl.LOCK_SH):
                 free.append(core)
-        finally:
-            gate.close()
     return tuple(free)
 
 
 def cells_on_free_cores(
     cores: tuple[int, ...], onto: Callable[[tuple[int, ...]], bool] = lambda free: True
 ) -> CoreLock | None:
-    """The cells' lock held shared on the free ones of ``cores``, if any is free and ``onto(free)`` moved
-    what runs there (else nothing is held)."""
+    """The cells' lock held shared on the free ones of ``cores``, if any and ``onto(free)`` moved what runs there."""
     free = free_cores(cores)
     if not free:
         return None

@@ -14,6 +14,7 @@ _waitpid, _WNOHANG, _Thread = os.waitpid, os.WNOHANG, threading.Thread
 _os_open, _os_close, _CREATE = os.open, os.close, os.O_CREAT | os.O_WRONLY
 
 LAB_PROBE_MODULE = "_autograder_lab_probe"  # the lab probe's name in the kernel: a module beside the package
+TRUNCATION_MARK = "[output truncated by the grader]"
 WARM_UP_WAIT = 60.0  # seconds a lab probe waits at most for the warm-up to end (as harness_code.WARM_UP_WAIT)
 
 # glibc's malloc thresholds (run/kernels/malloc.py): a block this large or larger is mapped on its own, and
@@ -38,11 +39,6 @@ def libc_function(name):
 
 
 _mallopt, _malloc_trim = libc_function("mallopt"), libc_function("malloc_trim")
-
-
-TRUNCATION_MARK = "[output truncated by the grader]"
-
-
 _output = {"chars": 0, "cut": False}  # what cap_output let through, and whether it had to cut
 
 

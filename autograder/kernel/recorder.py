@@ -179,8 +179,7 @@ class _Recorder:
         return differing
 
     def values_file(self, values):
-        """The ``.npy`` file holding ``values``: one written earlier in this task with equal values, else a new
-        one. Only arrays that begin with the same bytes are compared whole."""
+        """The ``.npy`` file of ``values``, written once per task; only arrays with the same first bytes compared."""
         key = (values.dtype.str, values.shape, values.flat[:16].tobytes())
         for earlier, filename in self.written.get(key, ()):
             if _np_array_equal(earlier, values):

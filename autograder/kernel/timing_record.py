@@ -32,8 +32,7 @@ _perf_counter = time.perf_counter
 
 
 def _library_folders():
-    """Where library code lives (the standard library, site-packages, the folder holding this package and
-    the lab's probe): a clock read or a wait made from there is not the student's."""
+    """Where library code lives (the standard library, site-packages, this package's folder with the lab probe)."""
     folders = {os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     for module in (jax, np):
         folders.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
