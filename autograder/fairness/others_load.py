@@ -105,8 +105,8 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 class LoadClock:
-    """A timeout's clock that gives back the time other work took from a kernel, so that a crowded machine
-    cuts no right answer an idle one runs in time; the wall clock where the load cannot be read."""
+    """A timeout's clock that gives back the time other work took from a kernel: a crowded machine cuts no
+    right answer an idle one runs in time."""
 
     def __init__(
         self,

@@ -43,9 +43,8 @@ _output = {"chars": 0, "cut": False}  # what cap_output let through, and whether
 
 
 def cap_output(limit):
-    """Keep at most ``limit`` characters of stdout and stderr in all, then one truncation mark. The cap is a
-    ``write`` property of the streams' class: IPython puts back the stream's own ``write`` after each cell,
-    which would drop a cap set as a plain attribute."""
+    """Keep at most ``limit`` characters of stdout and stderr, then one truncation mark: a ``write`` property of
+    the streams' class, as IPython puts back the stream's own ``write`` after each cell."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.__class__ = _capped_class(type(stream), limit)

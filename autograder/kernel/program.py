@@ -103,9 +103,8 @@ MAX_BODY_VALUES = 20
 
 
 def _collectives(jaxpr, found, inside, depth=0, repeats=1):
-    """The collectives written inside ``shard_map`` bodies of ``jaxpr`` (nested programs included), in trace
-    order, as facts/schema.py describes them: ``repeats`` multiplies the ``scan`` lengths around one, and is
-    None inside a ``while`` loop, whose count the trace does not fix."""
+    """The collectives written inside ``shard_map`` bodies of ``jaxpr``, in trace order (facts/schema.py): a
+    ``while`` loop's count is not in the trace, so ``repeats`` is None inside one."""
     if depth > 50:
         return found
     for eqn in jaxpr.eqns:
@@ -204,24 +203,20 @@ def _replicated_everywhere(sharding):
 
 
 def _mark_whole(eqn, whole):
-    """Add to ``whole`` the outputs of ``eqn`` laid out whole on several devices: what a constraint, a
-    ``device_put`` or a reshard to a replicated layout makes, and what keeps a whole input's shape."""
-    params = eqn.params
+    """Add to ``whole`` the outputs of ``eqn`` laid out whole on several devices, or keeping a whole input's shape."""
+    params, name = eqn.params, eqn.primitive.name
     placed = [params.get(key) for key in ("sharding", "dst_sharding") if key in params]
-    if eqn.primitive.name == "device_put":
-        placed = list(params.get("devices") or ())
-        for var, sharding in zip(eqn.outvars, placed):
-            if _replicated_everywhere(sharding):
-                whole.add(id(var))
-        return
-    if placed:
+    if placed and name != "device_put":
         if any(_replicated_everywhere(s) for s in placed):
             whole.update(id(var) for var in eqn.outvars)
         return
-    if eqn.primitive.name in ("jit", "pjit"):
-        for var, sharding in zip(eqn.outvars, params.get("out_shardings") or ()):
+    if name in ("device_put", "jit", "pjit"):
+        per_output = params.get("devices" if name == "device_put" else "out_shardings") or ()  # a layout each
+        for var, sharding in zip(eqn.outvars, per_output):
             if _replicated_everywhere(sharding):
                 whole.add(id(var))
+        if name == "device_put":
+            return
     shapes = {tuple(v.aval.shape) for v in eqn.invars if id(v) in whole and hasattr(v.aval, "shape")}
     for var in eqn.outvars:
         if tuple(getattr(var.aval, "shape", ())) in shapes and shapes:
