@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.fairness.cell_turns import CellTurn, kernel_not_moved, pass_the_gate
+    from autograder.fairness.cell_turns import (
+        CellTurn,
+        checks_running,
+        checks_waiting,
+        grading_with,
+        kernel_not_moved,
+        measuring,
+        pass_the_gate,
+    )
     from autograder.fairness.core_pinning import (
         PIN_VARIABLE,
         cores_to_pin,
@@ -17,7 +25,6 @@ if TYPE_CHECKING:
         switched_off,
     )
     from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
-    from autograder.fairness.grader_turns import checks_running, checks_waiting, grading_with, measuring
     from autograder.fairness.machine_quiet import until_machine_quiet, wait_until_machine_quiet
     from autograder.fairness.others_load import (
         MOST_SHARE,

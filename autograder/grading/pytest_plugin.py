@@ -96,7 +96,7 @@ class _GraderPlugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        """Each check runs held like a running cell (grader_turns.checks_running): never while another
+        """Each check runs held like a running cell (cell_turns.checks_running): never while another
         grading on this machine times code; its timing checks allow for the load its task's timed cells met
         (checks/timing_conditions.py)."""
         task = _task_of(item)

@@ -10,9 +10,8 @@ import types
 
 import pytest
 
-from autograder.fairness import cell_turns, cpu_quota, grader_turns, timed_turns
-from autograder.fairness.cell_turns import CellTurn
-from autograder.fairness.grader_turns import grading_with, measuring
+from autograder.fairness import cell_turns, cpu_quota, timed_turns
+from autograder.fairness.cell_turns import CellTurn, grading_with, measuring
 from autograder.fairness.timed_turns import TimedTurn
 from autograder.run.execute import _within_deadline
 
@@ -222,7 +221,7 @@ def test_another_grading_s_checks_and_kernel_starts_wait_for_a_timed_task_and_go
     events = []
 
     def check():
-        with grader_turns.checks_running():
+        with cell_turns.checks_running():
             events.append("check")
 
     async def kernel_start():
@@ -245,12 +244,12 @@ def test_a_timed_task_waits_for_another_grading_s_check_in_flight_but_not_for_on
     or a turn could wait on a check that waits on a kernel the turn holds up."""
     context = multiprocessing.get_context("spawn")
     taken = context.Event()
-    with grader_turns.checks_running():
+    with cell_turns.checks_running():
         taker = context.Process(target=_take_the_turn, args=(str(timed_turns.turns_directory()), taken), daemon=True)
         taker.start()
         assert not taken.wait(2.0)  # the check in flight holds it up
-        with grader_turns.checks_waiting():
-            with grader_turns.checks_waiting():  # nested waits let go once, and take it again once
+        with cell_turns.checks_waiting():
+            with cell_turns.checks_waiting():  # nested waits let go once, and take it again once
                 assert taken.wait(60)
     taker.join(10)
     assert taker.exitcode == 0
@@ -262,7 +261,7 @@ def test_the_checks_of_the_grading_that_holds_the_turn_are_part_of_it():
     finished = []
 
     def check():
-        with grader_turns.checks_running():
+        with cell_turns.checks_running():
             finished.append(1)
 
     check = threading.Thread(target=check, daemon=True)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from autograder.fairness import cell_turns, grader_turns, timed_turns
+from autograder.fairness import cell_turns, timed_turns
 from autograder.fairness.cell_turns import CellTurn
 from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.core_pinning import home_cores, placement, process_cores, turn_core
@@ -153,7 +153,7 @@ def test_a_turn_moves_its_timed_cells_and_its_grader_s_measurement_onto_its_turn
     assert seen == {"kernel": {home[0]}, "grader": set(home)}
     asyncio.run(a_cell(False))
     assert seen == {"kernel": set(home), "grader": set(home)}
-    with grader_turns.grading_with(lambda: turn), grader_turns.measuring():
+    with cell_turns.grading_with(lambda: turn), cell_turns.measuring():
         measured_on = os.sched_getaffinity(0)
         assert home_cores() == home  # its locks and its next turn are still of every core it came with
     assert measured_on == {home[0]} and os.sched_getaffinity(0) == set(home)
@@ -179,7 +179,7 @@ def test_another_grading_s_check_and_kernel_start_go_at_once_on_the_free_cores(a
     home = process_cores()
     others = tuple(core for core in home if core != turn_core())
     started = time.monotonic()
-    with grader_turns.checks_running():
+    with cell_turns.checks_running():
         inside = os.sched_getaffinity(0)
         assert home_cores() == home  # its locks are still of every core it came with
     assert time.monotonic() - started < 2.0 and inside == set(others)
