@@ -68,8 +68,7 @@ def _pin_to_next_core(taken, cores: tuple[int, ...]) -> None:
 
 
 def move_processes(pids: Iterable[int], cores: tuple[int, ...]) -> bool:
-    """Every thread of each process in ``pids`` onto ``cores``: False where the system refused a move (another
-    user's process, cores outside its cpuset, no ``/proc``); one that ended meanwhile is no refusal."""
+    """Every thread of each process in ``pids`` onto ``cores``: False where refused (one that ended is no refusal)."""
     for pid in pids:
         try:
             threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]

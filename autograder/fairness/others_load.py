@@ -105,8 +105,7 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 class LoadClock:
-    """A timeout's clock that gives back the time other work took from a kernel: a crowded machine cuts no
-    right answer an idle one runs in time."""
+    """A timeout's clock that gives back what other work took from a kernel: crowding cuts no right answer."""
 
     def __init__(
         self,

@@ -92,28 +92,24 @@ def until_taken(
 
 async def step_through(steps: Generator[None, None, T]) -> T:
     """A wait stepped on the event loop; closed if cancelled, so that it leaves the line."""
-    try:
+    with contextlib.closing(steps):
         while True:
             try:
                 next(steps)
             except StopIteration as passed:
                 return passed.value
             await asyncio.sleep(POLL)
-    finally:
-        steps.close()
 
 
 def step_through_here(steps: Generator[None, None, T]) -> T:
     """A wait stepped in a thread without an event loop."""
-    try:
+    with contextlib.closing(steps):
         while True:
             try:
                 next(steps)
             except StopIteration as passed:
                 return passed.value
             time.sleep(POLL)
-    finally:
-        steps.close()
 
 
 class _ProcessHold:
@@ -185,8 +181,7 @@ class TimedTurn:
         return self._joined
 
     async def acquire(self, label: str, movable: Callable[[], bool] | None = None) -> float:
-        """Take the turn (once): seconds waited. If the kernel that times is not ``movable`` onto the turn core
-        (None: no kernel times), the turn holds every core of the process."""
+        """Take the turn (once): seconds waited; every core of the process where what times is not ``movable``."""
         return await step_through(self._acquiring(label, movable))
 
     def acquire_here(self, label: str, movable: Callable[[], bool] | None = None) -> float:

@@ -33,8 +33,7 @@ def _block(index, shape):
 
 
 def committed(arr):
-    """Was the array put on its devices on purpose (``jax.device_put``, a computation on committed inputs),
-    or left where JAX put it by default (``jnp.asarray`` of host data)? None where JAX does not say."""
+    """Was the array put on its devices on purpose, or left where JAX put it by default? None where not said."""
     committed = getattr(arr, "committed", None)
     return committed if isinstance(committed, bool) else None
 
@@ -88,8 +87,7 @@ def abstract_record(abstract):
 
 
 def type_name(obj):
-    """The exact type of a recorded value: ``float``, ``bool``, ``numpy.float32``, ``numpy.bool``; a
-    subclass of a builtin (``numpy.float64`` is a float) keeps its own name, so a check can tell them apart."""
+    """The exact type of a recorded value (``float``, ``numpy.float64``), so a check can tell a subclass apart."""
     kind = type(obj)
     module = getattr(kind, "__module__", "")
     if module == "builtins":

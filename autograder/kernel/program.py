@@ -72,8 +72,7 @@ def _is_library_jit(eqn):
 
 
 def _written_as(eqn):
-    """The ``jax.lax`` function the student called for a collective equation when it is not the primitive's
-    own (``pmean`` traces as ``psum`` then a division): the first library frame below the student's call."""
+    """The ``jax.lax`` function written for a collective traced as another (``pmean`` as ``psum``), from its frames."""
     try:
         frames = eqn.source_info.traceback.frames
     except Exception:
@@ -144,9 +143,8 @@ def _inner_jaxprs(eqn):
 
 
 def _bodies(jaxpr, found, depth=0, whole=None):
-    """Per ``shard_map`` in ``jaxpr``: its operands' shapes, its body's blocks and largest values, and which
-    operands were laid out whole on every device right before it (``whole_before``), so that a check can tell
-    a body held an operand whole, whichever primitive gathered it."""
+    """Per ``shard_map`` in ``jaxpr``: its operands, its body's blocks and largest values, and which operands were
+    laid out whole right before it, so a check can tell a body held one whole, whichever primitive gathered it."""
     if depth > 50:
         return found
     whole = set() if whole is None else whole  # ids of the variables laid out whole on several devices
@@ -192,9 +190,7 @@ def _params_jaxpr(eqn):
 def _replicated_everywhere(sharding):
     """Whether ``sharding`` puts a whole copy of its value on each of several devices."""
     try:
-        if not getattr(sharding, "is_fully_replicated", False):
-            return False
-        return len(sharding.device_set) > 1
+        return bool(getattr(sharding, "is_fully_replicated", False)) and len(sharding.device_set) > 1
     except Exception:
         try:  # a sharding on an abstract mesh (under jax.set_mesh): a spec naming no axis, a mesh of several
             return all(entry is None for entry in sharding.spec) and math.prod(sharding.mesh.axis_sizes) > 1

@@ -234,10 +234,9 @@ class _Recorder:
         """Run a lab's own probe function (from its kernel_probe.py): it returns named objects to record."""
         stdout = io.StringIO()
         record = {"values": {}, "stdout": "", "error": None}
-        module = sys.modules.get(LAB_PROBE_MODULE)
         housekeeping.wait_for_warm_up()
         try:
-            function = getattr(module, probe["function"])
+            function = getattr(sys.modules.get(LAB_PROBE_MODULE), probe["function"])
             with contextlib.redirect_stdout(stdout):
                 found = function(namespace, seed, probe.get("params", {}))
             record["values"] = {str(k): self.fact(v) for k, v in found.items()}
