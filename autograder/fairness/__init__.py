@@ -13,7 +13,10 @@ if TYPE_CHECKING:
         grading_with,
         kernel_not_moved,
         measuring,
+        not_running,
         pass_the_gate,
+        student_code_running,
+        wait_for_quiet,
     )
     from autograder.fairness.core_pinning import (
         PIN_VARIABLE,
@@ -34,7 +37,6 @@ if TYPE_CHECKING:
         start_reading,
         stretch,
     )
-    from autograder.fairness.quiet import not_running, student_code_running, wait_for_quiet
     from autograder.fairness.thread_waits import ThreadTimes, thread_times
     from autograder.fairness.timed_turns import TimedTurn
     from autograder.fairness.turn_line import WAITED_BEHIND

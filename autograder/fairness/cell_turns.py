@@ -1,7 +1,8 @@
 """A kernel's cells, its work between them (``BackgroundHold``), its start (``pass_the_gate``) and a grader's
 checks (``checks_running``, whose compilations load the machine) beside another grading's timed turn: on the
 cores no turn holds, or after the gate (timed_turns.py). A check lets go while it waits, so that a turn never
-waits on a check that waits on a kernel it holds up."""
+waits on a check that waits on a kernel it holds up. And the grader's own timings wait until no kernel of its
+process runs cells (``wait_for_quiet``), whose load they would measure."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import contextlib
 import fcntl
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 
-from autograder.fairness import quiet
 from autograder.fairness.core_locks import CoreLock
 from autograder.fairness.core_pinning import home_cores, move_processes, placement
 from autograder.fairness.timed_turns import (
@@ -38,7 +38,7 @@ class CellTurn:
 
     def __init__(self, owner: int | None = None):
         self.owner = owner  # the run the kernel serves, once claimed; None for a spare kernel
-        self.running = False  # its run holds quiet.student_code_running: a wait gives it up meanwhile
+        self.running = False  # its run holds student_code_running: a wait gives it up meanwhile
         self.waited = 0.0  # the seconds it spent waiting, added up
         self.processes: Callable[[], list[int]] | None = None  # the kernel's processes, to move between cores
         self.timing = False  # the cell about to run is a timed task's: on its grading's turn core
@@ -128,7 +128,7 @@ class CellTurn:
             gate.unlock()
             if cells.take(fcntl.LOCK_SH):
                 return True
-        with quiet.not_running() if self.running else contextlib.nullcontext():
+        with not_running() if self.running else contextlib.nullcontext():
             return await step_through(passing(gate, cells, deadline, self._part_of_the_turn, self.owner is not None))
 
     def _hold(self, cells: CoreLock) -> None:
@@ -238,25 +238,25 @@ async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> 
     return None
 
 
-_grading = threading.local()  # the turn of the grading this thread checks, if any
+_thread = threading.local()  # the run whose grading this thread checks (turn_of_run), its check in flight (hold)
 
 
 @contextlib.contextmanager
 def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
     """Held by a grader's thread while it checks a run: measurements use the run's turn, looked up late."""
-    previous = getattr(_grading, "turn_of_run", None)
-    _grading.turn_of_run = turn_of_run
+    previous = getattr(_thread, "turn_of_run", None)
+    _thread.turn_of_run = turn_of_run
     try:
         yield
     finally:
-        _grading.turn_of_run = previous
+        _thread.turn_of_run = previous
 
 
 @contextlib.contextmanager
 def measuring(label: str = "the grader's measurement"):
     """Around the grader's own measurement: the grading's timed turn, else one taken for it alone."""
     with checks_waiting(), contextlib.ExitStack() as alone:  # a check's own hold would keep the turn waiting
-        turn_of_run = getattr(_grading, "turn_of_run", None)
+        turn_of_run = getattr(_thread, "turn_of_run", None)
         turn = turn_of_run() if turn_of_run is not None else None
         if turn is None or not turn.held:
             turn = TimedTurn(owner=-id(threading.current_thread()))
@@ -264,9 +264,6 @@ def measuring(label: str = "the grader's measurement"):
             turn.acquire_here(label)
         with process_hold.timing_here():
             yield
-
-
-_checks = threading.local()  # the hold of the check this thread runs, if any
 
 
 class _ChecksHold(BackgroundHold):
@@ -312,20 +309,20 @@ class _ChecksHold(BackgroundHold):
 def checks_running():
     """Around one of a grader's checks (or its set-up): no other grading's timed task runs beside it."""
     hold = _ChecksHold()
-    previous = getattr(_checks, "hold", None)
-    _checks.hold = hold
+    previous = getattr(_thread, "hold", None)
+    _thread.hold = hold
     hold.take()
     try:
         yield
     finally:
-        _checks.hold = previous
+        _thread.hold = previous
         hold.release()
 
 
 @contextlib.contextmanager
 def checks_waiting():
     """Around a wait inside a check: its hold is let go meanwhile and taken again after."""
-    hold = getattr(_checks, "hold", None)
+    hold = getattr(_thread, "hold", None)
     if hold is None:
         yield
         return
@@ -336,3 +333,40 @@ def checks_waiting():
     finally:
         hold.waits -= 1
         hold.take()
+
+
+_changed = threading.Condition()
+_running = 0
+
+
+def _count(change: int) -> None:
+    global _running
+    with _changed:
+        _running += change
+        _changed.notify_all()
+
+
+@contextlib.contextmanager
+def student_code_running() -> Iterator[None]:
+    """Hold while a student's kernel of this process is running cells."""
+    _count(1)
+    try:
+        yield
+    finally:
+        _count(-1)
+
+
+def wait_for_quiet(timeout: float | None = None) -> bool:
+    """Wait until no student kernel of this process runs cells; False if ``timeout`` passed first."""
+    with _changed:
+        return _changed.wait_for(lambda: _running == 0, timeout)
+
+
+@contextlib.contextmanager
+def not_running() -> Iterator[None]:
+    """Held by a kernel that holds ``student_code_running`` but waits, running nothing."""
+    _count(-1)
+    try:
+        yield
+    finally:
+        _count(1)

@@ -90,8 +90,7 @@ def move_processes(pids: Iterable[int], cores: tuple[int, ...]) -> bool:
 
 
 class ProcessPlacement:
-    """Where this grading process runs while moved: its turn core while it measures (``turn``), else the cores
-    all its checks in flight hold (``checks``), else home — the cores it had before, as ``home_cores`` says."""
+    """Where this grading process runs: its turn core while it measures, else its checks' cores, else home."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

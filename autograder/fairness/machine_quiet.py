@@ -23,8 +23,7 @@ log = logging.getLogger("autograder.machine_quiet")
 
 
 def wait_until_machine_quiet(label: str) -> float:
-    """Block until a ``WINDOW`` of idle processors, at most ``MAX_WAIT``: the seconds waited. Under a CPU
-    quota the whole window is waited, so that the timing starts with the quota of a new period."""
+    """Block until a ``WINDOW`` of idle processors (whole under a quota: a new period), at most ``MAX_WAIT``."""
     global _busy_until
     started = time.monotonic()
     most = WINDOW if started < _busy_until else MAX_WAIT

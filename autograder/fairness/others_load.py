@@ -24,9 +24,8 @@ def processor_jiffies(cores: tuple[int, ...]) -> tuple[int, int] | None:
     wanted = {f"cpu{core}" for core in cores}
     busy = total = 0
     try:
-        lines = [line.split() for line in PROC_STAT.read_text().splitlines() if line.startswith("cpu")]
-        for fields in lines:
-            if fields[0] not in wanted:
+        for fields in (line.split() for line in PROC_STAT.read_text().splitlines()):
+            if not fields or fields[0] not in wanted:
                 continue
             wanted.discard(fields[0])
             values = [int(v) for v in fields[1:]]

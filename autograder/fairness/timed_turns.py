@@ -113,8 +113,7 @@ def step_through_here(steps: Generator[None, None, T]) -> T:
 
 
 class _ProcessHold:
-    """This process's hold on the turn, shared by its gradings (threads), which never wait for one another's:
-    one of them may hold the pytest session another needs."""
+    """This process's hold, shared by its gradings, which never wait for one another's (one may hold pytest's)."""
 
     def __init__(self) -> None:
         self.state = threading.Lock()

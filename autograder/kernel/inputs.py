@@ -30,9 +30,8 @@ def make_input(spec, seed):
     placement = spec.get("sharding")
     if placement is None:
         return values
-    mesh = make_mesh(placement["mesh"])
     spec_entries = [tuple(e) if isinstance(e, list) else e for e in placement["spec"]]
-    return _device_put(values, _NamedSharding(mesh, _PartitionSpec(*spec_entries)))
+    return _device_put(values, _NamedSharding(make_mesh(placement["mesh"]), _PartitionSpec(*spec_entries)))
 
 
 def make_argument(spec, seed):

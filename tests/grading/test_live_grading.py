@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec, measure_interleaved
 from autograder.facts.taken_facts import TakenFacts, copy_facts
-from autograder.fairness import quiet
+from autograder.fairness import cell_turns
 from autograder.grading.pytest_plugin import run_graders
 from autograder.kernel import housekeeping as kernel_housekeeping
 from autograder.kernel import recorder
@@ -178,7 +178,7 @@ def test_timed_cells_do_not_wait_for_a_grader_that_is_done(tmp_path):
 
 def test_the_graders_own_timing_waits_until_the_kernel_stops_running_cells():
     measured_at = []
-    with quiet.student_code_running():
+    with cell_turns.student_code_running():
 
         def grader():
             measure_interleaved({"f": lambda: 1}, repeats=1, warmup=0)
@@ -196,10 +196,10 @@ def test_the_graders_own_timing_waits_until_the_kernel_stops_running_cells():
 @pytest.mark.parametrize("timeout, expected", [(0.05, False), (None, True)])
 def test_waiting_for_quiet_can_give_up(timeout, expected):
     if expected:
-        assert quiet.wait_for_quiet(timeout) is True
+        assert cell_turns.wait_for_quiet(timeout) is True
         return
-    with quiet.student_code_running():
-        assert quiet.wait_for_quiet(timeout) is False
+    with cell_turns.student_code_running():
+        assert cell_turns.wait_for_quiet(timeout) is False
 
 
 @pytest.mark.parametrize("lab_id, timed", [("lab1_distributed_arrays", "t8"), ("lab3_fsdp_tp", "t4")])
