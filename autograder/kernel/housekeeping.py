@@ -89,8 +89,7 @@ _warm_up = {"thread": None}
 
 
 def start_warm_up(ended=None):
-    """Start the lab probe's ``warm_up()``, if any, on a thread of its own (its errors ignored), and create
-    the empty file ``ended`` once it has ended: the harness holds other gradings' timed tasks off till then."""
+    """Run the lab probe's ``warm_up()`` on its own thread, then create ``ended``: other timed tasks wait till then."""
     function = getattr(sys.modules.get(LAB_PROBE_MODULE), "warm_up", None)
     if not callable(function):
         _mark(ended)
@@ -133,8 +132,7 @@ def reap_children():
 
 
 def malloc_for_timing(bounded=False):
-    """Before a task's cells that measure time: large blocks (up to 1 MiB where ``bounded``) stay in the heap
-    once freed, so that a call's time does not depend on what it held before. True if set."""
+    """Keep freed large blocks (up to 1 MiB if ``bounded``) in the heap while timing: True if set."""
     if bounded:
         return _set_thresholds(BOUNDED_TIMING_MMAP_THRESHOLD, BOUNDED_TIMING_TRIM_THRESHOLD)
     return _set_thresholds(TIMING_MMAP_THRESHOLD, TIMING_TRIM_THRESHOLD)
