@@ -30,6 +30,10 @@ from autograder.lab import Lab
 # of unraisable exceptions and of exceptions in threads, which collect garbage several times when a
 # session ends (0.25 s with JAX loaded), are left out; the graders' warnings are ignored anyway.
 PLUGINS_OFF = ("--disable-plugin-autoload", "-p", "no:unraisableexception", "-p", "no:threadexception")
+# No configuration file of the folders around the lab's (a checkout's pyproject.toml, a course's pytest.ini,
+# ``-c os.devnull``): a grading runs the same in a checkout, a course and an installed harness.
+OPTIONS = ("-p", "no:cacheprovider", "--noconftest", "-c", os.devnull, "--strict-markers", "--import-mode=importlib")
+QUIET = ("-q", "-W", "ignore", "--tb=no", *PLUGINS_OFF)
 MARKERS = (
     "task(id): the lab task a check belongs to",
     "points(n): what a check is worth",
@@ -179,25 +183,7 @@ def run_graders(
     ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
     checked can be kept if the grader itself is stopped before the end."""
     plugin = _GraderPlugin(SubmissionFacts(lab, facts_source, seed), tasks, on_check)
-    args = [
-        *map(str, lab.grader_paths),
-        "-p",
-        "no:cacheprovider",
-        "--noconftest",
-        # no configuration file of the folders around the lab's (a checkout's pyproject.toml, a course's
-        # pytest.ini): a grading runs the same in a checkout, a course and an installed harness
-        "-c",
-        os.devnull,
-        "--strict-markers",
-        "--rootdir",
-        str(lab.grader_path.parent),
-        "--import-mode=importlib",
-        "-q",
-        "-W",
-        "ignore",
-        "--tb=no",
-        *PLUGINS_OFF,
-    ]
+    args = [*map(str, lab.grader_paths), *OPTIONS, "--rootdir", str(lab.grader_path.parent), *QUIET]
     if public_only:
         args += ["-m", "not hidden"]
     # the graders import the lab's modules as autograder.labs.<lab>: a course's lab's folder joins that
