@@ -1,12 +1,5 @@
-"""What graded a result, and the JAX the harness is tested on.
-
-A grade can move with JAX (a collective's name in the HLO, a rounding): a result says what produced it
-(the harness's, JAX's, jaxlib's, NumPy's and Python's versions), so an instructor comparing two runs, or
-a regrade months later, can tell. And a student's kernel may hold a JAX the harness was never tested
-on (installed after the harness, or with ``--no-deps``): ``ag.check`` says so plainly, from the range
-the installed harness declares (``pyproject.toml``, the one place it is written). Read from the
-installed packages' metadata: importing JAX is not needed for either.
-"""
+"""What graded a result (a grade can move with JAX, so a regrade can tell), and the JAX the harness is
+tested on, from the range ``pyproject.toml`` declares: both read from the installed packages' metadata."""
 
 from __future__ import annotations
 
@@ -22,13 +15,7 @@ from packaging.version import InvalidVersion, Version
 # the name `autograder` on the package index is another project's).
 DISTRIBUTION = "jax-labs-autograder"
 STUDENT_DISTRIBUTION = "jax-labs-autograder-student"
-HARNESS_DISTRIBUTIONS = (DISTRIBUTION, STUDENT_DISTRIBUTION)
-PACKAGES = {
-    "autograder": DISTRIBUTION,
-    "jax": "jax",
-    "jaxlib": "jaxlib",
-    "numpy": "numpy",
-}  # name shown -> distribution
+PACKAGES = {"autograder": DISTRIBUTION, "jax": "jax", "jaxlib": "jaxlib", "numpy": "numpy"}  # shown -> distribution
 
 
 @functools.cache
@@ -57,7 +44,7 @@ def versions_line(versions: dict[str, str]) -> str:
 @functools.cache
 def tested_range(package: str = "jax") -> SpecifierSet | None:
     """The versions of ``package`` the installed harness declares (``>=0.10.2,<0.13``); None if unknown."""
-    for distribution in HARNESS_DISTRIBUTIONS:
+    for distribution in (DISTRIBUTION, STUDENT_DISTRIBUTION):
         try:
             requirements = metadata.requires(distribution) or []
         except metadata.PackageNotFoundError:
