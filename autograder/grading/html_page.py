@@ -1,9 +1,5 @@
 """What the harness's HTML views share: the page around a view's body, the column it is read in, the
-style of its tables, and how text is escaped.
-
-The student's feedback page (``feedback``), the class report and the similarity report (``course``) are
-pages; what a check shows in the notebook (``self_check``) is a fragment of the notebook's page, which
-takes the escaping alone. Each view keeps the rules that are its own.
+style of its tables, and how text is escaped (a notebook's fragment, ``self_check``, takes the escaping alone).
 """
 
 from __future__ import annotations
@@ -23,15 +19,11 @@ def escape_with_code(text: str) -> str:
     return re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escape(text))
 
 
-def _column(width: str) -> str:
-    """The page's body: one column at most ``width`` wide, in the middle of the window."""
-    return f"body{{font-family:system-ui,sans-serif;max-width:{width};margin:2rem auto;padding:0 1rem;color:#222}}"
-
-
 def page_html(title: str, style: str, body: str, *, width: str) -> str:
     """A self-contained page: ``title`` and ``body`` are HTML (their text escaped by the caller), ``style``
-    the view's own rules, which follow the column (``width`` wide) every page is read in."""
+    the view's own rules, after those of the page's one column, at most ``width`` wide, in the middle."""
+    column = f"body{{font-family:system-ui,sans-serif;max-width:{width};margin:2rem auto;padding:0 1rem;color:#222}}"
     return (
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-        f"<style>\n{_column(width)}\n{style}</style></head><body>{body}</body></html>\n"
+        f"<style>\n{column}\n{style}</style></head><body>{body}</body></html>\n"
     )
