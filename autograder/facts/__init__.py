@@ -1,7 +1,6 @@
 """Facts: what the harness takes from a student's kernel (``capture`` declares it per task), moved out of the
-kernel's reach at once (``taken_facts``) and validated (``fact_reader``, with ``timing_reader`` for a timed
-task's record and ``validation``'s field tests) into the frozen records of ``schema``, which the checks and
-graders read. Nothing here runs a kernel or imports JAX."""
+kernel's reach at once (``taken_facts``) and validated (``fact_reader``, a timed task's record too) into the
+frozen records of ``schema``, which the checks and graders read. Nothing here runs a kernel or imports JAX."""
 
 from typing import TYPE_CHECKING
 

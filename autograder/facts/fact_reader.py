@@ -1,11 +1,13 @@
-"""Reading a task's facts: the kernel recorder's ``facts.json`` and ``.npy`` files, validated field by field
-into the records of ``schema``. A malformed or forged file raises ``FactsError`` and the task is graded as
-having no facts; arrays are read without pickles.
+"""Reading a task's facts: the kernel recorder's ``facts.json`` and ``.npy`` files, and a timed task's timing
+record (kernel/timing_record.py), validated field by field into the records of ``schema``: a file the kernel
+wrote is untrusted, so a malformed or forged one raises ``FactsError`` and the task is graded as having no
+facts; arrays are read without pickles.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,9 @@ import numpy as np
 
 from autograder.facts.schema import (
     CallFact,
+    ClockRead,
     CollectiveUse,
+    Compilation,
     Fact,
     FactsError,
     MeshFact,
@@ -23,17 +27,42 @@ from autograder.facts.schema import (
     ShardingFact,
     ShardMapBody,
     TaskFacts,
+    TimingRecord,
     TypeFact,
+    Wait,
 )
-from autograder.facts.timing_reader import read_timing_record
-from autograder.facts.validation import is_count, is_texts, require, text
 
 # CPython 3.11's ``ast`` is not safe to use from two threads at once, and both ``np.load`` (its header)
 # and pytest (assertion rewriting, tracebacks) use it: threads that grade side by side take this lock.
 PARSER_LOCK = threading.RLock()
 
 MAX_FACTS_JSON_BYTES = 64 * 1024 * 1024
+MAX_TEXT = 4 * 1024 * 1024
 PRIMITIVE_TYPES = (type(None), bool, int, float, str)
+
+
+def require(condition: object, message: str) -> None:
+    if not condition:
+        raise FactsError(message)
+
+
+def text(value: Any, limit: int = MAX_TEXT) -> str | None:
+    if value is None:
+        return None
+    require(isinstance(value, str), f"expected text, found {type(value).__name__}")
+    return value[:limit]
+
+
+def is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def load_task_facts(directory: Path, task: str) -> TaskFacts:
@@ -62,6 +91,45 @@ def load_task_facts(directory: Path, task: str) -> TaskFacts:
     return TaskFacts(
         task=task, names=names, calls=calls, error=text(error), probes=probes, output_cut=output_cut, timing=timing
     )
+
+
+def read_timing_record(raw: Any) -> TimingRecord:
+    """A timed task's record (kernel/timing_record.py): its events and spans, validated one by one."""
+    require(isinstance(raw, dict), "the timing record must be an object")
+    events, spans, dropped = raw.get("events"), raw.get("spans"), raw.get("dropped", 0)
+    require(isinstance(events, list) and isinstance(spans, list), "the timing record needs events and spans")
+    require(is_count(dropped), "bad dropped count")
+    found: list[ClockRead | Compilation | Wait] = []
+    for event in events:
+        require(isinstance(event, list) and len(event) in (3, 4) and isinstance(event[0], str), "bad event")
+        kind = event[0]
+        require(len(event) == (4 if kind == "clock" else 3), f"bad {kind} event")
+        if kind == "clock":
+            _, read, clock, seconds = event
+            require(is_count(read) and isinstance(clock, str) and is_finite_number(seconds), "bad clock read")
+            found.append(ClockRead(read, clock[:40], float(seconds)))
+        elif kind == "compile":
+            _, stage, function = event
+            require(isinstance(stage, str) and isinstance(function, str), "bad compilation")
+            found.append(Compilation(stage[:20], function[:200]))
+        elif kind == "wait":
+            _, how, arrays = event
+            require(isinstance(how, str) and isinstance(arrays, list), "bad wait")
+            described = []
+            for array in arrays:
+                require(isinstance(array, list) and len(array) == 3, "bad array of a wait")
+                shape, dtype, devices = array
+                require(isinstance(shape, list) and all(is_count(d) for d in shape), "bad shape of a wait")
+                require(isinstance(dtype, str) and is_count(devices), "bad array of a wait")
+                described.append((tuple(shape), dtype[:40], devices))
+            found.append(Wait(how[:40], tuple(described)))
+        else:
+            raise FactsError(f"unknown timing event {kind!r}")
+    pairs = []
+    for span in spans:
+        require(isinstance(span, list) and len(span) == 2 and all(is_count(r) for r in span), "bad span")
+        pairs.append((span[0], span[1]))
+    return TimingRecord(tuple(found), tuple(pairs), dropped)
 
 
 class _Reader:
@@ -175,14 +243,10 @@ class _Reader:
 
     def spec(self, raw: Any) -> tuple[tuple[str, ...] | None, ...]:
         require(isinstance(raw, list), "a PartitionSpec must be a list")
-        entries: list[tuple[str, ...] | None] = []
-        for entry in raw:
-            if entry is None:
-                entries.append(None)
-            else:
-                require(is_texts(entry), "a PartitionSpec entry must be null or a list of axis names")
-                entries.append(tuple(entry))
-        return tuple(entries)
+        require(
+            all(e is None or is_texts(e) for e in raw), "a PartitionSpec entry must be null or a list of axis names"
+        )
+        return tuple(None if entry is None else tuple(entry) for entry in raw)
 
     def sharding(self, raw: Any, shape: tuple[int, ...]) -> ShardingFact:
         require(isinstance(raw, dict), "a sharding must be a mapping")
