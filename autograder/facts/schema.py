@@ -1,49 +1,26 @@
 """The facts' schema: the JSON the kernel recorder (``autograder/kernel/recorder.py``, in the untrusted kernel)
-writes after each task, ``facts.json`` plus ``.npy`` files (never pickles), and the frozen records below,
-into which ``fact_reader`` validates it; each record's fields say what the JSON's of the same names mean.
+writes after each task, ``facts.json`` plus ``.npy`` files (never pickles), and the frozen records below, into
+which ``fact_reader`` validates it. The JSON's keys are the records' field names (docs/writing-a-lab.md says
+what each holds); beyond them:
 
-JSON shape of one captured object (a "fact"):
-
-- ``{"kind": "missing", "error": "NameError: name 'y' is not defined"}``
-- ``{"kind": "value", "type": "float", "value": 0.5}`` — None, bool, int, float, str
-- ``{"kind": "spec", "type": "PartitionSpec", "spec": [["a"], null]}`` — a PartitionSpec
-  (``NamedSharding`` objects are recorded as their spec with ``"type": "NamedSharding"``)
-- ``{"kind": "array", "type": "jax.Array", "shape": [...], "dtype": "float32", "values": "t1/y.npy",
-  "sharding": {...} | null, "typeof": {...} | null, "blocks": {"3": "t1/array2.npy", ...}, "committed": bool |
-  null}`` — ``values`` reads one copy of each block (a ``shard_map`` with ``check_vma=False`` can leave
-  replicas that differ: ``blocks``)
-- ``{"kind": "type", "type": "ShapedArray", "typeof": {...}}`` — a name bound to ``jax.typeof(x)``
-- ``{"kind": "tree", "type": "list", "treedef": "...", "paths": ["[0][1]", ...], "leaves": [fact, ...]}``
-  — a list/tuple/dict, flattened in ``jax.tree`` order, each leaf with its key path
-- ``{"kind": "function", "type": "..."}`` — a callable (its behaviour is captured by calls)
-- ``{"kind": "other", "type": "...", "repr": "..."}`` — anything else
-
-A sharding: ``{"kind": "NamedSharding", "repr": str, "mesh": {"axis_names": [...], "shape": [...],
-"axis_types": [...], "device_ids": nested list}, "spec": [...] , "device_indices": {"0":
-[[start, stop], ...], ...}}``. A type: ``{"str": "float32[4@x,16@y]", "shape": [...], "dtype":
-"float32", "sharded_axes": [[...] | null, ...], "mesh": {"axis_names": [...], "axis_types": ["Explicit", ...]}}``.
-A value's ``type`` is its exact type: ``float``, ``numpy.float32`` (a numpy scalar is recorded with its
-plain value).
-
-The facts file of a task: ``{"task": "t1", "names": {name: fact}, "calls": {id: call}, "probes": {id:
-probe}, "error": str | null, "output_cut": bool, "timing": record}`` (``output_cut``: the kernel's own output
-cap, set by its housekeeping, had cut the notebook's output by then).
-
-A timing record: ``{"events": [event, ...], "spans": [[read, read], ...], "dropped": int}``, the events in
-the order they happened: ``["clock", read, clock name, seconds]``, ``["compile", "trace" | "lower" |
-"compile", function name]``, ``["wait", "block_until_ready" | "device_get" | "to_host", [[shape, dtype,
-device count], ...]]``; a span is two reads the code subtracted, the earlier first.
-
-A lab probe: ``{"values": {name: fact}, "stdout": str, "error": str | null}``.
-
-A call: ``{"output": fact, "stdout": str, "error": str | null, "hlo": str | null, "hlo_error": str | null,
-"program": program | null}``, where a program (the function's object and its ``jax.make_jaxpr`` trace) is
-``{"jit_object": bool, "top": [primitive, ...], "top_jit_library": bool, "primitives": [primitive, ...],
-"collectives": [{"primitive": name, "axes": [axis, ...], "repeats": int | null, "perm": [[source, target], ...],
-"written": "pmean" | absent}, ...], "bodies": [{"operands": [shape, ...], "blocks": [shape, ...],
-"values": [{"shape": shape, "dtype": str}, ...], "whole_before": [bool, ...]}, ...], "in_shardings":
-[sharding | null, ...] | null, "out_shardings": [...] | null, "error": str | null}``; a sharding given to
-``jit`` also holds the ``"shape"`` of its value.
+- a task: ``{"task", "names": {name: fact}, "calls": {id: call}, "probes": {id: probe}, "error", "output_cut",
+  "timing"}`` (``output_cut``: the kernel's own output cap had cut the notebook's output by then);
+- a fact: ``{"kind": "missing" | "value" | "spec" | "array" | "type" | "tree" | "function" | "other", "type":
+  its exact type, ...}``: a value is None, bool, int, float or str (a numpy scalar is recorded as its plain
+  value), a ``NamedSharding`` as its spec (``"type": "NamedSharding"``), a name bound to ``jax.typeof(x)`` as
+  a type; an array's ``values`` and ``blocks`` (device id -> its block, where a ``shard_map`` with
+  ``check_vma=False`` left replicas that differ) name ``.npy`` files; a tree (list, tuple, dict) holds its
+  ``leaves`` in ``jax.tree`` order, each with its key path in ``paths``;
+- a sharding: ``{"kind", "repr", "mesh": {"axis_names", "shape", "axis_types", "device_ids"}, "spec",
+  "device_indices": {"0": [[start, stop], ...], ...}}``; a type: ``{"str": "float32[4@x,16@y]", "shape",
+  "dtype", "sharded_axes", "mesh": {"axis_names", "axis_types"}}``;
+- a call: ``{"output": fact, "stdout", "error", "hlo", "hlo_error", "program"}``, its program (the function's
+  object and its ``jax.make_jaxpr`` trace) ``{"jit_object", "top", "top_jit_library", "primitives",
+  "collectives", "bodies", "in_shardings", "out_shardings", "error"}``; a sharding given to ``jit`` also holds
+  the ``"shape"`` of its value;
+- a timing record: ``{"events", "spans": [[read, read], ...], "dropped"}``, its events in the order they
+  happened: ``["clock", read, clock name, seconds]``, ``["compile", "trace" | "lower" | "compile", function
+  name]``, ``["wait", "block_until_ready" | "device_get" | "to_host", [[shape, dtype, device count], ...]]``.
 """
 
 from __future__ import annotations
@@ -150,9 +127,7 @@ class CollectiveUse:
 
 @dataclass(frozen=True)
 class ShardMapBody:
-    """One ``shard_map`` of a program: its operands' global shapes, the blocks its body receives, the
-    largest values (shape, dtype) its body makes, by size, and which operands were laid out whole on every
-    device right before it."""
+    """One ``shard_map`` of a program: its operands, its body's blocks and largest values (docs/writing-a-lab.md)."""
 
     operands: tuple[tuple[int, ...], ...]
     blocks: tuple[tuple[int, ...], ...]
@@ -162,13 +137,8 @@ class ShardMapBody:
 
 @dataclass(frozen=True)
 class ProgramFact:
-    """How a student function is built: a jitted function object or not, and what its trace holds.
-
-    ``top`` are the primitives of the trace's top level (a jitted function is one ``jit``), ``primitives``
-    those of the whole program; ``collectives`` those written inside ``shard_map`` bodies, in trace order;
-    ``in_shardings`` / ``out_shardings`` are the layouts given to a top-level
-    ``jax.jit`` (None for a value without one, and None altogether when the top level is not one ``jit``).
-    """
+    """How a student function is built: a jitted function object or not, and what its trace holds
+    (``in_shardings`` / ``out_shardings``: None altogether when the top level is not one ``jit``)."""
 
     jit_object: bool
     top: tuple[str, ...]
@@ -235,8 +205,7 @@ class Wait:
 
 @dataclass(frozen=True)
 class TimingRecord:
-    """What a timed task's cells did, in order (kernel/timing_record.py), and the pairs of clock reads the
-    code subtracted from each other."""
+    """What a timed task's cells did, in order, and the pairs of clock reads the code subtracted."""
 
     events: tuple[ClockRead | Compilation | Wait, ...]
     spans: tuple[tuple[int, int], ...]
