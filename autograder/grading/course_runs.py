@@ -1,10 +1,6 @@
-"""What a run of the course's own notebook gets that a student's never does.
-
-The course's own notebooks are the lab's solution, its untouched student notebook and the known-grade
-cases of ``autograder test`` (``course_notebook``). Their kernels read the programs the lab's solution
-compiled (run/kernels/compiled_programs.py), an answer key a student's kernel must never see, and keep
-large blocks from the start (``saves_memory`` off, run/kernels/malloc.py): they need not fit a student's
-container (docs/how-grading-works.md, "One grade", step 2, says what each saves)."""
+"""What a run of the course's own notebook (the lab's solution, its untouched student notebook, a known-grade
+case) gets that a student's never does: the programs the solution compiled, an answer key, and a malloc that
+keeps large blocks (docs/how-grading-works.md, "One grade", step 2)."""
 
 from __future__ import annotations
 
@@ -28,10 +24,8 @@ def course_limits(limits: Limits, lab: Lab, notebook: Path, course_notebook: boo
 
 
 def compiled_programs(lab: Lab, notebook: Path, course_notebook: bool) -> CompiledPrograms | None:
-    """The lab's compiled programs for the run of ``notebook``: filled by the lab's own solution while no
-    run has left them, else read by it and by the course's own notebooks (``course_notebook``). None for a
-    student's notebook, a lab without its solution here, or with ``AUTOGRADER_COMPILED_PROGRAMS`` off (a
-    benchmark's comparison)."""
+    """The lab's compiled programs, filled by its own solution while none are left, else read by it and by the
+    course's own notebooks; None for a student's notebook, or with ``AUTOGRADER_COMPILED_PROGRAMS`` off."""
     solution = lab.solution_path
     if switched_off(COMPILED_PROGRAMS_VARIABLE) or not solution.is_file():
         return None

@@ -1,12 +1,5 @@
-"""Every status a submission's grade can end with: how its run ended, or why it was not run.
-
-Two are faults of the grading, not of the submission, and a batch grades them again: ``grader error``
-(the lab's graders failed) and ``harness error`` (the harness could not run the notebook: its kernel
-failed to start, every time it was tried, before any student code ran). Neither is a score.
-
-``StrEnum`` members are their text, so results.json, the gradebook's CSV and grade.json keep the same
-words, and a status read back from a file compares equal to its member.
-"""
+"""Every status a submission's grade can end with: how its run ended, or why it was not run. A member is
+its text (``StrEnum``), so a status read back from results.json or grade.json equals its member."""
 
 from enum import StrEnum
 
@@ -26,8 +19,7 @@ class GradeStatus(StrEnum):
 
     @classmethod
     def of_run(cls, status: str) -> "GradeStatus":
-        """The grade's status for a run that ended with ``status``: a completed run is graded, one whose
-        kernel never started is the harness's error."""
+        """A completed run is graded; one whose kernel never started is the harness's error."""
         if status == RunStatus.COMPLETED:
             return cls.GRADED
         if status == RunStatus.KERNEL_FAILED_TO_START:
@@ -41,7 +33,7 @@ HARNESS_ERROR_ADVICE = (
     "Resubmit it, or ask your instructor if this happens again."
 )
 
-# The harness's error, under its name and the one grades saved before it had.
+# The harness's error (its kernel never started, however often tried), under both its names.
 HARNESS_ERRORS = (GradeStatus.HARNESS_ERROR, GradeStatus.KERNEL_FAILED_TO_START)
-# The statuses that are the grading's own fault: a batch grades them again.
+# The grading's own faults, not the submission's, and no score: a batch grades them again.
 GRADING_FAULTS = (GradeStatus.GRADER_ERROR, *HARNESS_ERRORS)
