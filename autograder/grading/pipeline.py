@@ -1,11 +1,5 @@
-"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it.
-
-The kernel starts first, in a thread of its own; the graders' imports (JAX, pytest, the lab's
-references) load meanwhile, and each task is checked as soon as its facts are taken, while the
-kernel goes on with the next one (see run/execution.py). Only what follows the last task waits for
-the notebook to end. Without the overlap, the graders load once the kernel has ended; either way the
-run is followed through one object (graded_run.py) and the grade is built one way. Nothing here
-imports JAX before the kernel has been started.
+"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it. The
+kernel starts first (graded_run.py), so nothing here imports JAX before it has been started.
 """
 
 from __future__ import annotations
@@ -44,11 +38,8 @@ NOTED_SHARE = 0.25  # a timed task whose cells met more load from other work tha
 
 
 def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResult:
-    """The grade of one submission, graded as ``options`` says (none: ``GradeOptions()``'s defaults).
-    Never raises for a bad submission: the status says what went wrong. The grade names the versions
-    that produced it (``graded_by``).
-
-    Raises ``SandboxUnavailable`` when ``options.limits.sandbox`` is set and no sandbox level works here."""
+    """Never raises for a bad submission: the status says what went wrong. Raises ``SandboxUnavailable``
+    when ``options.limits.sandbox`` is set and no sandbox level works here."""
     options = options or GradeOptions()
     result, execution = _grade(path, options)
     if execution is not None and options.on_execution is not None:
@@ -57,10 +48,9 @@ def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResu
 
 
 def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | None]:
-    lab_id, public_only, limits, seed = options.lab_id, options.public_only, options.limits, options.seed
-    on_check = options.on_check
-    level = sandbox_level() if limits.sandbox is not None else NO_SANDBOX
-    seed = secrets.randbelow(2**31) if seed is None else seed
+    lab_id, public_only = options.lab_id, options.public_only
+    level = sandbox_level() if options.limits.sandbox is not None else NO_SANDBOX
+    seed = secrets.randbelow(2**31) if options.seed is None else options.seed
 
     def ungraded(status: GradeStatus, reason: str, max_score: float = 0.0) -> GradeResult:
         return GradeResult(lab_id, str(path), status, reason, max_score, seed=seed)
@@ -83,16 +73,15 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     notes = []
     if found_lab is not None and found_lab != lab_id:
         notes.append(f"the notebook says it is {found_lab}; it was graded as {lab_id}")
-    plan, compiled = build_plan(template, nb), compiled_programs(lab, path, options.course_notebook)
-    limits = course_limits(limits, lab, path, options.course_notebook)
+    limits = course_limits(options.limits, lab, path, options.course_notebook)
     request = RunRequest(
-        plan=plan,
+        plan=build_plan(template, nb),
         captures=lambda: lab.captures,
         limits=limits,
         seed=seed,
         lab_probe=lab.kernel_probe_path,
         submission=path,
-        compiled=compiled,
+        compiled=compiled_programs(lab, path, options.course_notebook),
     )
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
     WAITED_BEHIND.reset()  # the turns its waits met (fairness/turn_line.py)
@@ -102,7 +91,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     try:
         with run.checks_phase():
             source = run.facts_source
-            checks = run_graders(lab, source, seed, public_only, on_check=on_check) if source is not None else []
+            checks = [] if source is None else run_graders(lab, source, seed, public_only, on_check=options.on_check)
     except GraderError as exc:
         return ungraded(GradeStatus.GRADER_ERROR, str(exc), lab.max_score), run.result()
     finally:
@@ -111,30 +100,24 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     execution = run.result()
     notes += execution_notes(execution, limits)
     status = GradeStatus.of_run(execution.status)
-    if status == GradeStatus.HARNESS_ERROR:  # no check saw a run: no check result is shown as if earned
-        return GradeResult(
-            lab_id, str(path), status, execution.reason, lab.max_score, seed=seed, notes=tuple(notes), sandbox=level
-        ), execution
-    tasks = _by_task(lab.tasks, checks, public_only)
     result = GradeResult(
-        lab=lab_id,
-        notebook=str(path),
-        status=status,
-        reason=execution.reason,
+        lab_id, str(path), status, execution.reason, lab.max_score, seed=seed, notes=tuple(notes), sandbox=level
+    )
+    if status == GradeStatus.HARNESS_ERROR:  # no check saw a run: no check result is shown as if earned
+        return result, execution
+    tasks = _by_task(lab.tasks, checks, public_only)
+    return replace(
+        result,
         max_score=sum(t.max_score for t in tasks),
         tasks=tasks,
         ended_at=execution.ended_at,
         changes=execution.changes,
         cell_errors=tuple(f"{c.label}: {c.error}" for c in execution.cells if c.error and c.origin == "student"),
-        seed=seed,
         seconds=execution.seconds,
         public_only=public_only,
-        notes=tuple(notes),
-        sandbox=level,
         phases=_phases(execution.phases, checks_seconds),
         turn_waits=WAITED_BEHIND.record(),
-    )
-    return result, execution
+    ), execution
 
 
 def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
@@ -142,11 +125,8 @@ def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
     facts, which ``checks_seconds`` leaves out already), its measurements and their waits for the turn."""
     grader = GRADER_PHASES.read()
     measured, waited = grader.get(MEASURE, 0.0), grader.get(TURN_WAIT, 0.0)
-    phases = dict(run)
-    phases[TURN_WAIT] = phases.get(TURN_WAIT, 0.0) + waited
-    phases[MEASURE] = measured
-    phases[CHECKS] = max(0.0, checks_seconds - measured - waited)
-    return rounded_phases(phases)
+    checks = max(0.0, checks_seconds - measured - waited)
+    return rounded_phases(run | {TURN_WAIT: run.get(TURN_WAIT, 0.0) + waited, MEASURE: measured, CHECKS: checks})
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:
