@@ -1,7 +1,5 @@
-"""The run as the graders see it: followed live while the kernel runs (the overlap), or whole once it
-has ended (where memory is short). Both hand the graders the same few things — the facts to check, the
-context to check them in, the seconds the checks took and the execution at the end — so the pipeline
-grades either the same way."""
+"""The run as the graders see it: followed live while the kernel runs (the overlap), or whole once it has
+ended (where memory is short); both alike, so the pipeline grades either the same way."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ from autograder.run import Execution, Executor, LiveExecution, RunRequest, RunSt
 
 
 class RunAlongside:
-    """The submission's execution, started at once in a thread of its own and followed live: the
-    graders load while the kernel starts, and check each task as soon as its facts are taken."""
+    """The graders load while the kernel starts, and check each task as soon as its facts are taken."""
 
     def __init__(self, execute: Executor, request: RunRequest):
         self._saves_memory = request.limits.saves_memory
@@ -61,13 +58,12 @@ class RunAlongside:
 
 
 class RunToEnd:
-    """The submission's execution, run to its end before any grader loads: the least memory at once.
-    A run whose kernel never started has nothing to check."""
+    """Run to its end before any grader loads: the least memory at once."""
 
     def __init__(self, execute: Executor, request: RunRequest):
         self._saves_memory = request.limits.saves_memory
         self._execution = execute(request, None)
-        started = self._execution.status != RunStatus.KERNEL_FAILED_TO_START
+        started = self._execution.status != RunStatus.KERNEL_FAILED_TO_START  # else nothing to check
         self.facts_source: Execution | LiveExecution | None = self._execution if started else None
         self._started = time.monotonic()
 
@@ -86,5 +82,4 @@ class RunToEnd:
 
 
 def start_run(execute: Executor, request: RunRequest, overlap: bool) -> RunAlongside | RunToEnd:
-    """The run, followed alongside with ``overlap``, else run to its end first."""
     return RunAlongside(execute, request) if overlap else RunToEnd(execute, request)

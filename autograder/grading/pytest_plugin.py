@@ -1,9 +1,5 @@
-"""Running a lab's pytest graders in this (trusted) process against the facts of one submission.
-
-The graders are plain pytest files (``test_<lab>.py``, and any ``test_<lab>_<part>.py`` beside it): one
-test per gradable fact, marked with its task, its points and whether it is hidden. They receive the
-submission through the ``submission`` fixture this plugin provides, and fail with ``CheckFailure``
-messages that the student reads. No conftest.py is read and nothing under the submission's directory is
+"""Running a lab's pytest graders in this (trusted) process against the facts of one submission, which they
+receive as the ``submission`` fixture. No conftest.py is read and nothing under the submission's directory is
 ever given to pytest.
 """
 
@@ -25,10 +21,8 @@ from autograder.grading.check_result import CheckResult
 from autograder.grading.submission_facts import FactsSource, SubmissionFacts
 from autograder.lab import Lab
 
-# The graders need no pytest plugin but this module's: the ones installed beside pytest are not loaded
-# (they cost time at each session's end, and are none of the grading's business), and pytest's reports
-# of unraisable exceptions and of exceptions in threads, which collect garbage several times when a
-# session ends (0.25 s with JAX loaded), are left out; the graders' warnings are ignored anyway.
+# No pytest plugin but this module's: those installed beside pytest cost time at each session's end, and
+# pytest's reports of unraisable exceptions and of exceptions in threads collect garbage several times then.
 PLUGINS_OFF = ("--disable-plugin-autoload", "-p", "no:unraisableexception", "-p", "no:threadexception")
 # No configuration file of the folders around the lab's (a checkout's pyproject.toml, a course's pytest.ini,
 # ``-c os.devnull``): a grading runs the same in a checkout, a course and an installed harness.
@@ -100,9 +94,8 @@ class _GraderPlugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        """Each check runs held like a running cell (cell_turns.checks_running): never while another
-        grading on this machine times code; its timing checks allow for the load its task's timed cells met
-        (checks/timing_conditions.py)."""
+        """Each check runs held like a running cell, never while another grading here times code; its timing
+        checks allow for the load its task's timed cells met (checks/timing_conditions.py)."""
         task = _task_of(item)
         share = functools.partial(self._submission.others_share, task) if task is not None else lambda: None
         with checks_running(), students_load(share):
@@ -179,9 +172,8 @@ def run_graders(
     tasks: Collection[str] | None = None,
     on_check: Callable[[list[CheckResult]], None] | None = None,
 ) -> list[CheckResult]:
-    """The results of the lab's checks (only the public ones with ``public_only``; only those of
-    ``tasks`` when given). ``on_check`` is given the results so far after each check, so that what was
-    checked can be kept if the grader itself is stopped before the end."""
+    """The results of the lab's checks; ``on_check`` is given those so far after each check, so that what was
+    checked is kept if the grader itself is stopped before the end."""
     plugin = _GraderPlugin(SubmissionFacts(lab, facts_source, seed), tasks, on_check)
     args = [*map(str, lab.grader_paths), *OPTIONS, "--rootdir", str(lab.grader_path.parent), *QUIET]
     if public_only:
