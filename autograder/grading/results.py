@@ -155,9 +155,7 @@ class GradeResult:
         tests = []
         for task in self.tasks:
             for check in task.checks:
-                output = "" if check.passed else check.message
-                if check.hidden and not check.passed:
-                    output = hidden_failure(check)
+                output = "" if check.passed else hidden_failure(check) if check.hidden else check.message
                 tests.append(
                     {
                         "name": f"{task.task}: {check.title}",
@@ -169,30 +167,10 @@ class GradeResult:
                     }
                 )
             if task.override is not None:
-                tests.append(
-                    {
-                        "name": f"{task.task}: points set by a grader",
-                        "score": task.score - task.auto_score,
-                        "max_score": 0,
-                        "status": "passed",
-                        "visibility": "visible",
-                        "output": (
-                            f"{shown_points(task.auto_score)} → {shown_points(task.score)} points: "
-                            f"{task.override.comment}"
-                        ),
-                    }
-                )
+                change = f"{shown_points(task.auto_score)} → {shown_points(task.score)} points: {task.override.comment}"
+                tests.append(_adjustment(f"{task.task}: points set by a grader", task.score - task.auto_score, change))
         if self.late is not None and self.late.points:
-            tests.append(
-                {
-                    "name": "late penalty",
-                    "score": -self.late.points,
-                    "max_score": 0,
-                    "status": "failed",
-                    "visibility": "visible",
-                    "output": self.late.reason,
-                }
-            )
+            tests.append(_adjustment("late penalty", -self.late.points, self.late.reason, "failed"))
         return {
             "score": self.score,
             "execution_time": round(self.seconds, 1),
@@ -217,6 +195,11 @@ class GradeResult:
                 },
             },
         }
+
+
+def _adjustment(name: str, score: float, output: str, status: str = "passed") -> dict:
+    """A test of results.json that is no check: it adds or takes off points, out of none."""
+    return {"name": name, "score": score, "max_score": 0, "status": status, "visibility": "visible", "output": output}
 
 
 def hidden_failure(check: CheckResult) -> str:
