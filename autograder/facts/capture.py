@@ -1,8 +1,5 @@
-"""What the harness reads from the kernel after each task: names, and calls on the grader's inputs.
-
-A lab declares one ``TaskCapture`` per task. Its ``manifest`` is the JSON the kernel recorder
-receives; ``Input.build`` makes the very same input in the grader's process, from the same seed, so a
-grader can compute the reference for the exact values the student's function saw.
+"""What the harness reads from the kernel after each task (a lab's ``TaskCapture`` per task, its ``manifest``
+the JSON the kernel recorder receives): names, and calls on inputs the grader rebuilds from the same seed.
 """
 
 from __future__ import annotations
@@ -78,11 +75,8 @@ def build_argument(argument: Argument, seed: int):
 
 @dataclass(frozen=True)
 class Call:
-    """Call the student's ``function`` on fresh inputs; keep its output, stdout and compiled HLO.
-
-    Each of ``args`` is an ``Input`` or a tuple of them (``(Input(...), Input(...))`` for ``params = (W,
-    b)``). A task's calls run right after the task's own cells, before the next task's: a helper the
-    function uses must be defined by then."""
+    """Call the student's ``function`` on fresh inputs, right after the task's own cells; keep its output,
+    stdout and compiled HLO."""
 
     id: str
     function: str
@@ -114,8 +108,6 @@ class Probe:
 
 @dataclass(frozen=True)
 class TaskCapture:
-    """The names a task binds and the calls that exercise its functions, read right after its cells."""
-
     task: str
     names: tuple[str, ...] = ()
     calls: tuple[Call, ...] = field(default_factory=tuple)

@@ -61,6 +61,10 @@ def is_texts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
+def is_int_pair(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(type(item) is int for item in value)
+
+
 def is_finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -358,13 +362,8 @@ class _Reader:
         for entry in raw:
             require(isinstance(entry, dict), "a shard_map body must be a mapping")
             operands, blocks, values = entry.get("operands", []), entry.get("blocks", []), entry.get("values", [])
-            require(
-                isinstance(operands, list)
-                and isinstance(blocks, list)
-                and isinstance(values, list)
-                and len(values) <= 1000,
-                "a shard_map body needs lists of operands, blocks and values",
-            )
+            lists = all(isinstance(entries, list) for entries in (operands, blocks, values)) and len(values) <= 1000
+            require(lists, "a shard_map body needs lists of operands, blocks and values")
             whole_before = entry.get("whole_before", [])
             require(
                 isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before),
@@ -395,19 +394,8 @@ class _Reader:
             repeats, perm, written = entry.get("repeats", 1), entry.get("perm"), entry.get("written")
             require(written is None or isinstance(written, str), "a collective's written name must be a string")
             require(repeats is None or is_count(repeats), "a collective's repeats must be a count or null")
-            require(
-                perm is None
-                or (
-                    isinstance(perm, list)
-                    and all(
-                        isinstance(pair, list)
-                        and len(pair) == 2
-                        and all(isinstance(d, int) and not isinstance(d, bool) for d in pair)
-                        for pair in perm
-                    )
-                ),
-                "a ppermute's perm must be a list of [source, target] pairs",
-            )
+            pairs = perm is None or (isinstance(perm, list) and all(is_int_pair(pair) for pair in perm))
+            require(pairs, "a ppermute's perm must be a list of [source, target] pairs")
             found.append(
                 CollectiveUse(
                     primitive[:200],

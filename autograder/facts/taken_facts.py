@@ -1,6 +1,5 @@
 """Taking a task's facts out of the kernel's reach the moment the kernel recorder has written them (a later
-cell, or a thread the notebook left running, could rewrite them in the kernel's folder), and reading them
-later. Only regular files and folders are copied, and no more than ``MAX_FACTS_BYTES``.
+cell, or a thread the notebook left running, could rewrite them), and reading them later.
 """
 
 from __future__ import annotations
@@ -60,10 +59,8 @@ def _copy_file(source: Path, target: Path, budget: dict[str, int]) -> None:
 
 
 class TakenFacts:
-    """The facts taken from the kernel so far, by task, parsed and validated on first use.
-
-    Thread-safe: the execution adds a task's copy as soon as it is taken; the grader may read a task
-    while the kernel goes on with the next ones."""
+    """The facts taken from the kernel so far, by task, parsed and validated on first use; thread-safe, as
+    the grader reads a task while the kernel goes on with the next ones."""
 
     def __init__(self, directory: Path):
         self.directory = directory
