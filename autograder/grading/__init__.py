@@ -8,22 +8,26 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.grading.check_result import CheckResult
     from autograder.grading.feedback import feedback_html, scoped_style, task_section
-    from autograder.grading.grade_options import GradeOptions
-    from autograder.grading.grade_status import (
+    from autograder.grading.html_page import TABLE_STYLE, escape, escape_with_code, page_html
+    from autograder.grading.notebook_file import read_submission
+    from autograder.grading.pipeline import GradeOptions, grade_notebook, warm_here
+    from autograder.grading.pytest_plugin import GraderError, run_graders
+    from autograder.grading.results import (
         GRADING_FAULTS,
         HARNESS_ERROR_ADVICE,
         HARNESS_ERRORS,
+        RESULTS_FILE,
+        CheckResult,
+        GradeResult,
         GradeStatus,
+        LatePenalty,
+        ManualScore,
+        TaskResult,
+        shown_points,
+        write_atomically,
+        write_results_json,
     )
-    from autograder.grading.html_page import TABLE_STYLE, escape, escape_with_code, page_html
-    from autograder.grading.notebook_file import read_submission
-    from autograder.grading.pipeline import grade_notebook
-    from autograder.grading.pytest_plugin import GraderError, run_graders
-    from autograder.grading.reference_warming import warm_here
-    from autograder.grading.results import GradeResult, LatePenalty, ManualScore, TaskResult, shown_points
-    from autograder.grading.results_file import RESULTS_FILE, write_atomically, write_results_json
     from autograder.grading.terminal_table import print_grade
     from autograder.grading.versions import (
         DISTRIBUTION,

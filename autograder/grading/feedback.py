@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from autograder.grading.grade_status import GradeStatus
 from autograder.grading.html_page import escape, escape_with_code, page_html
-from autograder.grading.results import GradeResult, TaskResult, hidden_failure, shown_points
+from autograder.grading.results import GradeResult, GradeStatus, TaskResult, hidden_failure, shown_points
 from autograder.grading.versions import versions_line
 
 # The page's own rules (``page_html`` sets its column).

@@ -1,21 +1,22 @@
-"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it. The
-kernel starts first (graded_run.py), so nothing here imports JAX before it has been started.
+"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it, as its
+``GradeOptions`` say. The kernel starts first (graded_run.py), so nothing here imports JAX before it has been
+started. And a lab's references computed ahead of its gradings, in a grading process of their own
+(``warm_here``), so that no grading computes them a second time beside the first.
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.fairness import WAITED_BEHIND
-from autograder.grading.check_result import CheckResult
 from autograder.grading.course_runs import compiled_programs, course_limits
-from autograder.grading.grade_options import GradeOptions
-from autograder.grading.grade_status import GradeStatus
 from autograder.grading.graded_run import start_run
 from autograder.grading.notebook_file import NotANotebook, read_submission
-from autograder.grading.results import GradeResult, TaskResult
+from autograder.grading.results import CheckResult, GradeResult, GradeStatus, TaskResult
 from autograder.grading.versions import grader_versions
 from autograder.lab import LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.run import (
@@ -25,16 +26,37 @@ from autograder.run import (
     NO_SANDBOX,
     TURN_WAIT,
     Execution,
+    Executor,
     Limits,
     RunRequest,
     RunStatus,
     build_plan,
+    execute_plan,
     rounded_phases,
     sandbox_level,
     timed_cells_share,
 )
 
+if TYPE_CHECKING:
+    from autograder.caches import WarmResult
+
 NOTED_SHARE = 0.25  # a timed task whose cells met more load from other work than this is noted in its grade
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    lab_id: str | None = None  # None: the lab the notebook names
+    _: KW_ONLY  # the rest by name
+    public_only: bool = False  # the public checks alone, out of their own points (a student's self-check)
+    limits: Limits = Limits()
+    seed: int | None = None  # None: a fresh one
+    executor: Executor = execute_plan  # a batch worker passes its kernel pool's ``execute``
+    # False: the graders (JAX's devices, the references, pytest) load only once the kernel's memory is free,
+    # the least memory at once where memory is short (a Gradescope container), at the cost of the overlap's time
+    overlap: bool = True
+    on_check: Callable[[list[CheckResult]], None] | None = None  # given the checks so far after each
+    on_execution: Callable[[Execution], None] | None = None  # given the run's execution (none: not run)
+    course_notebook: bool = False  # the course's own notebook, never a student's (course_runs.py)
 
 
 def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResult:
@@ -177,3 +199,17 @@ def _by_task(tasks, checks: list[CheckResult], public_only: bool) -> tuple[TaskR
         mine = tuple(c for c in checks if c.task == task.id)
         results.append(TaskResult(task.id, sum(c.points for c in mine) if public_only else task.points, mine))
     return tuple(results)
+
+
+def warm_here(lab_id: str) -> WarmResult:
+    """Compute and store the lab's cached references (``autograder warm``) in this process, set up as a
+    grader's first. Another grading's timed task waits for it as for a check in flight
+    (``checks_running``): it loads the machine as one."""
+    from autograder.fairness import checks_running
+    from autograder.run import configure_grader_process
+
+    configure_grader_process()  # before anything imports JAX
+    from autograder.caches import warm_lab
+
+    with checks_running():
+        return warm_lab(lab_id)

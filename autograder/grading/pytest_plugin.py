@@ -17,7 +17,7 @@ import pytest
 from autograder.checks import CheckFailure, students_load
 from autograder.facts import PARSER_LOCK
 from autograder.fairness import checks_running
-from autograder.grading.check_result import CheckResult
+from autograder.grading.results import CheckResult
 from autograder.grading.submission_facts import FactsSource, SubmissionFacts
 from autograder.lab import Lab
 

@@ -1,12 +1,70 @@
-"""A submission's grade: per task and per check, with how the run went; Gradescope's results.json."""
+"""A submission's grade: per check (the graders' output), per task, with the status its run ended with (a
+``StrEnum``: read back from a file, it equals its member); Gradescope's results.json, written by one function
+whoever grades, and the grade's files, each replaced at once (never half written).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
 
-from autograder.grading.check_result import CheckResult
-from autograder.grading.grade_status import HARNESS_ERROR_ADVICE, HARNESS_ERRORS, GradeStatus
-from autograder.run import LEVEL_DESCRIPTIONS
+from autograder.run import LEVEL_DESCRIPTIONS, RunStatus
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    task: str
+    name: str
+    title: str
+    points: float
+    passed: bool
+    message: str
+    hidden: bool
+    grader_error: bool = False
+    expected_picture: str | None = None
+    found_picture: str | None = None
+
+    @property
+    def score(self) -> float:
+        return self.points if self.passed else 0.0
+
+
+class GradeStatus(StrEnum):
+    GRADED = "graded"  # the notebook ran to its end
+    TIMEOUT = RunStatus.TIMEOUT.value
+    KERNEL_DIED = RunStatus.KERNEL_DIED.value
+    # what grades saved before ``harness error`` existed say for it; read back, it is one
+    KERNEL_FAILED_TO_START = RunStatus.KERNEL_FAILED_TO_START.value
+    NOT_A_NOTEBOOK = "not a notebook"
+    UNKNOWN_LAB = "unknown lab"
+    GRADER_ERROR = "grader error"
+    HARNESS_ERROR = "harness error"
+
+    @classmethod
+    def of_run(cls, status: str) -> GradeStatus:
+        """A completed run is graded; one whose kernel never started is the harness's error."""
+        if status == RunStatus.COMPLETED:
+            return cls.GRADED
+        if status == RunStatus.KERNEL_FAILED_TO_START:
+            return cls.HARNESS_ERROR
+        return cls(status)
+
+
+# What a student reads when the harness failed them: it is no grade, and what to do.
+HARNESS_ERROR_ADVICE = (
+    "This is not your fault, and not a grade: the grading machine could not run your notebook. "
+    "Resubmit it, or ask your instructor if this happens again."
+)
+
+# The harness's error (its kernel never started, however often tried), under both its names.
+HARNESS_ERRORS = (GradeStatus.HARNESS_ERROR, GradeStatus.KERNEL_FAILED_TO_START)
+# The grading's own faults, not the submission's, and no score: a batch grades them again.
+GRADING_FAULTS = (GradeStatus.GRADER_ERROR, *HARNESS_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -210,3 +268,24 @@ def hidden_failure(check: CheckResult) -> str:
 def shown_points(value: float) -> str:
     """Points as every report shows them: ``3``, ``2.5``."""
     return f"{value:g}"
+
+
+RESULTS_FILE = "results.json"  # Gradescope's format
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``text`` at ``path``: written beside it, then moved over it, so a reader sees the old file or the new."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_results_json(path: Path, data: dict[str, Any]) -> None:
+    """Gradescope's ``results.json`` (``GradeResult.to_gradescope()``, with what the caller adds) at ``path``."""
+    write_atomically(path, json.dumps(data, indent=2) + "\n")

@@ -6,8 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from autograder.grading.grade_status import GradeStatus
-from autograder.grading.results import GradeResult, hidden_failure, shown_points
+from autograder.grading.results import GradeResult, GradeStatus, hidden_failure, shown_points
 
 
 def grade_table(result: GradeResult) -> Table:

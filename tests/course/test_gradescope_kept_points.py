@@ -14,7 +14,7 @@ GRADER_KILLED_AFTER_TWO_CHECKS = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     import autograder.course.gradescope_run as gradescope
-    from autograder.grading.check_result import CheckResult
+    from autograder.grading.results import CheckResult
 
     def grade_submission(root, config, on_check=None):
         done = [CheckResult("t1", "test_t1_values", "`A_sharded` holds A", 4.0, True, "", False),

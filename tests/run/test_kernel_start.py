@@ -13,8 +13,8 @@ from failing_kernel_launch import DIED_AT_START, fail_kernel_launches
 
 import autograder.run.kernels.lifecycle as kernel_start
 from autograder.facts.capture import TaskCapture
-from autograder.grading.grade_status import GradeStatus
 from autograder.grading.pipeline import execution_notes
+from autograder.grading.results import GradeStatus
 from autograder.run.execute import execute_plan
 from autograder.run.execution import RunStatus
 from autograder.run.kernels.lifecycle import START_ATTEMPTS
