@@ -161,12 +161,9 @@ class _Reader:
         if kind == "array":
             return self.array(raw, type_name)
         if kind == "tree":
-            leaves = raw.get("leaves")
-            paths = raw.get("paths", [])
-            require(
-                isinstance(leaves, list) and is_texts(paths) and len(paths) == len(leaves),
-                "a tree needs leaves and their paths",
-            )
+            leaves, paths = raw.get("leaves"), raw.get("paths", [])
+            tree = isinstance(leaves, list) and is_texts(paths) and len(paths) == len(leaves)
+            require(tree, "a tree needs leaves and their paths")
             return Fact(
                 kind="tree",
                 type=type_name,
@@ -185,8 +182,7 @@ class _Reader:
         dtype = text(raw.get("dtype"))
         values = self.npy(raw.get("values"))
         require(values.shape == shape, f"array values have shape {values.shape}, expected {shape}")
-        sharding = raw.get("sharding")
-        typeof = raw.get("typeof")
+        sharding, typeof = raw.get("sharding"), raw.get("typeof")
         sharding = None if sharding is None else self.sharding(sharding, shape)
         return Fact(
             kind="array",
@@ -213,10 +209,8 @@ class _Reader:
             raise FactsError("an array with blocks needs a sharding")
         found = {}
         for device, relative in raw.items():
-            require(
-                str(device).isdigit() and int(device) in sharding.device_indices,
-                f"blocks name device {device!r}, which holds no block of the array",
-            )
+            known = str(device).isdigit() and int(device) in sharding.device_indices
+            require(known, f"blocks name device {device!r}, which holds no block of the array")
             block = self.npy(relative)
             expected = tuple(stop - start for start, stop in sharding.device_indices[int(device)])
             require(block.shape == expected, f"device {device}'s block has shape {block.shape}, expected {expected}")
@@ -239,17 +233,14 @@ class _Reader:
             raise FactsError(f"cannot read {relative}: {exc}") from None
 
     def shape(self, raw: Any) -> tuple[int, ...]:
-        require(
-            isinstance(raw, list) and all(isinstance(d, int) and d >= 0 for d in raw),
-            "a shape must be a list of non-negative ints",
-        )
+        dims = isinstance(raw, list) and all(isinstance(d, int) and d >= 0 for d in raw)
+        require(dims, "a shape must be a list of non-negative ints")
         return tuple(raw)
 
     def spec(self, raw: Any) -> tuple[tuple[str, ...] | None, ...]:
         require(isinstance(raw, list), "a PartitionSpec must be a list")
-        require(
-            all(e is None or is_texts(e) for e in raw), "a PartitionSpec entry must be null or a list of axis names"
-        )
+        entries = all(entry is None or is_texts(entry) for entry in raw)
+        require(entries, "a PartitionSpec entry must be null or a list of axis names")
         return tuple(None if entry is None else tuple(entry) for entry in raw)
 
     def sharding(self, raw: Any, shape: tuple[int, ...]) -> ShardingFact:
@@ -260,19 +251,11 @@ class _Reader:
         for device, block in indices.items():
             require(str(device).isdigit(), "device ids must be integers")
             require(isinstance(block, list) and len(block) == len(shape), "a block needs one range a dimension")
-            ranges = []
-            for dim_range, size in zip(block, shape):
-                require(
-                    isinstance(dim_range, list)
-                    and len(dim_range) == 2
-                    and all(isinstance(v, int) for v in dim_range)
-                    and 0 <= dim_range[0] <= dim_range[1] <= size,
-                    "bad block range",
-                )
-                ranges.append((dim_range[0], dim_range[1]))
-            device_indices[int(device)] = tuple(ranges)
-        mesh = raw.get("mesh")
-        spec = raw.get("spec")
+            for bounds, size in zip(block, shape):
+                pair = isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(v, int) for v in bounds)
+                require(pair and 0 <= bounds[0] <= bounds[1] <= size, "bad block range")
+            device_indices[int(device)] = tuple((start, stop) for start, stop in block)
+        mesh, spec = raw.get("mesh"), raw.get("spec")
         return ShardingFact(
             kind=text(raw.get("kind", "")) or "",
             repr=text(raw.get("repr", ""), 2000) or "",
@@ -365,22 +348,15 @@ class _Reader:
             lists = all(isinstance(entries, list) for entries in (operands, blocks, values)) and len(values) <= 1000
             require(lists, "a shard_map body needs lists of operands, blocks and values")
             whole_before = entry.get("whole_before", [])
-            require(
-                isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before),
-                "whole_before must be a list of bools",
-            )
+            bools = isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before)
+            require(bools, "whole_before must be a list of bools")
             found_values = []
             for value in values:
                 require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
                 found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
-            found.append(
-                ShardMapBody(
-                    tuple(self.shape(s) for s in operands),
-                    tuple(self.shape(s) for s in blocks),
-                    tuple(found_values),
-                    tuple(whole_before),
-                )
-            )
+            operand_shapes = tuple(self.shape(s) for s in operands)
+            block_shapes = tuple(self.shape(s) for s in blocks)
+            found.append(ShardMapBody(operand_shapes, block_shapes, tuple(found_values), tuple(whole_before)))
         return tuple(found)
 
     def collectives(self, raw: Any) -> tuple[CollectiveUse, ...]:
