@@ -10,8 +10,7 @@ from autograder.doors import lazy_exports
 if TYPE_CHECKING:
     from autograder.grading.feedback import feedback_html, scoped_style, task_section
     from autograder.grading.html_page import TABLE_STYLE, escape, escape_with_code, page_html
-    from autograder.grading.notebook_file import read_submission
-    from autograder.grading.pipeline import GradeOptions, grade_notebook, warm_here
+    from autograder.grading.pipeline import GradeOptions, grade_notebook, read_submission, warm_here
     from autograder.grading.pytest_plugin import GraderError, run_graders
     from autograder.grading.results import (
         GRADING_FAULTS,

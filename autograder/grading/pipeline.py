@@ -1,36 +1,43 @@
 """Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it, as its
 ``GradeOptions`` say. The kernel starts first (graded_run.py), so nothing here imports JAX before it has been
-started. And a lab's references computed ahead of its gradings, in a grading process of their own
-(``warm_here``), so that no grading computes them a second time beside the first.
+started. A run of the course's own notebook (the lab's solution, its untouched student notebook, a known-grade
+case) gets what a student's never does: the programs the solution compiled, an answer key, and a malloc that
+keeps large blocks (docs/how-grading-works.md, "One grade", step 2). And a lab's references are computed ahead
+of its gradings, in a grading process of their own (``warm_here``), so that no grading computes them twice.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.fairness import WAITED_BEHIND
-from autograder.grading.course_runs import compiled_programs, course_limits
+import nbformat
+
+from autograder.fairness import WAITED_BEHIND, checks_running, switched_off
 from autograder.grading.graded_run import start_run
-from autograder.grading.notebook_file import NotANotebook, read_submission
 from autograder.grading.results import CheckResult, GradeResult, GradeStatus, TaskResult
 from autograder.grading.versions import grader_versions
-from autograder.lab import LabError, NotAssigned, lab_of_notebook, load_lab
+from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
 from autograder.run import (
     CHECKS,
+    COMPILED_PROGRAMS_VARIABLE,
     GRADER_PHASES,
     MEASURE,
     NO_SANDBOX,
     TURN_WAIT,
+    CompiledPrograms,
     Execution,
     Executor,
     Limits,
     RunRequest,
     RunStatus,
     build_plan,
+    compiled_programs_folder,
+    configure_grader_process,
     execute_plan,
     rounded_phases,
     sandbox_level,
@@ -41,6 +48,7 @@ if TYPE_CHECKING:
     from autograder.caches import WarmResult
 
 NOTED_SHARE = 0.25  # a timed task whose cells met more load from other work than this is noted in its grade
+MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class GradeOptions:
     overlap: bool = True
     on_check: Callable[[list[CheckResult]], None] | None = None  # given the checks so far after each
     on_execution: Callable[[Execution], None] | None = None  # given the run's execution (none: not run)
-    course_notebook: bool = False  # the course's own notebook, never a student's (course_runs.py)
+    course_notebook: bool = False  # the course's own notebook, never a student's (above)
 
 
 def grade_notebook(path: Path, options: GradeOptions | None = None) -> GradeResult:
@@ -185,6 +193,64 @@ def execution_notes(execution, limits: Limits) -> list[str]:
     return notes
 
 
+class NotANotebook(ValueError):
+    """The file cannot be graded as a notebook; the message says why."""
+
+
+def read_submission(path: Path) -> nbformat.NotebookNode:
+    """The submission as an nbformat 4 notebook (older versions are upgraded)."""
+    if not path.is_file():
+        raise NotANotebook(f"{path} is not a file")
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        raise NotANotebook(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
+    try:
+        raw = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise NotANotebook(f"{path.name} is not a notebook: it is not valid JSON ({exc})") from None
+    if not isinstance(raw, dict) or "nbformat" not in raw:
+        raise NotANotebook(f"{path.name} is not a notebook: it has no 'nbformat' field")
+    try:
+        nb = nbformat.reads(json.dumps(raw), as_version=4)
+    except Exception as exc:  # nbformat raises many kinds for a malformed notebook
+        raise NotANotebook(f"{path.name} could not be read as a notebook: {exc}") from None
+    if not isinstance(nb.get("cells"), list):
+        raise NotANotebook(f"{path.name} has no cells")
+    for cell in nb.cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            raise NotANotebook(f"{path.name} has a malformed cell")
+        if not isinstance(cell.get("source", ""), str):
+            raise NotANotebook(f"{path.name} has a cell whose source is not text")
+        cell.setdefault("metadata", {})
+    return nb
+
+
+def is_solution(lab: Lab, notebook: Path) -> bool:
+    """Is ``notebook`` the lab's own solution, at its place in the course?"""
+    solution = lab.solution_path
+    return solution.is_file() and notebook.resolve() == solution.resolve()
+
+
+def course_limits(limits: Limits, lab: Lab, notebook: Path, course_notebook: bool) -> Limits:
+    """The run's limits: a course's own notebook's kernel keeps large blocks (``saves_memory`` off)."""
+    return replace(limits, saves_memory=False) if course_notebook or is_solution(lab, notebook) else limits
+
+
+def compiled_programs(lab: Lab, notebook: Path, course_notebook: bool) -> CompiledPrograms | None:
+    """The lab's compiled programs, filled by its own solution while none are left, else read by it and by the
+    course's own notebooks; None for a student's notebook, or with ``AUTOGRADER_COMPILED_PROGRAMS`` off."""
+    solution = lab.solution_path
+    if switched_off(COMPILED_PROGRAMS_VARIABLE) or not solution.is_file():
+        return None
+    own = is_solution(lab, notebook)
+    if not (own or course_notebook):
+        return None
+    try:
+        reads = CompiledPrograms(compiled_programs_folder(lab.id, solution))
+    except OSError:
+        return None
+    return CompiledPrograms(reads.folder, fill=True) if own and not reads.left() else reads
+
+
 def _max_score(lab_id: str | None) -> float:
     try:
         return load_lab(lab_id).max_score if lab_id else 0.0
@@ -205,9 +271,6 @@ def warm_here(lab_id: str) -> WarmResult:
     """Compute and store the lab's cached references (``autograder warm``) in this process, set up as a
     grader's first. Another grading's timed task waits for it as for a check in flight
     (``checks_running``): it loads the machine as one."""
-    from autograder.fairness import checks_running
-    from autograder.run import configure_grader_process
-
     configure_grader_process()  # before anything imports JAX
     from autograder.caches import warm_lab
 

@@ -1,11 +1,11 @@
-"""What a run of the course's own notebook gets (grading/course_runs.py): its kernel keeps large blocks
+"""What a run of the course's own notebook gets (grading/pipeline.py): its kernel keeps large blocks
 (``saves_memory`` off) for the lab's solution and for a notebook graded as the course's; a student's
 notebook, wherever it lies, keeps the limits it was given."""
 
 import shutil
 from dataclasses import replace
 
-from autograder.grading.course_runs import course_limits
+from autograder.grading.pipeline import course_limits
 from autograder.lab import load_lab
 from autograder.run.sandbox.limits import Limits
 

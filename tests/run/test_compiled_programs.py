@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from uid_level import at_the_uid_level
 
-from autograder.grading import course_runs
-from autograder.grading.course_runs import compiled_programs
+from autograder.grading import pipeline
+from autograder.grading.pipeline import compiled_programs
 from autograder.lab import load_lab
 from autograder.run.execute import execute_plan
 from autograder.run.kernels import compiled_programs as programs
@@ -141,7 +141,7 @@ def test_the_labs_own_solution_fills_until_they_are_left_the_courses_notebooks_r
 ):
     lab = load_lab("lab4_collectives")
     assert compiled_programs_folder(lab.id, lab.solution_path).parent == folder.parent
-    monkeypatch.setattr(course_runs, "compiled_programs_folder", lambda lab_id, solution: folder)
+    monkeypatch.setattr(pipeline, "compiled_programs_folder", lambda lab_id, solution: folder)
     copy = tmp_path / lab.solution_path.name
     shutil.copyfile(lab.solution_path, copy)
     assert compiled_programs(lab, lab.solution_path, False) == CompiledPrograms(folder, fill=True)
