@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import functools
 import platform
-import re
 from importlib import metadata
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 # The harness's distributions: the grader's and the students' (the import package of both is `autograder`;
@@ -46,16 +46,12 @@ def tested_range(package: str = "jax") -> SpecifierSet | None:
     """The versions of ``package`` the installed harness declares (``>=0.10.2,<0.13``); None if unknown."""
     for distribution in (DISTRIBUTION, STUDENT_DISTRIBUTION):
         try:
-            requirements = metadata.requires(distribution) or []
-        except metadata.PackageNotFoundError:
+            requirements = [Requirement(line) for line in metadata.requires(distribution) or []]
+        except (metadata.PackageNotFoundError, InvalidRequirement):
             continue
         for requirement in requirements:
-            found = re.match(rf"{re.escape(package)}\s*(\[[^]]*\])?\s*(?P<spec>[<>=!~][^;]*)", requirement)
-            if found:
-                try:
-                    return SpecifierSet(found["spec"].strip())
-                except InvalidSpecifier:
-                    return None
+            if requirement.name == package and requirement.specifier:
+                return requirement.specifier
     return None
 
 
