@@ -79,7 +79,3 @@ class RunToEnd:
 
     def result(self) -> Execution:
         return self._execution
-
-
-def start_run(execute: Executor, request: RunRequest, overlap: bool) -> RunAlongside | RunToEnd:
-    return RunAlongside(execute, request) if overlap else RunToEnd(execute, request)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import nbformat
 
 from autograder.fairness import WAITED_BEHIND, checks_running, switched_off
-from autograder.grading.graded_run import start_run
+from autograder.grading.graded_run import RunAlongside, RunToEnd
 from autograder.grading.results import CheckResult, GradeResult, GradeStatus, TaskResult
 from autograder.grading.versions import grader_versions
 from autograder.lab import Lab, LabError, NotAssigned, lab_of_notebook, load_lab
@@ -115,7 +115,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
     )
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
     WAITED_BEHIND.reset()  # the turns its waits met (fairness/turn_line.py)
-    run = start_run(options.executor, request, options.overlap)
+    run = (RunAlongside if options.overlap else RunToEnd)(options.executor, request)
     from autograder.grading.pytest_plugin import GraderError, run_graders  # with overlap: while the kernel starts
 
     try:
