@@ -129,11 +129,9 @@ def read_timing_record(raw: Any) -> TimingRecord:
             found.append(Wait(how[:40], tuple(described)))
         else:
             raise FactsError(f"unknown timing event {kind!r}")
-    pairs = []
     for span in spans:
         require(isinstance(span, list) and len(span) == 2 and all(is_count(r) for r in span), "bad span")
-        pairs.append((span[0], span[1]))
-    return TimingRecord(tuple(found), tuple(pairs), dropped)
+    return TimingRecord(tuple(found), tuple((start, end) for start, end in spans), dropped)
 
 
 class _Reader:
@@ -277,8 +275,7 @@ class _Reader:
 
     def type_fact(self, raw: Any) -> TypeFact:
         require(isinstance(raw, dict), "a type must be a mapping")
-        axes = raw.get("sharded_axes")
-        mesh = raw.get("mesh")
+        axes, mesh = raw.get("sharded_axes"), raw.get("mesh")
         names = types = None
         if mesh is not None:
             require(isinstance(mesh, dict), "a type's mesh must be a mapping")

@@ -181,9 +181,7 @@ class GradeResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data.update(score=self.score, raw_score=self.raw_score, auto_score=self.auto_score)
-        return data
+        return asdict(self) | {"score": self.score, "raw_score": self.raw_score, "auto_score": self.auto_score}
 
     @classmethod
     def from_dict(cls, data: dict) -> GradeResult:
