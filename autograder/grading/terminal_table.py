@@ -19,9 +19,7 @@ def grade_table(result: GradeResult) -> Table:
     for task in result.tasks:
         verdict = "[green]passed[/]" if task.passed else ("[yellow]partial[/]" if task.score else "[red]failed[/]")
         lines = []
-        for check in task.checks:
-            if check.passed:
-                continue
+        for check in [c for c in task.checks if not c.passed]:
             if check.hidden:
                 lines.append(escape(f"• {hidden_failure(check)}"))
                 continue

@@ -57,13 +57,10 @@ def tested_range(package: str = "jax") -> SpecifierSet | None:
 
 def version_problem(package: str, installed: str, tested: SpecifierSet | None) -> str | None:
     """None when ``installed`` is among the ``tested`` versions (or nothing is known), else what to do."""
-    if tested is None:
-        return None
     try:
-        inside = Version(installed) in tested
+        if tested is None or Version(installed) in tested:
+            return None
     except InvalidVersion:
-        return None
-    if inside:
         return None
     spec = ",".join(sorted(str(s) for s in tested))
     return (
