@@ -1,6 +1,5 @@
 """What the harness reads from the kernel after each task (a lab's ``TaskCapture`` per task, its ``manifest``
-the JSON the kernel recorder receives): names, and calls on inputs the grader rebuilds from the same seed.
-"""
+the JSON the kernel recorder receives): names, and calls on inputs the grader rebuilds from the same seed."""
 
 from __future__ import annotations
 

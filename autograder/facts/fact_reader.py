@@ -1,8 +1,7 @@
 """Reading a task's facts: the kernel recorder's ``facts.json`` and ``.npy`` files, and a timed task's timing
 record (kernel/timing_record.py), validated field by field into the records of ``schema``: a file the kernel
 wrote is untrusted, so a malformed or forged one raises ``FactsError`` and the task is graded as having no
-facts; arrays are read without pickles.
-"""
+facts; arrays are read without pickles."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Taking a task's facts out of the kernel's reach the moment the kernel recorder has written them (a later
-cell, or a thread the notebook left running, could rewrite them), and reading them later.
-"""
+cell, or a thread the notebook left running, could rewrite them), and reading them later."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ class TakenFacts:
         self.order: list[str] = []
 
     def take(self, task: str, source: Path, capture_error: str) -> None:
-        """Copy the facts the recorder wrote for ``task`` at ``source``; ``capture_error`` says why the
-        recorder may have failed, in words, should the facts turn out to be missing or bad."""
+        """Copy the facts of ``task`` at ``source``; ``capture_error`` says why they may be missing or bad."""
         copy = self.directory / task
         try:
             copy_facts(source, copy)

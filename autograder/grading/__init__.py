@@ -1,7 +1,6 @@
 """Grading: one notebook's grade, from the facts its run took; what a grade is made of, and how it is
 printed, written and worded for the student (docs/how-grading-works.md maps the modules). The student's
-self-check and the course's batches take ``GradeResult`` from here.
-"""
+self-check and the course's batches take ``GradeResult`` from here."""
 
 from typing import TYPE_CHECKING
 

@@ -27,8 +27,7 @@ STYLE = PAGE_STYLE + SECTION_STYLE
 
 
 def scoped_style(scope: str) -> str:
-    """``SECTION_STYLE`` with every selector inside ``scope`` (a CSS selector), so that it styles
-    nothing else on the page it is put in."""
+    """``SECTION_STYLE`` with every selector inside ``scope``, so that it styles nothing else on its page."""
 
     def scoped(match: re.Match) -> str:
         return ",".join(f"{scope} {selector.strip()}" for selector in match.group(1).split(",")) + "{"
@@ -64,8 +63,7 @@ def _override_note(task) -> str:
 
 
 def task_section(task: TaskResult, note: str = "") -> str:
-    """One task: its points (a grader's override shown), and each check with its message and pictures;
-    ``note`` (HTML) below them."""
+    """One task: its points (a grader's override shown), its checks, and ``note`` (HTML) below them."""
     passed = task.score >= task.max_score if task.override is not None else task.passed
     state = "pass" if passed else ("partial" if task.score else "fail")
     items = "".join(_check_item(c) for c in task.checks)

@@ -1,6 +1,5 @@
 """What the harness's HTML views share: the page around a view's body, the column it is read in, the
-style of its tables, and how text is escaped (a notebook's fragment, ``self_check``, takes the escaping alone).
-"""
+style of its tables, and how text is escaped (a notebook's fragment, ``self_check``, takes the escaping alone)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it, as its
-``GradeOptions`` say. The kernel starts first (graded_run.py), so nothing here imports JAX before it has been
-started. A run of the course's own notebook (the lab's solution, its untouched student notebook, a known-grade
-case) gets what a student's never does: the programs the solution compiled, an answer key, and a malloc that
-keeps large blocks (docs/how-grading-works.md, "One grade", step 2). And a lab's references are computed ahead
-of its gradings, in a grading process of their own (``warm_here``), so that no grading computes them twice.
-"""
+"""Grading one notebook: read it, plan it, execute it in a fresh kernel, run the graders, score it. The kernel
+starts first (graded_run.py): nothing here imports JAX before. A course's own notebook's run gets what a
+student's never does (docs/how-grading-works.md, "One grade", step 2); ``warm_here`` computes a lab's
+references ahead of its gradings, in a grading process of their own, so that no grading computes them twice."""
 
 from __future__ import annotations
 
@@ -59,9 +56,7 @@ class GradeOptions:
     limits: Limits = Limits()
     seed: int | None = None  # None: a fresh one
     executor: Executor = execute_plan  # a batch worker passes its kernel pool's ``execute``
-    # False: the graders (JAX's devices, the references, pytest) load only once the kernel's memory is free,
-    # the least memory at once where memory is short (a Gradescope container), at the cost of the overlap's time
-    overlap: bool = True
+    overlap: bool = True  # False: the graders load once the kernel's memory is free (a Gradescope container)
     on_check: Callable[[list[CheckResult]], None] | None = None  # given the checks so far after each
     on_execution: Callable[[Execution], None] | None = None  # given the run's execution (none: not run)
     course_notebook: bool = False  # the course's own notebook, never a student's (above)
@@ -151,8 +146,8 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
 
 
 def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
-    """The grade's seconds per phase: the run's, and the grader's own — its checks (less their waits for
-    facts, which ``checks_seconds`` leaves out already), its measurements and their waits for the turn."""
+    """The run's seconds per phase, and the grader's own: its checks (``checks_seconds`` is less their waits for
+    facts), its measurements, and their waits for the turn."""
     grader = GRADER_PHASES.read()
     measured, waited = grader.get(MEASURE, 0.0), grader.get(TURN_WAIT, 0.0)
     checks = max(0.0, checks_seconds - measured - waited)
@@ -160,8 +155,7 @@ def _phases(run: dict[str, float], checks_seconds: float) -> dict[str, float]:
 
 
 def execution_notes(execution, limits: Limits) -> list[str]:
-    """What the harness had to do to the run: kernels it started again, output it cut, timed cells run on
-    a crowded machine, processes a cell left running."""
+    """What the harness had to do to the run, as the grade's notes say it."""
     notes = []
     failed = execution.start_failures
     if failed and execution.status != RunStatus.KERNEL_FAILED_TO_START:
@@ -184,8 +178,7 @@ def execution_notes(execution, limits: Limits) -> list[str]:
                 " allowed for the load each side met"
             )
     for cell in execution.cells:
-        if cell.leftover_processes:
-            count = cell.leftover_processes
+        if count := cell.leftover_processes:
             notes.append(
                 f"{cell.label} left {count} process{'es' if count != 1 else ''} running; "
                 f"{'they were' if count != 1 else 'it was'} stopped"
@@ -268,9 +261,8 @@ def _by_task(tasks, checks: list[CheckResult], public_only: bool) -> tuple[TaskR
 
 
 def warm_here(lab_id: str) -> WarmResult:
-    """Compute and store the lab's cached references (``autograder warm``) in this process, set up as a
-    grader's first. Another grading's timed task waits for it as for a check in flight
-    (``checks_running``): it loads the machine as one."""
+    """The lab's cached references (``autograder warm``), computed in this process set up as a grader's first,
+    held like a check in flight: another grading's timed task waits for it."""
     configure_grader_process()  # before anything imports JAX
     from autograder.caches import warm_lab
 

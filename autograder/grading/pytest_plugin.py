@@ -1,7 +1,5 @@
 """Running a lab's pytest graders in this (trusted) process against the facts of one submission, which they
-receive as the ``submission`` fixture. No conftest.py is read and nothing under the submission's directory is
-ever given to pytest.
-"""
+receive as the ``submission`` fixture. No conftest.py is read, nor anything under the submission's directory."""
 
 from __future__ import annotations
 
@@ -118,10 +116,9 @@ class _GraderPlugin:
 def _set_up_ahead(lab: Lab) -> dict:
     """task -> the calls its checks' measurements need set up, from the lab's ``reference.py``."""
     try:
-        module = lab.reference
+        return getattr(lab.reference, "SET_UP_AHEAD", {})
     except Exception:  # no reference module, or a broken one: the graders' collection reports it
         return {}
-    return getattr(module, "SET_UP_AHEAD", {})
 
 
 def _task_of(item) -> str | None:
@@ -172,8 +169,7 @@ def run_graders(
     tasks: Collection[str] | None = None,
     on_check: Callable[[list[CheckResult]], None] | None = None,
 ) -> list[CheckResult]:
-    """The results of the lab's checks; ``on_check`` is given those so far after each check, so that what was
-    checked is kept if the grader itself is stopped before the end."""
+    """The lab's checks' results; ``on_check`` gets those so far after each, kept should the grader be stopped."""
     plugin = _GraderPlugin(SubmissionFacts(lab, facts_source, seed), tasks, on_check)
     args = [*map(str, lab.grader_paths), *OPTIONS, "--rootdir", str(lab.grader_path.parent), *QUIET]
     if public_only:

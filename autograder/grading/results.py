@@ -1,7 +1,6 @@
 """A submission's grade: per check (the graders' output), per task, with the status its run ended with (a
 ``StrEnum``: read back from a file, it equals its member); Gradescope's results.json, written by one function
-whoever grades, and the grade's files, each replaced at once (never half written).
-"""
+whoever grades, and the grade's files, each replaced at once (never half written)."""
 
 from __future__ import annotations
 

@@ -70,8 +70,7 @@ class SubmissionFacts:
         return probe
 
     def timing(self, task: str) -> TimingRecord:
-        """What the task's timed cells did (kernel/timing_record.py): recorded in the grading kernel only, so
-        a check that reads it is ``@hidden`` (a student's own Jupyter records nothing)."""
+        """What the task's timed cells did: recorded in the grading kernel only, so its checks are ``@hidden``."""
         record = self.task(task).timing
         if record is None:
             raise CheckFailure(
@@ -81,8 +80,7 @@ class SubmissionFacts:
         return record
 
     def others_share(self, task: str) -> float | None:
-        """The share of the processors other work took while the task's timed cells ran (the harness's
-        reading, outside the kernel; None where it read nothing)."""
+        """The processors' share other work took while the task's timed cells ran (None: nothing read)."""
         return timed_cells_share(list(self.facts_source.cells), task)
 
     def seed(self, task: str) -> int:
