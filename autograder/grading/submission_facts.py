@@ -1,20 +1,54 @@
 """The submission as a lab's graders see it: the ``submission`` fixture of every check (docs/writing-a-lab.md).
-Each read waits, while the run goes on, until the task's facts are taken, and fails with a ``CheckFailure``
-that says what was missing and why."""
+
+A check asks for a task's facts by name (``name``), for the grader's calls of a student function
+(``call``, ``inputs``), for the lab probe's records (``probe``), for what the timed cells did (``timing``,
+``others_share``) and for the task's seed. Each read waits, if the run is still going, until the task's
+facts are taken, and fails with a ``CheckFailure`` that says what was missing and why. It reads the run
+through ``FactsSource``: a finished ``Execution`` or a ``LiveExecution`` still running.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 from autograder.checks import CheckFailure
 from autograder.facts import Call, CallFact, Fact, ProbeFact, TaskFacts, TimingRecord, build_argument, task_seed
 from autograder.fairness import checks_waiting
 from autograder.lab import Lab
-from autograder.run import CellStatus, Execution, LiveExecution, timed_cells_share
+from autograder.run import CellOutcome, CellStatus, timed_cells_share
 
-# What the graders read a run through: a finished run, or one still going (its facts wait to be taken).
-FactsSource = Execution | LiveExecution
+
+class FactsSource(Protocol):
+    """What the graders read of a run: each task's facts once taken, the cells' outcomes, how it ended; and
+    what they tell it: that they are checking."""
+
+    @property
+    def status(self) -> object: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+    @property
+    def ended_at(self) -> str | None: ...
+
+    @property
+    def cells(self) -> Sequence[CellOutcome]: ...
+
+    def wait_for(self, task: str) -> None: ...
+
+    def task_facts(self, task: str) -> tuple[TaskFacts | None, str | None]: ...
+
+    def grader_busy(self) -> AbstractContextManager[object]:
+        """Held while the checks run: a live run's timed cells wait for them."""
+        ...
 
 
 class SubmissionFacts:
+    """The facts of one submission as the graders see them, by task: from a finished ``Execution``, or
+    from a ``LiveExecution`` still running, in which case asking for a task waits until it is taken."""
+
     def __init__(self, lab: Lab, facts_source: FactsSource, seed: int):
         self.lab, self.facts_source, self.seed_value = lab, facts_source, seed
 
@@ -41,11 +75,14 @@ class SubmissionFacts:
 
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
-        for cell in self.facts_source.cells:
-            if cell.task == task and cell.status != CellStatus.OK and cell.error:
-                whose = "a locked cell of the lab" if cell.origin == "lab" else "your code"
-                return f": {cell.label} ({whose}) failed with {cell.error[:1000]}"
-        return ""
+        failed = [
+            (c, c.error) for c in self.facts_source.cells if c.task == task and c.status != CellStatus.OK and c.error
+        ]
+        if not failed:
+            return ""
+        cell, error = failed[0]
+        whose = "a locked cell of the lab" if cell.origin == "lab" else "your code"
+        return f": {cell.label} ({whose}) failed with {error[:1000]}"
 
     def call(self, task: str, call_id: str) -> CallFact:
         """The result of the grader's call of a student function; fails when the call raised."""
