@@ -1,9 +1,6 @@
 """The ``autograder`` command: its top parser, the course folder a command works on, and ``program``.
-
-Each command lives with its options in the module of its group; a command's machinery (JAX, the grader,
-Dask) loads only when it runs, so ``autograder --help`` stays quick (docs/how-grading-works.md maps the
-modules).
-"""
+A command's machinery loads only when it runs, so ``autograder --help`` stays quick (docs/how-grading-works.md
+maps the modules)."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from autograder.cli import authoring_commands, course_commands, grading_commands
 from autograder.cli.grading_commands import cmd_grade, cmd_self_check
 
 # Named here too: the limits' options are the command line's, and callers (the tests) take them from it.
-from autograder.cli.limit_options import LIMIT_FLAGS, add_limit_options, limits_from_args
+from autograder.cli.options import LIMIT_FLAGS, add_limit_options, limits_from_args
 from autograder.run import configure_grader_process
 
 __all__ = ["LIMIT_FLAGS", "add_limit_options", "build_parser", "limits_from_args", "main", "program"]
@@ -57,9 +54,8 @@ def _parse(argv: list[str] | None):
 
 
 def _course_environment(args) -> dict[str, str]:
-    """The course a command works on, named in the environment of every process it starts (a batch's
-    workers, graders): ``--course``, else the one found from the current folder; {} when there is none
-    or ``$AUTOGRADER_COURSE`` names it already."""
+    """The course named in the environment of every process the command starts (a batch's workers, graders);
+    {} when there is none or ``$AUTOGRADER_COURSE`` names it already."""
     from autograder.paths import COURSE_ENVIRONMENT, CourseFileError, find_course
 
     if args.course:
@@ -90,9 +86,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def program() -> NoReturn:
-    """The ``autograder`` program: ``main``, then exit. A grade or a self-check, once its output is written and
-    flushed, ends the process at once: the interpreter's teardown with JAX loaded takes 0.3 s, and
-    everything a grade starts (kernel, temporary folders) it has already closed and removed itself."""
+    """``main``, then exit; a grade or a self-check skips the interpreter's teardown (0.3 s with JAX loaded):
+    everything it started (kernel, temporary folders) it has already closed and removed itself."""
     args = _parse(None)
     os.environ.update(_course_environment(args))
     code = args.run(args)

@@ -1,5 +1,4 @@
-"""The commands of a lab's author: labs, assign, new-lab, test, and mutants (how many wrong answers the
-lab's graders accept), each with its options beside its code. What they run loads when they run."""
+"""The commands of a lab's author: labs, assign, new-lab, test and mutants, each with its options."""
 
 from __future__ import annotations
 
@@ -8,8 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from autograder.cli.limit_options import add_cluster_options, add_limit_options, limits_from_args
-from autograder.cli.stale_assignment_option import OPTION, add_stale_assignment_option, refuses_stale
+from autograder.cli import options
 from autograder.run import TRUSTED_LIMITS
 
 
@@ -24,8 +22,7 @@ def cmd_labs(args) -> int:
     try:
         course, ids = course_in_view(), lab_ids()
     except LabError as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     bundled = set(bundled_lab_ids())
     print(f"course: {course.root}" if course and not course.is_bundled else "course: none (only the bundled labs)")
     for lab_id in ids:
@@ -87,8 +84,8 @@ def cmd_assign(args) -> int:
 
 
 def _verify_assigned(labs, restore: bool) -> int:
-    """Grade each lab's solution (full marks) and student notebook (zero); on a problem, name it, put back
-    the student notebook that was there before (``restore``) and return 1."""
+    """Grade each lab's solution (full marks) and student notebook (zero); on a problem, put back the
+    student notebook that was there before (``restore``) and return 1."""
     if not labs:
         return 0
     from autograder.authoring import verification_problems
@@ -130,8 +127,7 @@ def cmd_new_lab(args) -> int:
     try:
         written = scaffold_lab(args.lab, args.tasks)
     except NewLabError as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     for path in written:
         print(f"wrote {path}")
     print(
@@ -146,7 +142,7 @@ def add_test(commands: argparse._SubParsersAction) -> None:
     lab_test = commands.add_parser(
         "test", help="run every test of one lab: its student notebook up to date, its grades, its known-grade cases"
     )
-    add_stale_assignment_option(lab_test, "run the tests")
+    options.add_stale_assignment_option(lab_test, "run the tests")
     lab_test.add_argument("lab", help="the lab id")
     lab_test.add_argument(
         "pytest_args", nargs=argparse.REMAINDER, help="more pytest options, e.g. -x or -k solution (after the lab)"
@@ -158,16 +154,15 @@ def cmd_test(args) -> int:
     from autograder.authoring import run_lab_tests
     from autograder.lab import LabError
 
-    if OPTION in args.pytest_args:  # written after the lab, where the rest goes to pytest
-        args.pytest_args = [arg for arg in args.pytest_args if arg != OPTION]
+    if options.STALE_OPTION in args.pytest_args:  # written after the lab, where the rest goes to pytest
+        args.pytest_args = [arg for arg in args.pytest_args if arg != options.STALE_OPTION]
         args.allow_stale_assignment = True
-    if refuses_stale(args, args.lab):
+    if options.refuses_stale(args, args.lab):
         return 2
     try:
         return run_lab_tests(args.lab, args.pytest_args)
     except LabError as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
 
 
 def add_mutants(commands: argparse._SubParsersAction) -> None:
@@ -186,15 +181,14 @@ def add_mutants(commands: argparse._SubParsersAction) -> None:
         "variant_* rewrite right answers that must keep full marks)",
     )
     mutants.add_argument("--list", action="store_true", help="list the mutants without grading them")
-    add_cluster_options(mutants)
-    add_limit_options(mutants, TRUSTED_LIMITS, ("--timeout", "--cell-timeout"))
+    options.add_cluster_options(mutants)
+    options.add_limit_options(mutants, TRUSTED_LIMITS, ("--timeout", "--cell-timeout"))
     mutants.add_argument("--json", help="write the report here as JSON (bench/mutation_score.py reads it)")
     mutants.set_defaults(run=cmd_mutants)
 
 
 def cmd_mutants(args) -> int:
-    """Grade the mutants of a lab's solution; exit 1 while a survivor is neither killed nor recorded as
-    equivalent (``autograder/labs/LAB/equivalent_mutants.py``)."""
+    """Exit 1 while a survivor is neither killed nor recorded as equivalent (``labs/LAB/equivalent_mutants.py``)."""
     from autograder.lab import LabError, load_lab
     from autograder.mutation import EquivalentsError, MutantGradingOptions, lab_mutants, mutation_report, print_report
 
@@ -216,11 +210,10 @@ def cmd_mutants(args) -> int:
                 print(f"note: {line}")
             print(f"{len(found.mutants)} mutants")
             return 0
-        options = MutantGradingOptions(args.workers, args.scheduler, limits_from_args(args, TRUSTED_LIMITS))
-        report = mutation_report(args.lab, tuple(args.task or ()), options, tuple(args.operator or ()))
+        grading = MutantGradingOptions(args.workers, args.scheduler, options.limits_from_args(args, TRUSTED_LIMITS))
+        report = mutation_report(args.lab, tuple(args.task or ()), grading, tuple(args.operator or ()))
     except (LabError, EquivalentsError) as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     print_report(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")

@@ -1,7 +1,5 @@
-"""The commands of a class's term: batch (grade a class), override and similarity (on a batch's folder),
-warm (the references a batch compares with), and Gradescope's: gradescope (the autograder zip),
-student-wheel (what students get) and gradescope-run (the zip's grading), each with its options beside
-its code. The course's machinery (Dask, rich, the grader) loads only once a command runs."""
+"""The commands of a class's term: batch, override, similarity, warm, and Gradescope's: gradescope,
+student-wheel and gradescope-run, each with its options."""
 
 from __future__ import annotations
 
@@ -10,8 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from autograder.cli.limit_options import add_cluster_options, add_limit_options, limits_from_args
-from autograder.cli.stale_assignment_option import add_stale_assignment_option, refuses_stale
+from autograder.cli import options
 
 LMS_CHOICES = ("canvas", "moodle")  # the LMSs whose downloads and grade imports a batch reads and writes
 
@@ -25,8 +22,8 @@ def add_batch(commands: argparse._SubParsersAction) -> None:
     )
     batch.add_argument("--lab", required=True)
     batch.add_argument("--out", required=True, help="where results.json, feedback.html, grades.csv and report.html go")
-    add_cluster_options(batch)
-    add_limit_options(batch)
+    options.add_cluster_options(batch)
+    options.add_limit_options(batch)
     batch.add_argument(
         "--regrade",
         nargs="+",
@@ -63,12 +60,12 @@ def add_batch(commands: argparse._SubParsersAction) -> None:
         "for the lab), Moodle's grading worksheet; each student's grade is filled in, scaled to its points",
     )
     batch.add_argument("--no-similarity", action="store_true", help="do not write similarity.html")
-    add_stale_assignment_option(batch, "grade the class")
+    options.add_stale_assignment_option(batch, "grade the class")
     batch.set_defaults(run=cmd_batch)
 
 
 def cmd_batch(args) -> int:
-    if refuses_stale(args, args.lab):  # before any worker starts: they grade with the same notebook
+    if options.refuses_stale(args, args.lab):  # before any worker starts: they grade with the same notebook
         return 2
     from rich.console import Console
 
@@ -88,18 +85,17 @@ def cmd_batch(args) -> int:
         try:
             sandbox_level()
         except SandboxUnavailable as exc:
-            print(f"autograder: {exc}", file=sys.stderr)
-            return 2
+            return options.stopped(exc)
     try:
         policy = _late_policy(args)
         if policy is not None and args.no_late_policy:
             raise LatePolicyError("--no-late-policy cannot go with --due")
-        options = BatchOptions(
+        batch = BatchOptions(
             lab=args.lab,
             out=Path(args.out),
             workers=args.workers,
             scheduler=args.scheduler,
-            limits=limits_from_args(args),
+            limits=options.limits_from_args(args),
             regrade=tuple(args.regrade or ()),
             regrade_all=args.regrade_all,
             late_policy=policy,
@@ -108,10 +104,9 @@ def cmd_batch(args) -> int:
             gradebook=args.gradebook,
             lms_template=Path(args.lms_template) if args.lms_template else None,
         )
-        results = run_batch(Path(args.submissions), options)
+        results = run_batch(Path(args.submissions), batch)
     except (CollectError, LabError, BatchError, LatePolicyError, OverrideError, LmsError) as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     except KeyboardInterrupt:
         print("interrupted: what was graded is saved; run the same command again to grade the rest", file=sys.stderr)
         return 130
@@ -122,7 +117,7 @@ def cmd_batch(args) -> int:
     overrides = sum(len(r.overrides) for r in results.values())
     penalised = sum(r.penalty > 0 for r in results.values())
     Console().print(
-        f"{len(results)} submissions in {options.out}: {summary}; {overrides} overrides, {penalised} late penalties"
+        f"{len(results)} submissions in {batch.out}: {summary}; {overrides} overrides, {penalised} late penalties"
     )
     return 0
 
@@ -162,8 +157,7 @@ def cmd_override(args) -> int:
             Path(args.out), args.student, args.task, args.points, args.comment, args.grader or getpass.getuser()
         )
     except (OverrideError, LatePolicyError, LabError) as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     task = next(t for t in after.tasks if t.task == args.task)
     print(
         f"{args.student} {args.task}: {task.score:g} / {task.max_score:g} (the checks gave {task.auto_score:g}); "
@@ -181,13 +175,7 @@ def add_similarity(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_similarity(args) -> int:
-    from autograder.course import (
-        SIMILARITY_FILE,
-        CollectError,
-        collect_submissions,
-        find_similar,
-        similarity_html,
-    )
+    from autograder.course import SIMILARITY_FILE, CollectError, collect_submissions, find_similar, similarity_html
     from autograder.grading import write_atomically
     from autograder.lab import LabError, load_lab
 
@@ -196,8 +184,7 @@ def cmd_similarity(args) -> int:
         submissions = collect_submissions(Path(args.submissions), args.lab)
         report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
     except (CollectError, LabError) as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     path = Path(args.out) / SIMILARITY_FILE
     write_atomically(path, similarity_html(report, lab.id))
     print(f"{report.flagged} pairs flagged among {report.students} submissions: {path}")
@@ -217,8 +204,7 @@ def cmd_warm(args) -> int:
     try:
         labs = [load_lab(lab_id).id for lab_id in args.labs or lab_ids()]
     except LabError as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     warm_labs(labs)
     return 0
 
@@ -249,13 +235,13 @@ def add_gradescope(commands: argparse._SubParsersAction) -> None:
         help="then grade this notebook (or folder) with the zip as Gradescope would: setup.sh and run_autograder "
         "in a scratch folder, no system folder touched; prints the results",
     )
-    add_limit_options(gradescope, GRADESCOPE_LIMITS, ("--timeout", "--cell-timeout", "--memory-gib"))
-    add_stale_assignment_option(gradescope, "build the zip, which carries the student notebook,")
+    options.add_limit_options(gradescope, GRADESCOPE_LIMITS, ("--timeout", "--cell-timeout", "--memory-gib"))
+    options.add_stale_assignment_option(gradescope, "build the zip, which carries the student notebook,")
     gradescope.set_defaults(run=cmd_gradescope)
 
 
 def cmd_gradescope(args) -> int:
-    if refuses_stale(args, args.lab):  # the zip carries the student notebook every submission is graded with
+    if options.refuses_stale(args, args.lab):  # the zip carries the student notebook every submission is graded with
         return 2
     if args.try_submission and not Path(args.try_submission).exists():  # before the zip is built
         print(f"autograder: {args.try_submission} does not exist: give the notebook to try the zip on", file=sys.stderr)
@@ -271,12 +257,11 @@ def cmd_gradescope(args) -> int:
     from autograder.lab import LabError
 
     try:
-        config = GradescopeConfig(args.lab, args.hidden_visibility, limits_from_args(args, GRADESCOPE_LIMITS))
+        config = GradescopeConfig(args.lab, args.hidden_visibility, options.limits_from_args(args, GRADESCOPE_LIMITS))
         out = build_autograder_zip(args.lab, Path(args.out), config)
         wheel = build_student_wheel([args.lab], out.resolve().parent)
     except (GradescopeError, LabError, StudentPackageError) as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     print(f"{out} written: upload it as the autograder of a Gradescope programming assignment")
     print(f"{wheel} written: give it to the students (their in-notebook checks; no solution, no hidden check)")
     if args.try_submission:
@@ -288,8 +273,7 @@ def cmd_gradescope(args) -> int:
         try:
             tried = try_zip(out, Path(args.try_submission))
         except GradescopeError as exc:
-            print(f"autograder: {exc}", file=sys.stderr)
-            return 2
+            return options.stopped(exc)
         print(tried_summary(tried))
     return 0
 
@@ -310,8 +294,7 @@ def cmd_student_wheel(args) -> int:
     try:
         wheel = build_student_wheel(args.labs or None, Path(args.out))
     except StudentPackageError as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     print(f"{wheel} written: give it to the students (their in-notebook checks; no solution, no hidden check)")
     return 0
 

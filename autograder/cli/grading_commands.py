@@ -1,5 +1,4 @@
-"""The commands that grade one notebook: grade (every check) and check (the student's self-check, the
-public checks only), with their options. JAX and the grader load only once a command runs."""
+"""The commands that grade one notebook: grade (every check) and check (the public checks only)."""
 
 from __future__ import annotations
 
@@ -8,12 +7,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from autograder.cli.limit_options import add_limit_options, limits_from_args
-from autograder.cli.stale_assignment_option import add_stale_assignment_option, notebook_lab, refuses_stale
+from autograder.cli import options
 
 
 def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
-    """The two commands take the same options, but for grade's ``--json``."""
     for name, run, text in (
         ("grade", cmd_grade, "grade a notebook with every check"),
         ("check", cmd_self_check, "a student's self-check: public checks only"),
@@ -22,8 +19,8 @@ def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
         cmd.add_argument("notebook")
         cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
         cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
-        add_limit_options(cmd)
-        add_stale_assignment_option(cmd, name)
+        options.add_limit_options(cmd)
+        options.add_stale_assignment_option(cmd, name)
         if name == "grade":
             cmd.add_argument("--json", help="write Gradescope's results.json here")
         cmd.set_defaults(run=run)
@@ -42,11 +39,11 @@ def _grade_from_args(args, public_only: bool) -> int:
 
     if not args.no_sandbox:
         try_bubblewrap_in_background()  # while the grader's modules load
-    if refuses_stale(args, args.lab or notebook_lab(args.notebook)):
+    if options.refuses_stale(args, args.lab or options.notebook_lab(args.notebook)):
         return 2
     from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade, write_results_json
 
-    limits = limits_from_args(args)
+    limits = options.limits_from_args(args)
     if public_only and limits.sandbox is not None:
         try:
             sandbox_level()
@@ -54,11 +51,10 @@ def _grade_from_args(args, public_only: bool) -> int:
             print(f"note: running without the sandbox ({exc.reason})", file=sys.stderr)
             limits = dataclasses.replace(limits, sandbox=None)
     try:
-        options = GradeOptions(args.lab, public_only=public_only, limits=limits, seed=args.seed)
-        result = grade_notebook(Path(args.notebook), options)
+        grade = GradeOptions(args.lab, public_only=public_only, limits=limits, seed=args.seed)
+        result = grade_notebook(Path(args.notebook), grade)
     except SandboxUnavailable as exc:
-        print(f"autograder: {exc}", file=sys.stderr)
-        return 2
+        return options.stopped(exc)
     print_grade(result)
     if getattr(args, "json", None):
         write_results_json(Path(args.json), result.to_gradescope())

@@ -19,7 +19,7 @@ import autograder.grading
 import autograder.labs
 from autograder.authoring import stale_assignment
 from autograder.cli import main
-from autograder.cli.stale_assignment_option import OPTION
+from autograder.cli.options import STALE_OPTION as OPTION
 from autograder.lab import bundled_lab_ids, load_lab
 from autograder.paths import COURSE_ENVIRONMENT
 

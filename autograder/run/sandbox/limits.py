@@ -1,5 +1,6 @@
-"""What a submission's run may take, declared once with its defaults, and the sandbox's levels with the
-sentence a result shows for each. Imports nothing heavy: the command line reads them before any kernel."""
+"""What a submission's run may take, declared once with its defaults (a field with ``command_line`` is also an
+option: cli/options.py), and the sandbox's levels with the sentence a result shows for each. Imports nothing
+heavy: the command line reads them before any kernel."""
 
 from __future__ import annotations
 
