@@ -1,8 +1,6 @@
-"""Caches: what the grader keeps on this machine between processes: JAX's compilation cache, which the run
-reads, and the labs' deterministic reference results (``@cached_reference``, keyed by ``source_hash``),
-which the labs' references read and write, and the students' package gets as code or stored results
-(docs/how-grading-works.md maps the modules).
-"""
+"""Caches: what the grader keeps on this machine between processes: JAX's compilation cache and the labs'
+reference results, which the students' package gets as code or stored results (docs/how-grading-works.md
+maps the modules)."""
 
 from typing import TYPE_CHECKING
 

@@ -1,7 +1,5 @@
-"""What the grader keeps on this machine between processes: the cache directory, and JAX's persistent
-compilation cache under it (``xla/``). The grader trusts what is in it, so every folder it creates there
-is private to the grader's user; deleting the directory is always safe.
-"""
+"""The cache directory, and JAX's compilation cache under it (``xla/``). The grader trusts what is in it, so
+every folder it creates there is private to the grader's user; deleting the directory is always safe."""
 
 from __future__ import annotations
 
@@ -22,7 +20,6 @@ log = logging.getLogger(__name__)
 
 
 def cache_root() -> Path:
-    """``$AUTOGRADER_CACHE_DIR``, else ``autograder`` in the user's cache directory."""
     configured = os.environ.get(CACHE_DIR_VARIABLE)
     if configured:
         return Path(configured).expanduser()
@@ -32,7 +29,7 @@ def cache_root() -> Path:
 
 
 def make_private_dirs(folder: Path) -> None:
-    """Create ``folder`` and its missing parents, each readable and writable by this user alone."""
+    """``mkdir -p`` with every folder it creates private to this user."""
     missing = []
     while not folder.exists():
         missing.append(folder)
@@ -42,9 +39,8 @@ def make_private_dirs(folder: Path) -> None:
 
 
 def enable_compilation_cache() -> Path | None:
-    """Turn on JAX's persistent compilation cache in ``xla/`` under the cache directory, for this (grader)
-    process only: a kernel's environment drops every ``JAX_`` variable. Returns the folder, or None when
-    it cannot be created (grading then simply compiles)."""
+    """Turn on JAX's compilation cache for this (grader) process only: a kernel's environment drops every
+    ``JAX_`` variable. None when the folder cannot be created (grading then simply compiles)."""
     folder = cache_root() / "xla"
     try:
         make_private_dirs(folder)

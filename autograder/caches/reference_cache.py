@@ -1,32 +1,28 @@
-"""Reference results kept on disk, so that every grading process on a machine computes them once.
-
-A lab's deterministic reference functions do not depend on the submission: ``@cached_reference`` stores
-what one returns under ``references/`` in the cache directory, keyed by everything the result depends on
-(its code and every ``autograder`` module that code imports, its arguments, the libraries' versions, the
-devices, the JAX settings that change numbers), so that a change of any of them is never read from an old
-entry; within one process the result is also memoised, as ``functools.cache`` would.
-"""
+"""Reference results kept on disk, so that every grading process on a machine computes them once, keyed by
+everything the result depends on, so that a change of any of them is never read from an old entry."""
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import fcntl
 import functools
 import hashlib
 import importlib.util
 import json
 import logging
 import math
+import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from autograder.caches.entry_lock import computing_alone
-from autograder.caches.machine_cache import cache_root
+from autograder.caches.machine_cache import cache_root, make_private_dirs
 from autograder.caches.reference_entry import EntryError, decode, encode, read_entry, write_entry
 from autograder.doors import door_origin, is_type_checking_block
 
@@ -38,15 +34,12 @@ _MISSING = object()
 
 
 def references_dir() -> Path:
-    """Where reference results are stored (``references/`` under the cache directory)."""
     return cache_root() / "references"
 
 
 def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """The names of the modules of this package that a module's source imports (absolute or relative).
-
-    A name imported from a stage's door (``autograder.run`` and the like) counts as its own module's; what
-    a module imports only for type checking does not count."""
+    """The modules of this package a module's source imports at run time; a name from a door counts as its
+    own module's."""
     found: set[str] = set()
     for node in _run_time_nodes(tree):
         if isinstance(node, ast.Import):
@@ -64,7 +57,6 @@ def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 
 
 def _run_time_nodes(tree: ast.AST):
-    """The nodes of ``tree`` outside ``if TYPE_CHECKING:`` blocks."""
     todo = [tree]
     while todo:
         node = todo.pop()
@@ -98,7 +90,7 @@ def source_files(module: str) -> dict[str, Path]:
 
 @functools.cache
 def source_hash(module: str) -> str:
-    """A sha256 of the sources ``source_files`` finds for ``module`` (memoised for this process)."""
+    """A sha256 of the sources ``source_files`` finds for ``module``."""
     digest = hashlib.sha256()
     for name, path in sorted(source_files(module).items()):
         source = path.read_bytes()
@@ -139,14 +131,37 @@ def _argument(value: Any, where: str) -> Any:
 
 @dataclass(frozen=True)
 class Reference:
-    """One call of a cached reference function: where its entry lives and under which key."""
-
     key: dict
     path: Path
 
 
+@contextlib.contextmanager
+def computing_alone(entry: Path) -> Iterator[None]:
+    """Held while this process computes and stores ``entry``; it waits while another process does, instead of
+    computing the same reference beside it. A cache it cannot write has no lock."""
+    lock = entry.with_name(f".{entry.name}.lock")
+    try:
+        make_private_dirs(entry.parent)
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:  # a cache it cannot write: no other process can store the entry either
+        yield
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            lock.unlink(missing_ok=True)
+    finally:
+        os.close(descriptor)
+
+
 class CachedReference:
-    """A deterministic reference function whose results are kept in this process and on disk."""
+    """``@cached_reference``: keep a function's results in this process and on disk, for every later process.
+
+    For deterministic reference functions only: never for measurements (timings). Arguments must be
+    numbers, strings, bools, None or tuples of them; results nested tuples, lists or dicts of arrays and
+    plain scalars. Arrays come back as read-only numpy arrays."""
 
     def __init__(self, function: Callable):
         functools.update_wrapper(self, function)
@@ -155,7 +170,6 @@ class CachedReference:
         self._lock = threading.RLock()
 
     def reference(self, *args: Any) -> Reference:
-        """The key and the entry's path for this call."""
         arguments = [_argument(a, f"{self.function.__qualname__} argument {i}") for i, a in enumerate(args)]
         key = {
             "module": self.function.__module__,
@@ -168,7 +182,6 @@ class CachedReference:
         return Reference(key, references_dir() / self.function.__module__ / f"{name}.npz")
 
     def stored(self, *args: Any) -> bool:
-        """Whether a valid entry for this call is on disk."""
         return self._load(self.reference(*args), args, said=True) is not _MISSING
 
     def __call__(self, *args: Any) -> Any:
@@ -234,10 +247,4 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def cached_reference(function: Callable) -> CachedReference:
-    """Keep ``function``'s results in this process and on disk, for every later process on the machine.
-
-    For deterministic reference functions only: never for measurements (timings). Arguments must be
-    numbers, strings, bools, None or tuples of them; results nested tuples, lists or dicts of arrays and
-    plain scalars. Arrays come back as read-only numpy arrays."""
-    return CachedReference(function)
+cached_reference = CachedReference

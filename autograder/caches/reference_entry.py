@@ -1,7 +1,5 @@
-"""A reference cache entry: one ``.npz`` file holding a value, the key it was made for, and a sha256 of each
-of its arrays and of its JSON description, written atomically and read without pickles. An entry that is
-unreadable, truncated, edited, or made for another key is recomputed, never trusted nor an error.
-"""
+"""A reference cache entry: one ``.npz`` of a value, its key and checksums, read without pickles. An entry
+that is unreadable, truncated, edited, or made for another key is recomputed, never trusted nor an error."""
 
 from __future__ import annotations
 
@@ -21,17 +19,11 @@ STRUCTURE_MEMBER = "structure"  # the JSON document, stored in the .npz as uint8
 
 
 class EntryError(ValueError):
-    """A cache entry that cannot be trusted: unreadable, truncated, edited, or made for another key."""
-
-
-# The value: nested containers of arrays and plain scalars, as JSON plus a list of arrays.
+    """A cache entry that cannot be trusted."""
 
 
 def encode(value: Any) -> tuple[Any, list[np.ndarray]]:
-    """A JSON-able description of ``value`` and its arrays, in the order the description numbers them.
-
-    Raises TypeError for anything else than tuples, lists, dicts with string keys, numpy (or JAX) arrays
-    and scalars, floats, ints, bools, strings and None."""
+    """A JSON-able description of ``value`` and its arrays, in the order the description numbers them."""
     arrays: list[np.ndarray] = []
 
     def walk(item: Any, where: str) -> Any:
@@ -103,7 +95,7 @@ def _document_digest(document: dict) -> str:
 
 
 def write_entry(path: Path, key: dict, value: Any) -> None:
-    """Store ``value`` for ``key`` at ``path`` atomically (a temporary file in the same folder, then replace)."""
+    """Store ``value`` for ``key`` at ``path`` atomically."""
     description, arrays = encode(value)
     document = {
         "format": FORMAT,
@@ -126,8 +118,7 @@ def write_entry(path: Path, key: dict, value: Any) -> None:
 
 
 def read_entry(path: Path, key: dict) -> Any:
-    """The value stored at ``path`` for ``key``; FileNotFoundError when there is none, EntryError when the
-    file is not exactly what ``write_entry`` wrote for this key."""
+    """The value stored at ``path`` for ``key``; EntryError when it is not exactly what ``write_entry`` wrote."""
     try:
         stored = np.load(path, allow_pickle=False)
         if not isinstance(stored, np.lib.npyio.NpzFile):

@@ -1,7 +1,5 @@
-"""What a lab's reference gives the students' package: its code only where marked ``@shareable`` (code that
-gives nothing away: ``x @ W + b``, a shape formula), else the values it returned, computed when the package
-is built and stored beside the lab as pickle-free ``.npz``: a reference is often the task's answer.
-"""
+"""What a lab's reference gives the students' package: its code only where marked ``@shareable``, else the
+values it returned, stored when the package is built: a reference is often the task's answer."""
 
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ RESULTS_KEY = {"kind": "the students' reference results"}
 
 def shareable(function: F) -> F:
     """Mark a reference whose code the students' package may carry: plain mathematics or tooling that
-    answers no task. Unmarked references reach students as results only."""
+    answers no task (``x @ W + b``, a shape formula)."""
     function.__shareable__ = True  # type: ignore[attr-defined]  # a mark on the object, which no type declares
     return function
 
@@ -33,7 +31,6 @@ def is_shareable(function: Any) -> bool:
 
 
 def write_results(lab_dir: Path, results: dict[str, Any]) -> None:
-    """Store each reference's result, by the reference's name, in the lab's folder ``lab_dir``."""
     path = lab_dir / RESULTS_FILE
     write_entry(path, RESULTS_KEY, results)
     path.chmod(0o644)  # read by whoever installs the package
@@ -45,7 +42,7 @@ def _results(path: str) -> dict[str, Any]:
 
 
 class StoredResult:
-    """A reference without arguments, answered by the result stored when the package was built."""
+    """A reference without arguments, answered by its stored result."""
 
     def __init__(self, module_file: str, name: str):
         self.path, self.__name__ = str(Path(module_file).resolve().parent / RESULTS_FILE), name

@@ -1,6 +1,4 @@
-"""``autograder warm``: compute and store each lab's cached references (its ``reference.py``'s
-``CACHED_CALLS``) before any grading needs them, in a process whose devices are the grader's.
-"""
+"""``autograder warm``: compute and store each lab's ``CACHED_CALLS`` before any grading needs them."""
 
 from __future__ import annotations
 
@@ -16,8 +14,6 @@ from autograder.caches.reference_cache import CachedReference, references_dir
 
 @dataclass(frozen=True)
 class WarmResult:
-    """One lab's warming: the calls computed now, those already cached, and the seconds it took."""
-
     lab: str
     computed: tuple[str, ...]
     cached: tuple[str, ...]
@@ -28,7 +24,6 @@ class WarmResult:
 
 
 def cached_calls(lab_id: str) -> tuple[Callable[[], Any], ...]:
-    """The lab's cacheable reference calls, as its ``reference.py`` lists them."""
     from autograder.lab import load_lab
 
     return tuple(getattr(load_lab(lab_id).reference, "CACHED_CALLS", ()))
@@ -52,7 +47,6 @@ def describe(call: Callable[[], Any]) -> str:
 
 
 def warm_lab(lab_id: str) -> WarmResult:
-    """Make every cached reference call of the lab, reading what is stored and storing what is not."""
     computed: list[str] = []
     cached: list[str] = []
     start = time.perf_counter()
@@ -64,7 +58,6 @@ def warm_lab(lab_id: str) -> WarmResult:
 
 
 def warm_labs(lab_ids: list[str], out=sys.stdout) -> list[WarmResult]:
-    """Warm each lab, printing a line per lab (and the calls it computed)."""
     results = []
     print(f"reference cache: {references_dir()}", file=out)
     for lab_id in lab_ids:

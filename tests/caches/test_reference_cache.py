@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import reference_subjects as subjects
 
-from autograder.caches import entry_lock, reference_entry
 from autograder.caches import reference_cache as rc
+from autograder.caches import reference_entry
 from autograder.caches.machine_cache import CACHE_DIR_VARIABLE
 
 SUPPORT = Path(__file__).resolve().parents[1] / "support"  # where reference_subjects is
@@ -83,7 +83,7 @@ def test_a_second_process_reads_what_the_first_computed(cache):
 
 def test_processes_that_miss_an_entry_at_once_compute_it_once(cache):
     """Three processes ask for a missing entry together: one computes it, the others wait and read it
-    (entry_lock.py); the lock's file is gone afterwards."""
+    (reference_cache.computing_alone); the lock's file is gone afterwards."""
     _, computed = cache
     code = "import reference_subjects as s\nprint(s.slow_table(5).tolist())"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUPPORT), str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -107,7 +107,7 @@ def test_where_no_lock_can_be_made_the_entry_is_computed_all_the_same(cache, mon
     def refused(*args, **kwargs):
         raise PermissionError("read-only file system")
 
-    monkeypatch.setattr(entry_lock, "make_private_dirs", refused)
+    monkeypatch.setattr(rc, "make_private_dirs", refused)
     assert _same(subjects.table(3), subjects.table.function(3)) and computed() == ["table(3)", "table(3)"]
     assert _entry_path(3).is_file()
 
