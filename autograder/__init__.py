@@ -1,14 +1,6 @@
-"""Grading harness for JAX parallelism lab notebooks.
-
-Each folder of the package is a stage, and its ``__init__`` is the stage's door: under ``if
-TYPE_CHECKING:`` it imports the names the stages above use, and ``lazy_exports`` makes each of those
-names load on first use. So a door costs nothing to open until a name is used: the student's kernel
-imports ``autograder.self_check`` without the grader's dependencies, and editors and type checkers read
-the same imports as plain code.
-
-Opening the package does one thing at once: every process that imports it, a command's, a Dask worker's
-or a student's kernel, imports nbformat a second sooner (``jsonschema_formats``).
-"""
+"""Grading harness for JAX parallelism lab notebooks. Each folder of the package is a stage, and its
+``__init__`` its door (``doors.py``). Opening the package does one thing at once: every process that
+imports it imports nbformat a second sooner (``jsonschema_formats``)."""
 
 from __future__ import annotations
 
@@ -29,8 +21,8 @@ if TYPE_CHECKING:
 
 
 def _open() -> None:
-    """Install this door's ``__getattr__``, ``__dir__`` and ``__all__`` (``autograder.doors``'s
-    ``lazy_exports``) at the first name asked for, so ``import autograder`` alone loads nothing else."""
+    """Install this door's ``lazy_exports`` at the first name asked for, so ``import autograder`` alone loads
+    nothing else."""
     from autograder.doors import lazy_exports
 
     getattr_, dir_, exported = lazy_exports(__name__, __file__)

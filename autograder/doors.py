@@ -1,11 +1,7 @@
 """A stage's door: its ``__init__`` imports the names the stages above use under ``if TYPE_CHECKING:``,
-and ``lazy_exports`` loads each on first use, so opening a door costs nothing until a name is used.
-
-A leaf module (it imports nothing of the harness), so every door, the reference cache's key and the
-architecture test read a door the same way. Its own module rather than scientific-python's
-``lazy_loader``: that one wants each name written twice (``__init__`` and a ``.pyi`` stub); here the
-``TYPE_CHECKING`` imports are the one list, read by editors, type checkers and this module alike.
-"""
+and ``lazy_exports`` loads each on first use, so the student's kernel opens ``autograder.self_check``
+without the grader's dependencies. Not scientific-python's ``lazy_loader``, which wants each name written
+twice (``__init__`` and a ``.pyi`` stub): here editors, type checkers and this module read one list."""
 
 from __future__ import annotations
 
@@ -20,9 +16,8 @@ from typing import Any, TypeGuard
 
 
 def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
-    """``__getattr__``, ``__dir__`` and ``__all__`` for a package whose ``__init__`` (``init_file``)
-    imports its exported names under ``if TYPE_CHECKING:``. A name's module is imported when the name is
-    first used, and the name is read from it each time, so a test that patches it there is obeyed."""
+    """``__getattr__``, ``__dir__`` and ``__all__`` for the door ``init_file``. A name is read from its module
+    each time, so a test that patches it there is obeyed."""
     origins = door_names(Path(init_file))
     submodules = {p.stem for p in Path(init_file).parent.glob("*.py")} | {
         p.name for p in Path(init_file).parent.iterdir() if (p / "__init__.py").is_file()
@@ -43,8 +38,7 @@ def lazy_exports(package: str, init_file: str) -> tuple[Callable[[str], Any], Ca
 
 
 def door_names(init_file: Path) -> dict[str, tuple[str, str]]:
-    """A door's names: each name ``init_file`` imports under ``if TYPE_CHECKING:``, with (its module, its
-    name there)."""
+    """Each name ``init_file`` imports under ``if TYPE_CHECKING:``, with (its module, its name there)."""
     origins = {}
     for node in ast.parse(init_file.read_text(encoding="utf-8"), str(init_file)).body:
         if is_type_checking_block(node):
@@ -57,20 +51,17 @@ def door_names(init_file: Path) -> dict[str, tuple[str, str]]:
 
 
 def is_type_checking_block(node: ast.AST) -> TypeGuard[ast.If]:
-    """Whether ``node`` is an ``if TYPE_CHECKING:`` block: imports only editors and type checkers run."""
     return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
 def door_origin(package: str, name: str) -> str:
-    """The module ``from package import name`` reaches: the door's origin of ``name`` if ``package`` is a
-    door exporting it, else ``package.name`` (a submodule, or an attribute of ``package`` itself)."""
+    """The module ``from package import name`` reaches: the door's origin of ``name``, else ``package.name``."""
     exported = door_names_of(package)
     return exported[name][0] if name in exported else f"{package}.{name}"
 
 
 @functools.cache
 def door_names_of(package: str) -> dict[str, tuple[str, str]]:
-    """The names ``package``'s door exports, if it is a package of this harness found on the path."""
     if not (package == "autograder" or package.startswith("autograder.")):
         return {}
     try:

@@ -1,8 +1,6 @@
-"""A lab: its solution and student notebooks, its tasks and points, what to capture, and its graders.
-
-The labs are the bundled ones and those of the course folder a command runs in, all imported as
-``autograder.labs.<lab>`` (the course's labs folder first on that package's path), so that a lab's files
-are the same either way, and a course's copy of a bundled lab takes its place."""
+"""A lab: its solution and student notebooks, its tasks and points, what to capture, and its graders. A
+course's labs are imported as ``autograder.labs.<lab>`` too, so a course's copy of a bundled lab takes
+its place."""
 
 from __future__ import annotations
 
@@ -30,9 +28,7 @@ class NotAssigned(LabError):
 
 
 def _lab_folders(labs_dir: Path) -> list[str]:
-    if not labs_dir.is_dir():
-        return []
-    return sorted(p.name for p in labs_dir.iterdir() if (p / "__init__.py").is_file())
+    return sorted(p.parent.name for p in labs_dir.glob("*/__init__.py") if p.is_file())
 
 
 def bundled_lab_ids() -> list[str]:
@@ -48,14 +44,12 @@ def course_in_view() -> Course | None:
 
 
 def _course_lab_ids(course: Course | None) -> list[str]:
-    """The course's own labs (none for the harness's checkout, whose labs are the bundled ones)."""
     if course is None or course.is_bundled:
         return []
     return _lab_folders(course.labs_dir)
 
 
 def lab_ids() -> list[str]:
-    """Every lab a command can work on here: the bundled ones, then the course's own."""
     bundled = bundled_lab_ids()
     return bundled + [lab_id for lab_id in _course_lab_ids(course_in_view()) if lab_id not in bundled]
 
@@ -82,29 +76,24 @@ class Lab:
 
     @property
     def is_bundled(self) -> bool:
-        """One of the harness's own labs, not a course's."""
         return self.package_dir.parent.resolve() == BUNDLED_LABS
 
     @property
     def known_grades_path(self) -> Path:
-        """Its submissions with known grades (``autograder test``)."""
         return self.root / "tests" / "labs" / f"{self.id}_submissions.py"
 
     @property
     def grader_path(self) -> Path:
-        """Its graders' first file, the one every lab has."""
         return self.package_dir / f"test_{self.id}.py"
 
     @property
     def grader_paths(self) -> tuple[Path, ...]:
-        """Every file of its graders: ``test_<lab>.py``, then each ``test_<lab>_<part>.py`` beside it by
-        name, the order the checks run and are reported in (a lab's graders may be long)."""
+        """``test_<lab>.py``, then each ``test_<lab>_<part>.py`` by name: the order the checks run in."""
         parts = sorted(self.package_dir.glob(f"test_{self.id}_*.py"))
         return (self.grader_path, *parts)
 
     @property
     def kernel_probe_path(self) -> Path | None:
-        """The lab's own probe functions, run inside the kernel (optional)."""
         path = self.package_dir / "kernel_probe.py"
         return path if path.is_file() else None
 
@@ -128,7 +117,6 @@ class Lab:
         return sum(t.points for t in self.tasks)
 
     def package_name(self) -> str:
-        """``autograder.labs.<lab>``, with the lab's folder put first on that package's search path."""
         labs = importlib.import_module(LABS_PACKAGE)
         if str(self.package_dir.parent) not in labs.__path__:
             labs.__path__.insert(0, str(self.package_dir.parent))
@@ -136,8 +124,7 @@ class Lab:
 
     @property
     def package(self) -> ModuleType:
-        """The lab's package, imported by Python's import system, whose locks make a thread that asks for it
-        while another imports it wait for the whole module."""
+        """Imported by Python's import system, whose locks make a second thread wait for the whole module."""
         return importlib.import_module(self.package_name())
 
     @property
@@ -148,18 +135,14 @@ class Lab:
 
     @cached_property
     def captures(self) -> dict[str, TaskCapture]:
-        """What the kernel recorder reads after each task: the lab's ``CAPTURES``."""
         module = self.package if self.captures_in_init else importlib.import_module(f"{self.package_name()}.captures")
         return {c.task: c for c in module.CAPTURES}
 
     @property
     def reference(self) -> ModuleType:
-        """The lab's ``reference.py``, imported on first use (it imports JAX: the grader's side only).
-
-        A lab whose ``__init__`` holds its captures imports ``reference`` from there too: its package is
-        imported first, on its own, else a thread importing ``reference`` would hold that module's lock
-        while another (the run reading ``captures``) holds the package's: a deadlock Python breaks with an
-        error or a half-loaded lab."""
+        """The lab's ``reference.py`` (it imports JAX: the grader's side only). A lab whose ``__init__`` holds
+        its captures imports ``reference`` from there too: its package is imported first, else a thread
+        importing ``reference`` and another reading ``captures`` would deadlock."""
         if self.captures_in_init:
             self.package  # noqa: B018  (imported first, on its own)
         return importlib.import_module(f"{self.package_name()}.reference")

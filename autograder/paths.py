@@ -1,12 +1,6 @@
-"""Where things live: the package, the bundled course's notebooks, and the course folder a command runs in.
-
-A course is a folder marked by ``autograder-course.toml`` (as ``pyproject.toml`` marks a project): its
-labs' notebooks in ``solutions/`` and ``assignments/``, their graders in a folder of its own (``labs/``
-unless the marker says otherwise), their known-grade submissions in ``tests/labs/``. Every command finds
-it as git finds its repository, walking up from the current folder, unless ``$AUTOGRADER_COURSE`` names
-it. The harness carries a course of its own, the bundled labs: in a checkout, the checkout itself; in an
-installed wheel, ``autograder/bundled/``. A leaf module: a stage that needs a root imports no more.
-"""
+"""Where things live: the package, the bundled course's notebooks, and the course folder a command runs in,
+found as git finds its repository unless ``$AUTOGRADER_COURSE`` names it. A leaf module: a stage that needs
+a root imports no more."""
 
 from __future__ import annotations
 
@@ -17,8 +11,7 @@ from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUNDLED_LABS = PACKAGE_DIR / "labs"
-# The package every lab is imported under, by name: the labs are loaded as plugins (the lab model stands
-# below the graders they hold, and never imports them by a statement of its own).
+# The labs are loaded by name as plugins: the lab model stands below the graders they hold.
 LABS_PACKAGE = "autograder.labs"
 COURSE_FILE = "autograder-course.toml"
 COURSE_ENVIRONMENT = "AUTOGRADER_COURSE"
@@ -30,8 +23,7 @@ class CourseFileError(ValueError):
 
 
 def bundled_root() -> Path:
-    """Where the bundled labs' ``solutions/`` and ``assignments/`` are: ``$AUTOGRADER_ROOT``, else the
-    checkout holding this package, else the copy an installed wheel carries."""
+    """Where the bundled labs' notebooks are: ``$AUTOGRADER_ROOT``, the checkout, or the wheel's copy."""
     if "AUTOGRADER_ROOT" in os.environ:
         return Path(os.environ["AUTOGRADER_ROOT"]).resolve()
     checkout = PACKAGE_DIR.parent
@@ -42,20 +34,16 @@ def bundled_root() -> Path:
 
 @dataclass(frozen=True)
 class Course:
-    """A course folder: where its notebooks, its labs' graders and its known-grade submissions are."""
-
     root: Path
     labs_dir: Path
     harness: str  # the harness versions its graders are written for (a version specifier), or ""
 
     @property
     def is_bundled(self) -> bool:
-        """The harness's own checkout: its labs are the bundled ones."""
         return self.labs_dir.resolve() == BUNDLED_LABS
 
 
 def read_course(root: Path) -> Course:
-    """The course whose ``autograder-course.toml`` is in ``root``."""
     marker = root / COURSE_FILE
     try:
         table = tomllib.loads(marker.read_text(encoding="utf-8")).get("course", {})
@@ -69,7 +57,6 @@ def read_course(root: Path) -> Course:
 
 
 def find_course(start: Path) -> Path | None:
-    """The nearest folder from ``start`` upwards holding ``autograder-course.toml``."""
     start = start.resolve()
     for folder in (start, *start.parents):
         if (folder / COURSE_FILE).is_file():
