@@ -1,17 +1,17 @@
-"""The ``autograder`` command: its top parser, the course folder a command works on, and ``program``.
-A command's machinery loads only when it runs, so ``autograder --help`` stays quick (docs/how-grading-works.md
-maps the modules)."""
+"""The ``autograder`` command: its top parser, ``program``, the course folder a command works on, and grade and
+check (one notebook). Machinery loads only when a command runs, so ``autograder --help`` stays quick
+(docs/how-grading-works.md maps the modules)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from autograder.cli import authoring_commands, course_commands, grading_commands
-from autograder.cli.grading_commands import cmd_grade, cmd_self_check
+from autograder.cli import authoring_commands, course_commands, options
 
 # Named here too: the limits' options are the command line's, and callers (the tests) take them from it.
 from autograder.cli.options import LIMIT_FLAGS, add_limit_options, limits_from_args
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         authoring_commands.add_assign,
         authoring_commands.add_new_lab,
         authoring_commands.add_test,
-        grading_commands.add_grade_and_self_check,
+        add_grade_and_self_check,
         course_commands.add_batch,
         authoring_commands.add_mutants,
         course_commands.add_gradescope,
@@ -48,6 +48,58 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
+    for name, run, text in (
+        ("grade", cmd_grade, "grade a notebook with every check"),
+        ("check", cmd_self_check, "a student's self-check: public checks only"),
+    ):
+        cmd = commands.add_parser(name, help=text)
+        cmd.add_argument("notebook")
+        cmd.add_argument("--lab", help="the lab id, when the notebook's metadata does not say")
+        cmd.add_argument("--seed", type=int, help="seed of the grader's fresh inputs (default: random)")
+        options.add_limit_options(cmd)
+        options.add_stale_assignment_option(cmd, name)
+        if name == "grade":
+            cmd.add_argument("--json", help="write Gradescope's results.json here")
+        cmd.set_defaults(run=run)
+
+
+def cmd_grade(args) -> int:
+    return _grade_from_args(args, public_only=False)
+
+
+def cmd_self_check(args) -> int:
+    return _grade_from_args(args, public_only=True)
+
+
+def _grade_from_args(args, public_only: bool) -> int:
+    from autograder.run import SandboxUnavailable, sandbox_level, try_bubblewrap_in_background
+
+    if not args.no_sandbox:
+        try_bubblewrap_in_background()  # while the grader's modules load
+    if options.refuses_stale(args, args.lab or options.notebook_lab(args.notebook)):
+        return 2
+    from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade, write_results_json
+
+    limits = options.limits_from_args(args)
+    if public_only and limits.sandbox is not None:
+        try:
+            sandbox_level()
+        except SandboxUnavailable as exc:  # a student checking their own notebook needs no protection from it
+            print(f"note: running without the sandbox ({exc.reason})", file=sys.stderr)
+            limits = dataclasses.replace(limits, sandbox=None)
+    try:
+        grade = GradeOptions(args.lab, public_only=public_only, limits=limits, seed=args.seed)
+        result = grade_notebook(Path(args.notebook), grade)
+    except SandboxUnavailable as exc:
+        return options.stopped(exc)
+    print_grade(result)
+    if getattr(args, "json", None):
+        write_results_json(Path(args.json), result.to_gradescope())
+    failed = (GradeStatus.NOT_A_NOTEBOOK, GradeStatus.UNKNOWN_LAB, GradeStatus.GRADER_ERROR, GradeStatus.HARNESS_ERROR)
+    return 0 if result.status not in failed else 2
+
+
 def _parse(argv: list[str] | None):
     configure_grader_process()
     return build_parser().parse_args(argv)
@@ -56,16 +108,13 @@ def _parse(argv: list[str] | None):
 def _course_environment(args) -> dict[str, str]:
     """The course named in the environment of every process the command starts (a batch's workers, graders);
     {} when there is none or ``$AUTOGRADER_COURSE`` names it already."""
-    from autograder.paths import COURSE_ENVIRONMENT, CourseFileError, find_course
+    from autograder.paths import COURSE_ENVIRONMENT, find_course
 
     if args.course:
         return {COURSE_ENVIRONMENT: str(Path(args.course).resolve())}
     if os.environ.get(COURSE_ENVIRONMENT):
         return {}
-    try:
-        found = find_course(Path.cwd())
-    except CourseFileError:
-        return {}
+    found = find_course(Path.cwd())
     return {COURSE_ENVIRONMENT: str(found)} if found is not None else {}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from autograder.cli import options
@@ -110,9 +111,7 @@ def cmd_batch(args) -> int:
     except KeyboardInterrupt:
         print("interrupted: what was graded is saved; run the same command again to grade the rest", file=sys.stderr)
         return 130
-    statuses: dict[str, int] = {}
-    for result in results.values():
-        statuses[result.status] = statuses.get(result.status, 0) + 1
+    statuses = Counter(result.status for result in results.values())
     summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
     overrides = sum(len(r.overrides) for r in results.values())
     penalised = sum(r.penalty > 0 for r in results.values())
