@@ -74,12 +74,7 @@ def decode(description: Any, arrays: list[np.ndarray]) -> Any:
             if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in body):
                 raise EntryError("a dict's items must be [key, value] pairs with string keys")
             return {k: walk(v) for k, v in body}
-        if (
-            kind in ("array", "scalar")
-            and isinstance(body, int)
-            and not isinstance(body, bool)
-            and 0 <= body < len(arrays)
-        ):
+        if kind in ("array", "scalar") and type(body) is int and 0 <= body < len(arrays):  # not a bool
             return arrays[body][()] if kind == "scalar" else arrays[body]
         raise EntryError(f"unexpected item in the description: {str(item)[:80]}")
 
