@@ -4,9 +4,7 @@
     ag.check("t3")        # one task; ag.check() checks every task
 
 The task's facts are recorded in the student's kernel (``in_kernel``), its public checks run in a checker
-process with the grader's devices (``checker_process`` starts it, ``task_checker`` runs in it), and
-``cell_output`` shows the result; hidden checks are neither run nor named (docs/students.md). Notebooks
-assigned before the package had this name import it as ``autograder.notebook``, this same module.
+process (``checker_process`` starts it, ``task_checker`` runs in it), and ``cell_output`` shows the result.
 """
 
 from typing import TYPE_CHECKING

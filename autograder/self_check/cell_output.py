@@ -1,6 +1,5 @@
-"""What the self-check shows under its cell: each task's public checks with their messages and layout
-pictures (drawn as on the feedback page), "not attempted" for a task not done yet, "no public checks"
-for a task checked only in grading, or a plain message saying why nothing could be checked."""
+"""What the self-check shows under its cell: each task's public checks drawn as on the feedback page, or a
+plain message saying why nothing could be checked."""
 
 from __future__ import annotations
 
@@ -40,7 +39,7 @@ NOTE = (
 
 @dataclass(frozen=True)
 class TaskSelfCheck:
-    """One task's self-check: its public checks, or the names it binds when none of them is defined yet."""
+    """One task's public checks, or the names it binds when none of them is defined yet."""
 
     task: str
     checks: tuple[CheckResult, ...] = ()
@@ -60,7 +59,6 @@ class TaskSelfCheck:
 
     @property
     def verdict(self) -> str:
-        """'passed', 'partial', 'failed', 'not attempted', or 'no public checks'."""
         if not self.attempted:
             return NOT_ATTEMPTED
         if not self.checks:
@@ -72,8 +70,8 @@ class TaskSelfCheck:
 
 @dataclass(frozen=True)
 class SelfCheckReport:
-    """The result of one self-check (an ``ag.check`` call): its tasks, or the problem that kept them from being checked;
-    ``warning``, shown above the tasks, what may make them differ from grading (an untested JAX)."""
+    """One ``ag.check``'s tasks, or the problem that kept them from being checked; ``warning``, what may
+    make them differ from grading (an untested JAX)."""
 
     lab: str | None
     tasks: tuple[TaskSelfCheck, ...] = ()
@@ -101,7 +99,6 @@ def _task_html(result: TaskSelfCheck) -> str:
 
 
 def self_check_html(report: SelfCheckReport) -> str:
-    """The HTML shown under the self-check cell; its styles reach nothing outside it."""
     lab = f" data-lab='{escape(report.lab)}'" if report.lab else ""
     parts = [f"<style>{STYLE}</style><div class='{SCOPE}'{lab}>"]
     if report.problem:

@@ -1,6 +1,5 @@
 """The notebook's handle on the checker process (``task_checker.py``): started on first use, kept alive
-between self-checks (so its references stay computed), started again when it has died. Requests and
-replies are JSON lines over its stdin and stdout; what it logs goes to a file, quoted if it dies."""
+between self-checks (so its references stay computed), started again when it has died."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class _Died(Exception):
 
 
 def checker_environment() -> dict[str, str]:
-    """The harness's environment (8 CPU devices, none of the notebook's XLA or JAX settings), with this
-    very ``autograder`` importable."""
+    """The harness's environment (none of the notebook's XLA or JAX settings), this ``autograder`` importable."""
     env = kernel_environment()
     package_root = str(PACKAGE_DIR.parent)
     if package_root not in site.getsitepackages() + [site.getusersitepackages()]:
@@ -50,7 +48,7 @@ def _read_lines(stream: IO[str], lines: queue.Queue) -> None:
 
 
 class CheckerProcess:
-    """One checker process at a time; ``request`` sends a request and waits for its reply."""
+    """One checker process at a time, JSON lines over its stdin and stdout; its log quoted if it dies."""
 
     def __init__(self, timeout: float = 600.0):
         self.timeout = timeout
@@ -61,8 +59,7 @@ class CheckerProcess:
 
     @property
     def pid(self) -> int | None:
-        process = self._process
-        return process.pid if process is not None and self.alive() else None
+        return self._process.pid if self._process is not None and self.alive() else None
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -91,7 +88,8 @@ class CheckerProcess:
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The checker's reply to ``payload``. A checker that is not running, or dies on the way, is
         started again once; a reply slower than ``timeout`` stops it."""
-        for attempt in (1, 2):
+        tail = ""
+        for _ in range(2):
             if not self.alive():
                 self.start()
             try:
@@ -99,12 +97,9 @@ class CheckerProcess:
             except _Died:
                 tail = self.log_tail()
                 self.close(now=True)  # it may not have exited yet: it must not be written to again
-                if attempt == 2:
-                    raise CheckerError(
-                        "the checker process stopped before it answered"
-                        + (f"; its last words:\n{tail}" if tail else "")
-                    ) from None
-        raise AssertionError("unreachable")
+        raise CheckerError(
+            "the checker process stopped before it answered" + (f"; its last words:\n{tail}" if tail else "")
+        )
 
     def _exchange(self, payload: dict[str, Any]) -> dict[str, Any]:
         self._last_id += 1
@@ -143,8 +138,8 @@ class CheckerProcess:
         return text[-LOG_TAIL_CHARS:].strip()
 
     def close(self, now: bool = False) -> None:
-        """Stop the process: closing its input ends it when it is idle; ``now`` (or a process that does
-        not end within seconds) kills it."""
+        """Closing its input ends it when it is idle; ``now`` (or a process that does not end within seconds)
+        kills it."""
         process, self._process = self._process, None
         if process is not None:
             with contextlib.suppress(OSError):

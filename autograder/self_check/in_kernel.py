@@ -1,8 +1,5 @@
-"""The student's self-check, ``ag.check("t3")``: the task's facts recorded from the notebook's live
-namespace, its public checks run in the checker process, the result shown under the cell.
-
-It runs in the student's own kernel: every failure becomes a message for the student, never a traceback.
-"""
+"""The student's self-check, ``ag.check("t3")``, in the student's own kernel: every failure becomes a
+message for the student, never a traceback."""
 
 from __future__ import annotations
 
@@ -43,8 +40,7 @@ class SelfCheckProblem(Exception):
 
 
 def check(task: str | None = None, lab: str | None = None) -> None:
-    """The self-check: check ``task`` (or every task) of the notebook this is called from, and show the
-    result. Its name is the one handed-out notebooks call (``ag.check``)."""
+    """Check ``task`` (or every task) of the notebook this is called from, and show the result."""
     from IPython.display import HTML, display
 
     try:
@@ -57,8 +53,7 @@ def check(task: str | None = None, lab: str | None = None) -> None:
 def self_check_namespace(
     namespace: Mapping[str, Any], task: str | None = None, lab: str | None = None
 ) -> SelfCheckReport:
-    """The self-check of what ``namespace`` binds now: the public checks of ``task`` (every task when
-    None)."""
+    """The public checks of ``task`` (every task when None) on what ``namespace`` binds now."""
     lab_id = None
     try:
         lab_id = find_lab(lab, namespace)
@@ -102,7 +97,7 @@ def _notebook_paths(namespace: Mapping[str, Any]) -> list[Path]:
 
 
 def device_problem() -> str | None:
-    """None when JAX here has the lab's 8 CPU devices, else what to do about it."""
+    """None when JAX here has the lab's CPU devices, else what to do about it."""
     try:
         import jax
 
@@ -119,8 +114,8 @@ def device_problem() -> str | None:
 
 
 def jax_version_warning() -> str | None:
-    """None when this kernel's JAX is one the harness is tested on, else a plain warning: the checks
-    still run (a newer JAX usually works), but the course grades with a tested one."""
+    """A warning where this kernel's JAX is not one the harness is tested on: the checks still run (a newer
+    JAX usually works), but the course grades with a tested one."""
     from importlib import metadata
 
     try:
@@ -159,7 +154,7 @@ def _undefined(capture: TaskCapture, namespace: Mapping[str, Any]) -> tuple[str,
 
 
 def _load_lab_probe(lab: Lab) -> None:
-    """The lab's own kernel-side probe functions, where the kernel recorder looks for them."""
+    """The lab's kernel probe, where the kernel recorder looks for it."""
     path = lab.kernel_probe_path
     loaded = sys.modules.get(LAB_PROBE_MODULE)
     if path is None or (loaded is not None and getattr(loaded, "__file__", None) == str(path)):

@@ -1,18 +1,10 @@
-"""The checker process behind ``autograder.self_check``: a lab's public checks on the facts a notebook recorded.
-
-It runs apart from the student's kernel, in a fresh Python with the harness's 8 devices, so the checks
-and their references are the harness's whatever the notebook patched. It reads one JSON request a line
-on stdin and answers each with one JSON line on stdout::
+"""The checker process behind ``autograder.self_check``: a lab's public checks on the facts a notebook
+recorded, in a fresh Python, so the checks are the harness's whatever the notebook patched. One JSON
+request a line on stdin, one reply line each on stdout::
 
     {"id": 1, "lab": "lab2_three_ways", "seed": 123, "tasks": {"t1": "/tmp/autograder-self-check-x/t1"}}
     {"id": 1, "checks": [{"task": "t1", "name": "test_t1_layout", "passed": false, ...}, ...]}
     {"id": 2, "error": "unknown lab 'lab9'; labs: ..."}
-
-Each task names the directory the kernel recorder wrote its facts to (read with ``load_task_facts``: JSON and
-``.npy``, nothing unpickled); ``seed`` is the one the task's inputs were made from, as in grading.
-The process keeps the references it computed, so a self-check after the first is quick.
-
-    python -m autograder.self_check.task_checker
 """
 
 from __future__ import annotations
@@ -38,9 +30,12 @@ class RequestError(ValueError):
     """A request that is not what the checker reads."""
 
 
-def facts_execution(facts: Mapping[str, TaskFacts], fact_errors: Mapping[str, str] | None = None) -> Execution:
-    """An execution that produced these facts (and these unreadable ones): what the graders read."""
-    return Execution(
+def public_checks(
+    lab: Lab, facts: Mapping[str, TaskFacts], seed: int, fact_errors: Mapping[str, str] | None = None
+) -> list[CheckResult]:
+    """The public checks of the tasks in ``facts`` and ``fact_errors``, run on those facts."""
+    tasks = set(facts) | set(fact_errors or {})
+    execution = Execution(
         status=RunStatus.COMPLETED,
         reason=None,
         ended_at=None,
@@ -49,19 +44,11 @@ def facts_execution(facts: Mapping[str, TaskFacts], fact_errors: Mapping[str, st
         cells=(),
         seconds=0.0,
     )
-
-
-def public_checks(
-    lab: Lab, facts: Mapping[str, TaskFacts], seed: int, fact_errors: Mapping[str, str] | None = None
-) -> list[CheckResult]:
-    """The public checks of the tasks in ``facts`` and ``fact_errors``, run on those facts."""
-    tasks = set(facts) | set(fact_errors or {})
-    checks = run_graders(lab, facts_execution(facts, fact_errors), seed, public_only=True, tasks=tasks)
+    checks = run_graders(lab, execution, seed, public_only=True, tasks=tasks)
     return [c for c in checks if not c.hidden and c.task in tasks]
 
 
 def answer(request: Any) -> dict[str, Any]:
-    """The reply to one request (see the module's docstring)."""
     if not isinstance(request, dict):
         raise RequestError("a request must be a JSON object")
     lab_id, seed, tasks = request.get("lab"), request.get("seed"), request.get("tasks")
@@ -85,7 +72,6 @@ def answer(request: Any) -> dict[str, Any]:
 
 
 def serve(requests: TextIO, replies: TextIO) -> None:
-    """Answer each request line with a reply line, until the input ends."""
     for line in requests:
         request_id = None
         try:
@@ -115,8 +101,8 @@ def main() -> None:
 
 
 def _remove_own_folder() -> None:
-    """The input ended: the parent closed it, or died without removing the folder it made for this
-    checker (a kernel killed at shutdown): the checker removes it, and its log, itself."""
+    """The parent may have died without removing the folder it made for this checker (a kernel killed at
+    shutdown)."""
     folder = Path.cwd()
     if folder.name.startswith(FOLDER_PREFIX):
         shutil.rmtree(folder, ignore_errors=True)
