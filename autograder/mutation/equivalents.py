@@ -1,10 +1,5 @@
-"""The mutants a lab accepts as equivalent to its solution, each with its reason.
-
-They live in the lab's package, ``autograder/labs/LAB/equivalent_mutants.py``, as ``EQUIVALENT_MUTANTS``:
-mutant id -> why no check should fail it (the change does not alter what the task asks for). A report
-lists them apart from the survivors, never drops them, and names a record that no longer fits: a mutant
-no longer made (its cell changed), or one that the graders now kill.
-"""
+"""The mutants a lab accepts as equivalent to its solution: ``EQUIVALENT_MUTANTS`` in the lab's
+``equivalent_mutants.py``, mutant id -> why no check should fail it."""
 
 from __future__ import annotations
 

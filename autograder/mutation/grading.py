@@ -1,10 +1,6 @@
-"""Grading a lab's mutants as submissions, in parallel on the batch machinery (a local Dask cluster, or
-the cluster at a scheduler's address), with a progress bar.
-
-The solution is graded with them, in the same run: a mutant is killed when its task fails a check the
-solution passed, so a check that the solution itself fails here (a timing on a loaded machine) kills
-nothing. Mutants are the TA's own code: they run without the sandbox, as ``assign`` runs the solution.
-"""
+"""Grading a lab's mutants as submissions on the batch machinery, beside the solution: a mutant is killed
+when its task fails a check the solution passed in the same run, so a check that the solution itself fails
+here (a timing on a loaded machine) kills nothing. Mutants are the TA's code: no sandbox."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
-"""A lab's mutants: its solution's answer cells, each changed once by an operator, and the submission each
-makes.
+"""A lab's mutants: its solution's answer cells, each changed once, and the submission each makes.
 
-A mutant's id names its task, its operator and a hash of its cell and its new source, so it stays the same
-as long as that cell of the solution does (``equivalent_mutants.py`` records mutants by id). A mutant is
-judged on its own task, so its submission is the student notebook answered up to that task alone: the
-solution's answers before it, the mutant's cell in it, the later answers left blank. Grading then stops
-after the mutant's task (the run's plan drops the lab's cells after the last answer), which saves the
-later tasks' time.
+A mutant's id hashes its cell and its new source, so it stays the same as long as that cell does
+(``equivalent_mutants.py`` records mutants by id). Its submission leaves the tasks after its own blank,
+so grading stops after its task.
 """
 
 from __future__ import annotations
@@ -69,9 +65,7 @@ def mutant_id(task: str, operator: str, cell_id: str, source: str) -> str:
 
 
 def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...] = ()) -> LabMutants:
-    """Every mutant of the lab's solution (of ``tasks`` alone, and by ``operators`` alone, if given), task by
-    task, in cell order: the operators' (operators.py), those written from the task's text
-    (text_mutants.py), and the right variants that must keep full marks (right_variants.py)."""
+    """Every mutant of the lab's solution (of ``tasks``, by ``operators``, if given), in cell order."""
     solution = read_solution(lab.solution_path)
     texts = task_texts(lab.solution_path)
     code_operators = tuple(o for o in operators or OPERATORS if o in OPERATORS)
@@ -129,8 +123,8 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...
 
 
 def submission(lab: Lab, task: str, replaced: dict[str, str] | None = None) -> nbformat.NotebookNode:
-    """The student notebook answered with the solution up to ``task`` (included), later tasks blank, and
-    the cells of ``replaced`` (cell id -> source) in place of the solution's."""
+    """The student notebook answered with the solution up to ``task``, ``replaced`` (cell id -> source)
+    in place of the solution's cells."""
     solution = {cell.get("id"): cell.source for cell in read_solution(lab.solution_path).cells}
     order = [t.id for t in lab.tasks]
     nb = copy.deepcopy(lab.template)

@@ -1,23 +1,23 @@
-"""The mutation operators: each a small change a student makes in these labs, in libcst's nodes.
-
-An operator looks at one node (and its ``Site``: what it sees of the cell) and proposes its replacements,
-as edits of the syntax tree; which nodes it is shown, and which of its edits count, is source_mutants.py's.
-"""
+"""The mutation operators: each a small change a student makes in these labs, proposed for one node as
+edits of the syntax tree (which nodes it sees, and which edits count, is source_mutants.py's)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
 import libcst as cst
+from libcst import matchers
 
 from autograder.mutation.syntax import (
+    FLIPPED,
     JIT,
     PRINTING,
     SPEC,
-    ConfigUpdates,
+    TIGHT,
     Edit,
     Site,
     assigned_name,
+    config_update,
     dotted,
     keyword_arg,
     name_argument,
@@ -43,9 +43,6 @@ NEGATED = {
     cst.Is: cst.IsNot,
     cst.IsNot: cst.Is,
 }
-
-
-# The operators: each takes a node and its site and yields (edit, description).
 
 
 def drop_jit(node, site: Site) -> Iterator[tuple[Edit, str]]:
@@ -97,8 +94,8 @@ def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
     (``jax.lax.pvary(x, axes)`` or ``jax.lax.pcast(x, axes, ...)`` becomes ``x``)."""
     if isinstance(node, cst.Call):
         arg = keyword_arg(node, "check_vma")
-        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
-            flipped = "False" if arg.value.value == "True" else "True"
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in FLIPPED:
+            flipped = FLIPPED[arg.value.value]
             yield {arg.value: cst.Name(flipped)}, f"`check_vma={arg.value.value}` became `check_vma={flipped}`"
         name = dotted(node.func)
         positional = positional_args(node)
@@ -125,16 +122,10 @@ def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
     elif last == "all_gather":
         tiled = keyword_arg(node, "tiled")
         if tiled is None:
-            added = cst.Arg(
-                keyword=cst.Name("tiled"),
-                value=cst.Name("True"),
-                equal=cst.AssignEqual(
-                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-                ),
-            )
+            added = cst.Arg(cst.Name("True"), keyword=cst.Name("tiled"), equal=TIGHT)
             yield {node: with_args(node, list(node.args) + [added])}, "`all_gather` given `tiled=True`"
-        elif isinstance(tiled.value, cst.Name) and tiled.value.value in ("True", "False"):
-            flipped = "False" if tiled.value.value == "True" else "True"
+        elif isinstance(tiled.value, cst.Name) and tiled.value.value in FLIPPED:
+            flipped = FLIPPED[tiled.value.value]
             yield {tiled.value: cst.Name(flipped)}, f"`all_gather`'s `tiled={tiled.value.value}` became {flipped}"
     elif last == "ppermute":
         perm = keyword_arg(node, "perm") or (positional_args(node)[2] if len(positional_args(node)) > 2 else None)
@@ -236,9 +227,8 @@ def _warm_up_call(statement: cst.CSTNode) -> bool:
 
 def negate(node, site: Site) -> Iterator[tuple[Edit, str]]:
     """``True`` and ``False`` exchanged, a comparison negated, a ``not`` dropped."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        flipped = "False" if node.value == "True" else "True"
-        yield {node: node.with_changes(value=flipped)}, f"`{node.value}` became `{flipped}`"
+    if isinstance(node, cst.Name) and node.value in FLIPPED:
+        yield {node: node.with_changes(value=FLIPPED[node.value])}, f"`{node.value}` became `{FLIPPED[node.value]}`"
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         target = node.comparisons[0]
         negated = NEGATED.get(type(target.operator))
@@ -304,14 +294,16 @@ def restore(node, site: Site) -> Iterator[tuple[Edit, str]]:
     the cell set (the one that sets it back, in a ``finally:`` or after) made ``pass``."""
     if not isinstance(node, cst.Module):
         return
-    updates = ConfigUpdates()
-    node.visit(updates)
     seen: set[str] = set()
-    for statement, name in updates.found:
-        if name in seen:
-            kept = cst.SimpleStatementLine([cst.Pass()], leading_lines=statement.leading_lines)
+    for statement in matchers.findall(node, matchers.SimpleStatementLine()):
+        name = config_update(statement)
+        if name is not None and name in seen:
+            kept = cst.SimpleStatementLine(
+                [cst.Pass()], leading_lines=cst.ensure_type(statement, cst.SimpleStatementLine).leading_lines
+            )
             yield {statement: kept}, f"`{name}` not set back: its later update left out"
-        seen.add(name)
+        if name is not None:
+            seen.add(name)
 
 
 def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:

@@ -1,7 +1,5 @@
-"""A lab's mutation report: per task, mutants made, killed, survived, recorded as equivalent and never
-graded, with each survivor's diff; the lab's mutation score, killed ÷ graded mutants not recorded as
-equivalent; the right variants kept; and the records of ``equivalent_mutants.py`` that no longer fit.
-"""
+"""A lab's mutation report: per task, what became of its mutants and right variants; the lab's mutation
+score; the records of ``equivalent_mutants.py`` that no longer fit."""
 
 from __future__ import annotations
 
@@ -59,16 +57,12 @@ class MutationReport:
         return [o for o in self.outcomes if o.verdict in ("does not parse", "not graded")]
 
     @property
-    def _mutants(self) -> list[Outcome]:
-        return [o for o in self.outcomes if not o.mutant.is_variant]
-
-    @property
     def killed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.verdict == "killed"]
 
     def per_task(self) -> list[TaskCount]:
         tasks = dict.fromkeys(o.mutant.task for o in self.outcomes)
-        mutants, variants = self._mutants, self.variants
+        mutants, variants = [o for o in self.outcomes if not o.mutant.is_variant], self.variants
         equivalent = [o for o in self.equivalent if not o.mutant.is_variant]
         not_graded = [o for o in self.not_graded if not o.mutant.is_variant]
         lost = self.lost_variants
@@ -92,8 +86,7 @@ class MutationReport:
 
     @property
     def answered(self) -> tuple[TaskResult, ...]:
-        """The solution's tasks answered in this run: up to the last task whose mutants were graded (the
-        later ones are left blank, grading.py), every task when none was."""
+        """The solution's tasks answered in this run: up to the last task with mutants (grading.py)."""
         tasks = [t.task for t in self.solution.tasks]
         graded = [tasks.index(o.mutant.task) for o in self.outcomes if o.mutant.task in tasks]
         return self.solution.tasks[: max(graded) + 1] if graded else self.solution.tasks
@@ -219,8 +212,7 @@ def print_report(report: MutationReport, console=None) -> None:
 def mutation_report(
     lab_id: str, tasks: tuple[str, ...] = (), options=None, operators: tuple[str, ...] = ()
 ) -> MutationReport:
-    """Make the lab's mutants (of ``tasks`` alone, by ``operators`` alone, if given), grade them, and judge
-    each."""
+    """Make the lab's mutants (of ``tasks``, by ``operators``, if given), grade them, and judge each."""
     from autograder.lab import load_lab
     from autograder.mutation.equivalents import recorded_equivalents
     from autograder.mutation.grading import MutantGradingOptions, grade_mutants

@@ -1,10 +1,6 @@
-"""Right variants: the solution's answers rewritten in ways a task's text allows (``VARIANTS``), each of
-which must keep its task's full marks.
-
-Mutants show a grader too lenient; variants show it too strict, checking the solution's spelling rather
-than the lesson. A variant that loses points is listed like a survivor (a check stricter than the text),
-unless the lab records why in ``equivalent_mutants.py``.
-"""
+"""Right variants: the solution's answers rewritten in ways a task's text allows, each of which must keep
+its task's full marks. Mutants show a grader too lenient; variants show it too strict, checking the
+solution's spelling rather than the lesson."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from autograder.mutation.source_mutants import Nodes, SourceMutant
-from autograder.mutation.syntax import JIT, Replace, dotted
+from autograder.mutation.syntax import JIT, TIGHT, Replace, dotted
 
 KEPT, LOST = "kept", "lost"  # a variant's verdicts
 
@@ -34,10 +30,12 @@ def _device_order(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode,
         shape = node.args[0].value
         one_axis = isinstance(shape, cst.Tuple) and len(shape.elements) == 1
         if one_axis and not any(a.keyword and a.keyword.value == "devices" for a in node.args):
-            tight = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-            devices = cst.Arg(cst.parse_expression("jax.devices()[::-1]"), keyword=cst.Name("devices"), equal=tight)
-            turned = node.with_changes(args=[*node.args, devices])
-            yield node, turned, "the 1-D mesh over the devices in the other order"
+            devices = cst.Arg(cst.parse_expression("jax.devices()[::-1]"), keyword=cst.Name("devices"), equal=TIGHT)
+            yield (
+                node,
+                node.with_changes(args=[*node.args, devices]),
+                "the 1-D mesh over the devices in the other order",
+            )
 
 
 def _matmul(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode, str]]:

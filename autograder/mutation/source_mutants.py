@@ -1,10 +1,5 @@
 """A cell's mutants: every operator tried on every node that lies wholly on the cell's answer lines.
-
-A cell's source is parsed with libcst, which keeps its formatting, so that a mutant differs from the
-solution by the change alone and its diff reads as one. ``mutate`` tries the operators (operators.py) on
-the nodes in the source's order and keeps each distinct result once: the same source gives the same
-mutants, in the same order.
-"""
+libcst keeps the source's formatting, so that a mutant's diff is its change alone."""
 
 from __future__ import annotations
 
@@ -77,8 +72,8 @@ def _axis_names(nodes) -> tuple[str, ...]:
 
 
 def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> list[SourceMutant]:
-    """The mutants of ``source``, each one change by one operator to nodes on ``answer_lines`` (1-based)
-    alone; distinct and in a fixed order. Raises ``libcst.ParserSyntaxError`` for a source that does not parse."""
+    """The mutants of ``source`` on ``answer_lines`` (1-based), distinct, in a fixed order; raises
+    ``libcst.ParserSyntaxError`` for a source that does not parse."""
     wrapper = MetadataWrapper(cst.parse_module(source))
     visitor = Nodes()
     wrapper.visit(visitor)
@@ -102,8 +97,7 @@ def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> l
 
 
 def answer_lines(source: str) -> set[int]:
-    """The lines (1-based) between ``# BEGIN SOLUTION`` and ``# END SOLUTION`` markers, and each line
-    ending with ``# SOLUTION``: what a student writes."""
+    """The lines (1-based) a student writes: within the solution markers, or ending with ``# SOLUTION``."""
     lines, inside = set(), False
     for number, line in enumerate(source.split("\n"), start=1):
         stripped = line.strip()

@@ -1,6 +1,4 @@
-"""What the mutation operators read and write of a cell's syntax tree (libcst): where a node stands (its
-``Site``), an edit, dotted names, a call's arguments, and the names of the calls the labs' lessons turn on.
-"""
+"""What the mutation operators read and write of a cell's syntax tree (libcst)."""
 
 from __future__ import annotations
 
@@ -11,13 +9,15 @@ import libcst as cst
 JIT = {"jax.jit", "jit", "nnx.jit"}
 SPEC = {"P", "PartitionSpec", "jax.sharding.PartitionSpec"}
 PRINTING = {"print", "jax.debug.visualize_array_sharding", "jax.debug.print", "display"}
+FLIPPED = {"True": "False", "False": "True"}
+TIGHT = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # ``name=value``, as code spells it
 
 # An edit: the nodes to replace (by identity) with their replacements, or removed (cst.RemovalSentinel).
 Edit = dict
 
 
 class Replace(cst.CSTTransformer):
-    """The module with each node of ``edit`` replaced (libcst's nodes are equal only to themselves)."""
+    """Each node of ``edit`` replaced (libcst's nodes are equal only to themselves)."""
 
     def __init__(self, edit: Edit):
         super().__init__()
@@ -29,8 +29,7 @@ class Replace(cst.CSTTransformer):
 
 @dataclass(frozen=True)
 class Site:
-    """What an operator sees of a node: the module (for code), the source's axis names, whether it times,
-    and the nodes only printed (inside a ``print(...)``: their type shows nowhere but in the output)."""
+    """What an operator sees of a node's cell; a node only printed shows its type nowhere but in the output."""
 
     module: cst.Module
     axis_names: tuple[str, ...]
@@ -73,8 +72,7 @@ def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
 
 
 def swap_values(args: list, i: int, j: int) -> list:
-    """The arguments (or elements) with the values of ``i`` and ``j`` exchanged (each keeps its comma and
-    spacing)."""
+    """The values of ``i`` and ``j`` exchanged, each keeping its comma and spacing."""
     args = list(args)
     args[i], args[j] = args[i].with_changes(value=args[j].value), args[j].with_changes(value=args[i].value)
     return args
@@ -113,20 +111,6 @@ def assigned_name(statement: cst.CSTNode) -> cst.Name | None:
         ):
             return assign.targets[0].target
     return None
-
-
-class ConfigUpdates(cst.CSTVisitor):
-    """The ``jax.config.update("name", ...)`` statements of a module, in the source's order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[tuple[cst.SimpleStatementLine, str]] = []
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        name = config_update(node)
-        if name is not None:
-            self.found.append((node, name))
-        return False
 
 
 def config_update(statement: cst.CSTNode) -> str | None:

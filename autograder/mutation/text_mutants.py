@@ -1,11 +1,6 @@
 """Mutants written from a task's text: each literal the text names (its code spans), changed where the
-solution's answer uses it, the rest left right.
-
-A name, a number or an axis the text states is a clause of its own, and a grader that checks the lesson's
-shape but not the stated literal lets an answer pass that says otherwise. So a quoted word is renamed
-throughout the cell (the program still runs), a number made one more and ten times as large, a dtype
-another, and a name replaced at one use by another name the text gives (``_changes``); each mutant is
-named by the literal it changed, so that a survivor says which clause no check holds.
+answer uses it. A stated literal is a clause of its own, which a grader of the lesson's shape alone lets
+pass; each mutant names the literal it changed, so that a survivor says which clause no check holds.
 """
 
 from __future__ import annotations
