@@ -3,8 +3,8 @@
 Deterministic: answers become ``### Your code here``, outputs are cleared, marker cells are dropped,
 and every other cell is the solution's, byte for byte. Each cell is tagged with its task and whether
 it is an answer cell, which is how grading finds task boundaries in a submission. After each task comes
-a self-check cell, and after the first cell, one that explains the self-check
-(``self_check_cell_text.py``; grading never runs them).
+a self-check cell, and after the first cell, one that explains the self-check; both are tagged
+``"check": true``, by which grading knows them and never runs them (``run/plan.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring import markers
-from autograder.authoring.self_check_cell_text import new_intro_cell, new_self_check_cell
+from autograder.run import SELF_CHECK_MODULE
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,53 @@ def _student_cell(cell, index: int, task_of: dict[int, str]):
                 raise markers.MarkerError(f"cell {index} has solution markers outside a question")
             cell.source, answer = markers.strip_solution(cell.source), True
     cell.metadata["autograder"] = {"task": task_of.get(index), "answer": answer}
+    return cell
+
+
+def intro_markdown(lab_id: str) -> str:
+    return f"""### Checking your work as you go
+
+After each task there is a cell like
+
+```python
+import autograder.self_check as ag
+ag.check("t1", lab="{lab_id}")
+```
+
+Run it once you have done the task: within seconds it shows the task's points from its public checks,
+what each check found and, for a layout, the expected and the found blocks side by side. The checks are
+the ones grading runs, on fresh inputs, in a separate process; grading runs them again and may run
+further checks. Before a task is done it says "not attempted". `ag.check()` checks every task at once.
+These cells are not run when your notebook is graded, so nothing you write in them counts.
+
+They need two things in this notebook's kernel, both named in the notebook's first code cell:
+
+* the grading harness, the `autograder` package: if the cell fails with
+  `ModuleNotFoundError: No module named 'autograder'`, install it into this kernel's environment with
+  the `%pip install` command of the first code cell (the wheel or address your course gives), then
+  restart the kernel;
+* 8 CPU devices: the first code cell sets them before JAX starts; run it first, in a fresh kernel."""
+
+
+def self_check_source(task: str, lab_id: str) -> str:
+    return (
+        f"# Check task {task} (public checks; this cell is not run when grading)\n"
+        f"import {SELF_CHECK_MODULE} as ag\n"
+        f'ag.check("{task}", lab="{lab_id}")'
+    )
+
+
+def new_intro_cell(lab_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(intro_markdown(lab_id))
+    cell.id = "how-to-check"
+    cell.metadata["autograder"] = {"task": None, "answer": False, "check": True}
+    return cell
+
+
+def new_self_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(self_check_source(task, lab_id))
+    cell.id = f"check-{task}"
+    cell.metadata["autograder"] = {"task": task, "answer": False, "check": True}
     return cell
 
 

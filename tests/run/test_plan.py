@@ -5,8 +5,8 @@ import copy
 import nbformat
 import pytest
 
+from autograder.authoring.assign import new_self_check_cell
 from autograder.authoring.known_grades import answer_cells, solution_answers
-from autograder.authoring.self_check_cell_text import new_self_check_cell
 from autograder.lab import lab_ids, load_lab
 from autograder.run.plan import CaptureTask, RunCell, build_plan, is_self_check_cell, is_self_check_code
 
