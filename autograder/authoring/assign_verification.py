@@ -1,8 +1,5 @@
 """What ``autograder assign`` checks before it keeps a student notebook: the lab's graders give the
-solution every point and the blank student notebook none.
-
-Both notebooks are graded as a submission would be (the solution and the generated student notebook are
-the lab's own: trusted, run without the sandbox). A problem names the notebook, the task and the check.
+solution every point and the blank student notebook none (both the lab's own: run without the sandbox).
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ def _points(value: float) -> str:
 
 
 def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
-    """Each check of ``result`` whose grader failed, or for which ``wrong(check)`` says what is wrong."""
+    """Each check whose grader failed, or for which ``wrong(check)`` says what is wrong."""
     if result.status != GradeStatus.GRADED:
         return [f"{who}: {result.status}: {result.reason}"]
     problems = []
@@ -34,7 +31,7 @@ def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
 
 
 def solution_problems(result: GradeResult) -> list[str]:
-    """Why a grade of the solution is not full marks: each task that loses points, with its failed checks."""
+    """Why a grade of the solution is not full marks."""
     problems = _check_problems(
         result,
         "the solution",
@@ -50,7 +47,7 @@ def solution_problems(result: GradeResult) -> list[str]:
 
 
 def blank_problems(result: GradeResult) -> list[str]:
-    """Why a grade of the blank student notebook is not zero: each check that passes, or errs."""
+    """Why a grade of the blank student notebook is not zero."""
     return _check_problems(
         result,
         "the student notebook",

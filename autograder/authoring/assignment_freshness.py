@@ -1,14 +1,9 @@
-"""Whether a lab's student notebook is what ``autograder assign`` would write from its solution now.
+"""Whether a lab's student notebook is what ``autograder assign`` would write from its solution now: the
+commands that grade with it refuse an older one.
 
-A solution edited (new cells, new points) and not yet assigned leaves the old student notebook under
-``assignments/``, and grading aligns every submission with that one: its tasks, its points, its locked
-cells. The commands that grade with it (grade, check, test, batch, gradescope) ask here first and refuse.
-
-The comparison is ``assign --compare``'s own (``assign_lab``). It loads otter-grader, some 2.5 s in a fresh
-process, where a grade should pay a few milliseconds: a verdict that the notebook is current is kept on
-the machine, under the cache directory, keyed by both notebooks' contents, the sources of the code that
-writes student notebooks and otter-grader's version. A stale verdict is never kept: it is computed again.
-Where the lab has no solution (a student's install, Gradescope's container) there is nothing to compare.
+The comparison loads otter-grader, some 2.5 s, where a grade should pay a few milliseconds: a verdict that
+the notebook is current is kept in the cache, keyed by both notebooks, the code that writes student
+notebooks and otter-grader's version. A stale verdict is never kept.
 """
 
 from __future__ import annotations
@@ -25,15 +20,10 @@ from autograder.lab import Lab
 ASSIGN_MODULE = "autograder.authoring.assign"  # imported only to compare: it loads unittest.mock and asyncio
 
 
-def verdicts_dir() -> Path:
-    """Where the verdicts are kept: one small file per student notebook, holding the key of the last
-    comparison that found it current."""
-    return cache_root() / "assignments"
-
-
 def _verdict_file(lab: Lab) -> Path:
+    """The key of the last comparison that found the student notebook current."""
     where = str(lab.assignment_path.resolve()).encode()
-    return verdicts_dir() / f"{lab.id}-{hashlib.sha256(where).hexdigest()[:16]}"
+    return cache_root() / "assignments" / f"{lab.id}-{hashlib.sha256(where).hexdigest()[:16]}"
 
 
 def _key(lab: Lab) -> str:
@@ -62,7 +52,7 @@ def _known_current(lab: Lab, key: str) -> bool:
 
 
 def _remember_current(lab: Lab, key: str) -> None:
-    """Keep the verdict, atomically; a cache that cannot be written only means comparing again."""
+    """A cache that cannot be written only means comparing again."""
     path = _verdict_file(lab)
     with contextlib.suppress(OSError):
         make_private_dirs(path.parent)
@@ -70,8 +60,8 @@ def _remember_current(lab: Lab, key: str) -> None:
 
 
 def stale_assignment(lab: Lab) -> str | None:
-    """Why ``lab``'s student notebook is not what ``assign`` would write now, with what to run; None when
-    it is, or when one of the two notebooks is missing (grading says so itself)."""
+    """Why ``lab``'s student notebook is not what ``assign`` would write now; None when it is, or when a
+    notebook is missing (grading says so itself)."""
     if not (lab.solution_path.is_file() and lab.assignment_path.is_file()):
         return None
     key = _key(lab)

@@ -1,12 +1,8 @@
-"""Known-grade cases graded several to a notebook: each case is judged on its own tasks, and a lab's tests
-execute a third as many notebooks.
+"""Known-grade cases graded several to a notebook, so that a lab's tests execute a third as many notebooks.
 
-Each task is checked on facts taken right after its own cells, so cases that answer different tasks (or
-a task alike, to the same expected score) can share one notebook, each judged on its tasks alone
-(``grade_expectations.case_problems``). A case that expects another status than "graded", a cell timeout
-of its own, or is marked ``alone`` (its answer changes what later tasks run on, or its timing rests on a
-time near its margin) is graded alone. A case that times code of its own shares a notebook as the group's
-one such case, in the group that runs furthest into the lab, which runs about as far anyway.
+Each task is checked on facts taken right after its own cells, so cases that answer different tasks (or a
+task alike, to the same expected score) can share a notebook, each judged on its own tasks. A case that
+times code of its own is its group's only one, in the group that runs furthest into the lab anyway.
 """
 
 from __future__ import annotations
@@ -40,7 +36,7 @@ class CaseGroup:
         return self.cases[0].cell_timeout
 
     def tasks_of_others(self, case: Case) -> frozenset[str]:
-        """The tasks the other cases of the group answer or score and ``case`` does not: theirs to judge."""
+        """The tasks the group's other cases touch and ``case`` does not: theirs to judge."""
         mine = _tasks(case)
         return frozenset(task for other in self.cases if other is not case for task in _tasks(other) - mine)
 
@@ -56,10 +52,8 @@ class CaseGroup:
 
 
 def grouped(cases: list[Case], timed: Collection[str] = (), order: Sequence[str] = ()) -> list[CaseGroup]:
-    """The cases in groups that can share a notebook: each case joins the first group it fits, in the cases'
-    order; a case that times code of its own (``timed``: the lab's tasks that time code,
-    ``TaskCapture.times_code``) then joins, of the groups it fits that hold no such case, the one that runs
-    furthest into the lab (``order``: the lab's task ids in order)."""
+    """The cases in groups that can share a notebook: each joins the first group it fits; one that times code
+    of its own (in a task of ``timed``) then joins the fitting group that runs furthest along ``order``."""
     groups: list[list[Case]] = []
     timing = [case for case in cases if _times_code(case, timed)]
     for case in (case for case in cases if not _times_code(case, timed)):
@@ -86,11 +80,8 @@ def grouped(cases: list[Case], timed: Collection[str] = (), order: Sequence[str]
 def grading_jobs(
     lab: Lab, groups: Iterable[CaseGroup], folder: Path, with_reference: bool = True
 ) -> dict[str, tuple[Path, Limits]]:
-    """name -> (notebook, limits) of a lab's test gradings: each group's notebook, written in ``folder``,
-    and with ``with_reference`` the solution and the untouched student notebook. In the order that keeps a
-    few processes busy to the end: the solution first (the longest), the groups ``longest_first``, the
-    untouched notebook last (it runs no cell: graded early, its checks would compute the lab's references
-    beside the solution's)."""
+    """name -> (notebook, limits) of a lab's test gradings, longest first so that a few processes stay busy to
+    the end; the untouched notebook last (graded early, it would compute the references beside the solution)."""
     jobs = {"solution": (lab.solution_path, Limits())} if with_reference else {}
     for group in longest_first(lab, groups):
         path = make_submission(lab, group.answers, folder / f"{group.name}.ipynb")
@@ -101,15 +92,12 @@ def grading_jobs(
 
 
 def longest_first(lab: Lab, groups: Iterable[CaseGroup]) -> list[CaseGroup]:
-    """The groups, those whose notebook runs furthest into the lab first (in their order otherwise): grading
-    stops after the last answered task (run/plan.py), so graded in this order by a few processes, none is
-    left alone with a long notebook at the end."""
+    """The groups, those whose notebook runs furthest into the lab first (grading stops after the last answer)."""
     order = task_order(lab)
     return sorted(groups, key=lambda group: _reach(list(group.cases), order), reverse=True)
 
 
 def _joins(case: Case, members: list[Case]) -> bool:
-    """Whether ``case`` may join the group of ``members``: both may share a notebook, and it fits each."""
     return _shares(case) and _shares(members[0]) and all(_fit(case, other) for other in members)
 
 
@@ -118,22 +106,18 @@ def _shares(case: Case) -> bool:
 
 
 def _times_code(case: Case, timed: Collection[str]) -> bool:
-    """Whether the case answers a task that times code with code of its own."""
     return any(case.answers.get(task, SOLUTION) != SOLUTION for task in timed)
 
 
 def _reach(members: list[Case], order: Sequence[str]) -> int:
-    """How far into the lab the cases' notebook runs: the position of its last answered task."""
     return max((order.index(task) for case in members for task in case.answers if task in order), default=-1)
 
 
 def task_order(lab: Lab) -> list[str]:
-    """The lab's task ids in the order its notebook runs them."""
     return [task.id for task in lab.tasks]
 
 
 def timed_tasks(lab: Lab) -> frozenset[str]:
-    """The lab's tasks whose cells time code."""
     return frozenset(task for task, capture in lab.captures.items() if capture.times_code)
 
 
@@ -142,7 +126,6 @@ def _tasks(case: Case) -> set[str]:
 
 
 def _fit(case: Case, other: Case) -> bool:
-    """Whatever task both touch, they answer alike and expect the same score of it."""
     return all(
         case.answers.get(task) == other.answers.get(task) and case.scores.get(task) == other.scores.get(task)
         for task in _tasks(case) & _tasks(other)

@@ -1,13 +1,9 @@
-"""What a lab's tests hold its graded notebooks to: the solution full marks, the untouched student notebook
-zero, a known-grade submission exactly its ``Case``'s points. Used by the lab's packaged suite
-(``lab_suite``, ``autograder test``) and by this repository's own tests of its bundled labs, so that both
-judge a grade alike.
+"""What a lab's tests hold its graded notebooks to, as sentences (no problem, no failure): the solution
+full marks, the untouched student notebook zero, a known-grade submission exactly its ``Case``'s points.
+Shared by ``lab_suite`` and this repository's tests of its bundled labs, so that both judge a grade alike.
 
-A check named in a lab's ``MEASURED_VERDICTS`` follows from the grader's own timing of that grading (which
-side of 1 its interval falls on, on that machine): no known grade states its outcome, and it may fail
-only with the grader's interval, as its message gives it, on the other side of 1.
-
-Each function returns the problems found, as sentences: no problem, no failure.
+A check of a lab's ``MEASURED_VERDICTS`` follows from the grader's own timing on that machine: no known
+grade states its outcome, and it may fail only with the grader's interval on the other side of 1.
 """
 
 from __future__ import annotations
@@ -69,9 +65,8 @@ def zero_problems(result: GradeResult) -> list[str]:
 def case_problems(
     lab: Lab, case: Case, result: GradeResult, measured: Collection[str], group: CaseGroup | None = None
 ) -> list[str]:
-    """A known-grade submission: its status, exactly its points per task (measured verdicts aside), no
-    grader error, and the messages it states. Graded in a ``group``'s notebook, the tasks of the group's
-    other cases are theirs to judge."""
+    """A known-grade submission: its status, its points per task, no grader error, the messages it states;
+    in a ``group``'s notebook, on its own tasks alone."""
     if result.status != case.status:
         return [f"status {result.status}, expected {case.status}: {result.summary()}"]
     others = group.tasks_of_others(case) if group else frozenset()
@@ -95,8 +90,7 @@ def case_problems(
 
 
 def _measured_verdict_problems(tasks: Iterable[TaskResult], measured: Collection[str]) -> list[str]:
-    """A measured verdict that judged a True or False fails only with the grader's interval on the other
-    side of 1."""
+    """A measured verdict that judged a True or False fails only with the interval on the other side of 1."""
     problems = []
     for check in (c for t in tasks for c in t.checks if c.name in measured):
         if check.grader_error:
@@ -112,9 +106,8 @@ def _measured_verdict_problems(tasks: Iterable[TaskResult], measured: Collection
 
 
 def measured_side_failure(message: str) -> bool:
-    """Whether a verdict's failure ``message`` gives the grader's interval wholly on the other side of 1
-    from the answer found: the one way a measured verdict of a right answer may fail (the machine, at
-    that moment, made the other answer true)."""
+    """Whether a verdict's failure ``message`` gives the grader's interval wholly on the other side of 1:
+    the one way a measured verdict of a right answer may fail."""
     found = VERDICT_FAILURE.search(message)
     if found is None:
         return False

@@ -1,7 +1,5 @@
-"""Submissions with known grades, the way a lab's tests state them (``tests/labs/<lab>_submissions.py``):
-which answer cells a submission fills, what each task must score, and the notebook made of them from the
-lab's student notebook. Part of the graders' API (docs/writing-a-lab.md): a course's known-grade files
-import ``Case`` and ``solved`` from here."""
+"""Submissions with known grades, as a lab's tests state them (``tests/labs/<lab>_submissions.py``), and
+the notebook made of each. Graders' API (docs/writing-a-lab.md): known-grade files import ``Case``, ``solved``."""
 
 from __future__ import annotations
 
@@ -55,10 +53,8 @@ def solution_answers(lab: Lab) -> dict[str, list[str]]:
 
 
 def make_submission(lab: Lab, answers: dict[str, str | list[str]], path: Path) -> Path:
-    """The student notebook with ``answers[task]`` in the task's answer cells (``SOLUTION``: the solution's).
-
-    A string fills the task's first answer cell and leaves the others as they are; a list fills them in order.
-    """
+    """The student notebook with ``answers[task]`` in the task's answer cells (``SOLUTION``: the solution's):
+    a string fills the first one, a list fills them in order."""
     nb = copy.deepcopy(lab.template)
     cells = answer_cells(nb)
     solved = solution_answers(lab)

@@ -1,11 +1,7 @@
-"""The tests of one lab, as ``autograder test LAB`` runs them wherever the lab is: in a course's folder, or a
-bundled lab from an installed harness (a checkout's bundled labs run the checkout's own, wider suite).
-
-A pytest module, run by ``lab_tests.run_lab_tests`` with the lab named in ``$AUTOGRADER_TEST_LAB``: the
-requirement table holds, the student notebook is what ``assign`` writes, and the solution, the untouched
-notebook and each known-grade case score what they should. Each notebook is graded once, two at a time,
-each in a grading process of its own, cases sharing notebooks (``case_groups``); as a batch does, the first
-process free computes the lab's references while the other grades the solution.
+"""The tests of one lab, as ``autograder test LAB`` runs them wherever the lab is (a checkout's bundled
+labs run the checkout's own, wider suite): a pytest module, the lab named in ``$AUTOGRADER_TEST_LAB``.
+Each notebook is graded once, two at a time; the first process free computes the lab's references while
+the other grades the solution.
 """
 
 from __future__ import annotations
@@ -59,7 +55,6 @@ def _cases() -> list[Case]:
 
 
 def _measured_verdicts() -> frozenset[str]:
-    """Checks whose outcome follows from the grader's own timing this grading: no known grade holds them."""
     return frozenset(getattr(_known_grades(), "MEASURED_VERDICTS", ()))
 
 
@@ -74,7 +69,6 @@ def _graded(lab_id: str, path: Path, limits: Limits):
 
 @functools.cache
 def _groups() -> dict[str, CaseGroup]:
-    """case name -> the cases it is graded with, in one notebook (case_groups.py)."""
     return {
         case.name: group for group in grouped(_cases(), timed_tasks(_lab()), task_order(_lab())) for case in group.cases
     }
@@ -82,8 +76,7 @@ def _groups() -> dict[str, CaseGroup]:
 
 @functools.cache
 def _grades() -> dict:
-    """name -> GradeResult: the solution, the untouched student notebook and every known-grade case (its
-    group's notebook's grade)."""
+    """name -> GradeResult: the solution, the untouched student notebook and every known-grade case."""
     lab = _lab()
     folder = Path(tempfile.mkdtemp(prefix=f"autograder-test-{lab.id}-"))
     groups = {group.name: group for group in _groups().values()}  # each once: its cases share it
@@ -116,7 +109,6 @@ def test_untouched_student_notebook_scores_zero():
 
 
 def test_every_requirement_has_a_check_and_a_wrong_case_that_loses_exactly_its_points():
-    """The lab's requirement table (labs/LAB/requirements.toml) holds: requirement_table.table_problems."""
     problems = table_problems(_lab(), _cases(), _measured_verdicts())
     assert not problems, "\n".join(problems)
 

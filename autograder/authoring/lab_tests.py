@@ -1,8 +1,6 @@
-"""``autograder test LAB``: every test of one lab, as a TA runs them after each edit of the lab.
-
-A bundled lab in the harness's own checkout runs the checkout's tests parametrized by the lab (``--lab``,
-tests/conftest.py); any other lab runs ``lab_suite``, the tests a lab's own files can answer. It runs
-under no pytest configuration (``-c`` the null device), so that it runs alike from a wheel or a checkout.
+"""``autograder test LAB``: every test of one lab. A bundled lab in the harness's own checkout runs the
+checkout's tests (``--lab``); any other runs ``lab_suite`` under no pytest configuration, alike from a wheel
+or a checkout.
 """
 
 from __future__ import annotations
@@ -37,19 +35,8 @@ def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
     tests = checkout_tests(lab)
     if tests is not None:
         return [sys.executable, "-m", "pytest", str(tests), "--lab", lab_id, "-p", "no:cacheprovider", *pytest_args]
-    return [
-        sys.executable,
-        "-m",
-        "pytest",
-        str(Path(lab_suite.__file__)),
-        "-c",
-        os.devnull,
-        "-p",
-        "no:cacheprovider",
-        "--rootdir",
-        str(lab.root),
-        *pytest_args,
-    ]
+    suite = [str(Path(lab_suite.__file__)), "-c", os.devnull, "-p", "no:cacheprovider", "--rootdir", str(lab.root)]
+    return [sys.executable, "-m", "pytest", *suite, *pytest_args]
 
 
 def harness_outside_course_range() -> str | None:

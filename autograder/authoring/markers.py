@@ -1,8 +1,6 @@
-"""The solution notebook's markers: task regions (raw ``# BEGIN QUESTION`` cells) and answer code.
-
-The format is otter-grader's: a raw cell ``# BEGIN QUESTION`` with ``name:`` and ``points:`` lines
-opens a task, a raw cell ``# END QUESTION`` closes it, and inside code cells the lines between
-``# BEGIN SOLUTION`` and ``# END SOLUTION`` are the answer (otter's ``# SOLUTION`` line suffix works too).
+"""The solution notebook's markers, in otter-grader's format: raw ``# BEGIN QUESTION`` (with ``name:`` and
+``points:`` lines) and ``# END QUESTION`` cells around a task, ``# BEGIN SOLUTION`` and ``# END SOLUTION``
+(or a ``# SOLUTION`` line suffix) around answer code.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""``autograder new-lab LAB``: a lab that runs, to be edited into a real one (docs/writing-a-lab.md says
-what it writes).
+"""``autograder new-lab LAB``: a lab that runs, to be edited into a real one (docs/writing-a-lab.md).
 
-It writes into the course folder it runs in (``autograder.paths``), making the current folder a course
-when it is in none, and never into the installed harness. The text of every file is a Jinja2 template in
-``templates/new_lab/``, rendered with named fields (``lab_fields``, and ``task``: a ``Task`` below); a
-field a template names and is not given is an error. The lab is worth 100 points whatever its number of
-tasks: each task an equal share (the first ones a point more when 100 does not divide), split among the
-task's checks in the proportions its example gives them.
+It writes into the course folder it runs in, making the current folder a course when it is in none, never
+into the installed harness; every file's text is a Jinja2 template of ``templates/new_lab/``. The lab is
+worth 100 points: an equal share per task, split among its checks in its example's proportions.
 """
 
 from __future__ import annotations
@@ -45,8 +41,7 @@ TEMPLATES.filters["repr"] = repr  # a Python literal of a value: `{{ task.id | r
 
 @dataclass(frozen=True)
 class Example:
-    """A kind of example task, written from ``templates/new_lab/tasks/<name>/``. Its checks are the
-    graders ``test_<task>_<check>``, each with its weight: its share of the task's points."""
+    """A kind of example task, from ``templates/new_lab/tasks/<name>/``: its checks, each with its weight."""
 
     name: str
     checks: Mapping[str, int]
@@ -76,8 +71,7 @@ FILLER = Example("filler", {"answer": 10}, ("assert_allclose",))  # every task a
 
 @dataclass(frozen=True)
 class Task:
-    """A task of the new lab, as the templates read it: its ``id``, its ``example`` and the ``points`` of
-    each of the example's checks."""
+    """A task of the new lab, as the templates read it."""
 
     id: str
     example: Example
@@ -85,12 +79,10 @@ class Task:
 
     @property
     def total(self) -> int:
-        """The task's points: its checks' together."""
         return sum(self.points.values())
 
     @property
     def templates(self) -> str:
-        """The folder of the example's templates."""
         return f"tasks/{self.example.name}"
 
 
@@ -99,7 +91,7 @@ def _render(template: str, **fields) -> str:
 
 
 def _cell(template: str, **fields) -> str:
-    """A notebook cell's source: its template's text without the final newline a cell has not."""
+    """A cell's source: its template's text without the final newline."""
     return _render(template, **fields).removesuffix("\n")
 
 
@@ -145,7 +137,7 @@ def write_course_marker(root: Path) -> Path:
 
 
 def lab_tasks(n_tasks: int) -> list[Task]:
-    """The examples in their order, then filler tasks, ``n_tasks`` in all, with their points."""
+    """The examples, then filler tasks, ``n_tasks`` in all, with their points."""
     if not 1 <= n_tasks <= MAX_TASKS:
         raise NewLabError(f"a lab has 1 to {MAX_TASKS} tasks, not {n_tasks}")
     examples = EXAMPLES[:n_tasks] + (FILLER,) * (n_tasks - len(EXAMPLES))
@@ -157,8 +149,7 @@ def lab_tasks(n_tasks: int) -> list[Task]:
 
 
 def split_points(total: int, weights: list[int]) -> list[int]:
-    """``total`` split in proportion to ``weights``, in whole points that add up to ``total`` (the largest
-    remainders get the points left over)."""
+    """``total`` split in proportion to ``weights``, in whole points (largest remainders first)."""
     exact = [total * w / sum(weights) for w in weights]
     points = [int(e) for e in exact]
     by_remainder = sorted(range(len(weights)), key=lambda i: (points[i] - exact[i], i))
@@ -191,9 +182,8 @@ def solution_notebook(lab: str, tasks: list[Task]) -> nbformat.NotebookNode:
 
 
 def lab_fields(lab: str, tasks: list[Task]) -> dict:
-    """The fields the lab's files are rendered from: ``lab``, ``tasks``, whether one is ``timed``, and what
-    the graders import — the ``checks`` their examples use (classes first, as isort orders them) and
-    ``modules`` — nothing else, so that the lab passes the project's linter as written."""
+    """The fields the lab's files are rendered from; the graders import only what they use (classes first,
+    as isort orders them), so that the lab passes the project's linter as written."""
     names = {name for task in tasks for name in task.example.uses}
     return {
         "lab": lab,
@@ -207,7 +197,7 @@ def lab_fields(lab: str, tasks: list[Task]) -> dict:
 
 def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
     """Write the lab's files into the course folder; the paths written (the course's marker first when
-    this made the folder a course). Refuses a taken or non-identifier name."""
+    this made the folder a course)."""
     course = course_in_view()
     _validate_lab_name(lab, course)
     tasks = lab_tasks(n_tasks)

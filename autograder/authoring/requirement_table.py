@@ -1,12 +1,7 @@
-"""A lab's requirement table (``labs/LAB/requirements.toml``): each requirement sentence of a task's text,
-quoted, with the checks that enforce it and the known-grade wrong submissions that break it alone.
-
-For every sentence of a task's text there must be a check, and a wrong answer that breaks that sentence
-alone must lose exactly that check's points; ``autograder test`` holds the lab to its table
-(``table_problems``), whose format docs/writing-a-lab.md gives ("The requirement table", "Clauses and
-literals"). A check parametrized by ``@pytest.mark.parametrize`` (literal values, or a module-level
-literal's keys or items) is worth its points once per parameter set; ``checks`` names it whole or one
-instance by its pytest id (``"test_t2_layouts[y_ba]"``).
+"""A lab's requirement table (``labs/LAB/requirements.toml``, docs/writing-a-lab.md): each requirement
+sentence of a task's text, with the checks that enforce it and the known-grade wrong submissions that break
+it alone, losing exactly those checks' points. A parametrized check is worth its points once per parameter
+set, and is named whole or by one instance's pytest id (``"test_t2_layouts[y_ba]"``).
 """
 
 from __future__ import annotations
@@ -46,8 +41,7 @@ class Waiver:
 
 @dataclass(frozen=True)
 class Grader:
-    """One check of the lab's graders, as its decorators declare it: ``points`` per instance, one instance
-    per parameter set (``instances``, their pytest ids; empty when not parametrized)."""
+    """One check of the lab's graders: ``points`` per instance (``instances``: pytest ids, or none)."""
 
     name: str
     task: str
@@ -105,8 +99,7 @@ def text_literals(text: str) -> list[str]:
 
 
 def literal_problems(requirements: list[Requirement], waivers: list[Waiver], texts: dict[str, str]) -> list[str]:
-    """A literal of a task's text that no requirement of that task quotes and no waiver names; a waiver of
-    a literal the task's text does not name, or that a requirement quotes after all."""
+    """A literal of a task's text neither quoted nor waived; a waiver of a literal not named, or quoted."""
     quoted: dict[str, str] = {}
     for req in requirements:
         quoted[req.task] = quoted.get(req.task, "") + " " + _words(req.text)
@@ -160,8 +153,7 @@ def _instances(decorators: list[ast.expr], module: dict[str, ast.expr]) -> tuple
 
 
 def grader_checks(source: str) -> dict[str, Grader]:
-    """The lab's checks by name, read from its graders' decorators ``@task("tN")`` and ``@points(P)``; a
-    parametrized check also under each instance's name, ``name[id]``, worth P."""
+    """The lab's checks by name, from their ``@task("tN")`` and ``@points(P)``; each instance also as ``name[id]``."""
     tree = ast.parse(source)
     module = {
         node.targets[0].id: node.value

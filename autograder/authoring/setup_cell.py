@@ -1,10 +1,6 @@
-"""The first code cell of every lab: the lab's 8 CPU devices set before JAX starts, in any Jupyter.
-
-A student's kernel is started by their own Jupyter (a laptop, JupyterHub, Colab) without the harness's
-environment, so the cell sets it; when JAX had already started with other devices it says to restart
-the kernel. Under grading the kernel already has the harness's settings (``devices.HARNESS_ENV``) and
-its 8 devices, and the cell changes nothing. The cell is a locked cell of each solution notebook, kept
-equal to ``SOURCE`` by the tests.
+"""The first code cell of every lab: the lab's 8 CPU devices set before JAX starts, in a student's own
+Jupyter, which lacks the harness's environment (under grading the cell changes nothing). The tests keep
+each solution's locked setup cell equal to ``SOURCE``.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ RESTART_MESSAGE = "restart the kernel and run this cell first"
 
 
 def _tested_jax() -> tuple[str, str]:
-    """The lowest JAX the harness is tested on and the first it is not (``pyproject.toml``'s range)."""
+    """``pyproject.toml``'s range of JAX: the lowest tested, the first not."""
     tested = tested_range("jax")
     bounds = {spec.operator: spec.version for spec in tested or ()}
     if ">=" not in bounds or "<" not in bounds:
