@@ -55,23 +55,15 @@ def grouped(cases: list[Case], timed: Collection[str] = (), order: Sequence[str]
     """The cases in groups that can share a notebook: each joins the first group it fits; one that times code
     of its own (in a task of ``timed``) then joins the fitting group that runs furthest along ``order``."""
     groups: list[list[Case]] = []
-    timing = [case for case in cases if _times_code(case, timed)]
-    for case in (case for case in cases if not _times_code(case, timed)):
-        first = next((members for members in groups if _joins(case, members)), None)
-        if first is None:
+    for case in sorted(cases, key=lambda case: _times_code(case, timed)):  # those that time code last
+        timing = _times_code(case, timed)
+        fitting = [m for m in groups if _joins(case, m) and not (timing and any(_times_code(o, timed) for o in m))]
+        if not fitting:
             groups.append([case])
-        else:
-            first.append(case)
-    for case in timing:
-        fitting = [
-            members
-            for members in groups
-            if _joins(case, members) and not any(_times_code(other, timed) for other in members)
-        ]
-        if fitting:
+        elif timing:
             max(fitting, key=lambda members: _reach(members, order)).append(case)
         else:
-            groups.append([case])
+            fitting[0].append(case)
     position = {case.name: index for index, case in enumerate(cases)}
     groups.sort(key=lambda members: position[members[0].name])
     return [CaseGroup(tuple(sorted(members, key=lambda case: position[case.name]))) for members in groups]

@@ -58,40 +58,37 @@ def drop_jit(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def partition_spec(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """A ``PartitionSpec``'s entries swapped, one dropped (never a trailing None: that changes nothing),
-    one replaced (an axis by None, None by an axis name), or a tuple entry's axes swapped."""
+    """A ``PartitionSpec``'s entries swapped, one dropped or replaced, or a tuple entry's axes swapped."""
     if not (isinstance(node, cst.Call) and dotted(node.func) in SPEC) or any(a.keyword or a.star for a in node.args):
         return
     args, spec = list(node.args), site.code(node)
+
+    def entry(i: int, value: cst.BaseExpression) -> Edit:
+        return {node: with_args(node, args[:i] + [args[i].with_changes(value=value)] + args[i + 1 :])}
+
     for i in range(len(args) - 1):
         if site.code(args[i].value) != site.code(args[i + 1].value):
             yield {node: with_args(node, swap_values(args, i, i + 1))}, f"`{spec}`: entries {i} and {i + 1} swapped"
-    for i, arg in enumerate(args):
-        value = arg.value
-        if not (isinstance(value, cst.Name) and value.value == "None"):
+    for i, value in enumerate(arg.value for arg in args):
+        is_none = isinstance(value, cst.Name) and value.value == "None"
+        if not is_none:
             yield {node: with_args(node, args[:i] + args[i + 1 :])}, f"`{spec}`: entry {i} dropped"
         if isinstance(value, cst.SimpleString):
-            new = arg.with_changes(value=cst.Name("None"))
-            yield {node: with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: entry {i} replaced by None"
-        elif isinstance(value, cst.Name) and value.value == "None":
+            yield entry(i, cst.Name("None")), f"`{spec}`: entry {i} replaced by None"
+        elif is_none:
             present = set(spec_axes(args))
             for axis in (a for a in site.axis_names if a not in present):
-                new = arg.with_changes(value=cst.SimpleString(repr(axis)))
-                yield (
-                    {node: with_args(node, args[:i] + [new] + args[i + 1 :])},
-                    f"`{spec}`: entry {i} replaced by {axis!r}",
-                )
+                yield entry(i, cst.SimpleString(repr(axis))), f"`{spec}`: entry {i} replaced by {axis!r}"
         elif isinstance(value, cst.Tuple) and len(value.elements) >= 2:
-            new = arg.with_changes(value=value.with_changes(elements=swap_values(list(value.elements), 0, 1)))
-            yield {node: with_args(node, args[:i] + [new] + args[i + 1 :])}, f"`{spec}`: the axes of entry {i} swapped"
+            swapped = value.with_changes(elements=swap_values(list(value.elements), 0, 1))
+            yield entry(i, swapped), f"`{spec}`: the axes of entry {i} swapped"
 
 
 VARYING_CASTS = ("jax.lax.pvary", "lax.pvary", "jax.lax.pcast", "lax.pcast")
 
 
 def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """``check_vma=True`` becomes False and the other way round; a value's varying axes no longer changed
-    (``jax.lax.pvary(x, axes)`` or ``jax.lax.pcast(x, axes, ...)`` becomes ``x``)."""
+    """``check_vma`` flipped; ``jax.lax.pvary(x, axes)`` or ``jax.lax.pcast(x, axes, ...)`` become ``x``."""
     if isinstance(node, cst.Call):
         arg = keyword_arg(node, "check_vma")
         if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value in FLIPPED:
@@ -104,8 +101,7 @@ def check_vma(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def collective(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """A reduction replaced by a cousin (psum, psum_scatter, pmean), ``all_gather``'s ``tiled`` flipped, a
-    ``ppermute``'s pairs reversed or shifted by one device."""
+    """A reduction replaced by a cousin, ``all_gather``'s ``tiled`` flipped, a ``ppermute``'s pairs changed."""
     if not isinstance(node, cst.Call):
         return
     name = dotted(node.func) or ""
@@ -159,8 +155,7 @@ def off_by_one(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """Two bound names swapped (in one tuple target, or two adjacent assignments), two name arguments of a
-    call swapped, or a ratio's operands swapped."""
+    """Two bound names, two name arguments of a call, or a ratio's operands swapped."""
     if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple):
         target = node.targets[0].target
         for i in range(len(target.elements) - 1):
@@ -195,8 +190,7 @@ def swap(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def timing(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """In code that times: a call whose result is dropped (a warm-up) left out, or a result no longer
-    waited for (``block_until_ready`` dropped)."""
+    """In code that times: a warm-up call left out, or a result no longer waited for."""
     if not site.times:
         return
     if _warm_up_call(node):
@@ -212,8 +206,7 @@ def timing(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def _warm_up_call(statement: cst.CSTNode) -> bool:
-    """Whether a statement is a call alone whose result is dropped, as a warm-up's is (not a print, not an
-    ``append``)."""
+    """Whether a statement is a call alone whose result is dropped (not a print, not an ``append``)."""
     if not (
         isinstance(statement, cst.SimpleStatementLine)
         and len(statement.body) == 1
@@ -255,8 +248,7 @@ CONVERSIONS = {"float": "a Python float", "int": "a Python int", "bool": "a Pyth
 
 
 def value_type(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """The type a text names, lost: ``float(x)``, ``int(x)``, ``tuple(x)`` become ``x``; ``bool(x)`` becomes
-    a NumPy bool; a tuple written out becomes a list; ``str(e)`` becomes ``repr(e)``."""
+    """The type a text names, lost: a conversion dropped or changed, a tuple written as a list."""
     if id(node) in site.printed:
         return
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1:
@@ -282,16 +274,14 @@ def value_type(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def axis_types(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """A mesh's ``AxisType.Explicit`` axes made ``Auto`` (and the other way round): the same shape and
-    names, another type."""
+    """A mesh's ``AxisType.Explicit`` axes made ``Auto``, and the other way round."""
     if isinstance(node, cst.Attribute) and node.attr.value in ("Explicit", "Auto") and "AxisType" in site.code(node):
         other = "Auto" if node.attr.value == "Explicit" else "Explicit"
         yield {node.attr: cst.Name(other)}, f"`{site.code(node)}` became `AxisType.{other}`"
 
 
 def restore(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """A setting the task changes and sets back: a later ``jax.config.update`` of a name an earlier one in
-    the cell set (the one that sets it back, in a ``finally:`` or after) made ``pass``."""
+    """A setting not set back: a later ``jax.config.update`` of a name the cell set before made ``pass``."""
     if not isinstance(node, cst.Module):
         return
     seen: set[str] = set()
@@ -307,10 +297,8 @@ def restore(node, site: Site) -> Iterator[tuple[Edit, str]]:
 
 
 def whole_operand(node, site: Site) -> Iterator[tuple[Edit, str]]:
-    """An operand of a ``shard_map`` laid out whole on every device right before it: the call
-    ``jax.shard_map(f, mesh=m, ...)`` becomes a function that first puts its ``i``-th argument on ``m``
-    replicated (``P()``), then calls the ``shard_map``. The body still receives its block, so values stay
-    right; what every device holds does not."""
+    """An operand of a ``shard_map`` put whole (``P()``) on every device right before it: the values stay
+    right, what every device holds does not."""
     if not (isinstance(node, cst.Call) and (dotted(node.func) or "").endswith("shard_map")):
         return
     positional = positional_args(node)
