@@ -25,8 +25,8 @@ TABLE_FILE = "requirements.toml"
 class Requirement:
     task: str
     text: str
-    checks: tuple[str, ...]
-    wrong: tuple[str, ...]
+    checks: tuple[str, ...] = ()
+    wrong: tuple[str, ...] = ()
     no_wrong_case: str = ""
 
 
@@ -71,15 +71,7 @@ def read_table(path: Path) -> list[Requirement]:
         unknown = set(row) - {"task", "text", "checks", "wrong", "no_wrong_case"}
         if unknown or not isinstance(row.get("task"), str) or not isinstance(row.get("text"), str):
             raise ValueError(f"{path}, requirement {index}: task and text are strings; unknown keys {sorted(unknown)}")
-        requirements.append(
-            Requirement(
-                row["task"],
-                row["text"],
-                tuple(row.get("checks", ())),
-                tuple(row.get("wrong", ())),
-                row.get("no_wrong_case", ""),
-            )
-        )
+        requirements.append(Requirement(**row | {k: tuple(row.get(k, ())) for k in ("checks", "wrong")}))
     return requirements
 
 
@@ -89,7 +81,7 @@ def read_waivers(path: Path) -> list[Waiver]:
     for index, row in enumerate(_rows(path, "waived"), start=1):
         if set(row) != {"task", "literal", "why"} or not all(isinstance(v, str) and v.strip() for v in row.values()):
             raise ValueError(f"{path}, waived {index}: task, literal and why, each a non-empty string")
-        waivers.append(Waiver(row["task"], row["literal"], row["why"]))
+        waivers.append(Waiver(**row))
     return waivers
 
 

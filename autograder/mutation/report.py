@@ -171,32 +171,23 @@ def print_report(report: MutationReport, console=None) -> None:
             f"{count.kept} / {count.variants}",
         )
     console.print(table)
-    for outcome in report.survivors:
+    for outcome in (*report.survivors, *report.lost_variants):  # a survivor is never a variant
         m = outcome.mutant
-        console.print(f"\n[bold red]survived[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}")
-        console.print(escape(m.diff.rstrip("\n")), highlight=False)
-    for outcome in report.lost_variants:
-        m = outcome.mutant
-        console.print(
-            f"\n[bold red]right variant lost points[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}: "
-            f"{escape(outcome.detail)}"
+        label, detail = (
+            ("right variant lost points", f": {escape(outcome.detail)}") if m.is_variant else ("survived", "")
         )
+        console.print(f"\n[bold red]{label}[/] {m.id} ({m.task}, line {m.line}): {escape(m.description)}{detail}")
         console.print(escape(m.diff.rstrip("\n")), highlight=False)
     for outcome in report.equivalent:
         console.print(
             f"\n[bold]equivalent[/] {outcome.mutant.id}: {escape(outcome.mutant.description)}: "
             f"{escape(report.equivalents[outcome.mutant.id])}"
         )
-    for outcome in report.not_graded:
-        m = outcome.mutant
+    for outcome in (*report.not_graded, *(o for o in report.killed if o.status != GradeStatus.GRADED)):
+        m, killed = outcome.mutant, outcome.verdict == "killed"
+        label, note = ("run failed", " — counted as killed: its task lost points") if killed else (outcome.verdict, "")
         console.print(
-            f"\n[yellow]{outcome.verdict}[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
-        )
-    for outcome in (o for o in report.killed if o.status != GradeStatus.GRADED):
-        m = outcome.mutant
-        console.print(
-            f"\n[yellow]run failed[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}"
-            " — counted as killed: its task lost points"
+            f"\n[yellow]{label}[/] {m.id} ({m.task}): {escape(m.description)}: {escape(outcome.detail)}{note}"
         )
     for line in (*report.stale_records(), *report.unparsed_cells):
         console.print(f"\n[yellow]note[/] {escape(line)}")
