@@ -1,6 +1,6 @@
-"""What a lab's tests hold its graded notebooks to, as sentences (no problem, no failure): the solution
-full marks, the untouched student notebook zero, a known-grade submission exactly its ``Case``'s points.
-Shared by ``lab_suite`` and this repository's tests of its bundled labs, so that both judge a grade alike.
+"""What a lab's tests and ``assign`` hold its graded notebooks to, as sentences (no problem, no failure):
+the solution full marks, the untouched student notebook zero, a known-grade submission exactly its
+``Case``'s points. Shared by ``lab_suite`` and this repository's tests of its bundled labs.
 
 A check of a lab's ``MEASURED_VERDICTS`` follows from the grader's own timing on that machine: no known
 grade states its outcome, and it may fail only with the grader's interval on the other side of 1.
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from pathlib import Path
 
 from autograder.authoring.case_groups import CaseGroup
 from autograder.authoring.known_grades import Case
-from autograder.grading import CheckResult, GradeResult, TaskResult
+from autograder.grading import CheckResult, GradeResult, GradeStatus, TaskResult
 from autograder.lab import Lab
+from autograder.run import TRUSTED_LIMITS
 
 VERDICT_FAILURE = re.compile(r"expected (True|False), found (?:True|False): .* interval ([0-9.e+-]+)–([0-9.e+-]+|∞)")
 
@@ -113,3 +115,58 @@ def measured_side_failure(message: str) -> bool:
         return False
     expected, low, high = found.groups()
     return float(low) > 1 if expected == "True" else high != "∞" and float(high) < 1
+
+
+def _points(value: float) -> str:
+    return f"{value:g} point" + ("" if value == 1 else "s")
+
+
+def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
+    """Each check whose grader failed, or for which ``wrong(check)`` says what is wrong."""
+    if result.status != GradeStatus.GRADED:
+        return [f"{who}: {result.status}: {result.reason}"]
+    problems = []
+    for task in result.tasks:
+        for check in task.checks:
+            where = f"{who}, task {task.task}, check {check.name}"
+            if check.grader_error:
+                problems.append(f"{where}: the grader failed: {check.message}")
+            elif wrong(check):
+                problems.append(f"{where}: {wrong(check)}")
+    return problems
+
+
+def solution_problems(result: GradeResult) -> list[str]:
+    """Why a grade of the solution is not full marks."""
+    problems = _check_problems(
+        result,
+        "the solution",
+        lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}",
+    )
+    for task in result.tasks if result.status == GradeStatus.GRADED else ():
+        if task.auto_score < task.max_score and all(c.passed for c in task.checks):
+            problems.append(
+                f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
+                f" of the task's {_points(task.max_score)}"
+            )
+    return problems
+
+
+def blank_problems(result: GradeResult) -> list[str]:
+    """Why a grade of the blank student notebook is not zero."""
+    return _check_problems(
+        result,
+        "the student notebook",
+        lambda check: f"a blank task earns {_points(check.points)}" if check.passed and check.points > 0 else None,
+    )
+
+
+def verification_problems(lab: Lab) -> list[str]:
+    """What ``autograder assign`` checks before it keeps a student notebook: the lab's graders give the
+    solution every point and the blank student notebook none (both the lab's own: no sandbox)."""
+    from autograder.grading import GradeOptions, grade_notebook
+
+    options = GradeOptions(lab.id, limits=TRUSTED_LIMITS)
+    solution = grade_notebook(Path(lab.solution_path), options)
+    blank = grade_notebook(Path(lab.assignment_path), options)
+    return solution_problems(solution) + blank_problems(blank)
