@@ -40,7 +40,7 @@ from autograder.course.wheel_build import (
 
 LEFT_OUT = ("course", "authoring", "mutation", "cli", "__main__.py")  # a course's and an author's tools
 # A lab's files for its authors, which name its hidden checks: the mutants it records as equivalent
-# (mutation/equivalents.py) and its requirement table (authoring/requirement_table.py).
+# (mutation/report.py) and its requirement table (authoring/requirement_table.py).
 AUTHORS_ONLY = ("equivalent_mutants.py", "requirements.toml")
 # The grader's dependencies that only its left-out folders use (authoring, the course's batches and zips).
 GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "libcst", "jinja2")

@@ -8,11 +8,16 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.mutation.equivalents import EquivalentsError, recorded_equivalents
     from autograder.mutation.grading import MutantGradingOptions, grade_mutants
     from autograder.mutation.mutants import LabMutants, Mutant, lab_mutants
     from autograder.mutation.operators import OPERATORS
-    from autograder.mutation.report import MutationReport, mutation_report, print_report
+    from autograder.mutation.report import (
+        EquivalentsError,
+        MutationReport,
+        mutation_report,
+        print_report,
+        recorded_equivalents,
+    )
     from autograder.mutation.right_variants import VARIANTS
     from autograder.mutation.text_mutants import OPERATORS as TEXT_OPERATORS
 

@@ -1,13 +1,40 @@
 """A lab's mutation report: per task, what became of its mutants and right variants; the lab's mutation
-score; the records of ``equivalent_mutants.py`` that no longer fit."""
+score; the mutants the lab records as equivalent to its solution (``EQUIVALENT_MUTANTS`` in its
+``equivalent_mutants.py``: mutant id -> why no check should fail it), and the records that no longer fit."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 from autograder.grading import GradeResult, GradeStatus, TaskResult
+from autograder.lab import load_lab
 from autograder.mutation.grading import Outcome
 from autograder.mutation.right_variants import KEPT, LOST
+
+EQUIVALENTS_MODULE = "equivalent_mutants"
+
+
+class EquivalentsError(ValueError):
+    """The lab's equivalent_mutants.py is malformed; the message says how."""
+
+
+def recorded_equivalents(lab_id: str) -> dict[str, str]:
+    """The lab's recorded equivalent mutants (id -> reason); {} when the lab records none."""
+    name = f"{load_lab(lab_id).package.__name__}.{EQUIVALENTS_MODULE}"  # a course's lab package joins the path
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return {}
+        raise
+    records = getattr(module, "EQUIVALENT_MUTANTS", None)
+    if not isinstance(records, dict):
+        raise EquivalentsError(f"{module.__file__}: EQUIVALENT_MUTANTS must be a dict: mutant id -> reason")
+    unexplained = sorted(k for k, v in records.items() if not isinstance(v, str) or not v.strip())
+    if unexplained:
+        raise EquivalentsError(f"{module.__file__}: no reason given for {', '.join(map(str, unexplained))}")
+    return dict(records)
 
 
 @dataclass(frozen=True)
@@ -204,8 +231,6 @@ def mutation_report(
     lab_id: str, tasks: tuple[str, ...] = (), options=None, operators: tuple[str, ...] = ()
 ) -> MutationReport:
     """Make the lab's mutants (of ``tasks``, by ``operators``, if given), grade them, and judge each."""
-    from autograder.lab import load_lab
-    from autograder.mutation.equivalents import recorded_equivalents
     from autograder.mutation.grading import MutantGradingOptions, grade_mutants
     from autograder.mutation.mutants import lab_mutants
 

@@ -23,7 +23,7 @@ from autograder.course import StudentPackageError, build_student_wheel
 from autograder.course.student_lab_sources import students_reference
 from autograder.course.student_package import AUTHORS_ONLY
 from autograder.lab import lab_ids, load_lab
-from autograder.mutation.equivalents import MODULE as EQUIVALENTS_MODULE
+from autograder.mutation.report import EQUIVALENTS_MODULE
 from autograder.paths import BUNDLED_LABS as LABS_PACKAGE
 
 SHORTEST_ANSWER = 16  # characters: a shorter answer line (`return out`, `)`) says nothing of the answer

@@ -11,10 +11,9 @@ from rich.console import Console
 
 from autograder.cli import main
 from autograder.grading import CheckResult, GradeResult, TaskResult
-from autograder.mutation.equivalents import EquivalentsError, recorded_equivalents
 from autograder.mutation.grading import Outcome, judge
 from autograder.mutation.mutants import Mutant
-from autograder.mutation.report import MutationReport, print_report
+from autograder.mutation.report import EquivalentsError, MutationReport, print_report, recorded_equivalents
 
 
 def _mutant(task: str, name: str, operator: str = "swap") -> Mutant:
