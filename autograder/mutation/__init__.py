@@ -18,7 +18,7 @@ if TYPE_CHECKING:
         print_report,
         recorded_equivalents,
     )
-    from autograder.mutation.right_variants import VARIANTS
+    from autograder.mutation.source_mutants import VARIANTS
     from autograder.mutation.text_mutants import OPERATORS as TEXT_OPERATORS
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -20,7 +20,7 @@ from autograder.course import (
 from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
 from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
-from autograder.mutation.right_variants import KEPT, LOST
+from autograder.mutation.source_mutants import KEPT, LOST
 from autograder.run import TRUSTED_LIMITS, Limits
 
 SOLUTION = "solution"

@@ -18,8 +18,7 @@ import nbformat
 from autograder.authoring import has_solution, parse_questions, read_solution, task_texts, text_literals
 from autograder.lab import Lab
 from autograder.mutation.operators import OPERATORS
-from autograder.mutation.right_variants import VARIANTS, right_variants
-from autograder.mutation.source_mutants import answer_lines, mutate
+from autograder.mutation.source_mutants import VARIANTS, answer_lines, mutate, right_variants
 from autograder.mutation.text_mutants import OPERATORS as TEXT_OPERATORS
 from autograder.mutation.text_mutants import text_mutants
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from autograder.grading import GradeResult, GradeStatus, TaskResult
 from autograder.lab import load_lab
 from autograder.mutation.grading import Outcome
-from autograder.mutation.right_variants import KEPT, LOST
+from autograder.mutation.source_mutants import KEPT, LOST
 
 EQUIVALENTS_MODULE = "equivalent_mutants"
 

@@ -142,7 +142,7 @@ def test_a_run_of_one_tasks_mutants_says_only_that_task_is_answered_and_scored()
 
 
 def test_the_right_variants_of_a_cell_keep_its_meaning_in_another_form():
-    from autograder.mutation.right_variants import right_variants
+    from autograder.mutation.source_mutants import right_variants
 
     source = (
         "@jax.jit\n"
