@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from autograder.authoring.assign import assign_lab
     from autograder.authoring.assignment_freshness import stale_assignment
     from autograder.authoring.grade_expectations import verification_problems
-    from autograder.authoring.lab_tests import run_lab_tests
+    from autograder.authoring.lab_suite import run_lab_tests
     from autograder.authoring.markers import has_solution, parse_questions, read_solution
     from autograder.authoring.new_lab import NewLabError, scaffold_lab
     from autograder.authoring.requirement_table import task_texts, text_literals

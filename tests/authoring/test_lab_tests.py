@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from autograder.authoring.lab_tests import lab_test_command
+from autograder.authoring.lab_suite import lab_test_command
 from autograder.cli import main
 from autograder.paths import PACKAGE_DIR
 
@@ -92,7 +92,7 @@ def test_a_course_lab_runs_the_packaged_lab_suite(monkeypatch, tmp_path):
 def test_a_course_for_other_harness_versions_is_told_so(monkeypatch, tmp_path):
     from scaffolded_labs import use_tmp_labs
 
-    from autograder.authoring.lab_tests import harness_outside_course_range
+    from autograder.authoring.lab_suite import harness_outside_course_range
     from autograder.paths import COURSE_FILE
 
     use_tmp_labs(monkeypatch, tmp_path)
