@@ -44,29 +44,15 @@ def _key(lab: Lab) -> str:
     return digest.hexdigest()
 
 
-def _known_current(lab: Lab, key: str) -> bool:
-    try:
-        return _verdict_file(lab).read_text(encoding="ascii") == key
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _remember_current(lab: Lab, key: str) -> None:
-    """A cache that cannot be written only means comparing again."""
-    path = _verdict_file(lab)
-    with contextlib.suppress(OSError):
-        make_private_dirs(path.parent)
-        write_atomically(path, key)
-
-
 def stale_assignment(lab: Lab) -> str | None:
     """Why ``lab``'s student notebook is not what ``assign`` would write now; None when it is, or when a
     notebook is missing (grading says so itself)."""
     if not (lab.solution_path.is_file() and lab.assignment_path.is_file()):
         return None
-    key = _key(lab)
-    if _known_current(lab, key):
-        return None
+    key, verdict = _key(lab), _verdict_file(lab)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if verdict.read_text(encoding="ascii") == key:
+            return None
     from autograder.authoring.assign import assign_lab
 
     try:
@@ -77,7 +63,9 @@ def stale_assignment(lab: Lab) -> str | None:
             f"fix the solution and run `autograder assign {lab.id}`"
         )
     if not stale:
-        _remember_current(lab, key)
+        with contextlib.suppress(OSError):  # a cache that cannot be written only means comparing again
+            make_private_dirs(verdict.parent)
+            write_atomically(verdict, key)
         return None
     return (
         f"{lab.assignment_path} is not what `autograder assign` writes from {lab.solution_path} now "

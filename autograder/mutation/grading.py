@@ -63,9 +63,8 @@ def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome
     detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
     if result.cell_errors and new:
         detail += f" ({result.cell_errors[0].splitlines()[0]})"
-    if mutant.is_variant:  # a right answer: it keeps every point the solution got, or a check is too strict
-        return Outcome(mutant, LOST if new else KEPT, task.auto_score, task.max_score, detail, result.status)
-    return Outcome(mutant, "killed" if new else "survived", task.auto_score, task.max_score, detail, result.status)
+    failed, passed = (LOST, KEPT) if mutant.is_variant else ("killed", "survived")  # a variant keeps every point
+    return Outcome(mutant, failed if new else passed, task.auto_score, task.max_score, detail, result.status)
 
 
 def grade_mutants(lab: Lab, found: LabMutants, options: MutantGradingOptions) -> tuple[GradeResult, list[Outcome]]:

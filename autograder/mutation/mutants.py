@@ -102,7 +102,6 @@ def lab_mutants(lab: Lab, tasks: tuple[str, ...] = (), operators: tuple[str, ...
                         "solution",
                         "mutant",
                         n=1,
-                        lineterm="\n",
                     )
                 )
                 mutants.append(
