@@ -14,10 +14,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from autograder.authoring.assign import assign_lab
 from autograder.authoring.case_groups import CaseGroup, grading_jobs, grouped, task_order, timed_tasks
@@ -25,8 +27,8 @@ from autograder.authoring.grade_expectations import case_problems, full_marks_pr
 from autograder.authoring.known_grades import Case
 from autograder.authoring.requirement_table import table_problems
 from autograder.fairness import pinned_process_pool
-from autograder.grading import warm_here
-from autograder.lab import Lab, LabError, load_lab
+from autograder.grading import DISTRIBUTION, warm_here
+from autograder.lab import Lab, LabError, course_in_view, load_lab
 from autograder.paths import PACKAGE_DIR
 from autograder.run import Limits
 
@@ -159,13 +161,6 @@ def lab_test_command(lab_id: str, pytest_args: Sequence[str] = ()) -> list[str]:
 
 def harness_outside_course_range() -> str | None:
     """What to say when the installed harness is outside the versions the course declares, or None."""
-    from importlib import metadata
-
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    from autograder.grading import DISTRIBUTION
-    from autograder.lab import course_in_view
-
     course = course_in_view()
     if course is None or not course.harness:
         return None

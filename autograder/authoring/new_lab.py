@@ -10,6 +10,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import jinja2
@@ -17,6 +18,7 @@ import nbformat
 
 from autograder.authoring.setup_cell import CELL_ID as SETUP_CELL_ID
 from autograder.authoring.setup_cell import new_setup_cell
+from autograder.grading import DISTRIBUTION
 from autograder.lab import course_in_view, lab_ids
 from autograder.paths import COURSE_FILE, Course
 
@@ -106,10 +108,6 @@ def _validate_lab_name(lab: str, course: Course | None) -> None:
 
 def harness_range() -> str:
     """The harness versions a new course's graders are written for: this minor release's."""
-    from importlib import metadata
-
-    from autograder.grading import DISTRIBUTION
-
     try:
         major, minor = metadata.version(DISTRIBUTION).split(".")[:2]
     except metadata.PackageNotFoundError:
