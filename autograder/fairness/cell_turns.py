@@ -242,14 +242,18 @@ _thread = threading.local()  # the run whose grading this thread checks (turn_of
 
 
 @contextlib.contextmanager
-def grading_with(turn_of_run: Callable[[], TimedTurn | None]):
-    """Held by a grader's thread while it checks a run: measurements use the run's turn, looked up late."""
-    previous = getattr(_thread, "turn_of_run", None)
-    _thread.turn_of_run = turn_of_run
+def _on_this_thread(name: str, value: object) -> Iterator[None]:
+    previous = getattr(_thread, name, None)
+    setattr(_thread, name, value)
     try:
         yield
     finally:
-        _thread.turn_of_run = previous
+        setattr(_thread, name, previous)
+
+
+def grading_with(turn_of_run: Callable[[], TimedTurn | None]) -> contextlib.AbstractContextManager[None]:
+    """Held by a grader's thread while it checks a run: measurements use the run's turn, looked up late."""
+    return _on_this_thread("turn_of_run", turn_of_run)
 
 
 @contextlib.contextmanager
@@ -309,14 +313,12 @@ class _ChecksHold(BackgroundHold):
 def checks_running():
     """Around one of a grader's checks (or its set-up): no other grading's timed task runs beside it."""
     hold = _ChecksHold()
-    previous = getattr(_thread, "hold", None)
-    _thread.hold = hold
-    hold.take()
-    try:
-        yield
-    finally:
-        _thread.hold = previous
-        hold.release()
+    with _on_this_thread("hold", hold):
+        hold.take()
+        try:
+            yield
+        finally:
+            hold.release()
 
 
 @contextlib.contextmanager
@@ -347,13 +349,17 @@ def _count(change: int) -> None:
 
 
 @contextlib.contextmanager
-def student_code_running() -> Iterator[None]:
-    """Hold while a student's kernel of this process is running cells."""
-    _count(1)
+def _counted(change: int) -> Iterator[None]:
+    _count(change)
     try:
         yield
     finally:
-        _count(-1)
+        _count(-change)
+
+
+def student_code_running() -> contextlib.AbstractContextManager[None]:
+    """Hold while a student's kernel of this process is running cells."""
+    return _counted(1)
 
 
 def wait_for_quiet(timeout: float | None = None) -> bool:
@@ -362,11 +368,6 @@ def wait_for_quiet(timeout: float | None = None) -> bool:
         return _changed.wait_for(lambda: _running == 0, timeout)
 
 
-@contextlib.contextmanager
-def not_running() -> Iterator[None]:
+def not_running() -> contextlib.AbstractContextManager[None]:
     """Held by a kernel that holds ``student_code_running`` but waits, running nothing."""
-    _count(-1)
-    try:
-        yield
-    finally:
-        _count(1)
+    return _counted(-1)

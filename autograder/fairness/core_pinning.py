@@ -30,15 +30,8 @@ def process_cores() -> tuple[int, ...]:
 
 def pin_process(core: int) -> tuple[int, ...]:
     """Pin every thread of this process to ``core``: the cores the calling thread may run on after."""
-    try:
-        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
-    except OSError:  # no /proc: the calling thread alone
-        threads = [0]
-    for thread in threads:
-        try:
-            os.sched_setaffinity(thread, {core})
-        except ProcessLookupError:  # the thread ended meanwhile
-            pass
+    if not move_processes([os.getpid()], (core,)):
+        os.sched_setaffinity(0, {core})  # no /proc: the calling thread alone (a refusal raises here)
     return process_cores()
 
 

@@ -37,11 +37,8 @@ def _read_proc_cgroup() -> list[str]:
 
 
 def _up_to(folder: Path, top: Path) -> list[Path]:
-    folders = [folder] if folder.is_dir() else []
-    while folder != top and top in folder.parents:
-        folder = folder.parent
-        folders.append(folder)
-    return folders
+    above = [parent for parent in folder.parents if parent == top or top in parent.parents]
+    return [folder, *above] if folder.is_dir() else above
 
 
 def _read(path: Path) -> str | None:

@@ -3,6 +3,7 @@ so that a notebook cannot claim a load it did not meet. Under a CPU quota nothin
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -89,12 +90,9 @@ def process_cpu_seconds(root: psutil.Process | None, members: Iterable[psutil.Pr
     except psutil.Error:
         return None
     for member in members:
-        if member.pid == root.pid:
-            continue
-        try:
-            seconds += _cpu_seconds(member)
-        except psutil.Error:  # ended since: its time is its parent's children's now, or lost
-            continue
+        if member.pid != root.pid:
+            with contextlib.suppress(psutil.Error):  # ended since: its time is its parent's children's now, or lost
+                seconds += _cpu_seconds(member)
     return seconds
 
 

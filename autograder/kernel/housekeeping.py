@@ -23,11 +23,9 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 SAVING_MMAP_THRESHOLD = 64 * 2**10  # the kernel's, from its start (MALLOC_MMAP_THRESHOLD_)
 SAVING_TRIM_THRESHOLD = 128 * 2**10  # glibc's default
 TIMING_MMAP_THRESHOLD = 4 * 2**20 * ctypes.sizeof(ctypes.c_long)  # the most glibc's own threshold grows to
-TIMING_TRIM_THRESHOLD = 2 * TIMING_MMAP_THRESHOLD  # as glibc keeps it beside a grown threshold
-# A kernel that saves memory times with these instead: blocks up to 1 MiB kept, so that a timed task
+# A kernel that saves memory times with this instead: blocks up to 1 MiB kept, so that a timed task
 # does not keep lab 1's gradients in the heap (125 MB of a 768 MB container; run/kernels/malloc.py).
 BOUNDED_TIMING_MMAP_THRESHOLD = 2**20
-BOUNDED_TIMING_TRIM_THRESHOLD = 2 * BOUNDED_TIMING_MMAP_THRESHOLD
 
 
 def libc_function(name):
@@ -121,21 +119,16 @@ def wait_for_warm_up(timeout=WARM_UP_WAIT):
 def reap_children():
     """Collect the children the harness stopped, which count against the sandbox's process limit: how many."""
     reaped = 0
-    while True:
-        try:
-            pid, _ = _waitpid(-1, _WNOHANG)
-        except ChildProcessError:
-            return reaped
-        if pid == 0:
-            return reaped
-        reaped += 1
+    with contextlib.suppress(ChildProcessError):  # no children left
+        while _waitpid(-1, _WNOHANG)[0]:  # 0: none has ended
+            reaped += 1
+    return reaped
 
 
 def malloc_for_timing(bounded=False):
     """Keep freed large blocks (up to 1 MiB if ``bounded``) in the heap while timing: True if set."""
-    if bounded:
-        return _set_thresholds(BOUNDED_TIMING_MMAP_THRESHOLD, BOUNDED_TIMING_TRIM_THRESHOLD)
-    return _set_thresholds(TIMING_MMAP_THRESHOLD, TIMING_TRIM_THRESHOLD)
+    mmap_threshold = BOUNDED_TIMING_MMAP_THRESHOLD if bounded else TIMING_MMAP_THRESHOLD
+    return _set_thresholds(mmap_threshold, 2 * mmap_threshold)  # trimmed at twice it, as glibc does
 
 
 def malloc_for_memory():
