@@ -3,6 +3,7 @@ A lock that cannot take them all lets go of those it took, so two takers never h
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from autograder.fairness.core_pinning import home_cores
 
 
-class CoreLock:
+class CoreLock(contextlib.AbstractContextManager["CoreLock"]):
     """The files ``<name>-<core>`` under ``directory`` for each of ``cores`` (by default ``home_cores``)."""
 
     def __init__(self, directory: Path, name: str, cores: tuple[int, ...] | None = None):
@@ -40,9 +41,6 @@ class CoreLock:
     def unlock(self) -> None:
         for fd in self.fds:
             fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def __enter__(self) -> CoreLock:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

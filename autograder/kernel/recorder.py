@@ -192,16 +192,14 @@ class _Recorder:
 
     def call(self, call, namespace, seed):
         function = _bound_function(namespace, call["function"])
-        if function is None:
-            name, bracket, _ = call["function"].partition("[")
-            error = (
-                f"KeyError: {call['function']} is not bound: no dict `{name}` with that key"
-                if bracket
-                else f"NameError: name '{call['function']}' is not defined"
-            )
-            return {"output": {"kind": "missing", "error": error}, "stdout": "", "error": error}
-        if not callable(function):
+        name, bracket, _ = call["function"].partition("[")
+        if function is None and bracket:
+            error = f"KeyError: {call['function']} is not bound: no dict `{name}` with that key"
+        elif function is None:
+            error = f"NameError: name '{call['function']}' is not defined"
+        elif not callable(function):
             error = f"TypeError: {call['function']} is a {type(function).__name__}, not a function"
+        if not callable(function):  # None too
             return {"output": {"kind": "missing", "error": error}, "stdout": "", "error": error}
         args = [make_argument(spec, seed) for spec in call["args"]]
         context = _set_mesh(make_mesh(call["mesh"])) if call.get("mesh") else contextlib.nullcontext()
@@ -219,7 +217,7 @@ class _Recorder:
                 record["output"] = self.fact(result)
             except Exception as exc:
                 record["error"] = short_error(exc)
-            if record["error"] is None:
+            else:
                 record["program"] = program_facts(function, args)
             if call.get("hlo") and record["error"] is None:
                 try:
