@@ -219,7 +219,7 @@ def kernel_not_moved() -> None:
     _kernels_stay = True
 
 
-async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> tuple[int, ...] | None:
+async def pass_the_gate(noted: bool = True) -> tuple[int, ...] | None:
     """The free cores, where a kernel's start may run now (moved there once launched); else None, after the gate."""
     if not timed_turns_enabled() or process_hold.held():
         return None
@@ -234,7 +234,7 @@ async def pass_the_gate(label: str = "a kernel's start", noted: bool = True) -> 
             gate.unlock()
     waited = time.monotonic() - started
     if waited > LOG_AFTER:
-        log.info("%s waited %.1f s for another submission's timed task on this machine", label, waited)
+        log.info("a kernel's start waited %.1f s for another submission's timed task on this machine", waited)
     return None
 
 
@@ -257,7 +257,7 @@ def grading_with(turn_of_run: Callable[[], TimedTurn | None]) -> contextlib.Abst
 
 
 @contextlib.contextmanager
-def measuring(label: str = "the grader's measurement"):
+def measuring():
     """Around the grader's own measurement: the grading's timed turn, else one taken for it alone."""
     with checks_waiting(), contextlib.ExitStack() as alone:  # a check's own hold would keep the turn waiting
         turn_of_run = getattr(_thread, "turn_of_run", None)
@@ -265,7 +265,7 @@ def measuring(label: str = "the grader's measurement"):
         if turn is None or not turn.held:
             turn = TimedTurn(owner=-id(threading.current_thread()))
             alone.callback(turn.release)
-            turn.acquire_here(label)
+            turn.acquire_here("the grader's measurement")
         with process_hold.timing_here():
             yield
 

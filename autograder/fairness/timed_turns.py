@@ -183,9 +183,9 @@ class TimedTurn:
         """Take the turn (once): seconds waited; every core of the process where what times is not ``movable``."""
         return await step_through(self._acquiring(label, movable))
 
-    def acquire_here(self, label: str, movable: Callable[[], bool] | None = None) -> float:
-        """``acquire`` from a thread without an event loop."""
-        return step_through_here(self._acquiring(label, movable))
+    def acquire_here(self, label: str) -> float:
+        """``acquire`` from a thread without an event loop, on the turn core."""
+        return step_through_here(self._acquiring(label, None))
 
     def _acquiring(self, label: str, movable: Callable[[], bool] | None) -> Generator[None, None, float]:
         if self._joined or self._closed or not timed_turns_enabled():
