@@ -1,7 +1,5 @@
-"""The instructor's adjustments to the automatic grades — overrides and the late policy — and writing the
-outputs they change. Applied whenever a student's outputs are written, to the automatic result kept in
-grade.json, so they survive a rerun and a regrade.
-"""
+"""The instructor's adjustments (overrides, the late policy) and writing the outputs they change: applied to
+the automatic result kept in grade.json whenever outputs are written, so they survive a rerun and a regrade."""
 
 from __future__ import annotations
 
@@ -18,10 +16,8 @@ from autograder.course.overrides import (
     OverrideError,
     append_override,
     apply_overrides,
-    current_overrides,
+    load_overrides,
     parse_points,
-    read_overrides,
-    validate_overrides,
 )
 from autograder.grading import GradeResult, feedback_html, write_atomically
 from autograder.lab import load_lab
@@ -41,13 +37,9 @@ class Adjustments:
     def load(
         cls, out: Path, task_points: dict[str, float], students: set[str], policy: LatePolicy | None = None
     ) -> Adjustments:
-        """OUT's overrides (checked against ``students`` and the tasks), its saved late policy (or
-        ``policy``) and its extensions; raises ``OverrideError`` or ``LatePolicyError`` with what is wrong."""
-        rows = read_overrides(out)
-        validate_overrides(rows, students, task_points, str(out / "overrides.csv"))
-        return cls(
-            dict(task_points), current_overrides(rows), policy or load_policy(out), read_extensions(out, students)
-        )
+        """Raises ``OverrideError`` or ``LatePolicyError`` with what is wrong in OUT's files."""
+        overrides = load_overrides(out, students, task_points)
+        return cls(dict(task_points), overrides, policy or load_policy(out), read_extensions(out, students))
 
     def apply(self, student: str, result: GradeResult) -> GradeResult:
         """The student's result as published: automatic points, then overrides, then the late penalty."""
@@ -56,7 +48,6 @@ class Adjustments:
 
 
 def publish_student(out: Path, student: str, result: GradeResult) -> None:
-    """Write a student's results.json, feedback.html and grade.json for an adjusted result."""
     write_student(out, student, result, feedback_html(result, student))
 
 
@@ -67,8 +58,7 @@ def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[st
 
 
 def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> list[str]:
-    """Apply ``adjustments`` to every saved result, rewrite the students whose outputs change (updating
-    ``results`` in place), and return who they are."""
+    """Rewrite the students whose outputs ``adjustments`` change (``results`` updated in place); who they are."""
     changed = []
     for student in sorted(results):
         adjusted = adjustments.apply(student, results[student])
@@ -82,9 +72,8 @@ def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]
 def record_override(
     out: Path, student: str, task: str, points: str, comment: str, grader: str
 ) -> tuple[GradeResult, GradeResult]:
-    """Append an override to ``OUT/overrides.csv`` and rewrite that student's outputs and the summaries;
-    returns the student's result before and after. Raises ``OverrideError`` (nothing changed) when the
-    student or task is unknown or the points are not a number in 0..the task's points."""
+    """Append an override to ``OUT/overrides.csv`` and rewrite the outputs; the student's result before and
+    after. Raises ``OverrideError``, nothing changed, for an unknown student or task or points out of range."""
     results = load_results(out) if out.is_dir() else {}
     if not results:
         raise OverrideError(f"{out} holds no graded student: run `autograder batch` first")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from autograder.grading import GradeResult, ManualScore, TaskResult, write_atomically
@@ -81,13 +81,6 @@ def parse_overrides(text: str, source: str = OVERRIDES_FILE) -> list[Override]:
     return rows
 
 
-def read_overrides(out: Path) -> list[Override]:
-    path = out / OVERRIDES_FILE
-    if not path.is_file():
-        return []
-    return parse_overrides(path.read_text(encoding="utf-8"), str(path))
-
-
 def validate_overrides(
     rows: list[Override], students: set[str], task_points: dict[str, float], source: str = OVERRIDES_FILE
 ) -> None:
@@ -103,6 +96,14 @@ def validate_overrides(
             problems.append(f"{where}: {row.points:g} points for {row.task} are outside 0..{task_points[row.task]:g}")
     if problems:
         raise OverrideError("\n".join(problems))
+
+
+def load_overrides(out: Path, students: set[str], task_points: dict[str, float]) -> dict[str, dict[str, Override]]:
+    """OUT's overrides in force, checked against ``students`` and the tasks (``OverrideError`` if not)."""
+    path = out / OVERRIDES_FILE
+    rows = parse_overrides(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else []
+    validate_overrides(rows, students, task_points, str(path))
+    return current_overrides(rows)
 
 
 def current_overrides(rows: list[Override]) -> dict[str, dict[str, Override]]:
@@ -155,14 +156,6 @@ def append_override(out: Path, row: Override, students: set[str], task_points: d
     else:
         columns = tuple(name.strip() for name in next(csv.reader(io.StringIO(existing))))
         existing += "" if existing.endswith("\n") else "\n"
-    points = AUTO if row.points is None else f"{row.points:g}"
-    values = {
-        "student": row.student,
-        "task": row.task,
-        "points": points,
-        "comment": row.comment,
-        "grader": row.grader,
-        "time": row.time or "",
-    }
+    values = asdict(row) | {"points": AUTO if row.points is None else f"{row.points:g}", "time": row.time or ""}
     writer.writerow([values.get(name, "") for name in columns])
     write_atomically(path, existing + buffer.getvalue())
