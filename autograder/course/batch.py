@@ -1,10 +1,6 @@
-"""``autograder batch``: grading a whole class on Dask, in parallel, resumable, with feedback pages.
-
-Each student's results are written atomically as they arrive, and the summaries after each, so an
-interrupted batch loses only what was in flight and the same command again grades only the students
-without a saved result (and those named by ``--regrade``). Every run applies the overrides and the late
-policy to the saved results and rewrites what they change, even when nothing is left to grade.
-"""
+"""``autograder batch``: a whole class graded on Dask. Each result and the summaries are written atomically as
+it arrives, so an interrupted batch loses only what was in flight and the same command again grades only
+the students without a saved result (and ``--regrade``'s); the adjustments are applied on every run."""
 
 from __future__ import annotations
 
@@ -171,25 +167,21 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         timing.add(result, time.monotonic() - publishing)
         progress.advance(result)
 
-    todo_students = {s.student for s in todo}
+    todo_students = {s.student for s in todo}  # every other student has a result that is done
     already_failed = sum(
-        saved[s.student].status != GradeStatus.GRADED
-        for s in submissions
-        if s.student not in todo_students and is_done(saved.get(s.student))
+        saved[s.student].status != GradeStatus.GRADED for s in submissions if s.student not in todo_students
     )
+    # the submissions graded on the cluster; those without a file are recorded here
+    gradable = {s.student: index for index, s in enumerate(s for s in todo if s.path is not None)}
     with GradingProgress(len(submissions), len(submissions) - len(todo), already_failed) as progress:
-        gradable_todo = any(s.path is not None for s in todo)  # those without a file are recorded here
-        client, cluster = dask_client(options.workers, options.scheduler) if gradable_todo else (None, None)
+        client, cluster = dask_client(options.workers, options.scheduler) if gradable else (None, None)
         futures = {}
         prepared: list = []  # kept while the batch runs
         warming = None  # the references' warming, on the first worker free
+        last = range(0)
         try:
             if client is not None:
                 timing.worker_cores = worker_cores(client)
-            gradable = {s.student: index for index, s in enumerate(s for s in todo if s.path is not None)}
-            last = range(0)
-            if gradable:
-                assert client is not None  # started above: there is work to do
                 prepared = prepare_workers(client, options.lab, limits)
                 warming = start_warming(client, options.lab)
                 last = last_gradings(client, len(gradable))
