@@ -1,8 +1,5 @@
-"""The Dask side of grading many notebooks: a cluster to grade on (a local one sized to the machine, or an
-existing one at its scheduler's address), what each worker runs, and the cluster's release. A class's
-batch and a lab's mutants both grade on it. This module imports no JAX: a worker imports it first, and
-the functions it runs set up the devices before anything imports JAX.
-"""
+"""The Dask cluster a class's batch and a lab's mutants grade on, and what its workers run. No JAX imported
+here: a worker imports this module first, and its functions set up the devices before anything imports JAX."""
 
 from __future__ import annotations
 
@@ -19,9 +16,7 @@ if TYPE_CHECKING:
 
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict, last: bool = False) -> dict:
-    """Grade one submission where this runs (a Dask worker) within the limits ``limits_data`` gives
-    (``Limits.to_dict``); returns the result as plain data. ``last``: among the class's last gradings
-    (``last_gradings``), after which the worker starts no spare kernel."""
+    """Grade one submission on a Dask worker; the result as plain data. ``last``: among ``last_gradings``."""
     from autograder.run import configure_grader_process, worker_pool
 
     configure_grader_process()
@@ -43,9 +38,8 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
 
 
 def prepare_on_worker(lab: str, limits_data: dict) -> None:
-    """Make this worker (a Dask worker) ready for its first submission while the references warm: a spare
-    kernel starting for the lab's submissions, the grader's devices set and JAX loaded. Else the first
-    grading of each worker waits for both, one after the other."""
+    """A spare kernel started, the devices set and JAX loaded while the references warm: else a worker's first
+    grading waits for both, one after the other."""
     from autograder.run import KernelSpec, configure_grader_process, worker_pool
 
     configure_grader_process()
@@ -58,9 +52,8 @@ def prepare_on_worker(lab: str, limits_data: dict) -> None:
 
 
 def prepare_workers(client, lab: str, limits_data: dict) -> list:
-    """Run ``prepare_on_worker`` on every worker of the cluster, without waiting: the futures, to be kept
-    for as long as the batch runs (Dask forgets a task whose future is dropped). A failure costs nothing
-    but the head start: the first grading starts its own kernel."""
+    """``prepare_on_worker`` on every worker: the futures, kept while the batch runs (Dask forgets a task
+    whose future is dropped). A failure costs only the head start."""
     return [
         client.submit(
             prepare_on_worker,
@@ -76,16 +69,14 @@ def prepare_workers(client, lab: str, limits_data: dict) -> list:
 
 
 def last_gradings(client, count: int) -> range:
-    """Which of ``count`` gradings submitted in order are the last the cluster starts: those after which
-    no grading is left for any of its threads. Dask starts tasks of equal priority in the order they were
-    submitted, so a worker that takes one of these has nothing after it, and a spare kernel it started
-    would take the core from that grading, then be shut down unused. Should the guess be wrong (a worker
-    lost, a task moved), a later grading starts its own kernel."""
+    """Which of ``count`` gradings submitted in order leave no grading for any thread after them (Dask starts
+    tasks of equal priority in order): a spare kernel started beside one would take its core, then go unused.
+    Should the guess be wrong, a later grading starts its own kernel."""
     return range(max(0, count - sum(client.nthreads().values())), count)
 
 
 def release_kernels() -> None:
-    """Shut down this worker's spare kernel (run on every worker once the batch has no more work)."""
+    """Shut down this worker's spare kernel, once the batch has no more work."""
     import sys
 
     pool = sys.modules.get("autograder.run.kernel_pool")  # imported only where something was graded
@@ -94,8 +85,7 @@ def release_kernels() -> None:
 
 
 def warm_on_worker(lab: str) -> tuple[str, float]:
-    """Compute and store the lab's cached references where this runs (a Dask worker, ``warm_here``);
-    returns a summary and the seconds it took."""
+    """``warm_here`` on a Dask worker: its summary and seconds."""
     from autograder.grading import warm_here
 
     warmed = warm_here(lab)
@@ -103,16 +93,14 @@ def warm_on_worker(lab: str) -> tuple[str, float]:
 
 
 def start_warming(client, lab: str):
-    """Warm the lab's references on the first worker free, ahead of every grading queued after it (a higher
-    Dask priority); the future, for ``report_warming``. Gradings on the other workers do not wait for it: a
-    check reads a reference once it is stored, and until then computes it, as a grading without a batch
-    does, on a core that would otherwise stand idle."""
+    """Warm the lab's references on the first worker free, ahead of the gradings (a higher priority); the
+    future. The other workers' gradings do not wait: until a reference is stored, a check computes it."""
     return client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False, priority=10)
 
 
 def report_warming(warming, progress: GradingProgress) -> float:
-    """Wait for ``start_warming``'s future and print its summary; the seconds the warming took (0 when it
-    failed: a failure is only reported, and each grading computes what it lacks)."""
+    """Wait for ``start_warming``'s future and print its summary; its seconds (0 when it failed: each grading
+    then computes what it lacks)."""
     try:
         summary, seconds = warming.result()
     except Exception as exc:
@@ -122,12 +110,12 @@ def report_warming(warming, progress: GradingProgress) -> float:
 
 
 def warm_references(client, lab: str, progress: GradingProgress) -> None:
-    """Warm the lab's references on one worker and wait: every grading after it reads them from disk."""
+    """Warm the lab's references on one worker and wait: every grading after reads them from disk."""
     report_warming(start_warming(client, lab), progress)
 
 
 def default_workers() -> int:
-    """A local cluster's workers when none is asked for: one per core this process may run on."""
+    """One per core this process may run on."""
     from autograder.fairness import process_cores
 
     return max(1, len(process_cores()))
@@ -141,8 +129,8 @@ def worker_cores(client) -> dict[str, tuple[int, ...]]:
 
 
 def pin_workers(client) -> None:
-    """Pin each worker of a local cluster to a core of its own when the machine has one for each (a timed
-    task then holds up only its own core: autograder/fairness/core_locks.py); ``worker_cores`` tells the outcome."""
+    """Each worker on a core of its own where there is one for each: a timed task then holds up only its own
+    core (autograder/fairness/core_locks.py)."""
     from autograder.fairness import cores_to_pin, pin_process
 
     addresses = sorted(client.scheduler_info()["workers"])
@@ -152,8 +140,7 @@ def pin_workers(client) -> None:
 
 def dask_client(workers: int | None = None, scheduler: str | None = None):
     """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
-    processes (default: one per core), each pinned to a core of its own where there are enough
-    (``pin_workers``). ``close_client`` releases both."""
+    processes (default: one per core); ``close_client`` releases both."""
     import logging
 
     import dask
@@ -181,7 +168,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
 
 
 def close_client(client, cluster) -> None:
-    """Shut down the workers' spare kernels, then the client and the local cluster (either may be None)."""
+    """Shut down the workers' spare kernels, the client and the local cluster (either may be None)."""
     if client is not None:
         try:
             client.run(release_kernels)
