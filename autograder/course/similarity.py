@@ -1,12 +1,7 @@
-"""Nearly identical answers: for each task, the pairs of students whose answer cells are nearly the same
-once names, literals, comments and layout are normalised (``similarity_page`` shows them side by side).
-
-An answer is the code the plan runs as the student's for the task (``plan.build_plan``), tokenized and
-normalised (``normalise``), then cut into runs of ``SHINGLE`` tokens (shingles), less the lab's own code's
-and, in a large class, those most answers share. docs/instructors.md ("Similar answers") gives the
-thresholds' meaning. Renaming variables and reformatting a copy changes none of its shingles; two people
-writing the same thing independently rarely share 70% of five-token runs outside the lab's code. A flag
-is a reason to look, not a verdict.
+"""Nearly identical answers: per task, the pairs of students whose code, normalised (names, literals,
+comments, layout) and cut into runs of ``SHINGLE`` tokens, shares most runs outside the lab's own code and
+what most of the class shares (docs/instructors.md, "Similar answers"). Renaming and reformatting a copy
+changes none of its runs; independent answers rarely share 70% of them. A flag is a reason to look.
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ import io
 import keyword
 import re
 import tokenize
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,11 +114,8 @@ def _names_in(tokens: list[tokenize.TokenInfo]) -> tuple[set[str], set[str]]:
 
 def library_names(template: nbformat.NotebookNode) -> frozenset[str]:
     """The names the lab's code imports without an alias: kept as they are in every answer."""
-    names: set[str] = set()
-    for cell in template.cells:
-        if cell.cell_type == "code":
-            names |= _names_in(_raw_tokens(_without_magics(cell.source)))[0]
-    return frozenset(names)
+    code = [cell.source for cell in template.cells if cell.cell_type == "code"]
+    return frozenset().union(*(_names_in(_raw_tokens(_without_magics(source)))[0] for source in code))
 
 
 def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
@@ -187,7 +180,7 @@ def normalise(source: str, library: frozenset[str] = frozenset()) -> list[tuple[
 
 def shingles(cells: list[str], library: frozenset[str] = frozenset()) -> dict[int, tuple[int, int]]:
     """Each run of ``SHINGLE`` normalised tokens of these cells, one after the other (by its hash) -> the
-    first and last line it covers in ``join_cells(cells)``."""
+    first and last line it covers in the cells joined by a blank line."""
     tokens, offset = [], 0
     for cell in cells:
         tokens += [(text, line + offset) for text, line in normalise(cell, library)]
@@ -204,11 +197,6 @@ def shingles(cells: list[str], library: frozenset[str] = frozenset()) -> dict[in
     return found
 
 
-def join_cells(cells: list[str]) -> str:
-    """Cells shown as one text, a blank line between them."""
-    return "\n\n".join(cells)
-
-
 def answer_sources(template: nbformat.NotebookNode, submission: nbformat.NotebookNode) -> dict[str, list[str]]:
     """task -> the student's code cells for it, as the plan runs them (answer cells and cells they added)."""
     cells: dict[str, list[str]] = {}
@@ -220,11 +208,7 @@ def answer_sources(template: nbformat.NotebookNode, submission: nbformat.Noteboo
 
 def lab_shingles(template: nbformat.NotebookNode, library: frozenset[str]) -> set[int]:
     """Every shingle of the lab's own code: each code cell of the template, starter code included."""
-    found: set[int] = set()
-    for cell in template.cells:
-        if cell.cell_type == "code":
-            found.update(shingles([cell.source], library))
-    return found
+    return set().union(*(shingles([cell.source], library) for cell in template.cells if cell.cell_type == "code"))
 
 
 def read_answers(
@@ -246,15 +230,12 @@ def compare_task(
     """The flagged pairs among the answers to one task (student -> their code cells for it)."""
     from scipy import sparse
 
-    answers = {s: Answer(join_cells(cells), shingles(cells, library)) for s, cells in sources.items()}
+    answers = {s: Answer("\n\n".join(cells), shingles(cells, library)) for s, cells in sources.items()}
     kept = {s: set(a.shingles) - excluded for s, a in answers.items()}
     kept = {s: held for s, held in kept.items() if held}  # untouched starter code is no answer
     answered = len(kept)
     if len(kept) >= COMMON_MIN_ANSWERS:
-        counts: dict[int, int] = {}
-        for held in kept.values():
-            for shingle in held:
-                counts[shingle] = counts.get(shingle, 0) + 1
+        counts = Counter(shingle for held in kept.values() for shingle in held)
         common = {s for s, n in counts.items() if n > COMMON_FRACTION * len(kept)}
         kept = {s: held - common for s, held in kept.items()}
     students = sorted(s for s, held in kept.items() if len(held) >= MIN_SHINGLES)
@@ -276,18 +257,8 @@ def compare_task(
     pairs = []
     for i, j in zip(*np.nonzero(flagged)):
         a, b = students[i], students[j]
-        pairs.append(
-            SimilarPair(
-                task,
-                a,
-                b,
-                float(jaccard[i, j]),
-                float(containment[i, j]),
-                answers[a],
-                answers[b],
-                frozenset(kept[a] & kept[b]),
-            )
-        )
+        scores = float(jaccard[i, j]), float(containment[i, j])
+        pairs.append(SimilarPair(task, a, b, *scores, answers[a], answers[b], frozenset(kept[a] & kept[b])))
     pairs.sort(key=lambda p: (-p.jaccard, -p.containment, p.first, p.second))
     return TaskSimilarity(task, answered, len(students), tuple(pairs))
 
