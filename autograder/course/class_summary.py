@@ -43,22 +43,25 @@ def _histogram_svg(scores: list[float], max_score: float, bins: int = 10) -> str
     return f"<svg width='{width}' height='{height}' role='img' aria-label='score histogram'>{''.join(rects)}</svg>"
 
 
+def _pass_rate(passed: int, total: int) -> str:
+    rate = passed / total if total else 0.0
+    return (
+        f"<td>{passed}/{total}</td>"
+        f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
+    )
+
+
 def _task_rows(results: list[GradeResult], task_ids: list[str]) -> str:
     rows = []
     for task_id in task_ids:
         tasks = [t for r in results for t in r.tasks if t.task == task_id]
-        passed = sum(t.passed for t in tasks)
-        rate = passed / len(tasks) if tasks else 0.0
         failures = Counter((c.title, c.message) for t in tasks for c in t.checks if not c.passed)
         common = ""
         if failures:
             (title, message), count = failures.most_common(1)[0]
             common = f"{escape(title)}: {escape(message[:300])} <small>({count}×)</small>"
-        rows.append(
-            f"<tr><td>{escape(task_id)}</td><td>{passed}/{len(tasks)}</td>"
-            f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
-            f"<td>{common}</td></tr>"
-        )
+        rate = _pass_rate(sum(t.passed for t in tasks), len(tasks))
+        rows.append(f"<tr><td>{escape(task_id)}</td>{rate}<td>{common}</td></tr>")
     return "".join(rows)
 
 
@@ -72,8 +75,6 @@ def _check_rows(results: list[GradeResult], task_ids: list[str]) -> str:
     order = {t: i for i, t in enumerate(task_ids)}
     rows = []
     for (task_id, _), found in sorted(checks.items(), key=lambda kv: order.get(kv[0][0], len(order))):
-        passed = sum(c.passed for c in found)
-        rate = passed / len(found)
         messages = Counter(c.message for c in found if not c.passed)
         common = ""
         if messages:
@@ -83,8 +84,7 @@ def _check_rows(results: list[GradeResult], task_ids: list[str]) -> str:
         hidden = " <small>(hidden)</small>" if first.hidden else ""
         rows.append(
             f"<tr><td>{escape(task_id)}</td><td>{escape(first.title)}{hidden}</td>"
-            f"<td class='num'>{shown_points(first.points)}</td><td>{passed}/{len(found)}</td>"
-            f"<td><span class='bar' style='width:{100 * rate:.0f}px'></span> {100 * rate:.0f}%</td>"
+            f"<td class='num'>{shown_points(first.points)}</td>{_pass_rate(sum(c.passed for c in found), len(found))}"
             f"<td>{common}</td></tr>"
         )
     return "".join(rows)
@@ -93,19 +93,13 @@ def _check_rows(results: list[GradeResult], task_ids: list[str]) -> str:
 def _quantiles(scores: list[float]) -> str:
     if not scores:
         return "<p class='note'>No scores yet.</p>"
-    low, q1, median, q3, high = min(scores), *_quartiles(scores), max(scores)
+    q1, median, q3 = statistics.quantiles(scores, n=4, method="inclusive") if len(scores) > 1 else scores * 3
+    low, high = min(scores), max(scores)
     cells = "".join(
         f"<td class='num' id='q-{name}'>{value:.1f}</td>"
         for name, value in (("min", low), ("q1", q1), ("median", median), ("q3", q3), ("max", high))
     )
     return f"<table><tr><th>min</th><th>25%</th><th>median</th><th>75%</th><th>max</th></tr><tr>{cells}</tr></table>"
-
-
-def _quartiles(scores: list[float]) -> tuple[float, float, float]:
-    if len(scores) < 2:
-        return scores[0], scores[0], scores[0]
-    q1, median, q3 = statistics.quantiles(scores, n=4, method="inclusive")
-    return q1, median, q3
 
 
 def _override_section(results: dict[str, GradeResult]) -> str:
