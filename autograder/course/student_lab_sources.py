@@ -8,6 +8,7 @@ public check calls without arguments, their stored results. What is withheld nev
 from __future__ import annotations
 
 import ast
+import inspect
 
 REFERENCE_ALIAS = "ref"
 
@@ -132,15 +133,9 @@ def reference_parts(module) -> tuple[set[str], set[str]]:
             continue
         if is_shareable(value):
             shared.add(name)
-        elif isinstance(value, CachedReference) and not _parameters(value.function):
+        elif isinstance(value, CachedReference) and not inspect.signature(value.function).parameters:
             stored.add(name)
     return shared, stored
-
-
-def _parameters(function) -> list:
-    import inspect
-
-    return list(inspect.signature(function).parameters)
 
 
 def students_reference(
@@ -154,15 +149,6 @@ def students_reference(
     withheld = functions - shared
     out: list[ast.stmt] = []
     for node in body:
-        if (
-            stored
-            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
-            and not any(
-                isinstance(n, ast.ImportFrom) and n.module == "autograder.caches" and n.names[0].name == "StoredResult"
-                for n in out
-            )
-        ):
-            out.append(ast.parse("from autograder.caches import StoredResult").body[0])
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.name in shared:
                 if _names(node) & withheld:
@@ -177,6 +163,9 @@ def students_reference(
             out.append(node)
         else:
             withheld |= _defined(node)
+    if stored:  # after the __future__ imports
+        future = sum(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in out)
+        out.insert(future, ast.parse("from autograder.caches import StoredResult").body[0])
     if used is not None:
         out = _without_unused_bindings(out, used)
     return ast.unparse(ast.Module([ast.Expr(ast.Constant(docstring)), *out], type_ignores=[])) + "\n"

@@ -1,13 +1,7 @@
-"""The students' package: ``ag.check`` and the public checks of each lab, with no solution and no hidden
-check, built from the same checkout as the grader's wheel.
-
-The grader's wheel carries every lab's ``reference.py`` (for several tasks, the answer) and its hidden
-checks; a course hands students this package instead, the distribution ``jax-labs-autograder-student``:
-the same ``autograder`` import name, so ``import autograder.self_check as ag`` works unchanged, and
-another distribution name, so that ``pip show`` says which a venv holds. Each lab's graders
-(``test_<lab>.py`` and each ``test_<lab>_<part>.py``) and reference are reduced by student_lab_sources.py
-(docs/trust-boundary.md says what is kept); the harness's folders that only the course, authoring and the
-CLI use, and a lab's files for its authors, are left out.
+"""The students' package: ``ag.check`` and each lab's public checks, with no solution and no hidden check
+(the grader's wheel carries both). The same ``autograder`` import name, so ``import autograder.self_check as
+ag`` works unchanged, under another distribution name, so that ``pip show`` says which a venv holds;
+docs/trust-boundary.md says what is kept.
 """
 
 from __future__ import annotations
@@ -47,7 +41,7 @@ GRADER_ONLY_DEPENDENCIES = ("otter-grader", "dask", "build", "wheel", "scipy", "
 
 
 def _compute_results(requests: dict[str, list[str]], out: Path) -> None:
-    """Run in a process with the grader's devices: each lab's stored references, written beside it."""
+    """Each lab's stored references, written beside it: run in a process with the grader's devices."""
     from autograder.caches import write_results
     from autograder.lab import load_lab
 
@@ -67,40 +61,30 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
     for lab_dir in (package / "labs").iterdir():
         if lab_dir.is_dir() and lab_dir.name not in lab_ids:
             shutil.rmtree(lab_dir)
-    labs = {lab_id: load_lab(lab_id) for lab_id in lab_ids}
-    for lab in labs.values():  # a course's lab joins the bundled ones in the package's labs folder
-        if not (package / "labs" / lab.id).is_dir():
-            shutil.copytree(lab.package_dir, package / "labs" / lab.id, ignore=shutil.ignore_patterns("__pycache__"))
-        for name in AUTHORS_ONLY:
-            (package / "labs" / lab.id / name).unlink(missing_ok=True)
     requests = {}
-    for lab_id in lab_ids:
-        reference = load_lab(lab_id).reference
-        shared, stored = reference_parts(reference)
-        lab_dir = labs[lab_id].package_dir
-        captures = lab_dir / ("__init__.py" if labs[lab_id].captures_in_init else "captures.py")
+    for lab in map(load_lab, lab_ids):
+        target = package / "labs" / lab.id
+        if not target.is_dir():  # a course's lab joins the bundled ones in the package's labs folder
+            shutil.copytree(lab.package_dir, target, ignore=shutil.ignore_patterns("__pycache__"))
+        for name in AUTHORS_ONLY:
+            (target / name).unlink(missing_ok=True)
+        shared, stored = reference_parts(lab.reference)
+        captures = lab.package_dir / ("__init__.py" if lab.captures_in_init else "captures.py")
         captures_uses = reference_uses(ast.parse(captures.read_text()))
-        constants = constant_names((lab_dir / "reference.py").read_text())
+        reference = (lab.package_dir / "reference.py").read_text()
+        available = shared | stored | constant_names(reference)
         uses = set()
-        for path in labs[lab_id].grader_paths:  # each file of the graders, reduced to its public checks
-            graders, file_uses = public_graders(
-                path.read_text(),
-                shared | stored | constants,
-                f"The public checks of {lab_id}, as the students' package carries them.",
-            )
-            (package / "labs" / lab_id / path.name).write_text(graders)
+        for path in lab.grader_paths:  # each file of the graders, reduced to its public checks
+            docstring = f"The public checks of {lab.id}, as the students' package carries them."
+            graders, file_uses = public_graders(path.read_text(), available, docstring)
+            (target / path.name).write_text(graders)
             uses |= file_uses
         needed = stored & (uses | captures_uses)
-        (package / "labs" / lab_id / "reference.py").write_text(
-            students_reference(
-                (lab_dir / "reference.py").read_text(),
-                shared,
-                needed,
-                f"What {lab_id}'s public checks need of its reference: shareable code and stored results.",
-                uses | captures_uses,
-            )
+        docstring = f"What {lab.id}'s public checks need of its reference: shareable code and stored results."
+        (target / "reference.py").write_text(
+            students_reference(reference, shared, needed, docstring, uses | captures_uses)
         )
-        requests[lab_id] = sorted(needed)
+        requests[lab.id] = sorted(needed)
     code = (
         "import json, sys; from pathlib import Path; "
         "from autograder.course.student_package import _compute_results; "
@@ -129,8 +113,7 @@ def _with_course(environment: dict[str, str]) -> dict[str, str]:
 
 
 def _write_pyproject(out: Path) -> None:
-    """The grader's project, renamed, without its command and the dependencies only the grader uses,
-    carrying the stored results."""
+    """The grader's project, renamed, without its command and the grader's own dependencies."""
     project = installed_project()
     kept = [d for d in project["dependencies"] if requirement_name(d) not in GRADER_ONLY_DEPENDENCIES]
     description = "The students' side of the lab harness: ag.check and each lab's public checks."

@@ -1,8 +1,6 @@
-"""A wheel of the harness: its source staged as it runs here, checkout or installed alike (so that an
-instructor who only installed the harness builds the Gradescope zip's and the students' wheels too), and
-built by ``python -m build`` without isolation (the harness's own interpreter has setuptools), with fixed
-timestamps so that the same source gives the same wheel. The package's folder is copied without caches;
-its ``pyproject.toml`` is written from the installed distribution's own metadata.
+"""A wheel of the harness, staged as it runs here, checkout or installed alike (an instructor who only
+installed it builds the zip's and the students' wheels too); built without isolation (this interpreter has
+setuptools) and with fixed timestamps, so that the same source gives the same wheel.
 """
 
 from __future__ import annotations
@@ -23,26 +21,14 @@ SOURCE_DATE_EPOCH = "315532800"  # 1980-01-01: the wheel's timestamps, for ident
 
 
 class WheelBuildError(RuntimeError):
-    """The build failed or made other than one wheel (the message is the end of its error output), or the
-    harness is not installed as a distribution, whose metadata its ``pyproject.toml`` is written from."""
+    """The build failed or made other than one wheel, or the harness is not installed as a distribution."""
 
 
 def build_wheel_of(source: Path, out: Path) -> Path:
     """The one wheel ``python -m build`` makes of ``source``, written into ``out``."""
-    command = [
-        sys.executable,
-        "-m",
-        "build",
-        "--wheel",
-        "--no-isolation",
-        "--skip-dependency-check",
-        "--outdir",
-        str(out),
-        str(source),
-    ]
-    done = subprocess.run(
-        command, capture_output=True, text=True, env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
-    )
+    build = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check", "--outdir"]
+    environment = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+    done = subprocess.run([*build, str(out), str(source)], capture_output=True, text=True, env=environment)
     wheels = sorted(out.glob("*.whl")) if out.is_dir() else []
     if done.returncode != 0 or len(wheels) != 1:
         raise WheelBuildError(done.stderr.strip()[-2000:])
@@ -75,8 +61,7 @@ def stage_package(target: Path, left_out: tuple[str, ...] = ()) -> Path:
     """Copy the running ``autograder`` package into ``target/autograder``, without caches, ``left_out``
     (names of its folders and files) or the bundled course's notebooks; the copy's path."""
     package = target / "autograder"
-    ignored = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(PACKAGE_DIR, package, ignore=ignored)
+    shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in (*left_out, BUNDLED_COPY):
         path = package / name
         shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
