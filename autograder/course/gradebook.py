@@ -47,29 +47,12 @@ def is_done(result: GradeResult | None) -> bool:
 
 
 def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
-    """One row per student: the final grade first (overrides and late penalty applied), then how it came
-    to be: the automatic points, the lateness, the overrides in words and the kernel's sandbox level."""
+    """One row per student: the final grade first, then how it came to be."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(
-        [
-            "student",
-            "lab",
-            "score",
-            "max_score",
-            "status",
-            "reason",
-            *task_ids,
-            "raw_score",
-            "late_penalty",
-            "auto_score",
-            *[f"{t}_auto" for t in task_ids],
-            "submitted_at",
-            "late",
-            "overrides",
-            "sandbox",
-        ]
-    )
+    header = ["student", "lab", "score", "max_score", "status", "reason", *task_ids]
+    header += ["raw_score", "late_penalty", "auto_score", *[f"{t}_auto" for t in task_ids]]
+    writer.writerow([*header, "submitted_at", "late", "overrides", "sandbox"])
     for student in sorted(results):
         result = results[student]
         per_task = {t.task: f"{t.score:g}" for t in result.tasks}
@@ -78,23 +61,10 @@ def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:
             f"{t.task}: {t.auto_score:g} → {t.score:g} by {override.grader} ({override.comment})"
             for t, override in result.overrides
         )
-        writer.writerow(
-            [
-                student,
-                result.lab or "",
-                f"{result.score:g}",
-                f"{result.max_score:g}",
-                result.status,
-                result.reason or "",
-                *[per_task.get(t, "0") for t in task_ids],
-                f"{result.raw_score:g}",
-                f"{result.penalty:g}",
-                f"{result.auto_score:g}",
-                *[auto.get(t, "0") for t in task_ids],
-                result.submitted_at or "",
-                result.late.reason if result.late else "",
-                overrides,
-                result.sandbox or "",
-            ]
-        )
+        row = [student, result.lab or "", f"{result.score:g}", f"{result.max_score:g}", result.status]
+        row += [result.reason or "", *[per_task.get(t, "0") for t in task_ids]]
+        row += [f"{result.raw_score:g}", f"{result.penalty:g}", f"{result.auto_score:g}"]
+        row += [auto.get(t, "0") for t in task_ids]
+        row += [result.submitted_at or "", result.late.reason if result.late else "", overrides, result.sandbox or ""]
+        writer.writerow(row)
     return buffer.getvalue()
