@@ -59,8 +59,8 @@ def _read(path: Path) -> bytes | None:
     return None if len(data) > MAX_SUBMISSION_BYTES else data
 
 
-def _unreadable(submission: CollectedSubmission, lab: str, reason: str, max_score: float) -> GradeResult:
-    return GradeResult(lab, str(submission.path or submission.student), GradeStatus.NOT_A_NOTEBOOK, reason, max_score)
+def _ungraded(submission: CollectedSubmission, lab, status: GradeStatus, reason: str) -> GradeResult:
+    return GradeResult(lab.id, str(submission.path or submission.student), status, reason, lab.max_score)
 
 
 def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission]):
@@ -100,9 +100,8 @@ def _lms_note(submission: CollectedSubmission) -> str | None:
 def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[CollectedSubmission]) -> None:
     """Keep in OUT who each student is in the LMS whose download this is, and which LMS's grade import to
     write (with its export to fill); raises ``LmsError`` when the options do not fit the submissions."""
-    from autograder.course.canvas_gradebook import canvas_gradebook_csv
+    from autograder.course.lms_gradebook import lms_csv
     from autograder.course.lms_roster import LmsError, LmsRoster, load_roster, save_roster
-    from autograder.course.moodle_gradebook import moodle_gradebook_csv
 
     previous = load_roster(options.out) or LmsRoster()
     gradebook = options.gradebook or previous.gradebook
@@ -120,10 +119,8 @@ def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[Collecte
             f"--gradebook {options.gradebook}: these submissions are not {options.gradebook.title()}'s download "
             f"(no file or folder is named as {options.gradebook.title()} names a submission)"
         )
-    if template is not None and gradebook == "canvas":  # a template not the LMS's export is refused now
-        canvas_gradebook_csv(lab, 1.0, [], template)
-    elif template is not None:
-        moodle_gradebook_csv(1.0, [], template)
+    if template is not None:  # a template not the LMS's export is refused now
+        lms_csv(gradebook, lab, 1.0, [], template)
     if students or gradebook:
         save_roster(options.out, LmsRoster(students, gradebook, template))
 
@@ -189,21 +186,13 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 data = None if submission.path is None else _read(submission.path)
                 if data is None:
                     reason = submission.problem or f"larger than {MAX_SUBMISSION_BYTES // 2**20} MiB"
-                    record(submission, _unreadable(submission, options.lab, reason, lab.max_score))
+                    record(submission, _ungraded(submission, lab, GradeStatus.NOT_A_NOTEBOOK, reason))
                     continue
                 assert client is not None  # started above: there is work to do
-                future = client.submit(
-                    grade_on_worker,
-                    submission.student,
-                    submission.path.name,
-                    data,
-                    options.lab,
-                    limits,
-                    gradable[submission.student] in last,
-                    key=f"grade-{submission.student}-{time.time_ns()}",
-                    pure=False,
-                )
-                futures[future] = submission
+                last_one = gradable[submission.student] in last
+                arguments = (submission.student, submission.path.name, data, options.lab, limits, last_one)
+                key = f"grade-{submission.student}-{time.time_ns()}"
+                futures[client.submit(grade_on_worker, *arguments, key=key, pure=False)] = submission
             if options.similarity:  # needs no grade: written while the workers grade
                 _write_similarity(options, lab, submissions)
             if warming is not None:
@@ -213,13 +202,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 try:
                     result = GradeResult.from_dict(future.result())
                 except Exception as exc:  # the worker itself died or lost the task
-                    result = GradeResult(
-                        options.lab,
-                        str(submission.path),
-                        GradeStatus.GRADER_ERROR,
-                        f"{type(exc).__name__}: {exc}",
-                        lab.max_score,
-                    )
+                    result = _ungraded(submission, lab, GradeStatus.GRADER_ERROR, f"{type(exc).__name__}: {exc}")
                 record(submission, result)
         finally:
             for future in [*futures, *prepared, *([] if warming is None else [warming])]:

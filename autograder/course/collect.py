@@ -104,8 +104,6 @@ def _pick_notebook(folder: Path, lab: str) -> tuple[Path | None, str | None]:
     notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     if not notebooks:
         return None, f"the folder {folder.name} holds no notebook"
-    if len(notebooks) == 1:
-        return notebooks[0], None
     named = [p for p in notebooks if lab in p.name]
     return (named or notebooks)[0], None
 
@@ -126,7 +124,7 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
     entries = _entries(source)
     from_lms = None if names else lms_submissions(entries, lab)
     if from_lms is not None:
-        _, found, entries = from_lms
+        found, entries = from_lms
         for lms in found:
             submissions[safe_id(lms.key)] = CollectedSubmission(
                 safe_id(lms.key), lms.path, lms.problem, lms=lms.student

@@ -3,14 +3,11 @@
 A Canvas or Moodle download names each student by the LMS's own id, which is what the LMS's grade import
 matches rows by. The batch reads it from the download (lms_submissions.py) and keeps it in OUT with the LMS
 whose CSV to write and that LMS's own export to fill, so that every later write of the grades (another
-batch, an override) rewrites the LMS's CSV too, without the download. Both LMSs' CSVs are read and written
-here alike.
+batch, an override) rewrites the LMS's CSV too, without the download.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -71,32 +68,6 @@ def load_roster(out: Path) -> LmsRoster | None:
         raise LmsError(f"{path} cannot be read ({exc}); run the batch on the LMS's download again") from None
 
 
-def grade_cell(score: float) -> str:
-    """A score as both LMSs' imports read it: at most two decimals, no exponent, no thousands separator."""
-    return f"{round(score, 2):.2f}".rstrip("0").rstrip(".")
-
-
-def number_in(cell: str) -> float | None:
-    """A positive number an LMS's export writes (a decimal comma too), or None."""
-    try:
-        return float(cell.replace(",", ".")) or None
-    except ValueError:
-        return None
-
-
 def squash(text: str) -> str:
     """``text`` as a name for the lab is matched in: lower case, letters and digits only."""
     return "".join(c for c in text.lower() if c.isalnum())
-
-
-def read_export(template: str) -> tuple[list[str], list[list[str]]]:
-    """An LMS's own CSV export: its header and its rows but the blank ones, each as wide as the header."""
-    table = list(csv.reader(io.StringIO(template.lstrip("\ufeff"))))
-    header = table[0] if table else []
-    return header, [(row + [""] * len(header))[: len(header)] for row in table[1:] if any(c.strip() for c in row)]
-
-
-def csv_text(rows: list[list[str]]) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
-    return buffer.getvalue()

@@ -104,9 +104,9 @@ def lms_of(entries: list[Path]) -> str | None:
     return next((lms for lms, count in counts.items() if entries and 2 * count >= len(entries)), None)
 
 
-def lms_submissions(entries: list[Path], lab: str) -> tuple[str, list[LmsSubmission], list[Path]] | None:
-    """``entries`` (a folder's contents) read as Canvas's or Moodle's download: (the LMS, one submission per
-    student, the entries not named as that LMS names submissions); None when it is neither's."""
+def lms_submissions(entries: list[Path], lab: str) -> tuple[list[LmsSubmission], list[Path]] | None:
+    """``entries`` (a folder's contents) read as Canvas's or Moodle's download: (one submission per student,
+    the entries not named as that LMS names submissions); None when it is neither's."""
     lms = lms_of(entries)
     if lms is None:
         return None
@@ -121,4 +121,4 @@ def lms_submissions(entries: list[Path], lab: str) -> tuple[str, list[LmsSubmiss
     submissions = [
         LmsSubmission(key, student, *pick_lab_notebook(files, lab)) for key, (student, files) in students.items()
     ]
-    return lms, submissions, [entry for entry, read in found.items() if read is None]
+    return submissions, [entry for entry, read in found.items() if read is None]

@@ -17,14 +17,12 @@ from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
 from autograder.cli import main
 from autograder.course.adjustments import Adjustments, publish_student, record_override
 from autograder.course.batch import BatchOptions, run_batch
-from autograder.course.canvas_gradebook import IDENTITY, POINTS_POSSIBLE
 from autograder.course.collect import collect_submissions
 from autograder.course.gradebook import load_results
 from autograder.course.late import FROM_MTIME, apply_late, build_policy, with_submission_time
-from autograder.course.lms_gradebook import lms_gradebook_csv
+from autograder.course.lms_gradebook import CANVAS_IDENTITY, MOODLE_COLUMNS, POINTS_POSSIBLE, lms_gradebook_csv
 from autograder.course.lms_roster import LmsError, LmsRoster, LmsStudent
 from autograder.course.lms_submissions import pick_lab_notebook
-from autograder.course.moodle_gradebook import COLUMNS
 from autograder.grading import GradeStatus
 
 NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'  # never run here
@@ -286,7 +284,9 @@ def test_without_a_template_the_lms_columns_are_written_and_the_unknown_left_bla
         BatchOptions(lab=LAB_ID, out=canvas_out, similarity=False, gradebook="canvas"),
     )
     canvas = _table((canvas_out / "canvas-grades.csv").read_text())
-    assert canvas[0] == [*IDENTITY, LAB_ID] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", LAB_ID]
+    assert (
+        canvas[0] == [*CANVAS_IDENTITY, LAB_ID] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", LAB_ID]
+    )
     assert canvas[1] == [POINTS_POSSIBLE, "", "", "", "", "100"]
     assert canvas[2:] == [  # the batch's order of students; Canvas matches the rows by ID
         ["doejane", "12345", "", "", "", "16"],
@@ -304,7 +304,7 @@ def test_without_a_template_the_lms_columns_are_written_and_the_unknown_left_bla
     moodle = _table((moodle_out / "moodle-grades.csv").read_text())
     assert (
         moodle[0]
-        == COLUMNS
+        == MOODLE_COLUMNS
         == [
             "Identifier",
             "Full name",
