@@ -24,8 +24,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / "tests" / part) for pa
 from similarity_cases import disguise, random_answer  # noqa: E402
 
 from autograder.authoring.known_grades import make_submission  # noqa: E402
-from autograder.course.similarity import find_similar  # noqa: E402
-from autograder.course.similarity_page import similarity_html  # noqa: E402
+from autograder.course.similarity import find_similar, similarity_html  # noqa: E402
 from autograder.lab import load_lab  # noqa: E402
 
 LAB = load_lab("lab2_three_ways")

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from autograder.course.batch import BatchError, BatchOptions, run_batch
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.dask_cluster import (
+        GradingProgress,
         close_client,
         dask_client,
         grade_on_worker,
@@ -28,12 +29,10 @@ if TYPE_CHECKING:
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
     from autograder.course.gradescope_try import tried_summary, try_zip
     from autograder.course.gradescope_zip import build_autograder_zip
-    from autograder.course.grading_progress import GradingProgress
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.lms_roster import LmsError
     from autograder.course.overrides import OverrideError
-    from autograder.course.similarity import find_similar
-    from autograder.course.similarity_page import SIMILARITY_FILE, similarity_html
+    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
     from autograder.course.student_package import StudentPackageError, build_student_wheel
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from autograder.course.batch_timing import BatchTiming
 from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.dask_cluster import (
+    GradingProgress,
     close_client,
     dask_client,
     default_workers,
@@ -23,7 +24,6 @@ from autograder.course.dask_cluster import (
     worker_cores,
 )
 from autograder.course.gradebook import is_done, load_results, log_grading
-from autograder.course.grading_progress import GradingProgress
 from autograder.grading import GradeResult, GradeStatus
 from autograder.run import Limits
 
@@ -64,8 +64,7 @@ def _ungraded(submission: CollectedSubmission, lab, status: GradeStatus, reason:
 
 
 def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission]):
-    """Check the options against the class, save the late policy, and bring the saved outputs up to date
-    with the adjustments; returns (adjustments, saved results, submissions to grade)."""
+    """(adjustments, saved results brought up to date with them, submissions to grade)."""
     from autograder.course.adjustments import Adjustments, refresh
     from autograder.course.late import save_policy, with_submission_time
 
@@ -98,8 +97,7 @@ def _lms_note(submission: CollectedSubmission) -> str | None:
 
 
 def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[CollectedSubmission]) -> None:
-    """Keep in OUT who each student is in the LMS whose download this is, and which LMS's grade import to
-    write (with its export to fill); raises ``LmsError`` when the options do not fit the submissions."""
+    """Keep in OUT who each student is in the LMS and which LMS's grade import to write (``LmsError``)."""
     from autograder.course.lms_gradebook import lms_csv
     from autograder.course.lms_roster import LmsError, LmsRoster, load_roster, save_roster
 
@@ -126,8 +124,7 @@ def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[Collecte
 
 
 def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
-    from autograder.course.similarity import find_similar
-    from autograder.course.similarity_page import SIMILARITY_FILE, similarity_html
+    from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
     from autograder.grading import write_atomically
 
     report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
@@ -135,8 +132,7 @@ def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSub
 
 
 def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
-    """Grade every submission under ``source`` not graded yet (or named to regrade) into ``options.out``,
-    apply the overrides and the late policy, and write every output; returns the class's results."""
+    """Grade the submissions under ``source`` not graded yet (or to regrade) into ``options.out``; the results."""
     from dask.distributed import as_completed
 
     from autograder.course.adjustments import Adjustments, publish_student, publish_summaries, refresh

@@ -1,18 +1,15 @@
-"""The Dask cluster a class's batch and a lab's mutants grade on, and what its workers run. No JAX imported
-here: a worker imports this module first, and its functions set up the devices before anything imports JAX."""
+"""The Dask cluster a class's batch and a lab's mutants grade on, what its workers run, and the progress bar
+shown meanwhile. No JAX imported here: a worker imports this module first, and its functions set up the
+devices before anything imports JAX."""
 
 from __future__ import annotations
 
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from autograder.grading import GradeResult, GradeStatus
 from autograder.run import Limits, claim
-
-if TYPE_CHECKING:
-    from autograder.course.grading_progress import GradingProgress
 
 
 def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_data: dict, last: bool = False) -> dict:
@@ -38,8 +35,7 @@ def grade_on_worker(student: str, filename: str, data: bytes, lab: str, limits_d
 
 
 def prepare_on_worker(lab: str, limits_data: dict) -> None:
-    """A spare kernel started, the devices set and JAX loaded while the references warm: else a worker's first
-    grading waits for both, one after the other."""
+    """A spare kernel started and JAX loaded while the references warm, not one after the other."""
     from autograder.run import KernelSpec, configure_grader_process, worker_pool
 
     configure_grader_process()
@@ -52,8 +48,7 @@ def prepare_on_worker(lab: str, limits_data: dict) -> None:
 
 
 def prepare_workers(client, lab: str, limits_data: dict) -> list:
-    """``prepare_on_worker`` on every worker: the futures, kept while the batch runs (Dask forgets a task
-    whose future is dropped). A failure costs only the head start."""
+    """``prepare_on_worker`` on every worker: the futures, kept while the batch runs (else Dask forgets them)."""
     return [
         client.submit(
             prepare_on_worker,
@@ -69,9 +64,7 @@ def prepare_workers(client, lab: str, limits_data: dict) -> list:
 
 
 def last_gradings(client, count: int) -> range:
-    """Which of ``count`` gradings submitted in order leave no grading for any thread after them (Dask starts
-    tasks of equal priority in order): a spare kernel started beside one would take its core, then go unused.
-    Should the guess be wrong, a later grading starts its own kernel."""
+    """The last ``count`` gradings (Dask starts them in order): a spare kernel beside one would go unused."""
     return range(max(0, count - sum(client.nthreads().values())), count)
 
 
@@ -93,14 +86,12 @@ def warm_on_worker(lab: str) -> tuple[str, float]:
 
 
 def start_warming(client, lab: str):
-    """Warm the lab's references on the first worker free, ahead of the gradings (a higher priority); the
-    future. The other workers' gradings do not wait: until a reference is stored, a check computes it."""
+    """Warm the lab's references ahead of the gradings; the others do not wait, a check computes what it lacks."""
     return client.submit(warm_on_worker, lab, key=f"warm-{lab}-{time.time_ns()}", pure=False, priority=10)
 
 
 def report_warming(warming, progress: GradingProgress) -> float:
-    """Wait for ``start_warming``'s future and print its summary; its seconds (0 when it failed: each grading
-    then computes what it lacks)."""
+    """Print ``start_warming``'s summary; its seconds (0 when it failed: a grading computes what it lacks)."""
     try:
         summary, seconds = warming.result()
     except Exception as exc:
@@ -129,8 +120,7 @@ def worker_cores(client) -> dict[str, tuple[int, ...]]:
 
 
 def pin_workers(client) -> None:
-    """Each worker on a core of its own where there is one for each: a timed task then holds up only its own
-    core (autograder/fairness/core_locks.py)."""
+    """Each worker on a core of its own, if enough: a timed task then holds up only its own core."""
     from autograder.fairness import cores_to_pin, pin_process
 
     addresses = sorted(client.scheduler_info()["workers"])
@@ -139,8 +129,7 @@ def pin_workers(client) -> None:
 
 
 def dask_client(workers: int | None = None, scheduler: str | None = None):
-    """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``
-    processes (default: one per core); ``close_client`` releases both."""
+    """(client, local cluster or None): the cluster at ``scheduler``, else a local one of ``workers``."""
     import logging
 
     import dask
@@ -177,3 +166,39 @@ def close_client(client, cluster) -> None:
         client.close(timeout=10)
     if cluster is not None:
         cluster.close(timeout=10)
+
+
+class GradingProgress:
+    """A rich progress bar: done, failed, remaining and time left."""
+
+    def __init__(self, total: int, already: int = 0, already_failed: int = 0, label: str = "grading"):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn(f"[bold]{label}"),
+            BarColumn(),
+            TextColumn(
+                "{task.completed}/{task.total} done · {task.fields[failed]} failed · "
+                "{task.fields[remaining]} remaining ·"
+            ),
+            TimeElapsedColumn(),
+            TextColumn("elapsed ·"),
+            TimeRemainingColumn(),
+            TextColumn("left"),
+        )
+        self.task = self.progress.add_task(
+            "grading", total=total, completed=already, failed=already_failed, remaining=total - already
+        )
+        self.total, self.failed = total, already_failed
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.__exit__(*exc)
+
+    def advance(self, result: GradeResult) -> None:
+        self.failed += result.status != GradeStatus.GRADED
+        remaining = self.total - self.progress.tasks[0].completed - 1
+        self.progress.update(self.task, advance=1, failed=self.failed, remaining=remaining)

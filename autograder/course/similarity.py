@@ -2,6 +2,7 @@
 comments, layout) and cut into runs of ``SHINGLE`` tokens, shares most runs outside the lab's own code and
 what most of the class shares (docs/instructors.md, "Similar answers"). Renaming and reformatting a copy
 changes none of its runs; independent answers rarely share 70% of them. A flag is a reason to look.
+``similarity.html``, beside the class report, shows each flagged pair's answers side by side, shared lines marked.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder.grading import read_submission
+from autograder.grading import TABLE_STYLE, escape, page_html, read_submission
 from autograder.run import RunCell, build_plan, has_code
 
 SHINGLE = 5  # tokens per shingle
@@ -81,8 +82,7 @@ def _without_magics(source: str) -> str:
 
 
 def _names_in(tokens: list[tokenize.TokenInfo]) -> tuple[set[str], set[str]]:
-    """The names these tokens import without an alias (``jax``, ``NamedSharding``) and the attribute
-    names they assign (``self.w1 = ...``)."""
+    """The names imported without an alias (``jax``) and the attributes assigned (``self.w1 = ...``)."""
     imported, attributes = set(), set()
     group: list[str] | None = None  # the dotted name being read after ``import``
     alias = False
@@ -119,8 +119,7 @@ def library_names(template: nbformat.NotebookNode) -> frozenset[str]:
 
 
 def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
-    """Python tokens of ``source`` but comments and layout; line by line when the whole does not
-    tokenize (broken code)."""
+    """Python tokens of ``source`` but comments and layout; line by line when broken code does not tokenize."""
     try:
         return [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in _DROPPED]
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -136,8 +135,7 @@ def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
 
 
 def normalise(source: str, library: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
-    """``source`` as normalised tokens, each with its line (see the module's description); ``library``:
-    names kept as they are besides those ``source`` imports itself."""
+    """``source`` as normalised tokens, each with its line; ``library``: more names kept as they are."""
     tokens = _raw_tokens(_without_magics(source))
     imported, attributes = _names_in(tokens)
     keep = _KEEP | library | imported
@@ -179,8 +177,7 @@ def normalise(source: str, library: frozenset[str] = frozenset()) -> list[tuple[
 
 
 def shingles(cells: list[str], library: frozenset[str] = frozenset()) -> dict[int, tuple[int, int]]:
-    """Each run of ``SHINGLE`` normalised tokens of these cells, one after the other (by its hash) -> the
-    first and last line it covers in the cells joined by a blank line."""
+    """Each run of ``SHINGLE`` tokens (its hash) -> its first and last line in the cells joined by a blank line."""
     tokens, offset = [], 0
     for cell in cells:
         tokens += [(text, line + offset) for text, line in normalise(cell, library)]
@@ -274,3 +271,78 @@ def find_similar(template: nbformat.NotebookNode, paths: dict[str, Path]) -> Sim
         sources = {student: by_task[task] for student, by_task in answers.items() if by_task.get(task)}
         tasks.append(compare_task(task, sources, excluded, library))
     return SimilarityReport(tuple(tasks), len(paths), tuple(unreadable))
+
+
+SIMILARITY_FILE = "similarity.html"
+MAX_PAIRS_SHOWN = 100  # per task, the most similar first
+
+STYLE = (
+    TABLE_STYLE
+    + """
+.pair{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
+.pair h3{font-size:1rem;margin:.3rem 0}
+.sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}
+.sides pre{background:#f6f6f6;padding:.5rem;font-size:.8rem;overflow-x:auto;margin:.2rem 0}
+.shared{background:#ffe9a8;display:inline-block;width:100%}
+.note{color:#555}
+"""
+)
+
+
+def _highlighted(answer: Answer, shared: frozenset[int]) -> str:
+    """The answer's source with the lines covered by shared shingles marked."""
+    lines: set[int] = set()
+    for shingle in shared:
+        first, last = answer.shingles[shingle]
+        lines.update(range(first, last + 1))
+    out = []
+    for number, line in enumerate(answer.source.splitlines(), 1):
+        text = escape(line) or " "
+        out.append(f"<span class='shared'>{text}</span>" if number in lines else text)
+    return "\n".join(out)
+
+
+def _pair_html(pair: SimilarPair) -> str:
+    return (
+        f"<div class='pair' data-task='{escape(pair.task)}'><h3><span class='students'>{escape(pair.first)} "
+        f"&amp; {escape(pair.second)}</span> — Jaccard {pair.jaccard:.2f}, containment {pair.containment:.2f}"
+        f"</h3><div class='sides'>"
+        f"<div><b>{escape(pair.first)}</b><pre>{_highlighted(pair.first_answer, pair.shared)}</pre></div>"
+        f"<div><b>{escape(pair.second)}</b><pre>{_highlighted(pair.second_answer, pair.shared)}</pre></div>"
+        f"</div></div>"
+    )
+
+
+def similarity_html(report: SimilarityReport, lab: str) -> str:
+    """The page: per task, the flagged pairs with both answers side by side, shared lines marked."""
+    rows = "".join(
+        f"<tr><td><a href='#{escape(t.task)}'>{escape(t.task)}</a></td><td>{t.answered}</td>"
+        f"<td>{t.compared}</td><td>{len(t.pairs)}</td></tr>"
+        for t in report.tasks
+    )
+    sections = []
+    for task in report.tasks:
+        shown = task.pairs[:MAX_PAIRS_SHOWN]
+        left_out = len(task.pairs) - len(shown)
+        more = f"<p class='note'>… and {left_out} more pairs, less similar.</p>" if left_out else ""
+        body = "".join(_pair_html(p) for p in shown) or "<p class='note'>No pair is flagged.</p>"
+        sections.append(f"<section id='{escape(task.task)}'><h2>Task {escape(task.task)}</h2>{body}{more}</section>")
+    unreadable = (
+        f"<p class='note'>Not notebooks, not compared: {escape(', '.join(report.unreadable))}</p>"
+        if report.unreadable
+        else ""
+    )
+    title = f"{escape(lab)} — similar answers"
+    body = (
+        f"<h1>{title}</h1>"
+        f"<p>{report.students} submissions; <span id='flagged'>{report.flagged}</span> pairs flagged.</p>"
+        f"<p class='note'>Answers are compared task by task after normalising names, literals, comments and "
+        f"layout, without the lab's own code and the code most of the class shares: a pair is flagged at a "
+        f"Jaccard similarity of {JACCARD_THRESHOLD:g} or more of their {SHINGLE}-token runs, or when "
+        f"{CONTAINMENT_THRESHOLD:.0%} of the shorter answer is in the other. Answers shorter than "
+        f"{MIN_SHINGLES} runs are not compared. Shared lines are marked. A flag is a reason to look, "
+        f"not a verdict.</p>{unreadable}"
+        f"<table><tr><th>task</th><th>answered</th><th>compared</th><th>pairs flagged</th></tr>{rows}</table>"
+        f"{''.join(sections)}"
+    )
+    return page_html(title, STYLE, body, width="90rem")

@@ -17,8 +17,8 @@ from autograder.course.similarity import (
     find_similar,
     normalise,
     shingles,
+    similarity_html,
 )
-from autograder.course.similarity_page import similarity_html
 from autograder.lab import load_lab
 
 LAB2, LAB3 = load_lab("lab2_three_ways"), load_lab("lab3_fsdp_tp")
