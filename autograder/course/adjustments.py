@@ -72,8 +72,7 @@ def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]
 def record_override(
     out: Path, student: str, task: str, points: str, comment: str, grader: str
 ) -> tuple[GradeResult, GradeResult]:
-    """Append an override to ``OUT/overrides.csv`` and rewrite the outputs; the student's result before and
-    after. Raises ``OverrideError``, nothing changed, for an unknown student or task or points out of range."""
+    """Append an override and rewrite the outputs; the student's result before and after (``OverrideError``)."""
     results = load_results(out) if out.is_dir() else {}
     if not results:
         raise OverrideError(f"{out} holds no graded student: run `autograder batch` first")

@@ -135,17 +135,13 @@ def _late_section(results: dict[str, GradeResult]) -> str:
         f"<td>{escape(penalty.reason)}</td></tr>"
         for s, (r, penalty) in sorted(late.items())
     )
-    table = (
-        f"<table><tr><th>student</th><th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>{body}</table>"
-        if late
-        else ""
-    )
+    table = f"<table><tr><th>student</th><th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>{body}</table>"
     unknown = sum(penalty.submitted_at is None for _, penalty in judged.values())  # e.g. an LMS's download
     untimed = f" {unknown} with no submission time, so no penalty (the late column says why)." if unknown else ""
     return (
         f"<h2>Late submissions</h2><p id='late'>{len(late)} late, {len(penalised)} penalised "
         f"({shown_points(deducted)} points in all); {len(judged) - len(late) - unknown} on time.{untimed}</p>"
-        f"{table}"
+        f"{table if late else ''}"
     )
 
 

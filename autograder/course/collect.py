@@ -79,8 +79,7 @@ def _is_student_dir(path: Path) -> bool:
 
 
 def _gradescope_metadata(root: Path) -> tuple[dict[str, str], dict[str, object]]:
-    """From Gradescope's submission_metadata.yml: folder name -> student id (sid, else email, else name),
-    and folder name -> ``:created_at``."""
+    """From Gradescope's submission_metadata.yml, by folder: the student id (sid, email or name), ``:created_at``."""
     meta = root / "submission_metadata.yml"
     if not meta.is_file():
         return {}, {}

@@ -131,8 +131,7 @@ def metadata_time(value) -> datetime | None:
 def submission_time(
     path: Path | None, created_at=None, lms_note: str | None = None
 ) -> tuple[datetime | None, str | None]:
-    """When a student submitted, and where that comes from: Gradescope's metadata, else the file's mtime;
-    for an LMS's download (``lms_note``: what the LMS says, such as Canvas's LATE marker), no time."""
+    """When a student submitted, and from where: Gradescope's metadata, the file's mtime, or an LMS's note."""
     moment = metadata_time(created_at)
     if moment is not None:
         return moment, FROM_METADATA
@@ -186,8 +185,7 @@ class Extension:
 
 
 def read_extensions(out: Path, students: set[str]) -> dict[str, Extension]:
-    """``OUT/extensions.csv`` (student, due, comment) by student; a row with an unknown student or a
-    due date that cannot be read is refused, with every bad line named."""
+    """``OUT/extensions.csv`` by student; ``LatePolicyError`` names every line with an unknown student or due date."""
     path = out / EXTENSIONS_FILE
     if not path.is_file():
         return {}
@@ -216,8 +214,7 @@ def read_extensions(out: Path, students: set[str]) -> dict[str, Extension]:
 
 
 def apply_late(result: GradeResult, policy: LatePolicy | None, extension: Extension | None = None) -> GradeResult:
-    """``result`` with the penalty of ``policy`` (none without a policy), from its raw score, counted
-    from the student's extended due date if they have one."""
+    """``result`` with the penalty of ``policy``, from its raw score and the student's extended due date if any."""
     if policy is None:
         return replace(result, late=None)
     if extension is not None:
@@ -234,8 +231,7 @@ def apply_late(result: GradeResult, policy: LatePolicy | None, extension: Extens
 def with_submission_time(
     result: GradeResult, path: Path | None, created_at=None, lms_note: str | None = None
 ) -> GradeResult:
-    """``result`` with the submission time (or, from an LMS's download, what the LMS says instead)
-    recorded, unless it has a time already."""
+    """``result`` with ``submission_time`` recorded, unless it has a time already."""
     if result.submitted_at is not None:
         return result
     moment, source = submission_time(path, created_at, lms_note)

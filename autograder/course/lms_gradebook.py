@@ -133,8 +133,7 @@ def canvas_gradebook_csv(lab: str, max_score: float, grades: Grades, template: s
 
 
 def _template(template: str | None, lab: str, max_score: float) -> tuple[list[str], list[list[str]]]:
-    """The header and rows to fill: the export's identity columns and the lab's assignment column; without
-    an export, Canvas's identity columns, a column for the lab and the Points Possible row."""
+    """The header and rows to fill: the identity columns and the lab's, of the export or of Canvas."""
     if template is None:
         return [*CANVAS_IDENTITY, lab], [[POINTS_POSSIBLE, "", "", "", "", grade_cell(max_score)]]
     header, rows = read_export(template)

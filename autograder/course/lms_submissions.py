@@ -105,8 +105,7 @@ def lms_of(entries: list[Path]) -> str | None:
 
 
 def lms_submissions(entries: list[Path], lab: str) -> tuple[list[LmsSubmission], list[Path]] | None:
-    """``entries`` (a folder's contents) read as Canvas's or Moodle's download: (one submission per student,
-    the entries not named as that LMS names submissions); None when it is neither's."""
+    """A folder's ``entries`` as an LMS's download: (one submission per student, the other entries), or None."""
     lms = lms_of(entries)
     if lms is None:
         return None

@@ -119,8 +119,7 @@ def current_overrides(rows: list[Override]) -> dict[str, dict[str, Override]]:
 
 
 def apply_overrides(result: GradeResult, overrides: dict[str, Override], task_points: dict[str, float]) -> GradeResult:
-    """``result`` with these task overrides (and no other); a task the result lacks (a submission that
-    could not be run) is added with no checks, so a grader can score it by hand."""
+    """``result`` with these overrides, and no other; a task it lacks is added, so a grader can score it by hand."""
     tasks = []
     for task in result.tasks:
         row = overrides.get(task.task)
@@ -140,8 +139,7 @@ def _manual(row: Override) -> ManualScore:
 
 
 def append_override(out: Path, row: Override, students: set[str], task_points: dict[str, float]) -> None:
-    """Add ``row`` to ``OUT/overrides.csv`` after checking it and every row already there; on any
-    problem nothing is written."""
+    """Add ``row`` to ``OUT/overrides.csv`` once it and every row there are checked."""
     path = out / OVERRIDES_FILE
     existing = path.read_text(encoding="utf-8") if path.is_file() else ""
     rows = parse_overrides(existing, str(path))

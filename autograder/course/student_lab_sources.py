@@ -52,8 +52,7 @@ def _defined(node: ast.stmt) -> set[str]:
 
 
 def _without_unused_bindings(body: list[ast.stmt], used: set[str]) -> list[ast.stmt]:
-    """``body`` without the assignments and classes that nothing else in it, nor ``used``, reads: a
-    hidden check's tolerance or the grader's own input size goes with the check."""
+    """``body`` without the assignments and classes nothing in it or ``used`` reads (a hidden check's tolerance)."""
     bindings = (ast.Assign, ast.AnnAssign, ast.ClassDef)
     while True:
         read = set(used)
@@ -97,8 +96,7 @@ def _statements(source: str) -> list[ast.stmt]:
 
 
 def public_graders(source: str, available: set[str], docstring: str) -> tuple[str, set[str]]:
-    """``source`` (a lab's graders) with only its public checks whose references are ``available``, and
-    the reference names those use. Helpers no kept check uses are left out."""
+    """A lab's graders with only the public checks whose references are ``available``; the names they use."""
     body = _statements(source)
     functions = {n.name: n for n in body if isinstance(n, ast.FunctionDef)}
     dropped = {name for name, n in functions.items() if _is_hidden(n) or reference_uses(n) - available}
@@ -123,8 +121,7 @@ def public_graders(source: str, available: set[str], docstring: str) -> tuple[st
 
 
 def reference_parts(module) -> tuple[set[str], set[str]]:
-    """(shareable functions, functions whose results may be stored: deterministic, without arguments)
-    of a lab's imported ``reference`` module."""
+    """A reference module's (shareable functions, functions without arguments whose results may be stored)."""
     from autograder.caches import CachedReference, is_shareable
 
     shared, stored = set(), set()
@@ -141,9 +138,8 @@ def reference_parts(module) -> tuple[set[str], set[str]]:
 def students_reference(
     source: str, shared: set[str], stored: set[str], docstring: str, used: set[str] | None = None
 ) -> str:
-    """``reference.py`` as the students get it: imports, constants and classes that use no withheld
-    function, the ``shared`` functions, and ``stored`` ones as their stored results; with ``used`` (the
-    names the public checks and the captures read), only the constants and classes those need."""
+    """``reference.py`` without what uses a withheld function, ``stored`` ones as their stored results and,
+    with ``used``, only the constants and classes those names need."""
     body = _statements(source)
     functions = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     withheld = functions - shared

@@ -51,8 +51,7 @@ def _compute_results(requests: dict[str, list[str]], out: Path) -> None:
 
 
 def stage(lab_ids: list[str], staging: Path) -> Path:
-    """The students' package's source tree for ``lab_ids``, in ``staging``: the harness as it runs here
-    (a checkout or an installed wheel), with each lab's folder, bundled or the course's own."""
+    """The students' package's source tree for ``lab_ids``, in ``staging``."""
     from autograder.lab import load_lab
     from autograder.run import kernel_environment
 

@@ -58,8 +58,7 @@ def requirement_name(requirement: str) -> str:
 
 
 def stage_package(target: Path, left_out: tuple[str, ...] = ()) -> Path:
-    """Copy the running ``autograder`` package into ``target/autograder``, without caches, ``left_out``
-    (names of its folders and files) or the bundled course's notebooks; the copy's path."""
+    """``target/autograder``: this package without caches, ``left_out`` or the bundled course's notebooks."""
     package = target / "autograder"
     shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in (*left_out, BUNDLED_COPY):
