@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from autograder.course.gradescope_try import tried_summary, try_zip
     from autograder.course.gradescope_zip import build_autograder_zip
     from autograder.course.late import LatePolicyError, build_policy
-    from autograder.course.lms_roster import LmsError
+    from autograder.course.lms_submissions import LmsError
     from autograder.course.overrides import OverrideError
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
     from autograder.course.student_package import StudentPackageError, build_student_wheel

@@ -99,7 +99,7 @@ def _lms_note(submission: CollectedSubmission) -> str | None:
 def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[CollectedSubmission]) -> None:
     """Keep in OUT who each student is in the LMS and which LMS's grade import to write (``LmsError``)."""
     from autograder.course.lms_gradebook import lms_csv
-    from autograder.course.lms_roster import LmsError, LmsRoster, load_roster, save_roster
+    from autograder.course.lms_submissions import LmsError, LmsRoster, load_roster, save_roster
 
     previous = load_roster(options.out) or LmsRoster()
     gradebook = options.gradebook or previous.gradebook

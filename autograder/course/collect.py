@@ -14,8 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from autograder.course.lms_roster import LmsStudent
-from autograder.course.lms_submissions import lms_of, lms_submissions, read_moodle_entry
+from autograder.course.lms_submissions import LmsStudent, lms_of, lms_submissions, read_moodle_entry
 from autograder.run import claim
 
 MAX_ZIP_BYTES = 2 * 2**30

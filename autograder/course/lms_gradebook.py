@@ -34,7 +34,7 @@ import re
 from pathlib import Path
 
 from autograder.course.gradebook import RETRIED_STATUSES
-from autograder.course.lms_roster import LmsError, LmsRoster, LmsStudent, load_roster, squash
+from autograder.course.lms_submissions import LmsError, LmsRoster, LmsStudent, load_roster, squash
 from autograder.grading import GradeResult, write_atomically
 
 Grades = list[tuple[LmsStudent, float | None]]  # each student, and their score or None: no grade to give

@@ -21,8 +21,7 @@ from autograder.course.collect import collect_submissions
 from autograder.course.gradebook import load_results
 from autograder.course.late import FROM_MTIME, apply_late, build_policy, with_submission_time
 from autograder.course.lms_gradebook import CANVAS_IDENTITY, MOODLE_COLUMNS, POINTS_POSSIBLE, lms_gradebook_csv
-from autograder.course.lms_roster import LmsError, LmsRoster, LmsStudent
-from autograder.course.lms_submissions import pick_lab_notebook
+from autograder.course.lms_submissions import LmsError, LmsRoster, LmsStudent, pick_lab_notebook
 from autograder.grading import GradeStatus
 
 NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'  # never run here
