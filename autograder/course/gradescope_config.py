@@ -30,15 +30,10 @@ def _settings(limits: Limits) -> dict[str, float]:
     return {"cell_timeout": limits.cell_timeout, "total_timeout": limits.total_timeout, "memory_gib": memory_gib}
 
 
-def _limits(settings: dict) -> Limits:
+def _limits(cell_timeout: float, total_timeout: float, memory_gib: float) -> Limits:
     """``GRADESCOPE_LIMITS`` with the settings under config.json's keys (``_settings``)."""
-    sandbox = replace(GRADESCOPE_SANDBOX, memory_bytes=int(settings["memory_gib"] * GIB))
-    return replace(
-        GRADESCOPE_LIMITS,
-        cell_timeout=settings["cell_timeout"],
-        total_timeout=settings["total_timeout"],
-        sandbox=sandbox,
-    )
+    sandbox = replace(GRADESCOPE_SANDBOX, memory_bytes=int(memory_gib * GIB))
+    return replace(GRADESCOPE_LIMITS, cell_timeout=cell_timeout, total_timeout=total_timeout, sandbox=sandbox)
 
 
 @dataclass(frozen=True)
@@ -56,7 +51,7 @@ class GradescopeConfig:
             raise GradescopeError(
                 f"hidden_visibility must be one of {', '.join(HIDDEN_VISIBILITIES)}, not {self.hidden_visibility!r}"
             )
-        if self.limits != _limits(_settings(self.limits)):  # config.json could not hold them
+        if self.limits != _limits(**_settings(self.limits)):  # config.json could not hold them
             raise GradescopeError(
                 "config.json holds only the timeouts and the memory of Gradescope's limits (the others are "
                 f"GRADESCOPE_LIMITS'): it cannot hold {self.limits}"
@@ -75,7 +70,7 @@ class GradescopeConfig:
         settings = _settings(GRADESCOPE_LIMITS)
         given = {key: value for key, value in data.items() if key in settings}
         rest = {key: value for key, value in data.items() if key not in settings}
-        return cls(**rest, limits=_limits({**settings, **given}))
+        return cls(**rest, limits=_limits(**{**settings, **given}))
 
 
 def read_config(source: Path) -> GradescopeConfig:

@@ -1,9 +1,6 @@
-"""What runs in Gradescope's container for each submission (``autograder gradescope-run``, called by
-the zip's ``run_autograder``).
-
-``run_gradescope`` makes the harness's files private (so a kernel at the uid level cannot read them),
-grades the one notebook in ``ROOT/submission`` with every check, and always writes
-``ROOT/results/results.json``. ``ROOT`` is ``/autograder``, or ``$AUTOGRADER_GRADESCOPE_ROOT``.
+"""What runs in Gradescope's container for each submission (``autograder gradescope-run``, called by the
+zip's ``run_autograder``): the harness's files made private (a kernel at the uid level cannot read them),
+the one notebook in ``ROOT/submission`` graded, and ``ROOT/results/results.json`` always written.
 """
 
 from __future__ import annotations
@@ -92,14 +89,8 @@ def checked_so_far(lab_id: str, notebook: str, checks: list):
 
     lab = load_lab(lab_id)
     tasks = tuple(TaskResult(task.id, task.points, tuple(c for c in checks if c.task == task.id)) for task in lab.tasks)
-    return GradeResult(
-        lab_id,
-        notebook,
-        GradeStatus.GRADER_ERROR,
-        STOPPED_BEFORE_THE_END.format(done=len(checks)),
-        lab.max_score,
-        tasks=tasks,
-    )
+    reason = STOPPED_BEFORE_THE_END.format(done=len(checks))
+    return GradeResult(lab_id, notebook, GradeStatus.GRADER_ERROR, reason, lab.max_score, tasks=tasks)
 
 
 def run_gradescope(root: Path):

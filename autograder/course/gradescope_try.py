@@ -1,8 +1,6 @@
-"""Trying Gradescope's autograder zip on this machine before uploading it (``autograder gradescope LAB
---try SUBMISSION``): its ``setup.sh`` and ``run_autograder`` run in a scratch folder laid out as
-Gradescope's container, every system folder they would write pointed into it, apt left alone, and the
-venv reusing this Python's packages; nothing is downloaded. The scratch folder is removed, or kept with
-``AUTOGRADER_KEEP_RUNS=1``.
+"""Gradescope's zip tried here before uploading it (``autograder gradescope LAB --try SUBMISSION``): its
+``setup.sh`` and ``run_autograder`` run in a scratch folder laid out as Gradescope's container, apt left
+alone and this Python's packages reused, so nothing is downloaded; ``AUTOGRADER_KEEP_RUNS=1`` keeps it.
 """
 
 from __future__ import annotations
@@ -26,8 +24,7 @@ NOT_PASSED_ON = ("PYTHONPATH", "AUTOGRADER_ROOT", "AUTOGRADER_COURSE", "VIRTUAL_
 
 @dataclass(frozen=True)
 class TriedZip:
-    """What a try of the zip gave: results.json as Gradescope would read it, run_autograder's output, and
-    the scratch folder when it is kept (None once removed)."""
+    """results.json as Gradescope would read it, run_autograder's output, and the scratch folder if kept."""
 
     results: dict
     output: str
@@ -47,10 +44,8 @@ def _unpack(archive_path: Path, source: Path) -> None:
 
 
 def try_zip(archive_path: Path, submission: Path) -> TriedZip:
-    """Install ``archive_path`` (an autograder zip) in a scratch folder and grade ``submission`` (a
-    notebook, or a folder as a student uploads it) with it, as Gradescope would.
-
-    Raises ``GradescopeError`` when setup.sh fails."""
+    """Grade ``submission`` (a notebook, or a folder as uploaded) with the zip as Gradescope would; raises
+    ``GradescopeError`` when setup.sh fails."""
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-try-"))
     os.chmod(scratch, 0o755)  # searchable by the kernels' uids, as /autograder is (the venv's Python is here)
     keep = bool(os.environ.get(KEEP_VARIABLE))  # as a kernel's run is kept (run/kernels/lifecycle.py)

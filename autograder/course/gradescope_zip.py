@@ -139,14 +139,6 @@ exit 0
 """
 
 
-def build_wheel(directory: Path) -> Path:
-    """A wheel of the harness as it runs here (a checkout or an installed wheel alike)."""
-    try:
-        return build_wheel_of(stage_harness(directory), directory / "dist")
-    except WheelBuildError as failure:
-        raise GradescopeError(f"building the harness's wheel failed: {failure}") from failure
-
-
 GRADE_DEPENDENCIES = ("jax", "jaxlib", "numpy", "flax")  # their versions change the references and checks
 
 
@@ -214,7 +206,10 @@ def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None
         raise GradescopeError(f"{lab.assignment_path} is missing: run `autograder assign` first")
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = build_wheel(Path(tmp))
+        try:
+            wheel = build_wheel_of(stage_harness(Path(tmp)), Path(tmp) / "dist")
+        except WheelBuildError as failure:
+            raise GradescopeError(f"building the harness's wheel failed: {failure}") from failure
         files = {
             **course_files(lab),
             "setup.sh": (SETUP_SH.format(python=python).encode(), 0o755),
