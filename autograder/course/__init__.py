@@ -1,7 +1,5 @@
-"""The course: a class's term, built on one notebook's grade: its submissions collected and graded in
-batches, the gradebook and the LMSs' imports, late penalties and overrides, similar answers, Gradescope's
-zip and run, and the students' wheel (docs/how-grading-works.md maps the modules). The command line
-hands on to here.
+"""The course: a class's term, built on one notebook's grade (docs/how-grading-works.md maps the modules).
+The command line hands on to here.
 """
 
 from typing import TYPE_CHECKING
@@ -27,8 +25,7 @@ if TYPE_CHECKING:
         GradescopeError,
     )
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
-    from autograder.course.gradescope_try import tried_summary, try_zip
-    from autograder.course.gradescope_zip import build_autograder_zip
+    from autograder.course.gradescope_zip import build_autograder_zip, tried_summary, try_zip
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.lms_submissions import LmsError
     from autograder.course.overrides import OverrideError

@@ -38,9 +38,8 @@ def _limits(cell_timeout: float, total_timeout: float, memory_gib: float) -> Lim
 
 @dataclass(frozen=True)
 class GradescopeConfig:
-    """The settings run_autograder grades with (config.json in the zip): the lab, when students see its
-    hidden checks, and its limits: ``GRADESCOPE_LIMITS`` but for the three an instructor may set, which
-    config.json holds as numbers (``to_json``)."""
+    """The zip's config.json: the lab, when students see its hidden checks, and ``GRADESCOPE_LIMITS`` but for
+    the three an instructor may set."""
 
     lab: str
     hidden_visibility: str = "after_published"
@@ -63,8 +62,7 @@ class GradescopeConfig:
 
     @classmethod
     def from_json(cls, data: dict) -> GradescopeConfig:
-        """The config ``to_json`` gave; a key left out has its default, and TypeError says which key is
-        missing or not one of config.json's."""
+        """The config ``to_json`` gave; a setting left out has its default; TypeError names a missing or unknown key."""
         if not isinstance(data, dict):
             raise TypeError(f"config.json holds {type(data).__name__}, not a JSON object")
         settings = _settings(GRADESCOPE_LIMITS)

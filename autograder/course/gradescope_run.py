@@ -23,9 +23,7 @@ OVERLAP_FROM_BYTES = 2 * 2**30
 
 
 def protect_harness(root: Path) -> None:
-    """Make everything a kernel must not read or write private to root: the zip's contents, the
-    results, the submission (the kernel gets its own copy), the submission's metadata, this installed
-    package (graders, references) and the reference cache. The Python installation stays readable."""
+    """Make private to root what a kernel must not read or write (the kernel gets a copy of the submission)."""
     from autograder.caches import cache_root
 
     for directory in (root / "source", root / "results", root / "submission", PACKAGE_DIR, cache_root()):
@@ -61,8 +59,7 @@ def find_notebook(submission: Path) -> Path | str:
 
 
 def grade_submission(root: Path, config: GradescopeConfig, on_check=None):
-    """Grade the one notebook in ``root/submission`` (a result with a reason when there is not one);
-    ``on_check`` is given the checks done so far after each."""
+    """Grade the one notebook in ``root/submission``; ``on_check`` is given the checks done so far after each."""
     from autograder.grading import GradeOptions, GradeResult, GradeStatus, grade_notebook
     from autograder.lab import load_lab
 
@@ -94,9 +91,7 @@ def checked_so_far(lab_id: str, notebook: str, checks: list):
 
 
 def run_gradescope(root: Path):
-    """Grade the submission in Gradescope's layout under ``root`` and write results/results.json.
-
-    Whatever happens, a results.json is written, with the reason when the submission was not graded."""
+    """Grade the submission under ``root`` and write results/results.json, whatever happens."""
     from autograder.grading import RESULTS_FILE, GradeResult, GradeStatus, print_grade, write_results_json
 
     started = time.monotonic()

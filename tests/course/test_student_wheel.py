@@ -20,8 +20,7 @@ from autograder.authoring.setup_cell import WHEEL
 from autograder.caches import is_shareable
 from autograder.cli import main
 from autograder.course import StudentPackageError, build_student_wheel
-from autograder.course.student_lab_sources import students_reference
-from autograder.course.student_package import AUTHORS_ONLY
+from autograder.course.student_package import AUTHORS_ONLY, students_reference
 from autograder.lab import lab_ids, load_lab
 from autograder.mutation.report import EQUIVALENTS_MODULE
 from autograder.paths import BUNDLED_LABS as LABS_PACKAGE
