@@ -1,7 +1,5 @@
-"""Where a batch's time went: each grade's phases added up over the class, beside the batch's own work
-(warming the references, publishing each result as it comes), written to ``batch-timing.json`` in the
-output folder, so that an instructor, or bench/batch_cost.py, sees what grading a class cost; and the
-longest a grade waited in line behind other submissions' timed turns, and behind whose (fairness/turn_line.py)."""
+"""Where a batch's time went (``OUT/batch-timing.json``), so that an instructor, or bench/batch_cost.py, sees
+what grading a class cost: the grades' phases, the batch's own work, and the longest wait for others' timed turns."""
 
 from __future__ import annotations
 

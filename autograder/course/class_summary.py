@@ -1,9 +1,5 @@
-"""The instructor's view of a class — one self-contained HTML page: score histogram and quantiles,
-pass rate and commonest failure per task and per check, statuses, overrides and late penalties, the
-slowest submissions, and a link to the similarity report.
-
-A submission the harness failed to run (``harness error``) has no score: it is counted apart, named with
-its reason, and left out of the scores and pass rates, which it would pull down with points never lost."""
+"""The instructor's view of a class, one self-contained HTML page. A submission the harness failed to run has
+no score: it is counted apart, left out of the scores and pass rates it would pull down with points never lost."""
 
 from __future__ import annotations
 

@@ -2,10 +2,8 @@
 (``--gradebook canvas|moodle``), filling the LMS's own export (``template``) when one is given;
 docs/instructors.md says which columns are kept and filled.
 
-The grade is the gradebook's final score, overrides and late penalty applied (adjustments.py); a grading
-that failed through no fault of the student (the grader's or the harness's error) gives no grade, so the
-import leaves that student's grade as it was. Which LMS, its export and who each student is there come
-from ``OUT/lms_roster.json``.
+A grading that failed through no fault of the student gives no grade, so the import leaves that student's
+grade as it was.
 
 Canvas imports the CSV its Gradebook exports and matches rows by ``ID``. Sources: Canvas's guide "How do I
 import grades in the Gradebook?"

@@ -10,9 +10,8 @@ Sources: Canvas's ``ContentZipper#get_filename`` and ``#add_upload_submission`` 
 ``mod/assign/classes/downloader.php`` (``get_student_prefix``, ``load_submissionplugin_filelist``) and
 its "Download submissions in folders" option (``downloadasfolders_help``).
 
-The LMS's own id for each student is what its grade import matches rows by: the batch keeps it in
-``OUT/lms_roster.json`` with the LMS whose CSV to write and that LMS's export to fill, so that every later
-write of the grades (another batch, an override) rewrites the LMS's CSV too, without the download.
+Who each student is in the LMS (what its grade import matches rows by) is kept in ``OUT/lms_roster.json``,
+so that every later write of the grades rewrites the LMS's CSV too, without the download.
 """
 
 from __future__ import annotations

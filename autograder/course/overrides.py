@@ -1,8 +1,5 @@
-"""A grader's overrides: ``OUT/overrides.csv`` (student, task, points, comment, grader[, time]).
-
-A later row for the same student and task replaces an earlier one and ``auto`` goes back to the automatic
-points, so the file is also the record of who changed what; the automatic points stay in the checks. A
-file with a bad row is refused as a whole, with every bad line named.
+"""A grader's overrides: ``OUT/overrides.csv`` (student, task, points, comment, grader[, time]). A later row
+replaces an earlier one (``auto``: back to the automatic points), so the file also records who changed what.
 """
 
 from __future__ import annotations
