@@ -47,6 +47,16 @@ def require_defined(found: Fact | None, name: str) -> Fact:
     return found
 
 
+def require_tree(found: Fact | None, name: str, count: int | None = None) -> Fact:
+    """A tree fact of ``count`` leaves (any number where None)."""
+    fact = require_defined(found, name)
+    if fact.kind != "tree":
+        raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
+    if count is not None and count != len(fact.leaves):
+        raise CheckFailure(f"{quote(name)}: expected {count} arrays, found {len(fact.leaves)}")
+    return fact
+
+
 def require_array(found: Fact | None, name: str) -> Fact:
     fact = require_defined(found, name)
     if fact.kind != "array":
@@ -54,18 +64,11 @@ def require_array(found: Fact | None, name: str) -> Fact:
     return fact
 
 
-# What a student's value is, in a message: the exact type names the kernel recorder records (``Fact.type``).
+# What a student's value is, in a message, where "a <type>" does not say it (``Fact.type`` names the type).
 TYPE_WORDS = {
     "float": "a Python float",
     "int": "an int",
     "bool": "a Python bool (True or False)",
-    "str": "a str",
-    "tuple": "a tuple",
-    "list": "a list",
-    "dict": "a dict",
-    "PartitionSpec": "a PartitionSpec",
-    "NamedSharding": "a NamedSharding",
-    "jax.Array": "a jax.Array",
     "numpy.ndarray": "a numpy array",
 }
 # A subclass is the type it extends: numpy.float64 is a Python float (isinstance says so), numpy.bool is not a bool.

@@ -11,7 +11,15 @@ from typing import Any
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from autograder.checks.found import CheckFailure, assert_value_type, leaf_name, quote, require_array, require_defined
+from autograder.checks.found import (
+    CheckFailure,
+    assert_value_type,
+    leaf_name,
+    quote,
+    require_array,
+    require_defined,
+    require_tree,
+)
 from autograder.checks.mesh import MeshSpec, SpecLike, format_spec, spec_entries, spec_problem
 from autograder.facts import Fact
 
@@ -295,11 +303,7 @@ ExpectedLayouts = Sequence[Layout] | Callable[[tuple[int, ...]], Layout]
 def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str) -> None:
     """Check each leaf of a tree fact (``jax.tree`` order) against a list of layouts, or a function
     from the leaf's shape to its layout (e.g. ``Layout.replicated``)."""
-    fact = require_defined(found, name)
-    if fact.kind != "tree":
-        raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
-    if not callable(expected) and len(expected) != len(fact.leaves):
-        raise CheckFailure(f"{quote(name)}: expected {len(expected)} arrays, found {len(fact.leaves)}")
+    fact = require_tree(found, name, None if callable(expected) else len(expected))
     failures = []
     for index, leaf in enumerate(fact.leaves):
         leaf_label = leaf_name(fact, name, index)

@@ -8,7 +8,7 @@ from typing import Any
 import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
 import numpy as np
 
-from autograder.checks.found import CheckFailure, leaf_name, quote, require_defined
+from autograder.checks.found import CheckFailure, leaf_name, quote, require_defined, require_tree
 from autograder.facts import Fact
 
 
@@ -70,11 +70,7 @@ def _assert_close(values: np.ndarray, expected: np.ndarray, name: str, rtol: flo
 def assert_tree_allclose(
     found: Fact | None, expected: Sequence[Any], name: str, rtol: float = 1e-5, atol: float = 1e-6
 ) -> None:
-    fact = require_defined(found, name)
-    if fact.kind != "tree":
-        raise CheckFailure(f"{quote(name)}: expected a list, tuple or dict of arrays, found {fact.describe()}")
-    if len(fact.leaves) != len(expected):
-        raise CheckFailure(f"{quote(name)}: expected {len(expected)} arrays, found {len(fact.leaves)}")
+    fact = require_tree(found, name, len(expected))
     for index, (leaf, want) in enumerate(zip(fact.leaves, expected)):
         assert_allclose(leaf, want, leaf_name(fact, name, index), rtol=rtol, atol=atol)
 

@@ -232,10 +232,10 @@ def operand_blocks(call: CallFact, name: str, operand: str, shape: Shape) -> lis
     input of global shape ``shape``; a CheckFailure if one lacks it."""
     blocks = []
     for body in _bodies(call, name, operand):
-        position = _position(body, shape)
-        if position is None:
+        positions = _positions(body, [tuple(shape)])
+        if positions is None:
             raise _not_taken(name, [(operand, shape)], [body])
-        blocks.append(tuple(body.blocks[position]))
+        blocks.append(tuple(body.blocks[positions[0]]))
     return blocks
 
 
@@ -250,22 +250,17 @@ def _not_taken(name: str, operands: Sequence[tuple[str, Shape]], bodies: Sequenc
     )
 
 
-def _position(body: ShardMapBody, shape: Shape, later: int = 0) -> int | None:
-    """Where the operand of global shape ``shape`` stands among the body's operands (None: it takes none): the
-    last of that shape, or, with ``later`` more of the grader's inputs of that shape after it, as many before."""
-    found = [i for i, whole in enumerate(body.operands[: len(body.blocks)]) if tuple(whole) == tuple(shape)]
-    return found[-1 - later] if len(found) > later else None
-
-
 def _positions(body: ShardMapBody, shapes: Sequence[Shape]) -> list[int] | None:
-    """Where each of the grader's inputs of global shapes ``shapes`` stands among the body's operands; None
-    unless the body takes them all."""
+    """Where each of the grader's inputs of global shapes ``shapes`` stands among the body's operands, None unless
+    the body takes them all: the last operand of its shape, or, with k more inputs of that shape after it, the
+    k-th before the last."""
     positions = []
     for i, shape in enumerate(shapes):
-        position = _position(body, shape, later=shapes[i + 1 :].count(shape))
-        if position is None:
+        found = [j for j, whole in enumerate(body.operands[: len(body.blocks)]) if tuple(whole) == shape]
+        later = shapes[i + 1 :].count(shape)
+        if len(found) <= later:
             return None
-        positions.append(position)
+        positions.append(found[-1 - later])
     return positions
 
 
@@ -311,14 +306,15 @@ def assert_body_never_holds_whole(call: CallFact, name: str, operand: str, shape
     """Fail unless each device holds only its own part of the operand ``operand`` in every ``shard_map`` that
     takes it (one must): received split, not laid out whole right before, and no value of the body as large
     as the whole, however gathered. Choose the grader's input sizes so that no honest value is that large."""
-    taking = [(body, _position(body, shape)) for body in _bodies(call, name, operand)]
-    if all(position is None for _, position in taking):
-        raise _not_taken(name, [(operand, shape)], [body for body, _ in taking])
     whole = tuple(shape)
+    taking = [(body, _positions(body, [whole])) for body in _bodies(call, name, operand)]
+    if all(positions is None for _, positions in taking):
+        raise _not_taken(name, [(operand, shape)], [body for body, _ in taking])
     size = f"{_shape(whole)} = {math.prod(whole)} entries"
-    for body, position in taking:
-        if position is None:
+    for body, positions in taking:
+        if positions is None:
             continue
+        position = positions[0]
         block = tuple(body.blocks[position])
         if position < len(body.whole_before) and body.whole_before[position]:
             raise CheckFailure(
