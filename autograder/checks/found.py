@@ -95,8 +95,7 @@ def is_of_type(found: Any, accept: Sequence[str]) -> bool:
 
 
 def assert_value_type(found: Any, accept: str | Sequence[str], name: str) -> None:
-    """Fail unless ``found`` (a fact or a plain value) is exactly of one of the types ``accept`` names: where a
-    task's text names a type, another type is another answer (a 0-d array is not a float)."""
+    """Fail unless ``found`` is exactly of a type ``accept`` names: a 0-d array is not the float a task asks for."""
     accept = (accept,) if isinstance(accept, str) else tuple(accept)
     if isinstance(found, Fact):
         require_defined(found, name)
@@ -128,8 +127,7 @@ def entry_text(entry: tuple[str, ...] | None) -> str:
 
 
 def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> float:
-    """A finite positive number from a value fact, a 0-d array fact or a plain number, of one of the exact
-    types ``accept`` names."""
+    """A finite positive number of an exact type ``accept`` names, from a fact or a plain value."""
     value = _plain_value(found, name)
     if isinstance(value, Fact) or isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CheckFailure(f"{quote(name)}: expected a number of seconds or a ratio, found {_describe(value)}")
@@ -171,8 +169,7 @@ def _describe(value: Any) -> str:
 
 
 def found_tuple(found: Any, name: str, of: type = int) -> tuple:
-    """A tuple of ``of`` values (never bools for ints) from a tuple fact: where a task asks for a tuple, a
-    list is another answer."""
+    """A tuple of ``of`` values (no bools for ints): where a task asks for a tuple, a list is another answer."""
     element = of.__name__
     if not isinstance(found, Fact):
         items, kind = found, type(found).__name__

@@ -203,8 +203,7 @@ def assert_layout(found: Fact | None, expected: Layout, name: str) -> None:
 
 
 def assert_same_layout(layout: Layout, expected: Layout, name: str, specs: tuple[str, str] | None = None) -> None:
-    """Fail unless ``layout`` is ``expected``, naming the usual confusion and drawing both; ``specs`` are the
-    expected and the found PartitionSpec, where the layouts are theirs."""
+    """Fail unless ``layout`` is ``expected``, drawing both; ``specs``: the expected and the found PartitionSpec."""
     if is_same_layout(layout, expected):
         return
     wanted, found = describe_layout(expected), describe_layout(layout)
@@ -277,8 +276,7 @@ def assert_spec_equivalent(
     name: str,
     accept: Sequence[str] = ("PartitionSpec",),
 ) -> None:
-    """Fail unless the student's PartitionSpec lays out ``shape`` on ``mesh`` as ``expected_spec`` does; a
-    NamedSharding is another type (``accept=("PartitionSpec", "NamedSharding")`` takes either)."""
+    """Fail unless the student's PartitionSpec lays out ``shape`` on ``mesh`` as ``expected_spec`` does."""
     fact = require_defined(found_spec_fact, name)
     if fact.kind != "spec":
         answer = format_spec(expected_spec)  # the lab's own answer, not an example in another lab's axes
@@ -301,8 +299,7 @@ ExpectedLayouts = Sequence[Layout] | Callable[[tuple[int, ...]], Layout]
 
 
 def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str) -> None:
-    """Check each leaf of a tree fact (``jax.tree`` order) against a list of layouts, or a function
-    from the leaf's shape to its layout (e.g. ``Layout.replicated``)."""
+    """Each leaf (``jax.tree`` order) against a list of layouts, or a function of its shape (``Layout.replicated``)."""
     fact = require_tree(found, name, None if callable(expected) else len(expected))
     failures = []
     for index, leaf in enumerate(fact.leaves):

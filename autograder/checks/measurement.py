@@ -30,8 +30,7 @@ from autograder.run import GRADER_PHASES, MEASURE, TURN_WAIT, under_timing_mallo
 
 @dataclass(frozen=True)
 class TimingStats:
-    """Seconds per call: the median, every sample in the order taken, and the share of the processors other
-    work took meanwhile (None where it was not read)."""
+    """Seconds per call: the median, the samples in order taken, the share other work took (None: not read)."""
 
     median: float
     samples: tuple[float, ...]
@@ -70,9 +69,8 @@ def measure_interleaved(
     precision: float = DEFAULT_PRECISION,
     verdict: tuple[str, str] | None = None,
 ) -> dict[str, TimingStats]:
-    """Time each function up to ``repeats`` times, a blocked call of each per round, after ``warmup`` rounds,
-    stopping after ``min_repeats`` once every median is known within ``precision``; with ``verdict``
-    (numerator, denominator), going on up to ``VERDICT_ROUNDS`` times ``repeats`` while it is open."""
+    """Each function timed in rounds of one blocked call each, stopping once ``min_repeats`` are taken and every
+    median is within ``precision``; a ``verdict`` (numerator, denominator) still open gets more rounds."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be at least 1 and warmup at least 0, not {repeats} and {warmup}")
     if verdict is not None and not set(verdict) <= set(fns):
@@ -150,15 +148,13 @@ def called_once(calls: dict[str, Callable[[], Any]]) -> dict[str, Callable[[], A
 
 
 def median_is_settled(samples: list[float], precision: float) -> bool:
-    """Whether a distribution-free (order-statistic) interval of the median lies within a factor
-    ``1 + precision`` of it on both sides; False with too few samples (fewer than 5 at 90 %)."""
+    """Whether the median's order-statistic interval lies within ``1 + precision`` of it (False with few samples)."""
     low, median, high = _median_interval(samples)
     return low > 0 and median / low <= 1 + precision and high / median <= 1 + precision
 
 
 def _median_interval(values: Iterable[float]) -> tuple[float, float, float]:
-    """The values' median between the ends of its order-statistic interval: [x(k), x(n-k+1)] for the largest k
-    that holds the true median with at least ``MEDIAN_CONFIDENCE``, 0 to infinity where no k does."""
+    """The median between the ends of its order-statistic interval at ``MEDIAN_CONFIDENCE`` (0 to ∞ where none)."""
     ordered = sorted(values)
     n, best = len(ordered), None
     below = 0.0  # P(Binomial(n, 1/2) <= k - 1)
@@ -187,8 +183,7 @@ class MeasuredRatio:
             )
 
     def verdicts(self) -> set[bool]:
-        """The answers to "is the first faster?" (ratio > 1) it allows: both where its interval reaches within
-        ``TIE`` of 1, else the one on the interval's side."""
+        """The answers to "is the first faster?" it allows: both while its interval reaches within ``TIE`` of 1."""
         if self.high < 1 / (1 + TIE):
             return {False}
         if self.low > 1 + TIE:
@@ -203,8 +198,7 @@ class MeasuredRatio:
 
 
 def measured_ratio(numerator: TimingStats, denominator: TimingStats) -> MeasuredRatio:
-    """numerator ÷ denominator, round by round (a round's two samples met the same load): their median and its
-    order-statistic interval, 0 to infinity with too few rounds."""
+    """numerator ÷ denominator round by round (a round's two samples met the same load): median and interval."""
     if len(numerator.samples) != len(denominator.samples) or not numerator.samples:
         raise ValueError(
             f"expected the same positive number of rounds on both sides, found"

@@ -103,8 +103,7 @@ def mesh_words(mesh: MeshFact) -> str:
 
 
 def assert_on_mesh(fact: Fact, expected: MeshSpec, name: str, what: str, device_order: bool = True) -> None:
-    """Fail unless the array lies on a mesh of ``expected``'s shape, axis names and types, over its devices (in
-    its order with ``device_order``); ``what`` is the mesh as the message names it."""
+    """Fail unless the array lies on ``expected``'s mesh (devices in order with ``device_order``), named ``what``."""
     sharding = fact.sharding if fact.kind == "array" else None
     mesh = sharding.mesh if sharding is not None else None
     if mesh is None:

@@ -24,8 +24,7 @@ def is_allclose(found: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-
 def assert_allclose(
     found: Fact | np.ndarray | Any, expected: Any, name: str, rtol: float = 1e-5, atol: float = 1e-6
 ) -> None:
-    """Fail unless ``found`` has the expected shape, kind of dtype and values, on every device: a block a device
-    holds that differs from the array's value is compared too."""
+    """Fail unless ``found`` has the expected shape, kind of dtype and values, in every device's block too."""
     expected = np.asarray(expected)
     _assert_close(_found_values(found, name), expected, name, rtol, atol)
     if not (isinstance(found, Fact) and found.blocks and found.sharding is not None):

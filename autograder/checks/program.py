@@ -1,8 +1,6 @@
-"""How a student's function is built, read from its trace: jitted or not, what it uses, what jit was given;
-the collectives its ``shard_map`` bodies write, which the compiled program cannot tell from what XLA inserts (a
-``jnp.sum`` of a sharded array compiles to an all-reduce too); and what each ``shard_map`` gives each device of
-the operands the grader names, found by the global shape of its input, as the trace keeps no names
-(docs/writing-a-lab.md, "A `shard_map`'s operands, named by the grader")."""
+"""How a student's function is built, read from its trace: jit, what it uses, its ``shard_map`` bodies' collectives
+(XLA inserts its own) and operands, found by shape (docs/writing-a-lab.md, "A `shard_map`'s operands, named by
+the grader")."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ def traced_program(call: CallFact, name: str) -> ProgramFact:
 
 
 def assert_jitted(call: CallFact, name: str) -> None:
-    """Fail unless the function is a ``jax.jit`` function, or one whose whole work is one call of a jitted
-    function of the student's (a library function jitted itself does not count)."""
+    """Fail unless the function is jitted, or its whole work one call of the student's own jitted function."""
     program = traced_program(call, name)
     if program.is_jitted:
         return
@@ -116,8 +113,7 @@ def _describe(uses: Iterable[tuple[str, tuple[str, ...]]]) -> str:
 def assert_shard_map_collectives(
     call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (), axis: str | None = None
 ) -> None:
-    """Fail unless the function's ``shard_map`` bodies use every collective of ``uses`` (over mesh axis ``axis``
-    when given) and none of ``avoids``, named as in ``jax.lax``: a ``pmean`` is not a ``psum``."""
+    """Fail unless its shard_map bodies use all of ``uses`` (over ``axis``) and none of ``avoids``: pmean is no psum."""
     uses, avoids = tuple(uses), tuple(avoids)
     unknown = [c for c in uses + avoids if c not in SHARD_MAP_COLLECTIVES]
     if unknown:
@@ -154,8 +150,7 @@ def assert_shard_map_collectives(
 
 
 def ring_shift(perm: tuple[tuple[int, int], ...], size: int) -> int | None:
-    """+1 or -1 when ``perm`` sends every one of ``size`` devices its block one device along the ring (device
-    i to i + 1, or to i - 1, modulo ``size``); None for any other permutation."""
+    """+1 or -1 when ``perm`` moves every device's block one step along a ring of ``size``; else None."""
     for shift in (1, -1):
         if sorted(perm) == [(i, (i + shift) % size) for i in range(size)]:
             return shift
@@ -169,9 +164,8 @@ def _pairs(perm: tuple[tuple[int, int], ...] | None, shown: int = 4) -> str:
 
 
 def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, steps: int | None = None) -> None:
-    """Fail unless the function's ``shard_map`` bodies write ``jax.lax.ppermute`` over ``axis``, each passing every
-    device's block one device along the ring, and given ``steps``, blocks moving that many times (a loop's once
-    per iteration; a ``while`` loop's count is unknown)."""
+    """Fail unless every ppermute over ``axis`` moves each block one step along the ring, ``steps`` times in all if
+    given (a loop's counted once per iteration; a ``while`` loop's count is unknown)."""
     program = traced_program(call, name)
     ppermutes = [use for use in program.collectives if _SPELLED.get(use.primitive) == "ppermute" and axis in use.axes]
     if not ppermutes:
@@ -228,8 +222,7 @@ def assert_one_shard_map(call: CallFact, name: str) -> ShardMapBody:
 
 
 def operand_blocks(call: CallFact, name: str, operand: str, shape: Shape) -> list[Shape]:
-    """The block each ``shard_map`` of the function gives one device of the operand ``operand``, the grader's
-    input of global shape ``shape``; a CheckFailure if one lacks it."""
+    """The block each ``shard_map`` gives one device of the grader's input ``operand`` of global ``shape``."""
     blocks = []
     for body in _bodies(call, name, operand):
         positions = _positions(body, [tuple(shape)])
@@ -251,9 +244,8 @@ def _not_taken(name: str, operands: Sequence[tuple[str, Shape]], bodies: Sequenc
 
 
 def _positions(body: ShardMapBody, shapes: Sequence[Shape]) -> list[int] | None:
-    """Where each of the grader's inputs of global shapes ``shapes`` stands among the body's operands, None unless
-    the body takes them all: the last operand of its shape, or, with k more inputs of that shape after it, the
-    k-th before the last."""
+    """Where each of the grader's inputs of global ``shapes`` stands among the body's operands (of a shape k later
+    inputs share, the k-th from the last), None unless the body takes them all."""
     positions = []
     for i, shape in enumerate(shapes):
         found = [j for j, whole in enumerate(body.operands[: len(body.blocks)]) if tuple(whole) == shape]
@@ -280,8 +272,7 @@ def assert_operand_replicated(call: CallFact, name: str, operand: str, shape: Sh
 def assert_body_receives_blocks(
     call: CallFact, name: str, operands: Iterable[tuple[str, Shape, Shape]], in_specs: str
 ) -> None:
-    """Fail unless a ``shard_map`` takes every one of ``operands`` (``(operand, shape, block)``) and each that
-    takes them all gives each device those blocks, as ``in_specs`` (the text the message quotes) cut them."""
+    """Fail unless some shard_map takes all ``(operand, shape, block)`` and each that does gives those blocks."""
     assert_uses(call, "shard_map", name)
     wanted = [(operand, tuple(shape), tuple(block)) for operand, shape, block in operands]
     shapes = [shape for _, shape, _ in wanted]

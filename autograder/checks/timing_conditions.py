@@ -15,8 +15,7 @@ _STUDENT_SHARE: ContextVar[Callable[[], float | None]] = ContextVar("student_sha
 
 @contextlib.contextmanager
 def students_load(share: Callable[[], float | None]) -> Iterator[None]:
-    """Within it, timing checks read the student's share from ``share``, asked when a check needs it: by then
-    the task's cells have run."""
+    """Timing checks read the student's share from ``share``, asked when needed: by then the task's cells ran."""
     token = _STUDENT_SHARE.set(share)
     try:
         yield
@@ -26,8 +25,7 @@ def students_load(share: Callable[[], float | None]) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class LoadAllowance:
-    """How many times longer (``slower``) or shorter (``faster``) than the grader's band a student's time
-    may be for the loads the two sides met."""
+    """How many times longer (``slower``) or shorter (``faster``) a student's time may be for the loads met."""
 
     slower: float
     faster: float

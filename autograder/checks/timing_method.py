@@ -1,8 +1,5 @@
-"""A timing method judged by what the timing code did (kernel/timing_record.py), not by its numbers alone: a
-time that includes a compilation, or one taken on a smaller array, can land inside the margins of the
-grader's measurement (timing.py). Each check reads the method from the spans a claimed time came from, found
-exactly from the values the clock returned, whatever the machine's speed: docs/writing-a-lab.md, "The timing
-record"."""
+"""A timing method judged by what the timing code did, read exactly from the clock's values (docs/writing-a-lab.md,
+"The timing record"): a time that includes a compilation can land inside timing.py's margins."""
 
 from __future__ import annotations
 
@@ -54,8 +51,7 @@ class Method:
 
 
 def spans(record: TimingRecord) -> list[Span]:
-    """The pairs of clock reads the code subtracted, or, where the record saw none (numpy's ``diff``), each
-    read and the next."""
+    """The clock-read pairs the code subtracted, or each read and the next where it saw none (numpy's ``diff``)."""
     position = {event.read: i for i, event in enumerate(record.events) if isinstance(event, ClockRead)}
     pairs = [(position[a], position[b]) for a, b in record.spans if a in position and b in position]
     pairs = [(a, b) for a, b in dict.fromkeys(pairs) if a < b]
@@ -173,8 +169,7 @@ def _judge(
     expected: str,
     found: Callable[[list[Method], Sequence[Span]], str],
 ) -> None:
-    """Fail unless, for every claimed time, some way it was measured is ``sound``; a time no spans give is
-    judged on all the task's spans by ``fallback``."""
+    """Fail unless some way each claimed time was measured is ``sound``; one no spans give is judged by ``fallback``."""
     every = spans(record)
     if not every:
         raise CheckFailure(
@@ -214,8 +209,7 @@ def _traced(span: Span) -> list[Compilation]:
 
 
 def _made_anew(used: Sequence[Span]) -> bool:
-    """Was a function traced again and again inside these spans (made anew for every call), rather than
-    once, in the first of them (the first call timed)?"""
+    """Was a function traced again inside these spans (made anew for each call), not once in the first?"""
     if sum(1 for span in used if _traced(span)) >= 2:
         return True
     for span in used:
@@ -249,8 +243,7 @@ def assert_warm(record: TimingRecord, claims: dict[str, float]) -> None:
 
 
 def assert_made_once(record: TimingRecord, claims: dict[str, float]) -> None:
-    """Each time was measured on one function made once: ``jax.jit(jax.grad(f))`` written inside the timed call
-    is made anew, and compiled, every time."""
+    """Each time was measured on one function made once: ``jax.jit(jax.grad(f))`` in the timed call is not."""
 
     def found(methods: list[Method], used: Sequence[Span]) -> str:
         compiled = [c for span in used for c in _traced(span)]
@@ -270,8 +263,7 @@ def assert_made_once(record: TimingRecord, claims: dict[str, float]) -> None:
 
 
 def assert_blocked(record: TimingRecord, claims: dict[str, float]) -> None:
-    """Each time's spans waited for a result before the clock stopped (``jax.block_until_ready``, or a
-    transfer to the host): without it the clock times the dispatch alone."""
+    """Each time's spans waited for a result before the clock stopped: else the clock times the dispatch alone."""
 
     def found(methods: list[Method], used: Sequence[Span]) -> str:
         unwaited = sum(1 for s in used if not s.waits)
@@ -291,8 +283,7 @@ def assert_blocked(record: TimingRecord, claims: dict[str, float]) -> None:
 
 
 def assert_timed_on(record: TimingRecord, claims: dict[str, float], shapes: Sequence[Shape], what: str) -> None:
-    """Each time's spans waited for results of one of ``shapes``: those of the function named by the text,
-    on the arrays it names (``what``, for the message); another array gives results of another shape."""
+    """Each time's spans waited for results of one of ``shapes``: another array gives results of another shape."""
     wanted = {tuple(s) for s in shapes}
 
     def right(span: Span) -> bool:

@@ -15,8 +15,7 @@ Axes = tuple[tuple[str, ...] | None, ...]
 
 
 def normalise_axes(sharded_axes: Sequence[AxesEntry] | None, ndim: int, strict: bool = True) -> Axes:
-    """One tuple of mesh axes (or None) per dimension, missing trailing dims None; too many entries is a
-    ValueError, or with ``strict=False`` (data read from a kernel) cut off."""
+    """One tuple of mesh axes (or None) per dimension; too many entries: ValueError, or cut off unless ``strict``."""
     entries = spec_entries(sharded_axes or ())
     if len(entries) > ndim and not strict:
         entries = entries[:ndim]
@@ -58,8 +57,7 @@ def assert_type(
     name: str,
     mesh: MeshSpec | None = None,
 ) -> None:
-    """Fail unless ``found`` (a TypeFact, or a Fact carrying one) has the expected type — the type itself, not
-    its text: on an Auto mesh a replicated array prints as it does on an Explicit one."""
+    """Fail unless ``found`` has the type, not its text: Auto and Explicit meshes print replicated arrays alike."""
     type_fact = _type_fact(found, name, type_text(shape, dtype, sharded_axes))
     differences = _differences(type_fact, tuple(shape), dtype, sharded_axes, mesh)
     if not differences:
