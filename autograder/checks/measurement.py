@@ -4,7 +4,6 @@ work shifts a single repeat by up to 40 % (JAX_NOTES.md; docs/how-grading-works.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import statistics
 import time
@@ -76,6 +75,8 @@ def measure_interleaved(
     if verdict is not None and not set(verdict) <= set(fns):
         raise ValueError(f"the verdict's two sides {verdict} must be among the functions timed, {sorted(fns)}")
     min_repeats = repeats if min_repeats is None else max(1, min(min_repeats, repeats))
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    most = repeats if verdict is None else VERDICT_ROUNDS * repeats
     with checks_waiting(), contextlib.ExitStack() as turn:  # the check holds nothing while it waits
         with GRADER_PHASES.timed(TURN_WAIT):  # for its kernel to stop, then for the turn
             wait_for_quiet(QUIET_TIMEOUT)
@@ -83,40 +84,24 @@ def measure_interleaved(
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
         with GRADER_PHASES.timed(MEASURE), under_timing_malloc():  # as the student's kernel times
             reading = start_reading(_own_cpu_seconds)
-            stats = _measure(fns, repeats, warmup, min_repeats, precision, verdict)
+            span = min_sample_seconds()  # under a CPU quota, a sample spans several scheduler periods
+            for round_index in range(warmup + most):
+                for name in reversed(samples) if round_index % 2 else samples:  # each side first in turn
+                    elapsed = _seconds_per_call(fns[name], span)
+                    if round_index >= warmup:
+                        samples[name].append(elapsed)
+                done = round_index + 1 - warmup
+                if done < min_repeats or (verdict is not None and verdict_is_open(*(samples[s] for s in verdict))):
+                    continue
+                if done >= repeats or all(median_is_settled(s, precision) for s in samples.values()):
+                    break
             share = others_share(reading, _own_cpu_seconds)
-    return {name: dataclasses.replace(stat, others_share=share) for name, stat in stats.items()}
+    return {name: TimingStats(statistics.median(s), tuple(s), share) for name, s in samples.items()}
 
 
 def _own_cpu_seconds() -> float | None:
     """This process's CPU seconds: the measurement's (the kernel it graded runs nothing meanwhile)."""
     return process_cpu_seconds(psutil.Process())
-
-
-def _measure(
-    fns: dict[str, Callable[[], Any]],
-    repeats: int,
-    warmup: int,
-    min_repeats: int,
-    precision: float,
-    verdict: tuple[str, str] | None,
-) -> dict[str, TimingStats]:
-    names = list(fns)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    span = min_sample_seconds()  # under a CPU quota, a sample spans several scheduler periods
-    most = repeats if verdict is None else VERDICT_ROUNDS * repeats
-    for round_index in range(warmup + most):
-        order = names if round_index % 2 == 0 else names[::-1]
-        for name in order:
-            elapsed = _seconds_per_call(fns[name], span)
-            if round_index >= warmup:
-                samples[name].append(elapsed)
-        done = round_index + 1 - warmup
-        if done < min_repeats or (verdict is not None and verdict_is_open(*(samples[side] for side in verdict))):
-            continue
-        if done >= repeats or all(median_is_settled(s, precision) for s in samples.values()):
-            break
-    return {name: TimingStats(statistics.median(s), tuple(s)) for name, s in samples.items()}
 
 
 def verdict_is_open(numerator: list[float], denominator: list[float]) -> bool:
