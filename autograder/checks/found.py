@@ -128,7 +128,7 @@ def entry_text(entry: tuple[str, ...] | None) -> str:
 
 def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> float:
     """A finite positive number of an exact type ``accept`` names, from a fact or a plain value."""
-    value = _plain_value(found, name)
+    value = plain_value(found, name)
     if isinstance(value, Fact) or isinstance(value, bool) or not isinstance(value, (int, float)):
         raise CheckFailure(f"{quote(name)}: expected a number of seconds or a ratio, found {_describe(value)}")
     assert_value_type(found, accept, name)
@@ -139,14 +139,15 @@ def found_number(found: Any, name: str, accept: Sequence[str] = ("float",)) -> f
 
 def found_bool(found: Any, name: str, accept: Sequence[str] = ("bool",)) -> bool:
     """A bool from a value fact or a plain bool, of one of the exact types ``accept`` names."""
-    value = _plain_value(found, name)
+    value = plain_value(found, name)
     if not isinstance(value, (bool, np.bool_)):
         raise CheckFailure(f"{quote(name)}: expected True or False, found {_describe(value)}")
     assert_value_type(found, accept, name)
     return bool(value)
 
 
-def _plain_value(found: Any, name: str) -> Any:
+def plain_value(found: Any, name: str) -> Any:
+    """The student's plain value: a number, bool or text from a fact or a numpy scalar; any other fact as is."""
     if not isinstance(found, Fact):
         if isinstance(found, np.generic) or (getattr(found, "shape", None) == () and hasattr(found, "item")):
             return found.item()

@@ -123,9 +123,7 @@ def render_layout(layout: Layout) -> str:
 
 def _cuts(layout: Layout, dim: int) -> list[tuple[int, int]]:
     """The intervals between consecutive block boundaries along ``dim``."""
-    boundaries = {0, layout.shape[dim]}
-    for block in layout.blocks.values():
-        boundaries.update(block[dim])
+    boundaries = {0, layout.shape[dim], *(bound for block in layout.blocks.values() for bound in block[dim])}
     return list(itertools.pairwise(sorted(boundaries)))
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import ml_dtypes  # noqa: F401 -- registers bfloat16 and float8 names with numpy
 import numpy as np
 
-from autograder.checks.found import CheckFailure, leaf_name, quote, require_defined, require_tree
+from autograder.checks.found import CheckFailure, leaf_name, plain_value, quote, require_defined, require_tree
 from autograder.facts import Fact
 
 
@@ -80,10 +80,9 @@ def _found_values(found: Any, name: str) -> np.ndarray:
     fact = require_defined(found, name)
     if fact.kind == "array" and fact.values is not None:
         return _typed(fact.values, fact.dtype)
-    if fact.kind == "value" and isinstance(fact.value, (int, float)) and not isinstance(fact.value, bool):
-        return np.asarray(fact.value)
-    if fact.kind == "value" and fact.type == "float" and fact.value in ("nan", "inf", "-inf"):
-        return np.asarray(float(fact.value))  # the kernel recorder writes non-finite floats as text
+    value = plain_value(fact, name)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.asarray(value)
     raise CheckFailure(f"{quote(name)}: expected an array, found {fact.describe()}")
 
 
