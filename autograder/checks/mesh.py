@@ -13,7 +13,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, PartitionSpec
 
 from autograder.checks.found import CheckFailure, entry_text, quote
-from autograder.facts import Fact, MeshFact
+from autograder.facts import Fact
 
 AXIS_TYPES = {"auto": AxisType.Auto, "explicit": AxisType.Explicit}
 SpecEntries = tuple[tuple[str, ...] | None, ...]
@@ -93,15 +93,6 @@ def spec_problem(sizes: dict[str, int], spec: SpecLike, shape: Sequence[int]) ->
     return None
 
 
-def mesh_words(mesh: MeshFact) -> str:
-    """ "a (2, 4) mesh with Auto axes named ('x', 'y') over devices [[0, 1, 2, 3], [4, 5, 6, 7]]"."""
-    kinds = "/".join(sorted(set(mesh.axis_types)))
-    return (
-        f"a {tuple(mesh.shape)} mesh with {kinds} axes named {tuple(mesh.axis_names)}"
-        f" over devices {np.asarray(mesh.device_ids).tolist()}"
-    )
-
-
 def assert_on_mesh(fact: Fact, expected: MeshSpec, name: str, what: str, device_order: bool = True) -> None:
     """Fail unless the array lies on ``expected``'s mesh (devices in order with ``device_order``), named ``what``."""
     sharding = fact.sharding if fact.kind == "array" else None
@@ -132,4 +123,8 @@ def assert_on_mesh(fact: Fact, expected: MeshSpec, name: str, what: str, device_
     elif device_order and not wrong and not np.array_equal(ids, expected_ids):
         wrong.append(f"its devices are in the order {ids.tolist()}, not {expected_ids.tolist()}")
     if wrong:
-        raise CheckFailure(f"{quote(name)}: expected it on {what}, found it on {mesh_words(mesh)}: {'; '.join(wrong)}")
+        kinds = "/".join(sorted(set(mesh.axis_types)))
+        raise CheckFailure(
+            f"{quote(name)}: expected it on {what}, found it on a {tuple(mesh.shape)} mesh with {kinds} axes named"
+            f" {tuple(mesh.axis_names)} over devices {ids.tolist()}: {'; '.join(wrong)}"
+        )

@@ -149,16 +149,7 @@ def assert_shard_map_collectives(
         )
 
 
-def ring_shift(perm: tuple[tuple[int, int], ...], size: int) -> int | None:
-    """+1 or -1 when ``perm`` moves every device's block one step along a ring of ``size``; else None."""
-    for shift in (1, -1):
-        if sorted(perm) == [(i, (i + shift) % size) for i in range(size)]:
-            return shift
-    return None
-
-
-def _pairs(perm: tuple[tuple[int, int], ...] | None, shown: int = 4) -> str:
-    pairs = list(perm or ())
+def _pairs(pairs: Sequence[tuple[int, int]], shown: int = 4) -> str:
     text = ", ".join(f"({a}, {b})" for a, b in pairs[:shown])
     return f"[{text}{', …' if len(pairs) > shown else ''}]"
 
@@ -175,11 +166,12 @@ def assert_ppermute_ring(call: CallFact, name: str, axis: str, axis_size: int, s
             + (f" (it writes {_describe(shard_map_collectives(call, name))})" if program.collectives else "")
         )
     ring = [(i, (i + 1) % axis_size) for i in range(axis_size)]
+    either_way = (ring, sorted((b, a) for a, b in ring))
     for use in ppermutes:
-        if use.perm is not None and ring_shift(use.perm, axis_size) is None:
+        if use.perm is not None and sorted(use.perm) not in either_way:
             raise CheckFailure(
                 f"{quote(name)}: expected every ppermute to pass each device's block one device along the ring"
-                f" of {axis_size} ({_pairs(tuple(ring))} or the reverse), found one with the pairs {_pairs(use.perm)}"
+                f" of {axis_size} ({_pairs(ring)} or the reverse), found one with the pairs {_pairs(use.perm)}"
             )
     repeats = [use.repeats for use in ppermutes if use.repeats is not None]
     if steps is None or len(repeats) < len(ppermutes):  # a ppermute inside a while loop runs an unknown count
