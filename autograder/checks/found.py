@@ -89,20 +89,15 @@ def exact_type(found: Any) -> str:
     return f"{kind.__module__.split('.')[0]}.{kind.__name__}"
 
 
-def is_of_type(found: Any, accept: Sequence[str]) -> bool:
-    found_type = exact_type(found)
-    return any(found_type == want or found_type in SUBCLASSES.get(want, ()) for want in accept)
-
-
 def assert_value_type(found: Any, accept: str | Sequence[str], name: str) -> None:
     """Fail unless ``found`` is exactly of a type ``accept`` names: a 0-d array is not the float a task asks for."""
     accept = (accept,) if isinstance(accept, str) else tuple(accept)
     if isinstance(found, Fact):
         require_defined(found, name)
-    if is_of_type(found, accept):
+    found_type = exact_type(found)
+    if any(found_type == want or found_type in SUBCLASSES.get(want, ()) for want in accept):
         return
     wanted = " or ".join(TYPE_WORDS.get(want, f"a {want}") for want in accept)
-    found_type = exact_type(found)
     shown = found.describe() if isinstance(found, Fact) else f"{found!r}"
     if isinstance(found, Fact) and found.kind == "value":
         shown = repr(found.value)

@@ -293,13 +293,12 @@ def assert_timed_on(record: TimingRecord, claims: dict[str, float], shapes: Sequ
         seen = sorted({shape for s in used for shape, _ in s.shapes})
         return f"results of shape {', '.join(str(s) for s in seen[:4]) or 'none'} waited for inside the timed spans"
 
-    wanted_text = " or ".join(str(s) for s in sorted(wanted))
     _judge(
         record,
         claims,
         lambda m: all(right(s) for s in m.spans if s.waits),
         lambda every: any(right(s) for s in every),
-        f"the time of {what}, whose results are of shape {wanted_text}",
+        f"the time of {what}, whose results are of shape {' or '.join(str(s) for s in sorted(wanted))}",
         found,
     )
 
