@@ -197,10 +197,6 @@ class StartedKernel:
             return settings_code(self.workdir / KERNEL_DIR, writes=False)
         return ""
 
-    def _warm_up_ended(self) -> bool:
-        """No warm-up was compiling when the kernel stopped (it could have left an entry cut short)."""
-        return not self.with_lab_probe or (self.facts_dir / WARM_UP_ENDED).exists()
-
     def _let_warm_up_go(self) -> None:
         if self.warm_up_hold is not None:
             self.warm_up_hold.cancel()  # release_when lets go of the hold as it ends
@@ -215,7 +211,9 @@ class StartedKernel:
         if self.client.kc is not None:
             self.client.stop_watching_output_channel()
             self.client.kc.stop_channels()
-        if self.fills and self.ended_well and self._warm_up_ended():
+        # and no warm-up was compiling when it stopped (it could have left an entry cut short)
+        warm_up_ended = not self.with_lab_probe or (self.facts_dir / WARM_UP_ENDED).exists()
+        if self.fills and self.ended_well and warm_up_ended:
             assert self.compiled is not None
             await asyncio.to_thread(leave, self.workdir, self.compiled.folder)
         if os.environ.get("AUTOGRADER_KEEP_RUNS"):

@@ -50,7 +50,8 @@ def sweep(directory: Path) -> list[Path]:
     removed = []
     for folder in directory.glob(f"{PREFIX}*"):
         try:
-            if not _made_by_this_user(folder):  # a kernel's uid may make folders in /tmp too
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():  # a kernel's uid makes some too
                 continue
             owner = (folder / OWNER_FILE).read_text().split()
         except OSError:
@@ -62,11 +63,6 @@ def sweep(directory: Path) -> list[Path]:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
-
-
-def _made_by_this_user(folder: Path) -> bool:
-    info = folder.lstat()
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
 
 
 @functools.cache
