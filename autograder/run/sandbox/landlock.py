@@ -24,7 +24,6 @@ REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 FS_RIGHTS_ABI_1 = (1 << 13) - 1  # EXECUTE ... MAKE_SYM
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # all a rule on a non-directory may hold
 READ_RIGHTS = EXECUTE | READ_FILE | READ_DIR
-LIST_RIGHTS = READ_DIR
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
@@ -114,7 +113,7 @@ def restrict(read: list[str], write: list[str], listed: list[str]) -> int:
         for path in write:
             _allow(libc, ruleset, path, fs)
         for path in listed:
-            _allow(libc, ruleset, path, LIST_RIGHTS & fs)
+            _allow(libc, ruleset, path, READ_DIR & fs)
         flags = RESTRICT_SELF_LOG_SAME_EXEC_OFF if abi >= 7 else 0
         if libc.syscall(SYS_RESTRICT_SELF, ruleset, ctypes.c_uint32(flags)) != 0:
             raise _failure("landlock_restrict_self")

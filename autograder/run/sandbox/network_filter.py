@@ -22,12 +22,11 @@ AF_UNIX, AF_NETLINK = 1, 16
 X32_SYSCALL_BIT = 0x40000000
 LAUNCHER_NAME = ".network_filter.py"
 
-# machine: (AUDIT_ARCH_*, socket, socketpair, [calls refused with EPERM: ptrace, io_uring_setup, pidfd_getfd])
+# machine: (AUDIT_ARCH_*, socket, socketpair, fallocate (EOPNOTSUPP), [EPERM: ptrace, io_uring_setup, pidfd_getfd])
 SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, [101, 425, 438]),
-    "aarch64": (0xC00000B7, 198, 199, [117, 425, 438]),
+    "x86_64": (0xC000003E, 41, 53, 285, [101, 425, 438]),
+    "aarch64": (0xC00000B7, 198, 199, 47, [117, 425, 438]),
 }
-FALLOCATE = {"x86_64": 285, "aarch64": 47}  # refused with EOPNOTSUPP
 
 
 class FilterUnavailable(OSError):
@@ -41,7 +40,7 @@ def _instruction(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 def filter_program(machine: str) -> bytes:
     if machine not in SYSCALLS:
         raise FilterUnavailable(f"no filter for the {machine} architecture")
-    arch, socket_nr, socketpair_nr, refused = SYSCALLS[machine]
+    arch, socket_nr, socketpair_nr, fallocate_nr, refused = SYSCALLS[machine]
     program = [
         _instruction(LD_ABS_W, ARCH_OFFSET),
         _instruction(JEQ_K, arch, jt=1),
@@ -52,7 +51,7 @@ def filter_program(machine: str) -> bytes:
         program += [_instruction(JGE_K, X32_SYSCALL_BIT, jf=1), _instruction(RET_K, RET_ERRNO | errno.ENOSYS)]
     for number in refused:
         program += [_instruction(JEQ_K, number, jf=1), _instruction(RET_K, RET_ERRNO | errno.EPERM)]
-    program += [_instruction(JEQ_K, FALLOCATE[machine], jf=1), _instruction(RET_K, RET_ERRNO | errno.EOPNOTSUPP)]
+    program += [_instruction(JEQ_K, fallocate_nr, jf=1), _instruction(RET_K, RET_ERRNO | errno.EOPNOTSUPP)]
     program += [
         _instruction(JEQ_K, socket_nr, jt=2),
         _instruction(JEQ_K, socketpair_nr, jt=1),
