@@ -32,7 +32,6 @@ from autograder.run.kernels import (
     StartedKernel,
     before_timed_cell_code,
     cell_error,
-    not_started_reason,
     recorder_code,
     start_kernel,
 )
@@ -124,22 +123,22 @@ class _Run:
         grader's does when it measures, then, briefly, a quiet machine (what no turn stops)."""
         if self.live is not None:
             await self.live.until_grader_idle()
-        try:
-            await self.kernel.run_code(
-                before_timed_cell_code(task, self.limits.saves_memory is not False), WARM_UP_WAIT + 30
-            )
-        except TimeoutError:
-            raise _Hung(label) from None
+        code = before_timed_cell_code(task, self.limits.saves_memory is not False)
+        await self.run_or_hang(code, WARM_UP_WAIT + 30, label)
         self.timing_malloc = True
         await until_machine_quiet(label)
 
     async def end_timing(self) -> None:
         if self.timing_malloc and self.limits.saves_memory is not False:
             self.timing_malloc = False
-            try:
-                await self.kernel.run_code(AFTER_TIMED_TASK_CODE, 30)
-            except TimeoutError:
-                raise _Hung("the end of a timed task") from None
+            await self.run_or_hang(AFTER_TIMED_TASK_CODE, 30, "the end of a timed task")
+
+    async def run_or_hang(self, source: str, timeout: float, label: str):
+        """``run_code``, a kernel still running it past ``timeout`` being hung (``_Hung``, at ``label``)."""
+        try:
+            return await self.kernel.run_code(source, timeout)
+        except TimeoutError:
+            raise _Hung(label) from None
 
     @property
     def cell_bound(self) -> float:
@@ -163,9 +162,7 @@ class _Run:
         started, waited = time.monotonic(), self.kernel.turn.waited
         self.kernel.turn.timing = timed
         try:
-            cell = await self.kernel.run_code(step.source, self.cell_bound)
-        except TimeoutError:
-            raise _Hung(step.label) from None
+            cell = await self.run_or_hang(step.source, self.cell_bound, step.label)
         finally:
             self.kernel.turn.timing = False
         share = self.client.cell_others_share() if timed else None
@@ -268,7 +265,7 @@ async def execute_plan_async(
         start = await start_kernel(request.kernel, kernel, owner=id(run))
         run.phases.add(KERNEL_START, time.monotonic() - asked + (kernel.waited if kernel is not None else 0.0))
         if start.kernel is None:
-            reason = not_started_reason(start.failures)
+            reason = start.reason
         else:
             run.attach(start.kernel)
             status, reason, ended_at = await _within_deadline(run, limits.total_timeout)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         before_timed_cell_code,
         recorder_code,
     )
-    from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel, not_started_reason, start_kernel
+    from autograder.run.kernels.lifecycle import KernelSpec, StartedKernel, start_kernel
     from autograder.run.kernels.malloc import KERNEL_MALLOC_ENV, memory_decided, timing_as_kernel, under_timing_malloc
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -230,6 +230,10 @@ class KernelStart:
     kernel: StartedKernel | None  # started and alive; None when every attempt failed
     failures: tuple[str, ...] = ()  # why each failed attempt failed, in order
 
+    @property
+    def reason(self) -> str:
+        return f"the kernel failed to start {len(self.failures)} times ({'; '.join(dict.fromkeys(self.failures))})"
+
 
 async def start_kernel(
     spec: KernelSpec, kernel: StartedKernel | None = None, owner: int | None = None, attempts: int = START_ATTEMPTS
@@ -278,11 +282,6 @@ async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
     except Exception as exc:  # jupyter_client's RuntimeErrors, ZeroMQ's errors, a dead kernel's
         return f"{type(exc).__name__}: {exc}"
     return None
-
-
-def not_started_reason(failures: tuple[str, ...]) -> str:
-    distinct = list(dict.fromkeys(failures))
-    return f"the kernel failed to start {len(failures)} times ({'; '.join(distinct)})"
 
 
 def _remove(root: Path) -> None:
