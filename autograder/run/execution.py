@@ -127,9 +127,9 @@ class LiveExecution:
     # The grader's side.
 
     def wait_for(self, task: str) -> None:
-        self._wait(lambda: self.status is not None or (self.taken is not None and task in self.taken))
+        def ready() -> bool:
+            return self.status is not None or (self.taken is not None and task in self.taken)
 
-    def _wait(self, ready: Callable[[], bool]) -> None:
         started = time.monotonic()
         with self._changed:
             self._grader_waits_for = ready

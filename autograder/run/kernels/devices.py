@@ -24,13 +24,9 @@ class DeviceSetupError(RuntimeError):
 
 
 def kernel_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    base = dict(os.environ if base is None else base)
-    env = {k: v for k, v in base.items() if not k.startswith(INHERITED_PREFIXES_DROPPED)}
-    env.pop("JPY_PARENT_PID", None)
-    env.update(HARNESS_ENV)
-    env.update(KERNEL_MALLOC_ENV)
-    env["PYTHONHASHSEED"] = "0"
-    return env
+    given = os.environ if base is None else base
+    kept = {k: v for k, v in given.items() if k != "JPY_PARENT_PID" and not k.startswith(INHERITED_PREFIXES_DROPPED)}
+    return {**kept, **HARNESS_ENV, **KERNEL_MALLOC_ENV, "PYTHONHASHSEED": "0"}
 
 
 def configure_grader_process() -> None:
