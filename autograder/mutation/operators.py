@@ -31,18 +31,14 @@ from autograder.mutation.syntax import (
 REDUCTIONS = ("psum", "psum_scatter", "pmean")
 SCATTER_ONLY = {"scatter_dimension", "tiled"}  # keywords psum and pmean do not take
 COLLECTING = {"append", "extend", "update", "add", "insert"}  # a method call that keeps a result, not a warm-up
-NEGATED = {
-    cst.GreaterThan: cst.LessThanEqual,
-    cst.LessThanEqual: cst.GreaterThan,
-    cst.LessThan: cst.GreaterThanEqual,
-    cst.GreaterThanEqual: cst.LessThan,
-    cst.Equal: cst.NotEqual,
-    cst.NotEqual: cst.Equal,
-    cst.In: cst.NotIn,
-    cst.NotIn: cst.In,
-    cst.Is: cst.IsNot,
-    cst.IsNot: cst.Is,
-}
+OPPOSITES = (
+    (cst.GreaterThan, cst.LessThanEqual),
+    (cst.LessThan, cst.GreaterThanEqual),
+    (cst.Equal, cst.NotEqual),
+    (cst.In, cst.NotIn),
+    (cst.Is, cst.IsNot),
+)
+NEGATED = dict(OPPOSITES) | {b: a for a, b in OPPOSITES}  # each comparison's negation, both ways
 
 
 def drop_jit(node, site: Site) -> Iterator[tuple[Edit, str]]:

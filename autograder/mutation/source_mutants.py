@@ -29,23 +29,24 @@ class SourceMutant:
     source: str
 
 
-class _Printed(cst.CSTVisitor):
-    """The ids of the nodes inside the arguments of a printing call (``print``, ``display``...)."""
+class Printed(cst.CSTVisitor):
+    """The ids of the nodes inside a printing call (``print``, ``display``...): what is only printed shows
+    nowhere a grader looks."""
 
     def __init__(self) -> None:
         super().__init__()
         self.found: set[int] = set()
         self._depth = 0
 
-    def visit_Call(self, node: cst.Call) -> bool:
+    def on_visit(self, node: cst.CSTNode) -> bool:
         if self._depth:
             self.found.add(id(node))
-        if dotted(node.func) in PRINTING:
+        if isinstance(node, cst.Call) and dotted(node.func) in PRINTING:
             self._depth += 1
         return True
 
-    def leave_Call(self, original_node: cst.Call) -> None:
-        if dotted(original_node.func) in PRINTING:
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.Call) and dotted(original_node.func) in PRINTING:
             self._depth -= 1
 
 
@@ -84,7 +85,7 @@ def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> l
     wrapper.visit(visitor)
     module = wrapper.module
     lines_of = {id(node): lines for node, lines in visitor.found}
-    printing = _Printed()
+    printing = Printed()
     module.visit(printing)
     site = Site(module, _axis_names(visitor.found), any(timer in source for timer in TIMERS), frozenset(printing.found))
     seen, mutants = {source}, []

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from autograder.mutation.source_mutants import SourceMutant
-from autograder.mutation.syntax import PRINTING, Replace, dotted
+from autograder.mutation.source_mutants import Printed, SourceMutant
+from autograder.mutation.syntax import Replace
 
 DTYPES = {"float32": "float16", "float16": "float32", "bfloat16": "float32", "int32": "int16", "float64": "float32"}
 OPERATORS = ("text_word", "text_number", "text_dtype", "text_name")
@@ -49,21 +49,20 @@ class _Found(cst.CSTVisitor):
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, answer: set[int]) -> None:
+    def __init__(self, answer: set[int], printed: set[int]) -> None:
         super().__init__()
         self.answer = answer
+        self.printed = printed
         self.strings: list[tuple[cst.SimpleString, str, int]] = []
         self.integers: list[tuple[cst.Integer, int, int]] = []
         self.names: list[tuple[cst.Name, int]] = []
         self.dtypes: list[tuple[cst.Name, int]] = []
         self.called: set[str] = set()  # names the cell calls: functions, not values
         self._targets: set[int] = set()
-        self._printing = 0
 
     def _line(self, node: cst.CSTNode) -> int | None:
-        """The node's first line, where it lies wholly on answer lines and outside a printing call (what
-        is only printed shows nowhere a grader looks)."""
-        if self._printing:
+        """The node's first line, where it lies wholly on answer lines and outside a printing call."""
+        if id(node) in self.printed:
             return None
         position = self.get_metadata(PositionProvider, node)
         lines = range(position.start.line, position.end.line + 1)
@@ -76,12 +75,6 @@ class _Found(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self.called.add(node.func.value)
-        if dotted(node.func) in PRINTING:
-            self._printing += 1
-
-    def leave_Call(self, original_node: cst.Call) -> None:
-        if dotted(original_node.func) in PRINTING:
-            self._printing -= 1
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._targets.add(id(node.attr))  # ``jax.shard_map``'s ``shard_map`` is no name of the notebook's
@@ -109,7 +102,9 @@ def text_mutants(source: str, answer: set[int], literals: list[str], operators=O
     """The cell's mutants from its task's literals, each distinct result once, in a stable order."""
     module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    found = _Found(answer)
+    printed = Printed()
+    module.visit(printed)
+    found = _Found(answer, printed.found)
     wrapper.visit(found)
     words, numbers, dtypes, names = stated(literals)
     seen = {source}
