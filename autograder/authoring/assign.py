@@ -58,8 +58,9 @@ def _student_cell(cell, index: int, task_of: dict[int, str]):
     return cell
 
 
-def intro_markdown(lab_id: str) -> str:
-    return f"""### Checking your work as you go
+def new_intro_cell(lab_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(
+        f"""### Checking your work as you go
 
 After each task there is a cell like
 
@@ -81,26 +82,21 @@ They need two things in this notebook's kernel, both named in the notebook's fir
   the `%pip install` command of the first code cell (the wheel or address your course gives), then
   restart the kernel;
 * 8 CPU devices: the first code cell sets them before JAX starts; run it first, in a fresh kernel."""
+    )
+    return _check_cell(cell, "how-to-check", None)
 
 
-def self_check_source(task: str, lab_id: str) -> str:
-    return (
+def new_self_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
+    source = (
         f"# Check task {task} (public checks; this cell is not run when grading)\n"
         f"import {SELF_CHECK_MODULE} as ag\n"
         f'ag.check("{task}", lab="{lab_id}")'
     )
+    return _check_cell(nbformat.v4.new_code_cell(source), f"check-{task}", task)
 
 
-def new_intro_cell(lab_id: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_markdown_cell(intro_markdown(lab_id))
-    cell.id = "how-to-check"
-    cell.metadata["autograder"] = {"task": None, "answer": False, "check": True}
-    return cell
-
-
-def new_self_check_cell(task: str, lab_id: str) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell(self_check_source(task, lab_id))
-    cell.id = f"check-{task}"
+def _check_cell(cell: nbformat.NotebookNode, cell_id: str, task: str | None) -> nbformat.NotebookNode:
+    cell.id = cell_id
     cell.metadata["autograder"] = {"task": task, "answer": False, "check": True}
     return cell
 
