@@ -22,7 +22,6 @@ OPERATORS = ("text_word", "text_number", "text_dtype", "text_name")
 
 _QUOTED = re.compile(r"""'([^'\s]+)'|"([^"\s]+)\"""")
 _NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
@@ -34,12 +33,9 @@ def stated(literals: list[str]) -> tuple[set[str], set[int], set[str], list[str]
     dtypes = {name for literal in literals for name in _IDENTIFIER.findall(literal) if name in DTYPES}
     names: list[str] = []
     for literal in literals:
-        if _NAME.match(literal):
-            names.append(literal)
-        else:
-            call = re.match(r"^[A-Za-z_][\w.]*\((.*)\)$", literal)
-            if call:
-                names += [a.strip() for a in call.group(1).split(",") if _NAME.match(a.strip())]
+        call = re.fullmatch(r"[A-Za-z_][\w.]*\((.*)\)", literal)
+        candidates = [a.strip() for a in call.group(1).split(",")] if call else [literal]
+        names += [c for c in candidates if _IDENTIFIER.fullmatch(c)]
     names = [n for n in names if n not in DTYPES and not keyword.iskeyword(n) and n not in dir(builtins)]
     return words, numbers, dtypes, list(dict.fromkeys(names))
 
