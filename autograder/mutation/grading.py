@@ -19,7 +19,7 @@ from autograder.course import (
 )
 from autograder.grading import GradeResult, GradeStatus
 from autograder.lab import Lab
-from autograder.mutation.mutants import LabMutants, Mutant, mutant_submission, submission
+from autograder.mutation.mutants import LabMutants, Mutant, submission
 from autograder.mutation.source_mutants import KEPT, LOST
 from autograder.run import TRUSTED_LIMITS, Limits
 
@@ -73,7 +73,7 @@ def grade_mutants(lab: Lab, found: LabMutants, options: MutantGradingOptions) ->
     order = [t.id for t in lab.tasks]  # the solution answered as far as the last mutant's task
     last = max((order.index(m.task) for m in found.mutants), default=len(order) - 1)
     notebooks = {SOLUTION: submission(lab, order[last])}
-    notebooks.update({m.id: mutant_submission(lab, m) for m in graded})
+    notebooks.update({m.id: submission(lab, m.task, {m.cell_id: m.source}) for m in graded})
     limits = options.limits.to_dict()
     results: dict[str, GradeResult] = {}
     with GradingProgress(len(notebooks), label=f"mutants of {lab.id}") as progress:

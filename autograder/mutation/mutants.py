@@ -131,7 +131,3 @@ def submission(lab: Lab, task: str, replaced: dict[str, str] | None = None) -> n
         if meta.get("answer") and order.index(meta["task"]) <= order.index(task):
             cell.source = (replaced or {}).get(cell.id, solution[cell.id])
     return nb
-
-
-def mutant_submission(lab: Lab, mutant: Mutant) -> nbformat.NotebookNode:
-    return submission(lab, mutant.task, {mutant.cell_id: mutant.source})
