@@ -92,9 +92,7 @@ def text_literals(text: str) -> list[str]:
 
 def literal_problems(requirements: list[Requirement], waivers: list[Waiver], texts: dict[str, str]) -> list[str]:
     """A literal of a task's text neither quoted nor waived; a waiver of a literal not named, or quoted."""
-    quoted: dict[str, str] = {}
-    for req in requirements:
-        quoted[req.task] = quoted.get(req.task, "") + " " + _words(req.text)
+    quoted = {task: " ".join(_words(req.text) for req in requirements if req.task == task) for task in texts}
     waived = {(w.task, _words(w.literal)) for w in waivers}
     problems = []
     for task, text in texts.items():
@@ -205,11 +203,7 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
     }
     texts = task_texts(lab.solution_path)
     by_name = {case.name: case for case in cases}
-    fixed_total: dict[str, float] = {}
     checks = {name: grader for name, grader in graders.items() if "[" not in name}
-    for grader in checks.values():
-        if grader.name not in measured:
-            fixed_total[grader.task] = fixed_total.get(grader.task, 0.0) + grader.total
     problems = literal_problems(requirements, waivers, texts)
     for number, req in enumerate(requirements, start=1):
         where = f"requirement {number} ({req.task}: {req.text[:60]!r})"
@@ -234,7 +228,8 @@ def table_problems(lab: Lab, cases: list[Case], measured: frozenset[str] = froze
             if case is None:
                 problems.append(f"{where}: no known-grade case {name!r}")
                 continue
-            expected = fixed_total.get(req.task, 0.0) - lost
+            fixed = sum(g.total for g in checks.values() if g.task == req.task and g.name not in measured)
+            expected = fixed - lost
             if abs(case.scores.get(req.task, 0) - expected) > 1e-9:
                 problems.append(
                     f"{where}: case {name!r} should score {expected:g} on {req.task} (its points less "
