@@ -88,27 +88,23 @@ class MutationReport:
         return [o for o in self.outcomes if o.verdict == "killed"]
 
     def per_task(self) -> list[TaskCount]:
-        tasks = dict.fromkeys(o.mutant.task for o in self.outcomes)
-        mutants, variants = [o for o in self.outcomes if not o.mutant.is_variant], self.variants
-        equivalent = [o for o in self.equivalent if not o.mutant.is_variant]
-        not_graded = [o for o in self.not_graded if not o.mutant.is_variant]
         lost = self.lost_variants
 
-        def count(group: list[Outcome], task: str) -> int:
-            return sum(o.mutant.task == task for o in group)
+        def count(group: list[Outcome], task: str, variants: bool = False) -> int:
+            return sum(o.mutant.task == task and o.mutant.is_variant == variants for o in group)
 
         return [
             TaskCount(
                 task,
-                made=count(mutants, task),
+                made=count(list(self.outcomes), task),
                 killed=count(self.killed, task),
                 survived=count(self.survivors, task),
-                equivalent=count(equivalent, task),
-                not_graded=count(not_graded, task),
-                variants=count(variants, task),
-                kept=count([o for o in variants if o not in lost and o.verdict != "not graded"], task),
+                equivalent=count(self.equivalent, task),
+                not_graded=count(self.not_graded, task),
+                variants=count(self.variants, task, True),
+                kept=count([o for o in self.variants if o not in lost and o.verdict != "not graded"], task, True),
             )
-            for task in tasks
+            for task in dict.fromkeys(o.mutant.task for o in self.outcomes)
         ]
 
     @property
