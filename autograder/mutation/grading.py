@@ -54,11 +54,8 @@ def judge(mutant: Mutant, result: GradeResult, solution: GradeResult) -> Outcome
     if result.status == GradeStatus.GRADER_ERROR or not any(t.task == mutant.task for t in result.tasks):
         return Outcome(mutant, "not graded", detail=f"{result.status}: {result.reason}")
     task = next(t for t in result.tasks if t.task == mutant.task)
-    new = {
-        name: message
-        for name, message in _failed(result, mutant.task).items()
-        if name not in _failed(solution, mutant.task)
-    }
+    failed_by_solution = _failed(solution, mutant.task).keys()
+    new = {name: message for name, message in _failed(result, mutant.task).items() if name not in failed_by_solution}
     run = "" if result.status == GradeStatus.GRADED else f"{result.status}: {result.reason}; "
     detail = run + "; ".join(f"{name}: {message.splitlines()[0] if message else ''}" for name, message in new.items())
     if result.cell_errors and new:
