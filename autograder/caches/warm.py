@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,11 +56,8 @@ def warm_lab(lab_id: str) -> WarmResult:
     return WarmResult(lab_id, tuple(computed), tuple(cached), time.perf_counter() - start)
 
 
-def warm_labs(lab_ids: list[str], out=sys.stdout) -> list[WarmResult]:
-    results = []
-    print(f"reference cache: {references_dir()}", file=out)
+def warm_labs(lab_ids: list[str]) -> None:
+    print(f"reference cache: {references_dir()}")
     for lab_id in lab_ids:
         result = warm_lab(lab_id)
-        print(result.summary() + (f": {', '.join(result.computed)}" if result.computed else ""), file=out)
-        results.append(result)
-    return results
+        print(result.summary() + (f": {', '.join(result.computed)}" if result.computed else ""))

@@ -383,12 +383,5 @@ class _Reader:
         if raw is None:
             return None
         require(isinstance(raw, list), "shardings given to jit must be a list")
-        found: list[ShardingFact | None] = []
-        for entry in raw:
-            if entry is None:
-                found.append(None)
-                continue
-            require(isinstance(entry, dict), "a given sharding must be a mapping")
-            shape = self.shape(entry.get("shape"))
-            found.append(self.sharding(entry, shape))
-        return tuple(found)
+        require(all(e is None or isinstance(e, dict) for e in raw), "a given sharding must be a mapping")
+        return tuple(None if e is None else self.sharding(e, self.shape(e.get("shape"))) for e in raw)

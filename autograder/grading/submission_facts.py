@@ -75,12 +75,11 @@ class SubmissionFacts:
 
     def failed_cell(self, task: str) -> str:
         """The usual cause of a missing name: the first cell of the task that raised, with its error."""
-        failed = [
-            (c, c.error) for c in self.facts_source.cells if c.task == task and c.status != CellStatus.OK and c.error
-        ]
-        if not failed:
+        cells = self.facts_source.cells
+        failed = next(((c, c.error) for c in cells if c.task == task and c.status != CellStatus.OK and c.error), None)
+        if failed is None:
             return ""
-        cell, error = failed[0]
+        cell, error = failed
         whose = "a locked cell of the lab" if cell.origin == "lab" else "your code"
         return f": {cell.label} ({whose}) failed with {error[:1000]}"
 
