@@ -41,16 +41,14 @@ def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     """The modules of this package a module's source imports at run time; a name from a door counts as its
     own module's."""
     found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
     for node in _run_time_nodes(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = module.split(".")
-                anchor = parts if is_package else parts[:-1]
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join(anchor + ([base] if base else []))
+                base = importlib.util.resolve_name("." * node.level + base, package)
             found.add(base)
             found.update(door_origin(base, alias.name) for alias in node.names)
     return {name for name in found if name == PACKAGE or name.startswith(PACKAGE + ".")}

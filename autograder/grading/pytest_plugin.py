@@ -83,12 +83,9 @@ class _GraderPlugin:
         for task, calls in _set_up_ahead(self._submission.lab).items():
             if task not in tasks:
                 continue
-            for call in calls:
-                try:
-                    with checks_running():  # compiling, it waits for another grading's timed task
-                        call()
-                except Exception:  # the task's checks make the same call again, and report its failure
-                    pass
+            for call in calls:  # a call that fails, the task's checks make again, and report its failure
+                with contextlib.suppress(Exception), checks_running():  # compiling, it waits for another's timed task
+                    call()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):

@@ -57,8 +57,7 @@ def self_check_namespace(
     lab_id = None
     try:
         lab_id = find_lab(lab, namespace)
-        problem = device_problem()
-        if problem:
+        if problem := device_problem():
             raise SelfCheckProblem(problem)
         tasks = _self_check_tasks(load_lab(lab_id), namespace, task)
         return SelfCheckReport(lab_id, tasks, warning=jax_version_warning())
