@@ -180,6 +180,8 @@ class _Reader:
         values = self.npy(raw.get("values"))
         require(values.shape == shape, f"array values have shape {values.shape}, expected {shape}")
         sharding, typeof = raw.get("sharding"), raw.get("typeof")
+        committed = raw.get("committed")
+        require(committed is None or isinstance(committed, bool), "an array's committed must be true, false or null")
         sharding = None if sharding is None else self.sharding(sharding, shape)
         return Fact(
             kind="array",
@@ -190,12 +192,8 @@ class _Reader:
             sharding=sharding,
             typeof=None if typeof is None else self.type_fact(typeof),
             blocks=self.blocks(raw.get("blocks", {}), sharding),
-            committed=self.committed(raw.get("committed")),
+            committed=committed,
         )
-
-    def committed(self, raw: Any) -> bool | None:
-        require(raw is None or isinstance(raw, bool), "an array's committed must be true, false or null")
-        return raw
 
     def blocks(self, raw: Any, sharding: ShardingFact | None) -> dict[int, np.ndarray]:
         """The blocks of the devices that hold other values than the array's, each of its block's shape."""

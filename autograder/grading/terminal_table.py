@@ -20,11 +20,8 @@ def grade_table(result: GradeResult) -> Table:
         verdict = "[green]passed[/]" if task.passed else ("[yellow]partial[/]" if task.score else "[red]failed[/]")
         lines = []
         for check in [c for c in task.checks if not c.passed]:
-            if check.hidden:
-                lines.append(escape(f"• {hidden_failure(check)}"))
-                continue
-            lines.append(escape(f"• {check.title}: {check.message}"))
-            if check.expected_picture and check.found_picture:
+            lines.append(escape(f"• {hidden_failure(check) if check.hidden else f'{check.title}: {check.message}'}"))
+            if not check.hidden and check.expected_picture and check.found_picture:
                 lines.append(escape(f"expected:\n{check.expected_picture}\nfound:\n{check.found_picture}"))
         table.add_row(
             task.task,
