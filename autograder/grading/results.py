@@ -184,9 +184,7 @@ class GradeResult:
 
     @classmethod
     def from_dict(cls, data: dict) -> GradeResult:
-        data = dict(data)
-        for key in ("score", "raw_score", "auto_score"):
-            data.pop(key, None)
+        data = {key: value for key, value in data.items() if key not in ("score", "raw_score", "auto_score")}
         tasks = tuple(
             TaskResult(
                 t["task"],
