@@ -233,10 +233,9 @@ NOT_PASSED_ON = ("PYTHONPATH", "AUTOGRADER_ROOT", "AUTOGRADER_COURSE", "VIRTUAL_
 
 @dataclass(frozen=True)
 class TriedZip:
-    """results.json as Gradescope would read it, run_autograder's output, and the scratch folder if kept."""
+    """results.json as Gradescope would read it, and the scratch folder if kept."""
 
     results: dict
-    output: str
     kept: Path | None
 
 
@@ -286,9 +285,9 @@ def try_zip(archive_path: Path, submission: Path) -> TriedZip:
             AUTOGRADER_GRADESCOPE_ROOT=str(root),
             HOME=str(root / "home"),
         )
-        run = subprocess.run([str(source / "run_autograder")], env=grading, cwd=root, capture_output=True, text=True)
+        subprocess.run([str(source / "run_autograder")], env=grading, cwd=root, capture_output=True)
         results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
-        return TriedZip(results, done.stdout + run.stdout + run.stderr, scratch if keep else None)
+        return TriedZip(results, scratch if keep else None)
     finally:
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)
