@@ -98,6 +98,11 @@ def run_gradescope(root: Path):
     results = root / "results"
     results.mkdir(parents=True, exist_ok=True)
     hidden_visibility, lab = "after_published", None
+
+    def write(result: GradeResult) -> None:
+        data = {**result.to_gradescope(hidden_visibility), "execution_time": round(time.monotonic() - started)}
+        write_results_json(results / RESULTS_FILE, data)
+
     try:
         config = read_config(root / "source")
         hidden_visibility, lab = config.hidden_visibility, config.lab
@@ -112,11 +117,7 @@ def run_gradescope(root: Path):
             os.environ.pop(COURSE_ENVIRONMENT, None)
 
         def keep(checks: list) -> None:  # points earned are kept should the grader be killed later
-            kept = checked_so_far(config.lab, str(root / "submission"), checks)
-            write_results_json(
-                results / RESULTS_FILE,
-                {**kept.to_gradescope(config.hidden_visibility), "execution_time": round(time.monotonic() - started)},
-            )
+            write(checked_so_far(config.lab, str(root / "submission"), checks))
 
         result = grade_submission(root, config, on_check=keep)
     except Exception as exc:  # the grader's own failure: still a results.json, and the traceback in stdout
@@ -126,9 +127,7 @@ def run_gradescope(root: Path):
             traceback.print_exc()
             reason = f"the autograder failed ({type(exc).__name__}: {exc}); please tell your instructor"
         result = GradeResult(lab, str(root / "submission"), GradeStatus.GRADER_ERROR, reason, 0.0)
-    data = result.to_gradescope(hidden_visibility)
-    data["execution_time"] = round(time.monotonic() - started)
-    write_results_json(results / RESULTS_FILE, data)
+    write(result)
     print_grade(result)
     if OUT_OF_MEMORY in (result.reason or ""):
         limit = memory_limit_bytes()
