@@ -4,6 +4,7 @@ devices before anything imports JAX."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -159,10 +160,8 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
 def close_client(client, cluster) -> None:
     """Shut down the workers' spare kernels, the client and the local cluster (either may be None)."""
     if client is not None:
-        try:
+        with contextlib.suppress(Exception):  # a worker gone: its kernels went with it (they die with their parent)
             client.run(release_kernels)
-        except Exception:  # a worker gone: its kernels went with it (they die with their parent)
-            pass
         client.close(timeout=10)
     if cluster is not None:
         cluster.close(timeout=10)
