@@ -57,16 +57,13 @@ def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[st
     publish_lms_gradebook(out, lab, results)
 
 
-def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> list[str]:
-    """Rewrite the students whose outputs ``adjustments`` change (``results`` updated in place); who they are."""
-    changed = []
+def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> None:
+    """Rewrite the students whose outputs ``adjustments`` change (``results`` updated in place)."""
     for student in sorted(results):
         adjusted = adjustments.apply(student, results[student])
         if adjusted != results[student]:
             publish_student(out, student, adjusted)
             results[student] = adjusted
-            changed.append(student)
-    return changed
 
 
 def record_override(
