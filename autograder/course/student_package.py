@@ -133,9 +133,7 @@ def public_graders(source: str, available: set[str], docstring: str) -> tuple[st
         if not more:
             break
         dropped |= more
-    kept = _without_unused_bindings(
-        [n for n in body if not (isinstance(n, ast.FunctionDef) and n.name in dropped)], set()
-    )
+    kept = _without_unused_bindings(kept, set())
     module = ast.Module([ast.Expr(ast.Constant(docstring)), *kept], type_ignores=[])
     return ast.unparse(module) + "\n", set().union(*(reference_uses(n) for n in kept))
 
@@ -155,11 +153,9 @@ def reference_parts(module) -> tuple[set[str], set[str]]:
     return shared, stored
 
 
-def students_reference(
-    source: str, shared: set[str], stored: set[str], docstring: str, used: set[str] | None = None
-) -> str:
-    """``reference.py`` without what uses a withheld function, ``stored`` ones as their stored results and,
-    with ``used``, only the constants and classes those names need."""
+def students_reference(source: str, shared: set[str], stored: set[str], docstring: str, used: set[str]) -> str:
+    """``reference.py`` without what uses a withheld function, ``stored`` ones as their stored results, and
+    only the constants and classes the names ``used`` need."""
     body = _statements(source)
     functions = {n.name for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     withheld = functions - shared
@@ -182,8 +178,7 @@ def students_reference(
     if stored:  # after the __future__ imports
         future = sum(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in out)
         out.insert(future, ast.parse("from autograder.caches import StoredResult").body[0])
-    if used is not None:
-        out = _without_unused_bindings(out, used)
+    out = _without_unused_bindings(out, used)
     return ast.unparse(ast.Module([ast.Expr(ast.Constant(docstring)), *out], type_ignores=[])) + "\n"
 
 

@@ -216,7 +216,7 @@ def check(x):
 
 def test_a_shareable_reference_that_uses_a_withheld_one_is_refused():
     with pytest.raises(StudentPackageError, match="check uses answer"):
-        students_reference(SHARED_USES_WITHHELD, {"check"}, set(), "doc")
+        students_reference(SHARED_USES_WITHHELD, {"check"}, set(), "doc", set())
 
 
 def test_a_labs_files_for_its_authors_stay_out(unpacked):
