@@ -85,12 +85,9 @@ def pyproject_text(project: dict, scripts: dict[str, str], package_data: dict[st
     ]
     if scripts:
         lines += ["[project.scripts]", *(f"{name} = {json.dumps(target)}" for name, target in scripts.items()), ""]
-    lines += ["[tool.setuptools.packages.find]", 'include = ["autograder*"]', ""]
-    if package_data:
-        lines += ["[tool.setuptools.package-data]"]
-        lines += [f"{json.dumps(name)} = {json.dumps(globs)}" for name, globs in package_data.items()]
-        lines += [""]
-    return "\n".join(lines)
+    lines += ["[tool.setuptools.packages.find]", 'include = ["autograder*"]', "", "[tool.setuptools.package-data]"]
+    lines += [f"{json.dumps(name)} = {json.dumps(globs)}" for name, globs in package_data.items()]
+    return "\n".join([*lines, ""])
 
 
 GRADER_PACKAGE_DATA = {"autograder.authoring": ["templates/**/*.j2"], "autograder.labs": ["*/requirements.toml"]}
