@@ -14,7 +14,13 @@ from pathlib import Path
 
 import yaml
 
-from autograder.course.lms_submissions import LmsStudent, lms_of, lms_submissions, read_moodle_entry
+from autograder.course.lms_submissions import (
+    LmsStudent,
+    lms_of,
+    lms_submissions,
+    pick_lab_notebook,
+    read_moodle_entry,
+)
 from autograder.run import claim
 
 MAX_ZIP_BYTES = 2 * 2**30
@@ -120,13 +126,12 @@ def collect_submissions(source: Path, lab: str, workdir: Path | None = None) -> 
     names, created = _gradescope_metadata(source)
     submissions: dict[str, CollectedSubmission] = {}
     entries = _entries(source)
-    from_lms = None if names else lms_submissions(entries, lab)
+    from_lms = None if names else lms_submissions(entries)
     if from_lms is not None:
         found, entries = from_lms
-        for lms in found:
-            submissions[safe_id(lms.key)] = CollectedSubmission(
-                safe_id(lms.key), lms.path, lms.problem, lms=lms.student
-            )
+        for key, (lms, files) in found.items():
+            path, problem = pick_lab_notebook(files, lab)
+            submissions[safe_id(key)] = CollectedSubmission(safe_id(key), path, problem, lms=lms)
     for entry in entries:
         student = safe_id(names.get(entry.name, entry.stem if entry.is_file() else entry.name))
         if entry.is_dir():

@@ -96,14 +96,6 @@ class LmsEntry:
     files: tuple[tuple[Path, str], ...]
 
 
-@dataclass(frozen=True)
-class LmsSubmission:
-    key: str  # the student's id in the batch
-    student: LmsStudent
-    path: Path | None  # the notebook to grade, or None and ``problem`` says why
-    problem: str | None
-
-
 def read_canvas_name(path: Path) -> LmsEntry | None:
     """The student and original name (Canvas's ``-1`` kept) a file of Canvas's download carries, or None."""
     if not path.is_file():
@@ -163,8 +155,11 @@ def lms_of(entries: list[Path]) -> str | None:
     return next((lms for lms, count in counts.items() if entries and 2 * count >= len(entries)), None)
 
 
-def lms_submissions(entries: list[Path], lab: str) -> tuple[list[LmsSubmission], list[Path]] | None:
-    """A folder's ``entries`` as an LMS's download: (one submission per student, the other entries), or None."""
+def lms_submissions(
+    entries: list[Path],
+) -> tuple[dict[str, tuple[LmsStudent, list[tuple[Path, str]]]], list[Path]] | None:
+    """A folder's ``entries`` as an LMS's download: (each student's files by their id in the batch, the other
+    entries), or None."""
     lms = lms_of(entries)
     if lms is None:
         return None
@@ -176,7 +171,4 @@ def lms_submissions(entries: list[Path], lab: str) -> tuple[list[LmsSubmission],
             if entry.student.late and not student.late:  # one file marked LATE marks the submission
                 students[entry.key] = (entry.student, files)
             files.extend(entry.files)
-    submissions = [
-        LmsSubmission(key, student, *pick_lab_notebook(files, lab)) for key, (student, files) in students.items()
-    ]
-    return submissions, [entry for entry, read in found.items() if read is None]
+    return students, [entry for entry, read in found.items() if read is None]
