@@ -39,7 +39,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from grading_overhead import AUTOGRADER, load_line, plain_once, student_copy  # noqa: E402
 
-from autograder.course.batch_timing import TIMING_FILE  # noqa: E402
+from autograder.course.batch import TIMING_FILE  # noqa: E402
 from autograder.course.dask_cluster import default_workers  # noqa: E402
 from autograder.course.gradebook import GRADE_FILE  # noqa: E402
 from autograder.fairness.core_pinning import PIN_VARIABLE  # noqa: E402

@@ -27,7 +27,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from batch_cost import batch, make_class, rows_below_full_marks  # noqa: E402
 from grading_overhead import AUTOGRADER, load_line  # noqa: E402
 
-from autograder.course.batch_timing import TIMING_FILE  # noqa: E402
+from autograder.course.batch import TIMING_FILE  # noqa: E402
 from autograder.lab import lab_ids  # noqa: E402
 
 

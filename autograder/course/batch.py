@@ -4,12 +4,12 @@ the students without a saved result (and ``--regrade``'s); the adjustments are a
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.course.batch_timing import BatchTiming
 from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.dask_cluster import (
     GradingProgress,
@@ -24,13 +24,14 @@ from autograder.course.dask_cluster import (
     worker_cores,
 )
 from autograder.course.gradebook import is_done, load_results, log_grading
-from autograder.grading import GradeResult, GradeStatus
+from autograder.grading import GradeResult, GradeStatus, write_atomically
 from autograder.run import Limits
 
 if TYPE_CHECKING:
     from autograder.course.late import LatePolicy
 
 MAX_SUBMISSION_BYTES = 50 * 2**20
+TIMING_FILE = "batch-timing.json"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,45 @@ class BatchOptions:
     similarity: bool = True  # write OUT/similarity.html
     gradebook: str | None = None  # also write this LMS's grade import ("canvas", "moodle"); kept in OUT
     lms_template: Path | None = None  # that LMS's own export to fill (its gradebook or grading worksheet)
+
+
+@dataclass
+class BatchTiming:
+    """Where the batch's time went (``OUT/batch-timing.json``): what grading the class cost, for an instructor
+    and bench/batch_cost.py."""
+
+    workers: int | None
+    started: float = field(default_factory=time.monotonic)
+    graded: int = 0
+    phases: dict[str, float] = field(default_factory=dict)  # summed over the grades of this run
+    warming: float = 0.0  # the references computed ahead, on the workers
+    publishing: float = 0.0  # each result's feedback page, gradebook row and class summaries, here
+    worker_cores: dict[str, tuple[int, ...]] = field(default_factory=dict)  # each worker's, as it graded
+    longest_wait: dict = field(default_factory=dict)  # the grade that waited longest for others' timed turns
+
+    def add(self, result: GradeResult, publishing: float) -> None:
+        self.graded += 1
+        self.publishing += publishing
+        for phase, seconds in result.phases.items():
+            self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+        waited = result.turn_waits.get("seconds", 0.0)
+        if waited > self.longest_wait.get("seconds", 0.0):
+            self.longest_wait = {"notebook": result.notebook, **result.turn_waits}
+
+    def to_dict(self) -> dict:
+        return {
+            "wall": round(time.monotonic() - self.started, 3),
+            "workers": self.workers,
+            "graded": self.graded,
+            "warming": round(self.warming, 3),
+            "publishing": round(self.publishing, 3),
+            "worker_cores": self.worker_cores,
+            "phases": {phase: round(seconds, 3) for phase, seconds in self.phases.items()},
+            "longest_wait": self.longest_wait,
+        }
+
+    def write(self, out: Path) -> None:
+        write_atomically(out / TIMING_FILE, json.dumps(self.to_dict(), indent=2) + "\n")
 
 
 class BatchError(ValueError):

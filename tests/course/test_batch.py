@@ -24,7 +24,7 @@ from lab4_collectives_submissions import CASES
 from process_ended import ended
 
 from autograder.authoring.known_grades import make_submission, solved
-from autograder.course.batch_timing import TIMING_FILE
+from autograder.course.batch import TIMING_FILE
 from autograder.course.gradebook import GRADE_FILE, LOG_FILE, RETRIED_STATUSES
 from autograder.fairness.core_pinning import process_cores
 from autograder.lab import load_lab

@@ -146,7 +146,7 @@ def test_a_wait_past_its_deadline_or_given_up_leaves_the_line(turns):
 
 
 def test_a_batch_names_its_longest_wait_and_the_turns_it_waited_behind():
-    from autograder.course.batch_timing import BatchTiming
+    from autograder.course.batch import BatchTiming
     from autograder.grading import GradeResult, GradeStatus
 
     def graded(notebook, waited, behind):
