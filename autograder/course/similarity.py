@@ -112,12 +112,6 @@ def _names_in(tokens: list[tokenize.TokenInfo]) -> tuple[set[str], set[str]]:
     return imported, attributes
 
 
-def library_names(template: nbformat.NotebookNode) -> frozenset[str]:
-    """The names the lab's code imports without an alias: kept as they are in every answer."""
-    code = [cell.source for cell in template.cells if cell.cell_type == "code"]
-    return frozenset().union(*(_names_in(_raw_tokens(_without_magics(source)))[0] for source in code))
-
-
 def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
     """Python tokens of ``source`` but comments and layout; line by line when broken code does not tokenize."""
     try:
@@ -203,11 +197,6 @@ def answer_sources(template: nbformat.NotebookNode, submission: nbformat.Noteboo
     return cells
 
 
-def lab_shingles(template: nbformat.NotebookNode, library: frozenset[str]) -> set[int]:
-    """Every shingle of the lab's own code: each code cell of the template, starter code included."""
-    return set().union(*(shingles([cell.source], library) for cell in template.cells if cell.cell_type == "code"))
-
-
 def read_answers(
     template: nbformat.NotebookNode, paths: dict[str, Path]
 ) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
@@ -263,8 +252,10 @@ def compare_task(
 def find_similar(template: nbformat.NotebookNode, paths: dict[str, Path]) -> SimilarityReport:
     """The similarity report of a class: ``paths`` maps each student to their submitted file."""
     answers, unreadable = read_answers(template, paths)
-    library = library_names(template)
-    excluded = lab_shingles(template, library)
+    code = [cell.source for cell in template.cells if cell.cell_type == "code"]  # starter code included
+    # The names the lab's code imports without an alias are kept as they are in every answer.
+    library = frozenset().union(*(_names_in(_raw_tokens(_without_magics(source)))[0] for source in code))
+    excluded = set().union(*(shingles([source], library) for source in code))
     task_ids = [t["id"] for t in template.metadata.get("autograder", {}).get("tasks", [])]
     tasks = []
     for task in task_ids:
