@@ -13,7 +13,6 @@ from autograder.grading import GRADING_FAULTS, RESULTS_FILE, GradeResult, write_
 GRADE_FILE = "grade.json"  # the full result, written last: its presence means "graded"
 FEEDBACK_FILE = "feedback.html"
 LOG_FILE = "graded.log"  # one line per grading, in the order they finished
-RETRIED_STATUSES = GRADING_FAULTS  # the grader's or the harness's errors: a rerun grades these again
 
 
 def write_student(out: Path, student: str, result: GradeResult, feedback_html: str) -> None:
@@ -43,7 +42,7 @@ def load_results(out: Path) -> dict[str, GradeResult]:
 
 
 def is_done(result: GradeResult | None) -> bool:
-    return result is not None and result.status not in RETRIED_STATUSES
+    return result is not None and result.status not in GRADING_FAULTS  # a rerun grades a fault again
 
 
 def gradebook_csv(results: dict[str, GradeResult], task_ids: list[str]) -> str:

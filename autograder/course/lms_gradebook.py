@@ -31,9 +31,8 @@ import io
 import re
 from pathlib import Path
 
-from autograder.course.gradebook import RETRIED_STATUSES
 from autograder.course.lms_submissions import LmsError, LmsRoster, LmsStudent, load_roster, squash
-from autograder.grading import GradeResult, write_atomically
+from autograder.grading import GRADING_FAULTS, GradeResult, write_atomically
 
 Grades = list[tuple[LmsStudent, float | None]]  # each student, and their score or None: no grade to give
 LMS_FILES = {"canvas": "canvas-grades.csv", "moodle": "moodle-grades.csv"}
@@ -61,7 +60,7 @@ def lms_gradebook_csv(roster: LmsRoster, lab: str, results: dict[str, GradeResul
         return None
     max_score = max(result.max_score for result in results.values())
     grades = [
-        (roster.students[student], None if result.status in RETRIED_STATUSES else result.score)
+        (roster.students[student], None if result.status in GRADING_FAULTS else result.score)
         for student, result in sorted(results.items())
         if student in roster.students and roster.students[student].lms == roster.gradebook
     ]

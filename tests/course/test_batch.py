@@ -25,8 +25,9 @@ from process_ended import ended
 
 from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.batch import TIMING_FILE
-from autograder.course.gradebook import GRADE_FILE, LOG_FILE, RETRIED_STATUSES
+from autograder.course.gradebook import GRADE_FILE, LOG_FILE
 from autograder.fairness.core_pinning import process_cores
+from autograder.grading import GRADING_FAULTS
 from autograder.lab import load_lab
 from autograder.run.sandbox.limits import Limits
 from autograder.run.sandbox.stale_roots import OWNER_FILE
@@ -313,14 +314,14 @@ def test_an_interrupted_batch_resumes_grading_each_submission_once(tmp_path, sig
 
 def _graded_once(log: str) -> list[str]:
     """The students graded in ``log``: each student's lines must be faults of the harness or the grader,
-    which a rerun grades again by design (gradebook.RETRIED_STATUSES), then one grade; none after it."""
+    which a rerun grades again by design (grading.GRADING_FAULTS), then one grade; none after it."""
     lines: dict[str, list[str]] = {}
     for line in log.splitlines():
         student, status = line.split("\t")[:2]
         lines.setdefault(student, []).append(status)
     for student, statuses in lines.items():
-        assert all(status in RETRIED_STATUSES for status in statuses[:-1]), (student, statuses)
-        assert statuses[-1] not in RETRIED_STATUSES, (student, statuses)
+        assert all(status in GRADING_FAULTS for status in statuses[:-1]), (student, statuses)
+        assert statuses[-1] not in GRADING_FAULTS, (student, statuses)
     return list(lines)
 
 
