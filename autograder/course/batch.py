@@ -21,7 +21,6 @@ from autograder.course.dask_cluster import (
     prepare_workers,
     report_warming,
     start_warming,
-    worker_cores,
 )
 from autograder.course.gradebook import is_done, load_results, log_grading
 from autograder.grading import GradeResult, GradeStatus, write_atomically
@@ -177,6 +176,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
 
     from autograder.course.adjustments import Adjustments, publish_student, publish_summaries, refresh
     from autograder.course.late import with_submission_time
+    from autograder.fairness import process_cores
     from autograder.lab import load_lab
 
     lab = load_lab(options.lab)
@@ -214,7 +214,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
         last = range(0)
         try:
             if client is not None:
-                timing.worker_cores = worker_cores(client)
+                timing.worker_cores = client.run(process_cores)  # the cores each worker may run on
                 prepared = prepare_workers(client, options.lab, limits)
                 warming = start_warming(client, options.lab)
                 last = last_gradings(client, len(gradable))

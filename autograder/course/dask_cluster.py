@@ -113,13 +113,6 @@ def default_workers() -> int:
     return max(1, len(process_cores()))
 
 
-def worker_cores(client) -> dict[str, tuple[int, ...]]:
-    """The cores each worker of the cluster may run on."""
-    from autograder.fairness import process_cores
-
-    return client.run(process_cores)
-
-
 def pin_workers(client) -> None:
     """Each worker on a core of its own, if enough: a timed task then holds up only its own core."""
     from autograder.fairness import cores_to_pin, pin_process
