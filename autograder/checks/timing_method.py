@@ -113,6 +113,17 @@ def _calls_may_be(chosen: Sequence[Span], count: int, each_span: bool) -> bool:
     return sum(len(span.waits) for span in chosen) % count == 0
 
 
+def _miscounted(chosen: Sequence[Span], count: int, each_span: bool) -> bool:
+    """Whether the waits count the calls (several in each span) and come within one in a hundred of ``count``
+    without being it: a loop one call short of, or over, the number its time is divided by. That is how the
+    code measured, over the calls the waits count; a count farther off is a coincidence (_calls_may_be)."""
+    waits = [len(span.waits) for span in chosen]
+    if not all(n >= 2 for n in waits):
+        return False
+    counted = waits if each_span else [sum(waits)]
+    return counted != [count] * len(counted) and all(abs(n - count) <= max(1, count // 100) for n in counted)
+
+
 def agrees(a: float, b: float) -> bool:
     return abs(a - b) <= MATCH * max(abs(a), abs(b))
 
@@ -137,21 +148,24 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         count = round(total / claimed)
         # the total itself, k loops of n calls each, or k single calls: a count that is none of these (no
         # multiple of the spans) is a coincidence
-        if (
-            count >= 1
-            and (count == 1 or count % len(chosen) == 0)
-            and agrees(total / count, claimed)
-            and _calls_may_be(chosen, count, each_span=False)
-        ):
-            guessed = count != 1 and not (waited and count == calls)
-            methods.append(Method(chosen, f"total divided by {count}", calls if waited else max(count, calls), guessed))
+        if count >= 1 and (count == 1 or count % len(chosen) == 0) and agrees(total / count, claimed):
+            if _calls_may_be(chosen, count, each_span=False):
+                guessed = count != 1 and not (waited and count == calls)
+                methods.append(
+                    Method(chosen, f"total divided by {count}", calls if waited else max(count, calls), guessed)
+                )
+            elif _miscounted(chosen, count, each_span=False):
+                methods.append(Method(chosen, f"total divided by {count}", calls))
         # The median of loops of several calls, each divided by its number of calls, where the waits do not
         # count them (only a loop's last result waited for, or none).
         middle = statistics.median(span.seconds for span in chosen)
         count = round(middle / claimed)
-        if count >= 2 and agrees(middle / count, claimed) and _calls_may_be(chosen, count, each_span=True):
-            guessed = not all(len(span.waits) == count for span in chosen)
-            methods.append(Method(chosen, "median", max(calls, count * len(chosen)), guessed))
+        if count >= 2 and agrees(middle / count, claimed):
+            if _calls_may_be(chosen, count, each_span=True):
+                guessed = not all(len(span.waits) == count for span in chosen)
+                methods.append(Method(chosen, "median", max(calls, count * len(chosen)), guessed))
+            elif _miscounted(chosen, count, each_span=True):
+                methods.append(Method(chosen, "median", calls))
     # A count the record does not fix is a guess many sets of short spans satisfy to the match's rounding:
     # where the spans give the time without one, the guess is a coincidence and may not hide that way.
     methods = [m for m in methods if not m.guessed] or methods

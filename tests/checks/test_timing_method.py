@@ -406,3 +406,38 @@ def test_a_guessed_count_of_unwaited_calls_does_not_hide_their_median():
     assert_median(record, {"psum": median})
     with pytest.raises(CheckFailure, match="waited for no result"):
         assert_blocked(record, {"psum": median})
+
+
+def _two_loops(calls: int, seconds: tuple[float, float]):
+    """Two functions timed in turn, each one loop of ``calls`` calls, each call waited for."""
+    from autograder.facts.schema import ClockRead, TimingRecord, Wait
+
+    events, pairs = [], []
+    result = Wait("block_until_ready", (((128, 64), "float32", 8),))
+    for read, loop in ((0, seconds[0]), (2, seconds[1])):
+        events += [ClockRead(read, "perf_counter", 10.0 + read), *[result] * calls]
+        events.append(ClockRead(read + 1, "perf_counter", 10.0 + read + loop))
+        pairs.append((read, read + 1))
+    return TimingRecord(tuple(events), tuple(pairs))
+
+
+@pytest.mark.parametrize("calls, passes", [(199, False), (200, True), (201, True)])
+def test_a_loop_one_call_off_the_count_it_divides_by_is_judged_by_the_calls_it_waited_for(calls, passes):
+    """`for _ in range(calls - 1)` with the time divided by `calls`: the waits count 199 calls, so the time is
+    the loop's total over 200, measured over 199 calls, and only the count check fails. The other loop's
+    199 waits do not make up the missing call; one call over the count is 201 calls, enough."""
+    record = _two_loops(calls, (0.2, 0.3))
+    claims = {"t_collective": 0.2 / 200, "t_gathered": 0.3 / 200}
+    assert_warm(record, claims)
+    assert_blocked(record, claims)
+    if passes:
+        assert_calls(record, claims, 200)
+    else:
+        with pytest.raises(CheckFailure, match=r"at least 200 timed calls; found the total divided by 200 .* 199 call"):
+            assert_calls(record, claims, 200)
+
+
+def test_a_count_far_from_the_waits_is_still_no_way_of_measuring():
+    """A loop of 20 waited calls whose total over 200 happens to be the claim: 180 calls apart, a coincidence."""
+    record = _two_loops(20, (0.2, 0.3))
+    assert not how_measured(record, 0.2 / 200)
