@@ -7,6 +7,7 @@ import itertools
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from autograder.checks.found import CheckFailure, found_number, quote
 from autograder.facts import ClockRead, Compilation, Fact, TimingRecord, Wait
@@ -103,25 +104,18 @@ def candidates(record: TimingRecord, found: list[Span]) -> Iterable[tuple[Span, 
             yield (span,)
 
 
-def _calls_may_be(chosen: Sequence[Span], count: int, each_span: bool) -> bool:
-    """Whether ``count`` calls (in all the spans, or ``each_span``) can be what the spans timed: where each
-    span waited for several results, the waits count the calls, and another count is a coincidence."""
-    if not all(len(span.waits) >= 2 for span in chosen):
-        return True  # waited for once at a loop's end, or never: the record does not count the calls
-    if each_span:
-        return all(len(span.waits) % count == 0 for span in chosen)
-    return sum(len(span.waits) for span in chosen) % count == 0
-
-
-def _miscounted(chosen: Sequence[Span], count: int, each_span: bool) -> bool:
-    """Whether the waits count the calls (several in each span) and come within one in a hundred of ``count``
-    without being it: a loop one call short of, or over, the number its time is divided by. That is how the
-    code measured, over the calls the waits count; a count farther off is a coincidence (_calls_may_be)."""
+def _count_fit(chosen: Sequence[Span], count: int, each_span: bool) -> Literal["fits", "miscounted", "coincidence"]:
+    """Whether ``count`` calls (in all the spans, or ``each_span``) can be what the spans timed. Where each span
+    waited for several results, the waits count the calls: a multiple of ``count`` fits; within one in a
+    hundred of it without being it, the loop ran a call short of, or over, the number its time is divided by
+    (how the code measured, over the calls the waits count); farther off, the division is a coincidence."""
     waits = [len(span.waits) for span in chosen]
     if not all(n >= 2 for n in waits):
-        return False
+        return "fits"  # waited for once at a loop's end, or never: the record does not count the calls
     counted = waits if each_span else [sum(waits)]
-    return counted != [count] * len(counted) and all(abs(n - count) <= max(1, count // 100) for n in counted)
+    if all(n % count == 0 for n in counted):
+        return "fits"
+    return "miscounted" if all(abs(n - count) <= max(1, count // 100) for n in counted) else "coincidence"
 
 
 def agrees(a: float, b: float) -> bool:
@@ -149,22 +143,24 @@ def how_measured(record: TimingRecord, claimed: float) -> list[Method]:
         # the total itself, k loops of n calls each, or k single calls: a count that is none of these (no
         # multiple of the spans) is a coincidence
         if count >= 1 and (count == 1 or count % len(chosen) == 0) and agrees(total / count, claimed):
-            if _calls_may_be(chosen, count, each_span=False):
+            fit = _count_fit(chosen, count, each_span=False)
+            if fit == "fits":
                 guessed = count != 1 and not (waited and count == calls)
                 methods.append(
                     Method(chosen, f"total divided by {count}", calls if waited else max(count, calls), guessed)
                 )
-            elif _miscounted(chosen, count, each_span=False):
+            elif fit == "miscounted":
                 methods.append(Method(chosen, f"total divided by {count}", calls))
         # The median of loops of several calls, each divided by its number of calls, where the waits do not
         # count them (only a loop's last result waited for, or none).
         middle = statistics.median(span.seconds for span in chosen)
         count = round(middle / claimed)
         if count >= 2 and agrees(middle / count, claimed):
-            if _calls_may_be(chosen, count, each_span=True):
+            fit = _count_fit(chosen, count, each_span=True)
+            if fit == "fits":
                 guessed = not all(len(span.waits) == count for span in chosen)
                 methods.append(Method(chosen, "median", max(calls, count * len(chosen)), guessed))
-            elif _miscounted(chosen, count, each_span=True):
+            elif fit == "miscounted":
                 methods.append(Method(chosen, "median", calls))
     # A count the record does not fix is a guess many sets of short spans satisfy to the match's rounding:
     # where the spans give the time without one, the guess is a coincidence and may not hide that way.
