@@ -20,8 +20,18 @@ from autograder.grading import GradeResult, LatePenalty, write_atomically
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
 EXTENSIONS_FILE = "extensions.csv"  # in OUT: student, due, comment — a later due date for some students
 UNITS = {"day": 86400.0, "hour": 3600.0}
-DURATION_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "hours": 3600}
-DURATION_UNITS |= {"d": 86400, "day": 86400, "days": 86400}
+DURATION_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "m": 60,
+    "min": 60,
+    "h": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
+}
 FROM_METADATA = "Gradescope's created_at"
 FROM_MTIME = "the file's modification time"
 
