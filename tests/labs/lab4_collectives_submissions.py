@@ -122,6 +122,10 @@ T5_SMALLER_LHS = (
 T5_FEW_CALLS = T5_SWAPPED_ARGUMENTS.replace(
     "gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs"
 ).replace("calls=200", "calls=50")
+# and one call short of the 200 each time is divided by (the waits count 199; the other loop's do not count).
+T5_ONE_CALL_SHORT = T5_SWAPPED_ARGUMENTS.replace(
+    "gathered_matmul, big_rhs, big_lhs", "gathered_matmul, big_lhs, big_rhs"
+).replace("for _ in range(calls):", "for _ in range(calls - 1):")
 T3_SWAPPED = "psum_block_shape, scatter_block_shape = (2,), (16,)"
 # Also correct: the shapes read off the results themselves.
 T3_READ_OFF = """
@@ -535,6 +539,12 @@ CASES = [
     Case("t5_unblocked", {**solved("t4"), "t5": T5_UNBLOCKED}, {"t4": 20, "t5": 14}, messages={"t5": "dispatch"}),
     Case("t5_on_a_smaller_lhs", {**solved("t4"), "t5": T5_SMALLER_LHS}, {"t4": 20, "t5": 14}),
     Case("t5_too_few_calls", {**solved("t4"), "t5": T5_FEW_CALLS}, {"t4": 20, "t5": 14}),
+    Case(
+        "t5_one_call_short",
+        {**solved("t4"), "t5": T5_ONE_CALL_SHORT},
+        {"t4": 20, "t5": 14},
+        messages={"t5": "199 call(s)"},
+    ),
     Case(  # sound times and speedup; the verdict says the collective matmul won where it clearly lost
         "t5_verdict_negated",
         {**solved("t4"), "t5": T5_TIMEIT.replace("t_collective < t_gathered", "t_collective > t_gathered")},
