@@ -179,3 +179,16 @@ def test_the_walk_finds_what_is_there():
     assert "autograder.facts" in IMPORTS["autograder.checks.layout"]
     assert "autograder.run.execute" in IMPORTS["autograder.run"]  # a door's names, under TYPE_CHECKING
     assert stage_of("autograder.labs.lab2_three_ways.reference") == "autograder.labs"
+
+
+MOST_LINES = 400
+
+
+def test_no_module_is_longer_than_a_reader_holds_at_once():
+    """A module past this many lines holds more than one idea: split it by idea rather than join into it."""
+    long = sorted(
+        f"{path.relative_to(PACKAGE.parent)}: {lines}"
+        for path in PACKAGE.rglob("*.py")
+        if "labs" not in path.relative_to(PACKAGE).parts and (lines := len(path.read_text().splitlines())) > MOST_LINES
+    )
+    assert not long, f"modules over {MOST_LINES} lines:\n" + "\n".join(long)
