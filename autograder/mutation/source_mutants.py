@@ -29,40 +29,28 @@ class SourceMutant:
     source: str
 
 
-class Printed(cst.CSTVisitor):
-    """The ids of the nodes inside a printing call (``print``, ``display``...): what is only printed shows
-    nowhere a grader looks."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: set[int] = set()
-        self._depth = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._depth:
-            self.found.add(id(node))
-        if isinstance(node, cst.Call) and dotted(node.func) in PRINTING:
-            self._depth += 1
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.Call) and dotted(original_node.func) in PRINTING:
-            self._depth -= 1
+def cell_nodes(source: str) -> tuple[cst.Module, list[tuple[cst.CSTNode, range]], frozenset[int]]:
+    """A cell's tree; its every node, in the source's order, with its lines; and the ids of the nodes inside a
+    printing call (``print``, ``display``...): what is only printed shows nowhere a grader looks. Raises
+    ``libcst.ParserSyntaxError`` for a source that does not parse."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    positions = wrapper.resolve(PositionProvider)
+    nodes = [(node, range(positions[node].start.line, positions[node].end.line + 1)) for node in _tree(wrapper.module)]
+    printed = frozenset(
+        id(inner)
+        for node, _ in nodes
+        if isinstance(node, cst.Call) and dotted(node.func) in PRINTING
+        for inner in _tree(node)
+        if inner is not node
+    )
+    return wrapper.module, nodes, printed
 
 
-class Nodes(cst.CSTVisitor):
-    """Every node, in the source's order, with its lines."""
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[tuple[cst.CSTNode, range]] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        position = self.get_metadata(PositionProvider, node)
-        self.found.append((node, range(position.start.line, position.end.line + 1)))
-        return True
+def _tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node below it, in the source's order."""
+    yield node
+    for child in node.children:
+        yield from _tree(child)
 
 
 def _axis_names(nodes) -> tuple[str, ...]:
@@ -78,19 +66,13 @@ def _axis_names(nodes) -> tuple[str, ...]:
 
 
 def mutate(source: str, answer_lines: set[int], operators=tuple(OPERATORS)) -> list[SourceMutant]:
-    """The mutants of ``source`` on ``answer_lines`` (1-based), distinct, in a fixed order; raises
-    ``libcst.ParserSyntaxError`` for a source that does not parse."""
-    wrapper = MetadataWrapper(cst.parse_module(source))
-    visitor = Nodes()
-    wrapper.visit(visitor)
-    module = wrapper.module
-    lines_of = {id(node): lines for node, lines in visitor.found}
-    printing = Printed()
-    module.visit(printing)
-    site = Site(module, _axis_names(visitor.found), any(timer in source for timer in TIMERS), frozenset(printing.found))
+    """The mutants of ``source`` on ``answer_lines`` (1-based), distinct, in a fixed order."""
+    module, nodes, printed = cell_nodes(source)
+    lines_of = {id(node): lines for node, lines in nodes}
+    site = Site(module, _axis_names(nodes), any(timer in source for timer in TIMERS), printed)
     seen, mutants = {source}, []
     for name in operators:
-        for node, lines in visitor.found:
+        for node, lines in nodes:
             for edit, description in OPERATORS[name](node, site):
                 touched = [lines_of.get(id(n), lines) for n in edit]
                 if not all(set(t) <= answer_lines for t in touched):
@@ -176,14 +158,12 @@ VARIANTS: dict[str, Callable[[cst.CSTNode], Iterator[tuple]]] = {
 def right_variants(source: str, answer: set[int], kinds=tuple(VARIANTS)) -> list[SourceMutant]:
     """The cell's variants: each kind applied to every node of it on the answer lines at once (a student
     who writes one way writes it throughout), one variant per kind that changes anything."""
-    module = cst.parse_module(source)
-    visitor = Nodes()
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(visitor)
+    module, nodes, _ = cell_nodes(source)
     out = []
     for kind in kinds:
         targets: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel] = {}
         said, first = "", 0
-        for node, lines in visitor.found:
+        for node, lines in nodes:
             if not set(lines) <= answer:
                 continue
             for original, replacement, description in VARIANTS[kind](node):
