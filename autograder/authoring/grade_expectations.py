@@ -34,11 +34,13 @@ def failed_checks(result: GradeResult, measured: Collection[str]) -> dict[str, l
     }
 
 
-def full_marks_problems(lab: Lab, result: GradeResult, measured: Collection[str]) -> list[str]:
+def full_marks_problems(lab: Lab, result: GradeResult, measured: Collection[str] = ()) -> list[str]:
     """The solution: graded, every fixed check passed, each task's checks worth the task's points."""
-    if result.status != "graded":
-        return [result.summary()]
-    problems = [f"{task}: {failed}" for task, failed in failed_checks(result, measured).items() if failed]
+    problems = _check_problems(
+        result, lambda c: None if c.passed or c.name in measured else f"loses {_points(c.points)}: {c.message}"
+    )
+    if result.status != GradeStatus.GRADED:
+        return problems
     problems += _measured_verdict_problems(result.tasks, measured)
     total = sum(t.points for t in lab.tasks)
     if result.max_score != total:
@@ -46,22 +48,21 @@ def full_marks_problems(lab: Lab, result: GradeResult, measured: Collection[str]
     for task in result.tasks:
         worth = sum(c.points for c in task.checks)
         if worth != task.max_score:
-            problems.append(f"{task.task}: its checks are worth {worth:g} points, the task {task.max_score:g}")
+            problems.append(
+                f"task {task.task}: its checks are worth {_points(worth)} of the task's {_points(task.max_score)}"
+            )
     return problems
 
 
 def zero_problems(result: GradeResult) -> list[str]:
     """The untouched student notebook: graded, zero, every check saying why, none a grader's error."""
-    if result.status != "graded":
-        return [result.summary()]
-    problems = [f"{t.task} scores {t.score:g}" for t in result.tasks if t.score]
-    problems += [
-        f"{c.name}: {'a grader error' if c.grader_error else 'no message'}"
-        for t in result.tasks
-        for c in t.checks
-        if c.grader_error or not c.message
-    ]
-    return problems
+    return _check_problems(result, _blank_problem)
+
+
+def _blank_problem(check: CheckResult) -> str | None:
+    if check.passed and check.points > 0:
+        return f"a blank task earns {_points(check.points)}"
+    return None if check.message else "no message"
 
 
 def case_problems(
@@ -94,10 +95,7 @@ def case_problems(
 def _measured_verdict_problems(tasks: Iterable[TaskResult], measured: Collection[str]) -> list[str]:
     """A measured verdict that judged a True or False fails only with the interval on the other side of 1."""
     problems = []
-    for check in (c for t in tasks for c in t.checks if c.name in measured):
-        if check.grader_error:
-            problems.append(f"{check.name}: grader error: {check.message}")
-            continue
+    for check in (c for t in tasks for c in t.checks if c.name in measured and not c.grader_error):
         if check.passed or not re.search(r"found (True|False)\b", check.message):
             continue
         if VERDICT_FAILURE.search(check.message) is None:
@@ -121,44 +119,17 @@ def _points(value: float) -> str:
     return f"{value:g} point" + ("" if value == 1 else "s")
 
 
-def _check_problems(result: GradeResult, who: str, wrong) -> list[str]:
+def _check_problems(result: GradeResult, wrong) -> list[str]:
     """Each check whose grader failed, or for which ``wrong(check)`` says what is wrong."""
     if result.status != GradeStatus.GRADED:
-        return [f"{who}: {result.status}: {result.reason}"]
+        return [result.summary()]
     problems = []
     for task in result.tasks:
         for check in task.checks:
-            where = f"{who}, task {task.task}, check {check.name}"
-            if check.grader_error:
-                problems.append(f"{where}: the grader failed: {check.message}")
-            elif wrong(check):
-                problems.append(f"{where}: {wrong(check)}")
+            said = f"the grader failed: {check.message}" if check.grader_error else wrong(check)
+            if said:
+                problems.append(f"task {task.task}, check {check.name}: {said}")
     return problems
-
-
-def solution_problems(result: GradeResult) -> list[str]:
-    """Why a grade of the solution is not full marks."""
-    problems = _check_problems(
-        result,
-        "the solution",
-        lambda check: None if check.passed else f"loses {_points(check.points)}: {check.message}",
-    )
-    for task in result.tasks if result.status == GradeStatus.GRADED else ():
-        if task.auto_score < task.max_score and all(c.passed for c in task.checks):
-            problems.append(
-                f"the solution, task {task.task}: its checks are worth {_points(task.auto_score)}"
-                f" of the task's {_points(task.max_score)}"
-            )
-    return problems
-
-
-def blank_problems(result: GradeResult) -> list[str]:
-    """Why a grade of the blank student notebook is not zero."""
-    return _check_problems(
-        result,
-        "the student notebook",
-        lambda check: f"a blank task earns {_points(check.points)}" if check.passed and check.points > 0 else None,
-    )
 
 
 def verification_problems(lab: Lab) -> list[str]:
@@ -169,4 +140,6 @@ def verification_problems(lab: Lab) -> list[str]:
     options = GradeOptions(lab.id, limits=TRUSTED_LIMITS)
     solution = grade_notebook(Path(lab.solution_path), options)
     blank = grade_notebook(Path(lab.assignment_path), options)
-    return solution_problems(solution) + blank_problems(blank)
+    return [f"the solution, {p}" for p in full_marks_problems(lab, solution)] + [
+        f"the student notebook, {p}" for p in zero_problems(blank)
+    ]

@@ -40,12 +40,12 @@ def test_the_solution_needs_every_fixed_check_and_a_measured_verdict_failing_onl
     (across,) = full_marks_problems(LAB, grade(verdict(False, "0.9–1.2")), MEASURED)
     assert "across 1" in across
     (failed,) = full_marks_problems(LAB, grade(verdict(True, ""), t1_passed=False), MEASURED)
-    assert failed.startswith("t1: ") and "test_t1_values: wrong" in failed
+    assert failed == "task t1, check test_t1_values: loses 3 points: wrong"
 
 
 def test_the_solution_s_checks_must_add_up_to_each_task_s_points():
     problems = full_marks_problems(LAB, grade(), MEASURED)  # t2's checks are worth 1 of its 2 points
-    assert problems == ["t2: its checks are worth 1 points, the task 2"]
+    assert problems == ["task t2: its checks are worth 1 point of the task's 2 points"]
 
 
 def test_the_untouched_notebook_scores_zero_and_every_check_says_why():
@@ -56,7 +56,10 @@ def test_the_untouched_notebook_scores_zero_and_every_check_says_why():
     scored = GradeResult(
         "lab9", "nb.ipynb", GradeStatus.GRADED, None, 5, (TaskResult("t1", 3, (check("t1", "a", 3, True),)),)
     )
-    assert zero_problems(scored) == ["t1 scores 3", "a: no message"]
+    assert zero_problems(scored) == ["task t1, check a: a blank task earns 3 points"]
+    silent = CheckResult("t1", "a", "a", 3, False, "", False)
+    untold = GradeResult("lab9", "nb.ipynb", GradeStatus.GRADED, None, 5, (TaskResult("t1", 3, (silent,)),))
+    assert zero_problems(untold) == ["task t1, check a: no message"]
 
 
 def test_a_case_loses_exactly_its_points_whatever_the_measured_verdict_says():
