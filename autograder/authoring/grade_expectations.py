@@ -26,14 +26,6 @@ def fixed_checks(checks: Iterable[CheckResult], measured: Collection[str]) -> li
     return [c for c in checks if c.name not in measured]
 
 
-def failed_checks(result: GradeResult, measured: Collection[str]) -> dict[str, list[str]]:
-    """task -> 'check: message' of each fixed check it failed."""
-    return {
-        t.task: [f"{c.name}: {c.message}" for c in fixed_checks(t.checks, measured) if not c.passed]
-        for t in result.tasks
-    }
-
-
 def full_marks_problems(lab: Lab, result: GradeResult, measured: Collection[str] = ()) -> list[str]:
     """The solution: graded, every fixed check passed, each task's checks worth the task's points."""
     problems = _check_problems(
@@ -78,7 +70,9 @@ def case_problems(
     scores = {t.task: sum(c.score for c in fixed_checks(t.checks, measured)) for t in tasks}
     expected = {t.id: case.scores.get(t.id, 0) for t in lab.tasks if t.id not in others}
     if scores != expected:
-        failed = {task: found for task, found in failed_checks(result, measured).items() if task not in others}
+        failed = {
+            t.task: [f"{c.name}: {c.message}" for c in fixed_checks(t.checks, measured) if not c.passed] for t in tasks
+        }
         problems.append(f"scores {scores}, expected {expected}; failed: {failed}")
     problems += _measured_verdict_problems(tasks, measured)
     problems += [f"{c.name}: grader error: {c.message}" for t in tasks for c in t.checks if c.grader_error]
