@@ -127,13 +127,6 @@ harness = "{harness}"
 """
 
 
-def write_course_marker(root: Path) -> Path:
-    """Make ``root`` a course: its ``autograder-course.toml``, whose path is returned."""
-    marker = root / COURSE_FILE
-    marker.write_text(COURSE_TEXT.format(harness=harness_range()), encoding="utf-8")
-    return marker
-
-
 def lab_tasks(n_tasks: int) -> list[Task]:
     """The examples, then filler tasks, ``n_tasks`` in all, with their points."""
     if not 1 <= n_tasks <= MAX_TASKS:
@@ -211,11 +204,12 @@ def scaffold_lab(lab: str, n_tasks: int = 3) -> list[Path]:
         package / "requirements.toml": _render("requirements.toml.j2", **fields),
         root / "tests" / "labs" / f"{lab}_submissions.py": _render("lab_submissions.py.j2", **fields),
     }
+    if course is None:  # the folder becomes a course: its marker is written first
+        files = {root / COURSE_FILE: COURSE_TEXT.format(harness=harness_range())} | files
     taken = [path for path in files if path.exists()]
     if taken:
         raise NewLabError(f"would overwrite {', '.join(map(str, taken))}")
-    marker = None if course else write_course_marker(root)
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return ([marker] if marker else []) + list(files)
+    return list(files)
