@@ -28,16 +28,18 @@ if TYPE_CHECKING:
         switched_off,
     )
     from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
-    from autograder.fairness.machine_quiet import until_machine_quiet, wait_until_machine_quiet
     from autograder.fairness.others_load import (
         MOST_SHARE,
         LoadClock,
+        ThreadTimes,
         others_share,
         process_cpu_seconds,
         start_reading,
         stretch,
+        thread_times,
+        until_machine_quiet,
+        wait_until_machine_quiet,
     )
-    from autograder.fairness.thread_waits import ThreadTimes, thread_times
     from autograder.fairness.timed_turns import TimedTurn
     from autograder.fairness.turn_line import WAITED_BEHIND
 

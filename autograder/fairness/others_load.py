@@ -1,11 +1,17 @@
-"""The share of the processors other work took while the harness timed something, read from outside the kernel
-so that a notebook cannot claim a load it did not meet. Under a CPU quota nothing is read."""
+"""The load other work puts on a timing, read from outside the kernel so that a notebook cannot claim a load it
+did not meet: timing starts on a quiet machine (``wait_until_machine_quiet``), and what others took of the
+processors (``others_share``) and how long a run's threads waited for one (``waiting_stretch``) is given back.
+Under a CPU quota no share is read."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
+import math
 import os
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,11 +19,20 @@ import psutil
 
 from autograder.fairness.core_pinning import process_cores
 from autograder.fairness.cpu_quota import container_cpu_quota
-from autograder.fairness.thread_waits import ThreadTimes, waiting_stretch
 
 MOST_SHARE = 0.9  # a share read above this counts as this: a stretch of 10 at most
 PROC_STAT = Path("/proc/stat")
 JIFFIES_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+WINDOW = 0.1  # seconds a reading of the machine's load spans
+BUSY_CPUS = 0.3  # at most this many processors' worth busy counts as quiet
+FIRST_GLANCE = 0.03  # seconds of a first, shorter reading: not one busy tick in it counts as quiet
+MAX_WAIT = 5.0  # seconds waited at most for a quiet machine
+STILL_BUSY = 30.0  # seconds a machine found busy through a whole wait is taken to stay busy
+NANOSECONDS = 1e9
+BUSY_PART = 0.25  # a thread that ran at least this part of the busiest one's time carries the work
+
+_busy_until = float("-inf")  # until when (time.monotonic) the waits look for one window only
+log = logging.getLogger("autograder.machine_quiet")
 
 
 def processor_jiffies(cores: tuple[int, ...]) -> tuple[int, int] | None:
@@ -38,6 +53,45 @@ def processor_jiffies(cores: tuple[int, ...]) -> tuple[int, int] | None:
     except (OSError, IndexError, ValueError):
         return None
     return None if wanted else (busy, total)
+
+
+def wait_until_machine_quiet(label: str) -> float:
+    """Block until a ``WINDOW`` of idle processors (whole under a quota: a new period), at most ``MAX_WAIT``."""
+    global _busy_until
+    started = time.monotonic()
+    most = WINDOW if started < _busy_until else MAX_WAIT
+    cores = process_cores()
+    before = processor_jiffies(cores)
+    if before is None:
+        return time.monotonic() - started
+    rest = WINDOW  # of the window begun at ``before``
+    if container_cpu_quota() is None:
+        time.sleep(FIRST_GLANCE)
+        glance = processor_jiffies(cores)
+        if glance is not None and glance[0] == before[0]:
+            return time.monotonic() - started
+        rest = WINDOW - FIRST_GLANCE
+    while True:
+        time.sleep(rest)
+        rest = WINDOW
+        after = processor_jiffies(cores)
+        if after is None:
+            break
+        total = after[1] - before[1]
+        busy = (after[0] - before[0]) / total * len(cores) if total > 0 else 0.0  # processors' worth
+        if busy <= BUSY_CPUS:
+            break
+        if time.monotonic() - started >= most:
+            _busy_until = time.monotonic() + STILL_BUSY
+            log.info("%s: the machine stayed busy for %.1f s (%.1f processors); timing anyway", label, most, busy)
+            break
+        before = after
+    return time.monotonic() - started
+
+
+async def until_machine_quiet(label: str) -> float:
+    """``wait_until_machine_quiet`` without blocking the event loop."""
+    return await asyncio.to_thread(wait_until_machine_quiet, label)
 
 
 @dataclass(frozen=True)
@@ -99,6 +153,42 @@ def process_cpu_seconds(root: psutil.Process | None, members: Iterable[psutil.Pr
 def _cpu_seconds(process: psutil.Process) -> float:
     times = process.cpu_times()
     return times.user + times.system + times.children_user + times.children_system
+
+
+ThreadTimes = Mapping[tuple[int, int], tuple[float, float]]  # (pid, tid) -> (seconds ran, seconds waited)
+
+
+def thread_times(processes: Iterable[psutil.Process]) -> ThreadTimes | None:
+    """Every thread of ``processes``: the seconds it ran and waited to run; None where none could be read."""
+    times: dict[tuple[int, int], tuple[float, float]] = {}
+    for process in processes:
+        try:
+            tasks = list((Path("/proc") / str(process.pid) / "task").iterdir())
+        except OSError:  # ended, or not ours to read
+            continue
+        for task in tasks:
+            try:
+                fields = (task / "schedstat").read_text().split()
+                times[(process.pid, int(task.name))] = (int(fields[0]) / NANOSECONDS, int(fields[1]) / NANOSECONDS)
+            except (OSError, ValueError, IndexError):
+                continue
+    return times or None
+
+
+def waiting_stretch(before: ThreadTimes | None, after: ThreadTimes | None, elapsed: float) -> float | None:
+    """How many times longer than alone the work took: the largest of the threads that carried it, as threads at
+    a barrier wait for the one held back longest, and one that woke for a moment may have slowed nothing."""
+    if before is None or after is None or elapsed <= 0:
+        return None
+    spans = []
+    for thread, (ran_now, waited_now) in after.items():
+        ran_then, waited_then = before.get(thread, (0.0, 0.0))
+        spans.append((max(0.0, ran_now - ran_then), max(0.0, waited_now - waited_then)))
+    busiest = max((ran for ran, _ in spans), default=0.0)
+    if busiest <= 0:
+        return None
+    waited = max(waited for ran, waited in spans if ran >= BUSY_PART * busiest)
+    return elapsed / (elapsed - waited) if waited < elapsed else math.inf
 
 
 class LoadClock:

@@ -1,4 +1,4 @@
-"""How long a run's threads waited to run (autograder/fairness/thread_waits.py): the scheduler's count of real
+"""How long a run's threads waited to run (autograder/fairness/others_load.py): the scheduler's count of real
 processes made to share one processor, and the stretch of two readings."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from autograder.fairness.thread_waits import thread_times, waiting_stretch
+from autograder.fairness.others_load import thread_times, waiting_stretch
 
 COUNTED = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat").exists()
 
