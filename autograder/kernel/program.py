@@ -37,8 +37,8 @@ def program_facts(function, args):
     eqns = closed.jaxpr.eqns
     record["top"] = [eqn.primitive.name for eqn in eqns]
     record["top_jit_library"] = len(eqns) == 1 and _is_library_jit(eqns[0])
-    record["primitives"] = sorted({eqn.primitive.name for eqn in _all_eqns(closed.jaxpr)})
-    record["collectives"] = _collectives(closed.jaxpr, [], inside=False)
+    record["primitives"] = sorted({eqn.primitive.name for eqn, _, _ in _all_eqns(closed.jaxpr)})
+    record["collectives"] = _collectives(closed.jaxpr)
     record["bodies"] = _bodies(closed.jaxpr, [])
     if len(eqns) == 1 and "in_shardings" in eqns[0].params:
         eqn = eqns[0]
@@ -81,14 +81,16 @@ def _written_as(eqn):
     return "pmean" if "pmean" in names else None
 
 
-def _all_eqns(jaxpr, depth=0):
-    """Every equation of ``jaxpr`` and of the programs nested in its equations, in trace order."""
+def _all_eqns(jaxpr, depth=0, inside=False, repeats=1):
+    """Every equation of ``jaxpr`` and of the programs nested in its equations, in trace order, with whether it is
+    inside a ``shard_map`` body and how many times it runs (None inside a ``while``, whose count is not traced)."""
     if depth > 50:
         return
     for eqn in jaxpr.eqns:
-        yield eqn
+        yield eqn, inside, repeats
+        inner_repeats = _inner_repeats(eqn, repeats)
         for inner in _inner_jaxprs(eqn):
-            yield from _all_eqns(inner, depth + 1)
+            yield from _all_eqns(inner, depth + 1, inside or eqn.primitive.name == "shard_map", inner_repeats)
 
 
 # The primitives by which a shard_map body talks to other devices (names vary across JAX versions; the
@@ -101,12 +103,10 @@ MAX_BODIES = 20
 MAX_BODY_VALUES = 20
 
 
-def _collectives(jaxpr, found, inside, depth=0, repeats=1):
-    """The collectives written inside ``shard_map`` bodies of ``jaxpr``, in trace order (facts/schema.py): a
-    ``while`` loop's count is not in the trace, so ``repeats`` is None inside one."""
-    if depth > 50:
-        return found
-    for eqn in jaxpr.eqns:
+def _collectives(jaxpr):
+    """The collectives written inside ``shard_map`` bodies of ``jaxpr``, in trace order (facts/schema.py)."""
+    found = []
+    for eqn, inside, repeats in _all_eqns(jaxpr):
         name = eqn.primitive.name
         if inside and name in COLLECTIVE_PRIMITIVES and len(found) < MAX_COLLECTIVES:
             use = {"primitive": name, "axes": _axis_names(eqn.params), "repeats": repeats}
@@ -116,9 +116,6 @@ def _collectives(jaxpr, found, inside, depth=0, repeats=1):
             if written:
                 use["written"] = written
             found.append(use)
-        inner_repeats = _inner_repeats(eqn, repeats)
-        for inner in _inner_jaxprs(eqn):
-            _collectives(inner, found, inside or name == "shard_map", depth + 1, inner_repeats)
     return found
 
 
@@ -153,7 +150,7 @@ def _bodies(jaxpr, found, depth=0, whole=None):
         if name == "shard_map" and len(found) < MAX_BODIES:
             body = _params_jaxpr(eqn)
             shapes = {}  # every (shape, dtype) of a value the body makes
-            for inner_eqn in _all_eqns(body) if hasattr(body, "eqns") else ():
+            for inner_eqn, _, _ in _all_eqns(body) if hasattr(body, "eqns") else ():
                 for var in inner_eqn.outvars:
                     aval = getattr(var, "aval", None)
                     if hasattr(aval, "shape") and hasattr(aval, "dtype"):
