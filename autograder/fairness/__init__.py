@@ -40,7 +40,6 @@ if TYPE_CHECKING:
         until_machine_quiet,
         wait_until_machine_quiet,
     )
-    from autograder.fairness.timed_turns import TimedTurn
-    from autograder.fairness.turn_line import WAITED_BEHIND
+    from autograder.fairness.timed_turns import WAITED_BEHIND, TimedTurn
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

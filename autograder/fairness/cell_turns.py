@@ -18,10 +18,12 @@ from autograder.fairness.core_pinning import home_cores, move_processes, placeme
 from autograder.fairness.timed_turns import (
     LOG_AFTER,
     MAX_WAIT,
+    PASS,
     POLL,
     TimedTurn,
     cells_on_free_cores,
     free_cores,
+    in_line,
     log,
     open_lock,
     process_hold,
@@ -29,8 +31,8 @@ from autograder.fairness.timed_turns import (
     step_through_here,
     timed_turns_enabled,
     until_taken,
+    waiting_before,
 )
-from autograder.fairness.turn_line import PASS, in_line, waiting_before
 
 
 class CellTurn:

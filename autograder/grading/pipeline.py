@@ -109,7 +109,7 @@ def _grade(path: Path, options: GradeOptions) -> tuple[GradeResult, Execution | 
         compiled=compiled_programs(lab, path, options.course_notebook),
     )
     GRADER_PHASES.reset()  # this process grades one submission at a time (phase_clock.py)
-    WAITED_BEHIND.reset()  # the turns its waits met (fairness/turn_line.py)
+    WAITED_BEHIND.reset()  # the turns its waits met (fairness/timed_turns.py)
     run = (RunAlongside if options.overlap else RunToEnd)(options.executor, request)
     from autograder.grading.pytest_plugin import GraderError, run_graders  # with overlap: while the kernel starts
 

@@ -1,4 +1,4 @@
-"""Waits at the machine's gate are served in the order they began (fairness/turn_line.py): a timed turn
+"""Waits at the machine's gate are served in the order they began (fairness/timed_turns.py): a timed turn
 lets every earlier waiter go first, a pass (a cell, a check, a kernel's start) every earlier turn, and passes
 go together; a dead process's ticket holds no one up; a waiter notes whose turn it waited behind."""
 
@@ -9,10 +9,18 @@ import time
 
 import pytest
 
-from autograder.fairness import turn_line
+from autograder.fairness import timed_turns
 from autograder.fairness.core_locks import CoreLock
-from autograder.fairness.timed_turns import step_through_here
-from autograder.fairness.turn_line import PASS, TURN, WAITED_BEHIND, Ticket, hold_the_turn_as, in_line, waiting_before
+from autograder.fairness.timed_turns import (
+    PASS,
+    TURN,
+    WAITED_BEHIND,
+    Ticket,
+    hold_the_turn_as,
+    in_line,
+    step_through_here,
+    waiting_before,
+)
 
 CORES = (0, 1)
 POLL = 0.01
@@ -31,7 +39,8 @@ def waiter(directory, kind, order, name, hold=0.2, poll=POLL):
     """A thread that waits in line for the gate (exclusive for a turn, shared for a pass), notes when it got
     through, holds it ``hold`` seconds, and lets go; it returns once the thread is in line. A later waiter
     polls faster: without the line, it would get through first."""
-    in_line_before = len(list((directory / turn_line.LINE).glob("0*"))) if (directory / turn_line.LINE).exists() else 0
+    line = directory / timed_turns.LINE
+    in_line_before = len(list(line.glob("0*"))) if line.exists() else 0
     lock = gate(directory)
     operation = fcntl.LOCK_EX if kind == TURN else fcntl.LOCK_SH
 
@@ -51,7 +60,7 @@ def waiter(directory, kind, order, name, hold=0.2, poll=POLL):
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
-    while len(list((directory / turn_line.LINE).glob("0*"))) <= in_line_before and time.monotonic() < deadline:
+    while len(list((directory / timed_turns.LINE).glob("0*"))) <= in_line_before and time.monotonic() < deadline:
         time.sleep(0.005)
     return thread
 
@@ -109,9 +118,9 @@ def test_a_dead_process_s_ticket_holds_no_one_up_and_is_removed(turns):
     child.start()
     child.join(60)
     assert child.exitcode == 0
-    assert len(list((turns / turn_line.LINE).iterdir())) == 1
+    assert len(list((turns / timed_turns.LINE).iterdir())) == 1
     assert not waiting_before(turns, PASS, CORES)
-    assert list((turns / turn_line.LINE).iterdir()) == []
+    assert list((turns / timed_turns.LINE).iterdir()) == []
 
 
 def test_a_waiter_notes_how_long_it_waited_behind_another_process_s_turn_and_whose(turns):
@@ -125,7 +134,7 @@ def test_a_waiter_notes_how_long_it_waited_behind_another_process_s_turn_and_who
     assert WAITED_BEHIND.record() == {"seconds": 0.0, "behind": []}
     holder = held_gate(turns)
     for core in CORES:  # as another process's taker writes it: its pid, then its label
-        (turns / f"{turn_line.HOLDER}-{core}").write_text("1 bob.ipynb: t8")
+        (turns / f"{timed_turns.HOLDER}-{core}").write_text("1 bob.ipynb: t8")
     other = waiter(turns, PASS, order, "behind bob", hold=0.0)
     time.sleep(0.3)
     holder.close()
@@ -141,7 +150,7 @@ def test_a_wait_past_its_deadline_or_given_up_leaves_the_line(turns):
     holder = held_gate(turns)
     for deadline, give_up, expected in ((time.monotonic() + 0.2, lambda: False, False), (1e12, lambda: True, None)):
         assert step_through_here(in_line(gate(turns), fcntl.LOCK_EX, TURN, deadline, give_up)) is expected
-        assert list((turns / turn_line.LINE).iterdir()) == []
+        assert list((turns / timed_turns.LINE).iterdir()) == []
     holder.close()
 
 
