@@ -13,8 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 
-from autograder.fairness.core_locks import CoreLock
-from autograder.fairness.core_pinning import home_cores, move_processes, placement
+from autograder.fairness.core_pinning import CoreLock, home_cores, move_processes, placement
 from autograder.fairness.timed_turns import (
     LOG_AFTER,
     MAX_WAIT,

@@ -1,14 +1,18 @@
 """The cores a process runs on: a batch's worker pinned to one, or a process that may run on several moved for
-a while (its kernel's, ``move_processes``, and the grader's own, ``placement``); a refused move says so."""
+a while (its kernel's, ``move_processes``, and the grader's own, ``placement``); a refused move says so. And a
+lock on cores (``CoreLock``), so that a timed turn holds up only what shares its cores."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import multiprocessing
 import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 PIN_VARIABLE = "AUTOGRADER_PIN_WORKERS"  # "off": grading processes share every core (bench/batch_cost.py compares)
 
@@ -144,3 +148,45 @@ def home_cores() -> tuple[int, ...]:
 def turn_core(cores: tuple[int, ...] | None = None) -> int:
     """The lowest core: every unpinned process's turn competes for the same core, and the others stay free."""
     return min(home_cores() if cores is None else cores)
+
+
+class CoreLock(contextlib.AbstractContextManager["CoreLock"]):
+    """The ``flock``-ed files ``<name>-<core>`` under ``directory`` for each of ``cores`` (by default ``home_cores``);
+    one that cannot take them all lets go of those it took, so two takers never hold one another up."""
+
+    def __init__(self, directory: Path, name: str, cores: tuple[int, ...] | None = None):
+        self.fds: list[int] = []
+        self.directory, self.cores = directory, home_cores() if cores is None else cores
+        try:
+            for core in self.cores:
+                path = directory / f"{name}-{core}"
+                self.fds.append(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        except BaseException:
+            self.close()
+            raise
+
+    def take(self, operation: int) -> bool:
+        """Lock every file with ``operation`` without waiting: True if all were taken, else False, holding none."""
+        taken: list[int] = []
+        for fd in self.fds:
+            try:
+                fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            except BlockingIOError:
+                for held in taken:
+                    fcntl.flock(held, fcntl.LOCK_UN)
+                return False
+            taken.append(fd)
+        return True
+
+    def unlock(self) -> None:
+        for fd in self.fds:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the files (idempotent): closing a descriptor drops its lock."""
+        fds, self.fds = self.fds, []
+        for fd in fds:
+            os.close(fd)

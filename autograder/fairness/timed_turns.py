@@ -20,8 +20,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from autograder.fairness.core_locks import CoreLock
-from autograder.fairness.core_pinning import home_cores, placement, switched_off, turn_core
+from autograder.fairness.core_pinning import CoreLock, home_cores, placement, switched_off, turn_core
 
 DIRECTORY_VARIABLE = "AUTOGRADER_TURNS_DIR"
 QUIET_MACHINE_VARIABLE = "AUTOGRADER_TIMED_TURNS"  # "off": no turn is taken (the bench compares without)

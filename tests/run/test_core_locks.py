@@ -14,8 +14,7 @@ import pytest
 
 from autograder.fairness import cell_turns, timed_turns
 from autograder.fairness.cell_turns import CellTurn
-from autograder.fairness.core_locks import CoreLock
-from autograder.fairness.core_pinning import pin_process, process_cores
+from autograder.fairness.core_pinning import CoreLock, pin_process, process_cores
 from autograder.fairness.timed_turns import TimedTurn
 
 two_cores = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a process that may run on two cores")

@@ -15,8 +15,7 @@ import pytest
 
 from autograder.fairness import cell_turns, timed_turns
 from autograder.fairness.cell_turns import CellTurn
-from autograder.fairness.core_locks import CoreLock
-from autograder.fairness.core_pinning import home_cores, placement, process_cores, turn_core
+from autograder.fairness.core_pinning import CoreLock, home_cores, placement, process_cores, turn_core
 from autograder.fairness.timed_turns import TURN, Ticket, TimedTurn, free_cores
 
 pytestmark = pytest.mark.skipif(len(process_cores()) < 2, reason="needs a process that may run on two cores")

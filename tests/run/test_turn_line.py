@@ -10,7 +10,7 @@ import time
 import pytest
 
 from autograder.fairness import timed_turns
-from autograder.fairness.core_locks import CoreLock
+from autograder.fairness.core_pinning import CoreLock
 from autograder.fairness.timed_turns import (
     PASS,
     TURN,
