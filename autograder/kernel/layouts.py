@@ -3,7 +3,7 @@ entries, and a ``jax.typeof`` result's shape, dtype and sharded axes."""
 
 import numpy as np
 
-from .originals import _NamedSharding, _typeof, getattr, isinstance, list, repr, str, type, zip
+from .originals import _NamedSharding, getattr, isinstance, list, repr, str, type, zip
 
 
 def given_sharding(sharding, shape):
@@ -32,12 +32,6 @@ def _block(index, shape):
     return [list(s.indices(size)[:2]) for s, size in zip(index, shape)]
 
 
-def committed(arr):
-    """Was the array put on its devices on purpose, or left where JAX put it by default? None where not said."""
-    committed = getattr(arr, "committed", None)
-    return committed if isinstance(committed, bool) else None
-
-
 def sharding_record(sharding, shape):
     record = {
         "kind": type(sharding).__name__,
@@ -56,13 +50,6 @@ def sharding_record(sharding, shape):
         }
         record["spec"] = spec_entries(sharding.spec)
     return record
-
-
-def typeof_record(arr):
-    try:
-        return abstract_record(_typeof(arr))
-    except Exception:
-        return None
 
 
 def abstract_record(abstract):

@@ -15,7 +15,7 @@ import numpy as np
 from . import housekeeping, timing_record
 from .housekeeping import LAB_PROBE_MODULE
 from .inputs import make_argument, make_mesh
-from .layouts import abstract_record, committed, sharding_record, spec_entries, type_name, typeof_record
+from .layouts import abstract_record, sharding_record, spec_entries, type_name
 from .originals import (
     _Array,
     _device_get,
@@ -31,6 +31,7 @@ from .originals import (
     _set_mesh,
     _ShapedArray,
     _tree_flatten_with_path,
+    _typeof,
     callable,
     dict,
     float,
@@ -144,6 +145,10 @@ class _Recorder:
             values = values.astype(np.float32)
         filename = self.values_file(values)
         is_jax = isinstance(arr, _Array)
+        try:
+            typeof = abstract_record(_typeof(arr))
+        except Exception:
+            typeof = None
         record = {
             "kind": "array",
             "type": "jax.Array" if is_jax else "numpy.ndarray",
@@ -151,11 +156,12 @@ class _Recorder:
             "dtype": str(arr.dtype),
             "values": filename,
             "sharding": sharding_record(arr.sharding, arr.shape) if is_jax else None,
-            "typeof": typeof_record(arr),
+            "typeof": typeof,
         }
         if is_jax:
             record["blocks"] = self.other_blocks(arr, values)
-            record["committed"] = committed(arr)
+            committed = getattr(arr, "committed", None)  # put on its devices on purpose, or where JAX put it
+            record["committed"] = committed if isinstance(committed, bool) else None
         return record
 
     def other_blocks(self, arr, values):
