@@ -330,44 +330,17 @@ class TimedTurn:
         return step_through_here(self._acquiring(label, None))
 
     def _acquiring(self, label: str, movable: Callable[[], bool] | None) -> Generator[None, None, float]:
+        """This process's hold joined, or its files taken by this thread alone: yields each time it waits."""
         if self._joined or self._closed or not timed_turns_enabled():
             return 0.0
         started = time.monotonic()
-        yield from self._take(label, started + MAX_WAIT, movable)
-        return self._joined_now(started, label)
-
-    def _take(
-        self, label: str, deadline: float, movable: Callable[[], bool] | None = None
-    ) -> Generator[None, None, None]:
-        """This process's hold joined, or its files taken by this thread alone: yields each time it waits."""
         while not process_hold.taking.acquire(blocking=False):
             yield
         try:
-            if process_hold.join():
-                return
-            home = home_cores()
-            cores = (turn_core(home),) if movable is None or movable() else home
-            if cores != home:
-                log.debug("%s: the timed turn holds core %d of %s", label, cores[0], home)
-            gate, cells = open_lock("gate", cores), open_lock("cells", cores)
-            try:
-                got = bool((yield from in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
-                if got:  # holding the gate: what those who wait read it is held for
-                    hold_the_turn_as(gate, f"{self.name}: {label}" if self.name else label)
-                    got = bool((yield from until_taken(cells, fcntl.LOCK_EX, deadline)))
-            except BaseException:  # closed while it waited (the run's deadline): the gate must not stay shut
-                gate.close()
-                cells.close()
-                raise
-            process_hold.taken([cells, gate], cores)
-            if not got:
-                log.warning(
-                    "%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT
-                )
+            if not process_hold.join():
+                yield from self._take(label, started + MAX_WAIT, movable)
         finally:
             process_hold.taking.release()
-
-    def _joined_now(self, started: float, label: str) -> float:
         with _held_lock:
             closed = self._closed  # released while it waited: let go at once
             self._joined = not closed
@@ -378,6 +351,27 @@ class TimedTurn:
         if self.waited > LOG_AFTER:
             log.info("%s waited %.1f s for other submissions' timed tasks on this machine", label, self.waited)
         return self.waited
+
+    def _take(self, label: str, deadline: float, movable: Callable[[], bool] | None) -> Generator[None, None, None]:
+        home = home_cores()
+        cores = (turn_core(home),) if movable is None or movable() else home
+        if cores != home:
+            log.debug("%s: the timed turn holds core %d of %s", label, cores[0], home)
+        gate, cells = open_lock("gate", cores), open_lock("cells", cores)
+        try:
+            got = bool((yield from in_line(gate, fcntl.LOCK_EX, TURN, deadline)))
+            if got:  # holding the gate: what those who wait read it is held for
+                hold_the_turn_as(gate, f"{self.name}: {label}" if self.name else label)
+                got = bool((yield from until_taken(cells, fcntl.LOCK_EX, deadline)))
+        except BaseException:  # closed while it waited (the run's deadline): the gate must not stay shut
+            gate.close()
+            cells.close()
+            raise
+        process_hold.taken([cells, gate], cores)
+        if not got:
+            log.warning(
+                "%s: another grading kept this machine's timed turn over %.0f s; timing anyway", label, MAX_WAIT
+            )
 
     def release(self) -> None:
         """Give the turn back, for good (idempotent, from any thread)."""
