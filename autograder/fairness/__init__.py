@@ -27,11 +27,13 @@ if TYPE_CHECKING:
         process_cores,
         switched_off,
     )
-    from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota, min_sample_seconds
     from autograder.fairness.others_load import (
         MOST_SHARE,
+        CpuQuota,
         LoadClock,
         ThreadTimes,
+        container_cpu_quota,
+        min_sample_seconds,
         others_share,
         process_cpu_seconds,
         start_reading,

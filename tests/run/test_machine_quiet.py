@@ -12,7 +12,7 @@ import types
 import pytest
 
 from autograder.fairness import others_load
-from autograder.fairness.cpu_quota import CpuQuota
+from autograder.fairness.others_load import CpuQuota
 
 
 class FakeMachine:

@@ -16,7 +16,7 @@ import pytest
 
 from autograder.facts.capture import TaskCapture
 from autograder.fairness import others_load
-from autograder.fairness.cpu_quota import CpuQuota, container_cpu_quota
+from autograder.fairness.others_load import CpuQuota, container_cpu_quota
 from autograder.run import execute
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest

@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from autograder.fairness import cell_turns, cpu_quota, timed_turns
+from autograder.fairness import cell_turns, others_load, timed_turns
 from autograder.fairness.cell_turns import CellTurn, grading_with, measuring
 from autograder.fairness.timed_turns import TimedTurn
 from autograder.run.execute import _within_deadline
@@ -335,19 +335,19 @@ def test_a_cpu_quota_is_read_from_the_cgroup_and_makes_samples_span_several_peri
     (v1 / "cpu" / "box" / "cpu.cfs_period_us").write_text("100000\n")
     (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
     (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-    monkeypatch.setattr(cpu_quota, "CGROUP_ROOT", v1)
-    monkeypatch.setattr(cpu_quota, "_read_proc_cgroup", lambda: ["4:memory:/box", "1:cpu:/box", "0::/"])
-    assert cpu_quota.container_cpu_quota() == cpu_quota.CpuQuota(0.5, 0.1)
-    assert cpu_quota.min_sample_seconds() == pytest.approx(0.3)
+    monkeypatch.setattr(others_load, "CGROUP_ROOT", v1)
+    monkeypatch.setattr(others_load, "_read_proc_cgroup", lambda: ["4:memory:/box", "1:cpu:/box", "0::/"])
+    assert others_load.container_cpu_quota() == others_load.CpuQuota(0.5, 0.1)
+    assert others_load.min_sample_seconds() == pytest.approx(0.3)
     v2 = tmp_path / "v2"
     (v2 / "box").mkdir(parents=True)
     (v2 / "box" / "cpu.max").write_text("25000 100000\n")
     (v2 / "cpu.max").write_text("max 100000\n")
-    monkeypatch.setattr(cpu_quota, "CGROUP_ROOT", v2)
-    monkeypatch.setattr(cpu_quota, "_read_proc_cgroup", lambda: ["0::/box"])
-    assert cpu_quota.container_cpu_quota() == cpu_quota.CpuQuota(0.25, 0.1)
-    monkeypatch.setattr(cpu_quota, "_read_proc_cgroup", lambda: ["0::/"])
-    assert cpu_quota.container_cpu_quota() is None and cpu_quota.min_sample_seconds() == 0.0
+    monkeypatch.setattr(others_load, "CGROUP_ROOT", v2)
+    monkeypatch.setattr(others_load, "_read_proc_cgroup", lambda: ["0::/box"])
+    assert others_load.container_cpu_quota() == others_load.CpuQuota(0.25, 0.1)
+    monkeypatch.setattr(others_load, "_read_proc_cgroup", lambda: ["0::/"])
+    assert others_load.container_cpu_quota() is None and others_load.min_sample_seconds() == 0.0
 
 
 def test_a_sample_under_a_quota_is_the_mean_of_as_many_calls_as_fill_it(monkeypatch):
