@@ -30,16 +30,12 @@ _ArrayImpl = None  # JAX's array class, found at ``install`` (making an array st
 _tree_leaves = jax.tree_util.tree_leaves
 _perf_counter = time.perf_counter
 
-
-def _library_folders():
-    """Where library code lives (the standard library, site-packages, this package's folder with the lab probe)."""
-    folders = {os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
-    for module in (jax, np):
-        folders.add(os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))))
-    return tuple(sorted(folders))
-
-
-_LIBRARY = _library_folders()
+# Where library code lives: the standard library, site-packages, this package's folder with the lab probe.
+_LIBRARY = (
+    os.path.dirname(os.__file__),
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    *(os.path.dirname(os.path.dirname(os.path.abspath(str(module.__file__)))) for module in (jax, np)),
+)
 
 _state: dict = {"task": None, "thread": None, "events": [], "spans": [], "dropped": 0, "next_read": 0, "depth": 0}
 
