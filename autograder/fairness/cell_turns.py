@@ -21,6 +21,7 @@ from autograder.fairness.timed_turns import (
     POLL,
     TimedTurn,
     cells_on_free_cores,
+    cells_shared,
     free_cores,
     in_line,
     log,
@@ -146,13 +147,7 @@ class CellTurn:
 
     def hold_beyond(self) -> BackgroundHold:
         """Taken inside this turn: a hold that outlasts it, for what the kernel runs between cells (a warm-up)."""
-        hold = None
-        if self._cells is not None:
-            hold = open_lock("cells", self._cells.cores)
-            if not hold.take(fcntl.LOCK_SH):  # cannot happen while this turn holds it shared
-                hold.close()
-                hold = None
-        beyond = BackgroundHold(hold)
+        beyond = BackgroundHold(cells_shared(self._cells.cores) if self._cells is not None else None)
         if beyond.held:
             self._beyond.append(beyond)
         return beyond
@@ -186,12 +181,9 @@ class BackgroundHold:
             return
         held = set(self._cells.cores).union(*(lock.cores for lock in self._more))
         missing = tuple(core for core in cores if core not in held)
-        if missing:
-            more = open_lock("cells", missing)
-            if more.take(fcntl.LOCK_SH):
-                self._more.append(more)
-            else:
-                more.close()
+        more = cells_shared(missing) if missing else None
+        if more is not None:
+            self._more.append(more)
 
     async def release_when(self, ended: Callable[[], bool], at_most: float) -> None:
         """Keep the hold until ``ended()`` (polled) or ``at_most`` seconds; released also if cancelled."""

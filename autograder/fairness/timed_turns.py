@@ -193,6 +193,15 @@ def open_lock(name: str, cores: tuple[int, ...] | None = None) -> CoreLock:
     return CoreLock(turns_directory(), name, cores)
 
 
+def cells_shared(cores: tuple[int, ...]) -> CoreLock | None:
+    """The cells' lock on ``cores`` held shared, as a running cell holds it; None (closed) where a turn holds one."""
+    cells = open_lock("cells", cores)
+    if cells.take(fcntl.LOCK_SH):
+        return cells
+    cells.close()
+    return None
+
+
 def free_cores(cores: tuple[int, ...]) -> tuple[int, ...]:
     """Those of ``cores`` whose gate is open and for which no turn waits in line: work may run there now."""
     directory, free = turns_directory(), []
@@ -210,13 +219,11 @@ def cells_on_free_cores(
 ) -> CoreLock | None:
     """The cells' lock held shared on the free ones of ``cores``, if any and ``onto(free)`` moved what runs there."""
     free = free_cores(cores)
-    if not free:
+    cells = cells_shared(free) if free else None  # None: a turn took a core meanwhile
+    if cells is not None and not onto(free):
+        cells.close()  # the move was refused
         return None
-    cells = open_lock("cells", free)
-    if cells.take(fcntl.LOCK_SH) and onto(free):
-        return cells
-    cells.close()  # a turn took a core meanwhile, or the move was refused
-    return None
+    return cells
 
 
 def until_taken(
