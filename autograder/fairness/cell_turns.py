@@ -49,24 +49,21 @@ class CellTurn:
         self._beyond: list[BackgroundHold] = []  # its holds beyond its cells, while held
         self._cells: CoreLock | None = None
 
-    def move(self, cores: tuple[int, ...]) -> bool:
-        """The kernel's processes onto ``cores``: False where unknown or refused (once refused, never again)."""
-        if cores == self.moved_to:
+    def move(self, cores: tuple[int, ...], again: bool = False) -> bool:
+        """The kernel's processes onto ``cores`` (``again`` where they are already): False where unknown or
+        refused (once refused, never again)."""
+        if cores == self.moved_to and not again:
             return True
         if self.processes is None or self.refused:
             return False
-        if not move_processes(self.processes(), cores):
-            self.refused = True
-            return False
-        self.moved_to = cores
-        return True
+        self.refused = not move_processes(self.processes(), cores)
+        if not self.refused:
+            self.moved_to = cores
+        return not self.refused
 
     def movable(self) -> bool:
         """Can the kernel be moved? Tried where it is, so that a refusal shows without moving it."""
-        if self.processes is None or self.moved_to is None or self.refused:
-            return False
-        self.refused = not move_processes(self.processes(), self.moved_to)
-        return not self.refused
+        return self.moved_to is not None and self.move(self.moved_to, again=True)
 
     async def __aenter__(self) -> CellTurn:
         self._cells = None
