@@ -45,8 +45,8 @@ class CpuQuota(NamedTuple):
     period: float
 
 
-def _cgroup_folders(controller: str) -> tuple[list[Path], str] | None:
-    """This process's cgroup folder for ``controller`` and those above it, with the cgroup version."""
+def _cgroup_folders(controller: str) -> tuple[list[Path], str]:
+    """This process's cgroup folder for ``controller`` and those above it (none if not found), and its version."""
     lines = _read_proc_cgroup()
     for line in lines:
         _, controllers, path = line.split(":", 2)
@@ -57,7 +57,7 @@ def _cgroup_folders(controller: str) -> tuple[list[Path], str] | None:
     for line in lines:
         if line.startswith("0::"):
             return _up_to(CGROUP_ROOT / line[3:].lstrip("/"), CGROUP_ROOT), "v2"
-    return None
+    return [], ""
 
 
 def _read_proc_cgroup() -> list[str]:
@@ -78,10 +78,7 @@ def _read(path: Path) -> str | None:
 
 def container_cpu_quota() -> CpuQuota | None:
     """The smallest CPU quota of this process's cgroup and those above it; None where none can be read."""
-    found = _cgroup_folders("cpu")
-    if found is None:
-        return None
-    folders, version = found
+    folders, version = _cgroup_folders("cpu")
     quotas = []
     for folder in folders:
         if version == "v2":
