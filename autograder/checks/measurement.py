@@ -4,6 +4,7 @@ work shifts a single repeat by up to 40 % (JAX_NOTES.md; docs/how-grading-works.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import statistics
 import time
@@ -83,7 +84,9 @@ def measure_interleaved(
             turn.enter_context(measuring())  # the machine's timed turn: no other grading runs meanwhile
             wait_until_machine_quiet("the grader's measurement")  # nor what was under way before it
         with GRADER_PHASES.timed(MEASURE), under_timing_malloc():  # as the student's kernel times
-            reading = start_reading(_own_cpu_seconds)
+            # this process's CPU seconds are all the measurement's: the kernel it graded runs nothing meanwhile
+            own_seconds = functools.partial(process_cpu_seconds, psutil.Process())
+            reading = start_reading(own_seconds)
             span = min_sample_seconds()  # under a CPU quota, a sample spans several scheduler periods
             for round_index in range(warmup + most):
                 for name in reversed(samples) if round_index % 2 else samples:  # each side first in turn
@@ -95,23 +98,15 @@ def measure_interleaved(
                     continue
                 if done >= repeats or all(median_is_settled(s, precision) for s in samples.values()):
                     break
-            share = others_share(reading, _own_cpu_seconds)
+            share = others_share(reading, own_seconds)
     return {name: TimingStats(statistics.median(s), tuple(s), share) for name, s in samples.items()}
-
-
-def _own_cpu_seconds() -> float | None:
-    """This process's CPU seconds: the measurement's (the kernel it graded runs nothing meanwhile)."""
-    return process_cpu_seconds(psutil.Process())
 
 
 def verdict_is_open(numerator: list[float], denominator: list[float]) -> bool:
     """Whether the ratio's median is clear of a tie while its interval still allows either answer."""
-    ratio = measured_ratio(
-        TimingStats(statistics.median(numerator), tuple(numerator)),
-        TimingStats(statistics.median(denominator), tuple(denominator)),
-    )
-    clear_of_a_tie = not 1 / (1 + TIE) <= ratio.median <= 1 + TIE
-    return clear_of_a_tie and len(ratio.verdicts()) == 2
+    low, median, high = _median_interval(a / b for a, b in zip(numerator, denominator))
+    clear_of_a_tie = not 1 / (1 + TIE) <= median <= 1 + TIE
+    return clear_of_a_tie and len(MeasuredRatio(median, low, high).verdicts()) == 2
 
 
 def _seconds_per_call(fn: Callable[[], Any], span: float) -> float:
