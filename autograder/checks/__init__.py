@@ -55,8 +55,9 @@ if TYPE_CHECKING:
         assert_speedup_claim,
         assert_time_consistent,
         format_seconds,
+        load_allowance,
+        students_load,
     )
-    from autograder.checks.timing_conditions import load_allowance, students_load
     from autograder.checks.timing_method import (
         assert_blocked,
         assert_calls,

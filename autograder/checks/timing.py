@@ -1,16 +1,61 @@
-"""Students' timing claims checked against the grader's own measurement (measurement.py); why the tolerances
-are as they are: docs/how-grading-works.md, "Timing"."""
+"""Students' timing claims checked against the grader's own measurement (measurement.py), allowing for the load
+each side met; why the tolerances are as they are: docs/how-grading-works.md, "Timing" and "The load each side
+met". The grading sets the student's share for each check (``students_load``), so that no lab names it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from autograder.checks.found import CheckFailure, found_bool, found_number, quote
 from autograder.checks.measurement import TIE, MeasuredRatio, TimingStats, _require_positive
-from autograder.checks.timing_conditions import load_allowance
+from autograder.fairness import stretch
 
 SPEEDUP_SELF_CONSISTENCY = 0.05  # the claimed ratio may differ from claimed_a / claimed_b by 5 %
+_STUDENT_SHARE: ContextVar[Callable[[], float | None]] = ContextVar("student_share", default=lambda: None)
+
+
+@contextlib.contextmanager
+def students_load(share: Callable[[], float | None]) -> Iterator[None]:
+    """Timing checks read the student's share from ``share``, asked when needed: by then the task's cells ran."""
+    token = _STUDENT_SHARE.set(share)
+    try:
+        yield
+    finally:
+        _STUDENT_SHARE.reset(token)
+
+
+@dataclass(frozen=True)
+class LoadAllowance:
+    """How many times longer (``slower``) or shorter (``faster``) a student's time may be for the loads met."""
+
+    slower: float
+    faster: float
+    student_share: float | None
+    grader_share: float | None
+
+    def describe(self) -> str:
+        if self.slower == self.faster == 1.0:
+            return ""
+        student, grader = _percent(self.student_share), _percent(self.grader_share)
+        widened = f"{self.slower:.2g}× higher" if self.slower > 1 else f"{self.faster:.2g}× lower"
+        return (
+            f" (other work took {student} of the processors while your timed cells ran, {grader} while the grader"
+            f" measured: the range reaches {widened} for it)"
+        )
+
+
+def load_allowance(grader_share: float | None) -> LoadAllowance:
+    student_share = _STUDENT_SHARE.get()()
+    student, grader = stretch(student_share), stretch(grader_share)
+    return LoadAllowance(max(1.0, student / grader), max(1.0, grader / student), student_share, grader_share)
+
+
+def _percent(share: float | None) -> str:
+    return "an unknown share" if share is None else f"{share:.0%}"
 
 
 def assert_time_consistent(

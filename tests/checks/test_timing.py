@@ -456,7 +456,7 @@ def test_format_seconds():
     assert [format_seconds(s) for s in (2.5, 0.0123, 4.5e-5, 3e-9)] == ["2.5 s", "12.3 ms", "45 µs", "3 ns"]
 
 
-# The load each side met (timing_conditions.py)
+# The load each side met
 
 
 def loaded_stats(share: float | None, *samples: float) -> TimingStats:
