@@ -7,13 +7,6 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.checks.found import CheckFailure, assert_value_type, found_bool, found_number, found_tuple
-    from autograder.checks.hlo import (
-        COLLECTIVES,
-        assert_collectives,
-        assert_no_collectives,
-        collectives_in,
-        describe_collectives,
-    )
     from autograder.checks.layout import (
         Layout,
         assert_axis_types,
@@ -36,17 +29,22 @@ if TYPE_CHECKING:
     from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
     from autograder.checks.program import (
+        COLLECTIVES,
         assert_body_never_holds_whole,
         assert_body_receives_blocks,
+        assert_collectives,
         assert_jit_given_layouts,
         assert_jitted,
         assert_jitted_shard_map,
+        assert_no_collectives,
         assert_one_shard_map,
         assert_operand_block,
         assert_operand_replicated,
         assert_ppermute_ring,
         assert_shard_map_collectives,
         assert_uses,
+        collectives_in,
+        describe_collectives,
         operand_blocks,
         shard_map_collectives,
     )
