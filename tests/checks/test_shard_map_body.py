@@ -19,8 +19,7 @@ from autograder.checks import (
     shard_map_collectives,
 )
 from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.facts.fact_reader import load_task_facts
-from autograder.facts.schema import FactsError
+from autograder.facts.schema import FactsError, load_task_facts
 from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",), "explicit")
