@@ -34,7 +34,7 @@ class Layout:
     blocks: dict[int, Block] = field(hash=False)
 
     @classmethod
-    def of_fact(cls, fact: Fact, name: str = "the value") -> Layout:
+    def of_fact(cls, fact: Fact | None, name: str = "the value") -> Layout:
         fact = require_array(fact, name)
         if fact.sharding is None:
             raise CheckFailure(
@@ -261,9 +261,8 @@ def layout_hint(expected: Layout, found: Layout) -> str | None:
 
 
 def assert_fully_replicated(found: Fact | None, name: str, n_devices: int = 8) -> None:
-    fact = require_array(found, name)
-    assert fact.shape is not None  # the facts' reader gives every array fact a shape
-    assert_layout(fact, Layout.replicated(fact.shape, n_devices), name)
+    layout = Layout.of_fact(found, name)
+    assert_same_layout(layout, Layout.replicated(layout.shape, n_devices), name)
 
 
 def assert_spec_equivalent(
@@ -303,9 +302,8 @@ def assert_tree_layouts(found: Fact | None, expected: ExpectedLayouts, name: str
     for index, leaf in enumerate(fact.leaves):
         leaf_label = leaf_name(fact, name, index)
         try:
-            leaf = require_array(leaf, leaf_label)
-            assert leaf.shape is not None  # the facts' reader gives every array fact a shape
-            assert_layout(leaf, expected(leaf.shape) if callable(expected) else expected[index], leaf_label)
+            shape = Layout.of_fact(leaf, leaf_label).shape
+            assert_layout(leaf, expected(shape) if callable(expected) else expected[index], leaf_label)
         except CheckFailure as failure:
             failures.append(failure)
     if len(failures) == 1:

@@ -307,6 +307,16 @@ def _not_taken(name: str, operands: Sequence[tuple[str, Shape]], bodies: Sequenc
     )
 
 
+def _taking(call: CallFact, name: str, operands: Sequence[tuple[str, Shape]]) -> list[tuple[ShardMapBody, list[int]]]:
+    """The shard_maps that take all the grader's inputs ``(operand, shape)``, each with their positions (one must)."""
+    bodies = _bodies(call, name, listed(operand for operand, _ in operands))
+    shapes = [tuple(shape) for _, shape in operands]
+    taking = [(body, positions) for body in bodies if (positions := _positions(body, shapes)) is not None]
+    if not taking:
+        raise _not_taken(name, operands, bodies)
+    return taking
+
+
 def _positions(body: ShardMapBody, shapes: Sequence[Shape]) -> list[int] | None:
     """Where each of the grader's inputs of global ``shapes`` stands among the body's operands (of a shape k later
     inputs share, the k-th from the last), None unless the body takes them all."""
@@ -339,12 +349,7 @@ def assert_body_receives_blocks(
     """Fail unless some shard_map takes all ``(operand, shape, block)`` and each that does gives those blocks."""
     assert_uses(call, "shard_map", name)
     wanted = [(operand, tuple(shape), tuple(block)) for operand, shape, block in operands]
-    shapes = [shape for _, shape, _ in wanted]
-    bodies = _bodies(call, name, listed(operand for operand, _, _ in wanted))
-    taking = [(body, positions) for body in bodies if (positions := _positions(body, shapes)) is not None]
-    if not taking:
-        raise _not_taken(name, [(operand, shape) for operand, shape, _ in wanted], bodies)
-    for body, positions in taking:
+    for body, positions in _taking(call, name, [(operand, shape) for operand, shape, _ in wanted]):
         found = [tuple(body.blocks[position]) for position in positions]
         cut_otherwise = [operand for (operand, _, block), got in zip(wanted, found) if got != block]
         if cut_otherwise:
@@ -362,14 +367,8 @@ def assert_body_never_holds_whole(call: CallFact, name: str, operand: str, shape
     takes it (one must): received split, not laid out whole right before, and no value of the body as large
     as the whole, however gathered. Choose the grader's input sizes so that no honest value is that large."""
     whole = tuple(shape)
-    taking = [(body, _positions(body, [whole])) for body in _bodies(call, name, operand)]
-    if all(positions is None for _, positions in taking):
-        raise _not_taken(name, [(operand, shape)], [body for body, _ in taking])
     size = f"{_shape(whole)} = {math.prod(whole)} entries"
-    for body, positions in taking:
-        if positions is None:
-            continue
-        position = positions[0]
+    for body, (position,) in _taking(call, name, [(operand, whole)]):
         block = tuple(body.blocks[position])
         if position < len(body.whole_before) and body.whole_before[position]:
             raise CheckFailure(

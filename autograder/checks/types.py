@@ -58,11 +58,11 @@ def assert_type(
     mesh: MeshSpec | None = None,
 ) -> None:
     """Fail unless ``found`` has the type, not its text: Auto and Explicit meshes print replicated arrays alike."""
-    type_fact = _type_fact(found, name, type_text(shape, dtype, sharded_axes))
+    expected_text = type_text(shape, dtype, sharded_axes)
+    type_fact = _type_fact(found, name, expected_text)
     differences = _differences(type_fact, tuple(shape), dtype, sharded_axes, mesh)
     if not differences:
         return
-    expected_text = type_text(shape, dtype, sharded_axes)
     found_text = type_fact.text or type_text(
         type_fact.shape, type_fact.dtype, normalise_axes(type_fact.sharded_axes, len(type_fact.shape), strict=False)
     )

@@ -450,8 +450,7 @@ class _Reader:
             require(str(device).isdigit(), "device ids must be integers")
             require(isinstance(block, list) and len(block) == len(shape), "a block needs one range a dimension")
             for bounds, size in zip(block, shape):
-                pair = isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(v, int) for v in bounds)
-                require(pair and 0 <= bounds[0] <= bounds[1] <= size, "bad block range")
+                require(is_int_pair(bounds) and 0 <= bounds[0] <= bounds[1] <= size, "bad block range")
             device_indices[int(device)] = tuple((start, stop) for start, stop in block)
         mesh, spec = raw.get("mesh"), raw.get("spec")
         return ShardingFact(
