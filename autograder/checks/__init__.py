@@ -21,10 +21,16 @@ if TYPE_CHECKING:
     from autograder.checks.measurement import (
         MeasuredRatio,
         TimingStats,
+        assert_faster_verdict,
+        assert_speedup_claim,
+        assert_time_consistent,
         called_once,
+        format_seconds,
+        load_allowance,
         measure_interleaved,
         measured_ratio,
         median_is_settled,
+        students_load,
     )
     from autograder.checks.mesh import MeshSpec, assert_on_mesh, format_spec
     from autograder.checks.numeric import assert_allclose, assert_tree_allclose, is_allclose
@@ -47,14 +53,6 @@ if TYPE_CHECKING:
         describe_collectives,
         operand_blocks,
         shard_map_collectives,
-    )
-    from autograder.checks.timing import (
-        assert_faster_verdict,
-        assert_speedup_claim,
-        assert_time_consistent,
-        format_seconds,
-        load_allowance,
-        students_load,
     )
     from autograder.checks.timing_method import (
         assert_blocked,

@@ -1,5 +1,5 @@
 """A timing method judged by what the timing code did, read exactly from the clock's values (docs/writing-a-lab.md,
-"The timing record"): a time that includes a compilation can land inside timing.py's margins."""
+"The timing record"): a time that includes a compilation can land inside measurement.py's margins."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ class _GraderPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         """Each check runs held like a running cell, never while another grading here times code; its timing
-        checks allow for the load its task's timed cells met (checks/timing.py)."""
+        checks allow for the load its task's timed cells met (checks/measurement.py)."""
         task = _task_of(item)
         share = functools.partial(self._submission.others_share, task) if task is not None else lambda: None
         with checks_running(), students_load(share):
