@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from autograder.checks.found import CheckFailure, listed, quote
 from autograder.checks.layout import Layout, assert_same_layout, describe_layout
@@ -113,7 +113,7 @@ def assert_collectives(
     compile_error: str | None = None,
 ) -> None:
     """Fail unless every ``required`` op occurs in the HLO and no ``forbidden`` op does."""
-    required, forbidden = _ops(required), _ops(forbidden)
+    required, forbidden = _known(required, COLLECTIVES), _known(forbidden, COLLECTIVES)
     counts = _counts(hlo_text, name, compile_error)
     missing = [op for op in required if not counts[op]]
     present = [op for op in forbidden if counts[op]]
@@ -148,12 +148,13 @@ def _counts(hlo_text: str | None, name: str, compile_error: str | None) -> Count
     return collectives_in(hlo_text)
 
 
-def _ops(ops: Iterable[str]) -> tuple[str, ...]:
-    ops = (ops,) if isinstance(ops, str) else tuple(ops)
-    unknown = [op for op in ops if op not in COLLECTIVES]
+def _known(names: Iterable[str], known: Collection[str]) -> tuple[str, ...]:
+    """The collectives a check names (one name alone too), each one of ``known``: a lab's typo is a ValueError."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown collectives {unknown}; known: {COLLECTIVES}")
-    return ops
+        raise ValueError(f"unknown collectives {unknown}; known: {sorted(known)}")
+    return names
 
 
 # What a student writes (``jax.lax.<name>``) -> the primitives that show it in a trace, across JAX versions.
@@ -186,10 +187,7 @@ def assert_shard_map_collectives(
     call: CallFact, name: str, uses: Iterable[str] = (), avoids: Iterable[str] = (), axis: str | None = None
 ) -> None:
     """Fail unless its shard_map bodies use all of ``uses`` (over ``axis``) and none of ``avoids``: pmean is no psum."""
-    uses, avoids = tuple(uses), tuple(avoids)
-    unknown = [c for c in uses + avoids if c not in SHARD_MAP_COLLECTIVES]
-    if unknown:
-        raise ValueError(f"unknown collective(s) {unknown}; known: {sorted(SHARD_MAP_COLLECTIVES)}")
+    uses, avoids = _known(uses, SHARD_MAP_COLLECTIVES), _known(avoids, SHARD_MAP_COLLECTIVES)
     program = traced_program(call, name)
     found = shard_map_collectives(call, name)
     wanted = " and ".join(f"jax.lax.{c}" for c in uses) + (f" over {axis!r}" if axis and uses else "")
