@@ -178,9 +178,8 @@ def found_tuple(found: Any, name: str, of: type = int) -> tuple:
         else:
             raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found {fact.describe()}")
     if kind != "tuple":
-        shown = f"{kind} {list(items)!r}" if kind == "list" else f"{kind} {items!r}"
         hint = f" — a list is not a tuple: write {tuple(items)!r}" if kind == "list" else ""
-        raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found a {shown}{hint}")
+        raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found a {kind} {items!r}{hint}")
     if not all(isinstance(item, of) and not (of is int and isinstance(item, bool)) for item in items):
         kinds = ", ".join(type(item).__name__ for item in items)
         raise CheckFailure(f"{quote(name)}: expected a tuple of {element}s, found a tuple of {kinds}: {tuple(items)!r}")

@@ -349,9 +349,6 @@ def assert_median(record: TimingRecord, claims: dict[str, float]) -> None:
                 return True
         return False
 
-    def median(method: Method) -> bool:
-        return method.statistic == "median" and len(method.spans) >= MEDIAN_SPANS
-
     def found(methods: list[Method], used: Sequence[Span]) -> str:
         other = [m for m in methods if m.statistic != "median"] or methods
         return max(other, key=lambda m: len(m.spans)).describe()
@@ -359,7 +356,7 @@ def assert_median(record: TimingRecord, claims: dict[str, float]) -> None:
     _judge(
         record,
         {name: claimed for name, claimed in claims.items() if not sorted_middle(claimed)},
-        median,
+        lambda m: m.statistic == "median" and len(m.spans) >= MEDIAN_SPANS,
         lambda every: True,
         f"the median of the times of several timed calls (at least {MEDIAN_SPANS} timed spans)",
         found,
