@@ -1,6 +1,6 @@
 """Facts: what the harness takes from a student's kernel (``capture`` declares it per task), moved out of the
-kernel's reach at once (``taken_facts``) and validated (a timed task's record too) into the frozen records of
-``schema``, which the checks and graders read. Nothing here runs a kernel or imports JAX."""
+kernel's reach at once (``taken_facts``) and validated (``fact_reader``, a timed task's record too) into the
+frozen records of ``schema``, which the checks and graders read. Nothing here runs a kernel or imports JAX."""
 
 from typing import TYPE_CHECKING
 
@@ -8,8 +8,8 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.facts.capture import Argument, Call, Input, Probe, TaskCapture, build_argument, task_seed
+    from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
     from autograder.facts.schema import (
-        PARSER_LOCK,
         CallFact,
         ClockRead,
         CollectiveUse,
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
         TimingRecord,
         TypeFact,
         Wait,
-        load_task_facts,
     )
     from autograder.facts.taken_facts import TakenFacts
 

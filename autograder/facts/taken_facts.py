@@ -89,7 +89,8 @@ class TakenFacts:
 
     def read(self, task: str) -> TaskFacts | None:
         """The task's facts (None when it was not taken or its facts are bad: see ``error``)."""
-        from autograder.facts.schema import PARSER_LOCK, FactsError, load_task_facts
+        from autograder.facts.fact_reader import PARSER_LOCK, load_task_facts
+        from autograder.facts.schema import FactsError
 
         with PARSER_LOCK, self._lock:
             if task in self._taken:

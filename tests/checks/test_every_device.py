@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.checks import CheckFailure, MeshSpec, assert_allclose, assert_type, found_tuple
 from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.facts.schema import load_task_facts
+from autograder.facts.fact_reader import load_task_facts
 from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",), "explicit")

@@ -21,7 +21,7 @@ from autograder.checks import (
 )
 from autograder.facts import CallFact, Fact, ProgramFact
 from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.facts.schema import load_task_facts
+from autograder.facts.fact_reader import load_task_facts
 from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",))

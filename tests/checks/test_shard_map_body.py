@@ -19,7 +19,8 @@ from autograder.checks import (
     shard_map_collectives,
 )
 from autograder.facts.capture import Call, Input, TaskCapture
-from autograder.facts.schema import FactsError, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import FactsError
 from autograder.kernel import recorder
 
 MESH = MeshSpec((8,), ("x",), "explicit")

@@ -24,7 +24,7 @@ from autograder.checks.timing_method import (
     assert_warm,
     how_measured,
 )
-from autograder.facts.schema import read_timing_record
+from autograder.facts.fact_reader import read_timing_record
 
 SET_UP = """
 import time, timeit, statistics

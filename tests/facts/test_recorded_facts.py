@@ -1,5 +1,5 @@
 """The check tests' recorded facts (tests/support/recorded_facts.py, by the real kernel recorder): what
-they record is what facts/schema.py accepts, with the JAX data intact."""
+they record is what facts/fact_reader.py accepts, with the JAX data intact."""
 
 import math
 

@@ -18,7 +18,8 @@ from jax.sharding import PartitionSpec as P
 
 from autograder.checks import MeshSpec
 from autograder.facts.capture import Call, Input, TaskCapture, build_argument
-from autograder.facts.schema import FactsError, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import FactsError
 from autograder.kernel import housekeeping as kernel_housekeeping
 from autograder.kernel import recorder
 from autograder.run.kernels.harness_code import KERNEL_PACKAGE, copy_kernel_package

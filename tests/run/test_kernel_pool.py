@@ -13,7 +13,7 @@ import psutil
 import pytest
 from process_ended import ended
 
-from autograder.facts.schema import PARSER_LOCK
+from autograder.facts.fact_reader import PARSER_LOCK
 from autograder.facts.taken_facts import TakenFacts
 from autograder.run import kernel_pool
 from autograder.run.execute import execute_plan_async

@@ -1,11 +1,12 @@
 """Test helpers for the checks: real objects recorded by the kernel recorder itself (kernel/recorder.py, as
-in the kernel) and read back through facts/schema.py, as a grader receives them."""
+in the kernel) and read back through facts/fact_reader.py, as a grader receives them."""
 
 import tempfile
 from pathlib import Path
 
 from autograder.facts.capture import TaskCapture
-from autograder.facts.schema import Fact, TypeFact, load_task_facts
+from autograder.facts.fact_reader import load_task_facts
+from autograder.facts.schema import Fact, TypeFact
 from autograder.kernel import recorder
 
 
