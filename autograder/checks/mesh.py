@@ -53,16 +53,9 @@ def _build(spec: MeshSpec) -> Mesh:
 
 
 def spec_entries(spec: SpecLike) -> SpecEntries:
-    """A PartitionSpec (or a fact's spec tuple) as one tuple of axis names, or None, per dimension."""
-    entries: list[tuple[str, ...] | None] = []
-    for entry in spec:
-        if entry is None:
-            entries.append(None)
-        elif isinstance(entry, str):
-            entries.append((entry,))
-        else:
-            entries.append(tuple(entry) or None)
-    return tuple(entries)
+    """A PartitionSpec (or a fact's spec tuple) as one tuple of axis names, or None, per dimension: a name alone
+    is a tuple of one, no names at all (None, ``()``) is None."""
+    return tuple((entry,) if isinstance(entry, str) else tuple(entry or ()) or None for entry in spec)
 
 
 def format_spec(spec: SpecLike) -> str:
