@@ -143,6 +143,10 @@ class _Reader:
         require(isinstance(raw, dict), "expected a mapping")
         return {str(key): convert(value) for key, value in raw.items()}
 
+    def listing(self, raw: Any, most: int, what: str, convert) -> tuple:
+        require(isinstance(raw, list) and len(raw) <= most, f"{what} must be a list")
+        return tuple(convert(entry) for entry in raw)
+
     def fact(self, raw: Any) -> Fact:
         require(isinstance(raw, dict), "a fact must be a mapping")
         kind = raw.get("kind")
@@ -327,54 +331,44 @@ class _Reader:
             in_shardings=self.given_shardings(raw.get("in_shardings")),
             out_shardings=self.given_shardings(raw.get("out_shardings")),
             error=text(raw.get("error"), 2000),
-            collectives=self.collectives(raw.get("collectives", [])),
-            bodies=self.bodies(raw.get("bodies", [])),
+            collectives=self.listing(raw.get("collectives", []), 1000, "collectives", self.collective),
+            bodies=self.listing(raw.get("bodies", []), 100, "bodies", self.body),
             top_jit_library=top_jit_library,
         )
 
-    def bodies(self, raw: Any) -> tuple[ShardMapBody, ...]:
-        require(isinstance(raw, list) and len(raw) <= 100, "bodies must be a list")
-        found = []
-        for entry in raw:
-            require(isinstance(entry, dict), "a shard_map body must be a mapping")
-            operands, blocks, values = entry.get("operands", []), entry.get("blocks", []), entry.get("values", [])
-            lists = all(isinstance(entries, list) for entries in (operands, blocks, values)) and len(values) <= 1000
-            require(lists, "a shard_map body needs lists of operands, blocks and values")
-            whole_before = entry.get("whole_before", [])
-            bools = isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before)
-            require(bools, "whole_before must be a list of bools")
-            found_values = []
-            for value in values:
-                require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
-                found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
-            operand_shapes = tuple(self.shape(s) for s in operands)
-            block_shapes = tuple(self.shape(s) for s in blocks)
-            found.append(ShardMapBody(operand_shapes, block_shapes, tuple(found_values), tuple(whole_before)))
-        return tuple(found)
+    def body(self, entry: Any) -> ShardMapBody:
+        require(isinstance(entry, dict), "a shard_map body must be a mapping")
+        operands, blocks, values = entry.get("operands", []), entry.get("blocks", []), entry.get("values", [])
+        lists = all(isinstance(entries, list) for entries in (operands, blocks, values)) and len(values) <= 1000
+        require(lists, "a shard_map body needs lists of operands, blocks and values")
+        whole_before = entry.get("whole_before", [])
+        bools = isinstance(whole_before, list) and all(isinstance(w, bool) for w in whole_before)
+        require(bools, "whole_before must be a list of bools")
+        found_values = []
+        for value in values:
+            require(isinstance(value, dict) and isinstance(value.get("dtype"), str), "a body value needs a dtype")
+            found_values.append((self.shape(value.get("shape")), value["dtype"][:100]))
+        operand_shapes = tuple(self.shape(s) for s in operands)
+        block_shapes = tuple(self.shape(s) for s in blocks)
+        return ShardMapBody(operand_shapes, block_shapes, tuple(found_values), tuple(whole_before))
 
-    def collectives(self, raw: Any) -> tuple[CollectiveUse, ...]:
-        require(isinstance(raw, list) and len(raw) <= 1000, "collectives must be a list")
-        found = []
-        for entry in raw:
-            require(isinstance(entry, dict), "a collective must be a mapping")
-            primitive, axes = entry.get("primitive"), entry.get("axes")
-            require(isinstance(primitive, str), "a collective's primitive must be a string")
-            require(is_texts(axes), "a collective's axes must be a list of strings")
-            repeats, perm, written = entry.get("repeats", 1), entry.get("perm"), entry.get("written")
-            require(written is None or isinstance(written, str), "a collective's written name must be a string")
-            require(repeats is None or is_count(repeats), "a collective's repeats must be a count or null")
-            pairs = perm is None or (isinstance(perm, list) and all(is_int_pair(pair) for pair in perm))
-            require(pairs, "a ppermute's perm must be a list of [source, target] pairs")
-            found.append(
-                CollectiveUse(
-                    primitive[:200],
-                    tuple(a[:200] for a in axes),
-                    repeats,
-                    None if perm is None else tuple((a, b) for a, b in perm),
-                    None if written is None else written[:50],
-                )
-            )
-        return tuple(found)
+    def collective(self, entry: Any) -> CollectiveUse:
+        require(isinstance(entry, dict), "a collective must be a mapping")
+        primitive, axes = entry.get("primitive"), entry.get("axes")
+        require(isinstance(primitive, str), "a collective's primitive must be a string")
+        require(is_texts(axes), "a collective's axes must be a list of strings")
+        repeats, perm, written = entry.get("repeats", 1), entry.get("perm"), entry.get("written")
+        require(written is None or isinstance(written, str), "a collective's written name must be a string")
+        require(repeats is None or is_count(repeats), "a collective's repeats must be a count or null")
+        pairs = perm is None or (isinstance(perm, list) and all(is_int_pair(pair) for pair in perm))
+        require(pairs, "a ppermute's perm must be a list of [source, target] pairs")
+        return CollectiveUse(
+            primitive[:200],
+            tuple(a[:200] for a in axes),
+            repeats,
+            None if perm is None else tuple((a, b) for a, b in perm),
+            None if written is None else written[:50],
+        )
 
     def given_shardings(self, raw: Any) -> tuple[ShardingFact | None, ...] | None:
         if raw is None:
