@@ -62,8 +62,8 @@ def _override_note(task) -> str:
     )
 
 
-def task_section(task: TaskResult, note: str = "") -> str:
-    """One task: its points (a grader's override shown), its checks, and ``note`` (HTML) below them."""
+def task_section(task: TaskResult) -> str:
+    """One task: its points (a grader's override shown) and its checks."""
     passed = task.score >= task.max_score if task.override is not None else task.passed
     state = "pass" if passed else ("partial" if task.score else "fail")
     items = "".join(_check_item(c) for c in task.checks)
@@ -71,7 +71,7 @@ def task_section(task: TaskResult, note: str = "") -> str:
     return (
         f"<section class='task' id='{task_id}'><h2><span>Task {task_id}</span>"
         f"<span class='{state}'>{shown_points(task.score)} / {shown_points(task.max_score)}</span></h2>"
-        f"{_override_note(task)}<ul>{items}</ul>{note}</section>"
+        f"{_override_note(task)}<ul>{items}</ul></section>"
     )
 
 

@@ -201,10 +201,9 @@ class GradeResult:
         data["status"] = GradeStatus(data["status"])
         return cls(tasks=tasks, **data)
 
-    def to_gradescope(self, hidden_visibility: str = "after_published", stdout_visibility: str = "hidden") -> dict:
-        """Gradescope's results.json: one test per check. Hidden checks get ``hidden_visibility``
-        ("hidden", "after_due_date" or "after_published") and say nothing but that they failed;
-        the run's stdout (the grader's log) is shown as ``stdout_visibility``."""
+    def to_gradescope(self, hidden_visibility: str = "after_published") -> dict:
+        """Gradescope's results.json: one test per check. Hidden checks get ``hidden_visibility`` ("hidden",
+        "after_due_date" or "after_published") and say nothing but that they failed; the grader's log is hidden."""
         tests = []
         for task in self.tasks:
             for check in task.checks:
@@ -228,7 +227,7 @@ class GradeResult:
             "score": self.score,
             "execution_time": round(self.seconds, 1),
             "output": self.summary(),
-            "stdout_visibility": stdout_visibility,
+            "stdout_visibility": "hidden",
             "tests": tests,
             "extra_data": {
                 "lab": self.lab,
