@@ -28,10 +28,6 @@ class CheckerError(RuntimeError):
     """The checker process died, or did not answer in time."""
 
 
-class _Died(Exception):
-    pass
-
-
 def checker_environment() -> dict[str, str]:
     """The harness's environment (none of the notebook's XLA or JAX settings), this ``autograder`` importable."""
     env = kernel_environment()
@@ -92,26 +88,27 @@ class CheckerProcess:
         for _ in range(2):
             if not self.alive():
                 self.start()
-            try:
-                return self._exchange(payload)
-            except _Died:
-                tail = self.log_tail()
-                self.close(now=True)  # it may not have exited yet: it must not be written to again
+            reply = self._exchange(payload)
+            if reply is not None:
+                return reply
+            tail = self.log_tail()
+            self.close(now=True)  # it may not have exited yet: it must not be written to again
         raise CheckerError(
             "the checker process stopped before it answered" + (f"; its last words:\n{tail}" if tail else "")
         )
 
-    def _exchange(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The reply, or None when the checker died on the way."""
         self._last_id += 1
         request_id = self._last_id
         process = self._process
         if process is None or process.stdin is None:  # closed meanwhile
-            raise _Died
+            return None
         try:
             process.stdin.write(json.dumps({**payload, "id": request_id}) + "\n")
             process.stdin.flush()
         except OSError:
-            raise _Died from None
+            return None
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -123,7 +120,7 @@ class CheckerProcess:
                 self.close(now=True)  # it is still busy with this request: the next one gets a fresh checker
                 raise
             if line is None:
-                raise _Died
+                return None
             reply = json.loads(line)
             if reply.get("id") == request_id:
                 return reply
