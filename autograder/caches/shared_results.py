@@ -24,10 +24,8 @@ def shareable(function: F) -> F:
 
 
 def is_shareable(function: Any) -> bool:
-    return (
-        getattr(function, "__shareable__", False) is True
-        or getattr(getattr(function, "function", None), "__shareable__", False) is True
-    )
+    # under @cached_reference, the mark is on the CachedReference too: update_wrapper copies the function's __dict__
+    return getattr(function, "__shareable__", False) is True
 
 
 def write_results(lab_dir: Path, results: dict[str, Any]) -> None:
