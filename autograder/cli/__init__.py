@@ -49,9 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
-    for name, run, text in (
-        ("grade", cmd_grade, "grade a notebook with every check"),
-        ("check", cmd_self_check, "a student's self-check: public checks only"),
+    for name, text in (
+        ("grade", "grade a notebook with every check"),
+        ("check", "a student's self-check: public checks only"),
     ):
         cmd = commands.add_parser(name, help=text)
         cmd.add_argument("notebook")
@@ -61,18 +61,10 @@ def add_grade_and_self_check(commands: argparse._SubParsersAction) -> None:
         options.add_stale_assignment_option(cmd, name)
         if name == "grade":
             cmd.add_argument("--json", help="write Gradescope's results.json here")
-        cmd.set_defaults(run=run)
+        cmd.set_defaults(run=cmd_grade, public_only=name == "check")
 
 
 def cmd_grade(args) -> int:
-    return _grade_from_args(args, public_only=False)
-
-
-def cmd_self_check(args) -> int:
-    return _grade_from_args(args, public_only=True)
-
-
-def _grade_from_args(args, public_only: bool) -> int:
     from autograder.run import SandboxUnavailable, sandbox_level, try_bubblewrap_in_background
 
     if not args.no_sandbox:
@@ -82,14 +74,14 @@ def _grade_from_args(args, public_only: bool) -> int:
     from autograder.grading import GradeOptions, GradeStatus, grade_notebook, print_grade, write_results_json
 
     limits = options.limits_from_args(args)
-    if public_only and limits.sandbox is not None:
+    if args.public_only and limits.sandbox is not None:
         try:
             sandbox_level()
         except SandboxUnavailable as exc:  # a student checking their own notebook needs no protection from it
             print(f"note: running without the sandbox ({exc.reason})", file=sys.stderr)
             limits = dataclasses.replace(limits, sandbox=None)
     try:
-        grade = GradeOptions(args.lab, public_only=public_only, limits=limits, seed=args.seed)
+        grade = GradeOptions(args.lab, public_only=args.public_only, limits=limits, seed=args.seed)
         result = grade_notebook(Path(args.notebook), grade)
     except SandboxUnavailable as exc:
         return options.stopped(exc)
@@ -140,7 +132,7 @@ def program() -> NoReturn:
     args = _parse(None)
     os.environ.update(_course_environment(args))
     code = args.run(args)
-    if args.run in (cmd_grade, cmd_self_check):
+    if args.run is cmd_grade:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
