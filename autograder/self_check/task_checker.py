@@ -31,16 +31,16 @@ class RequestError(ValueError):
 
 
 def public_checks(
-    lab: Lab, facts: Mapping[str, TaskFacts], seed: int, fact_errors: Mapping[str, str] | None = None
+    lab: Lab, facts: Mapping[str, TaskFacts], seed: int, fact_errors: Mapping[str, str]
 ) -> list[CheckResult]:
     """The public checks of the tasks in ``facts`` and ``fact_errors``, run on those facts."""
-    tasks = set(facts) | set(fact_errors or {})
+    tasks = set(facts) | set(fact_errors)
     execution = Execution(
         status=RunStatus.COMPLETED,
         reason=None,
         ended_at=None,
         facts=dict(facts),
-        fact_errors=dict(fact_errors or {}),
+        fact_errors=dict(fact_errors),
         cells=(),
         seconds=0.0,
     )
