@@ -7,7 +7,6 @@ import atexit
 import importlib.util
 import os
 import secrets
-import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -131,8 +130,8 @@ def _self_check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) 
     tasks = [task] if task is not None else list(lab.captures)
     _load_lab_probe(lab)
     seed = secrets.randbelow(2**31)
-    directory = Path(tempfile.mkdtemp(prefix="autograder-self-check-")).resolve()
-    try:
+    with tempfile.TemporaryDirectory(prefix="autograder-self-check-", ignore_cleanup_errors=True) as folder:
+        directory = Path(folder).resolve()
         undefined, facts = {}, {}
         for name in tasks:
             capture = lab.captures[name]
@@ -141,8 +140,6 @@ def _self_check_tasks(lab: Lab, namespace: Mapping[str, Any], task: str | None) 
                 facts[name] = str(directory / name)
                 record_task_facts(capture.manifest(facts[name], task_seed(seed, name)), namespace)
         checks = _run_checks(lab.id, seed, facts) if facts else []
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
     return tuple(TaskSelfCheck(name, tuple(c for c in checks if c.task == name), undefined[name]) for name in tasks)
 
 
