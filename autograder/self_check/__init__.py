@@ -13,10 +13,8 @@ from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
     from autograder.self_check.in_kernel import (
-        DEVICE_HELP,
         SelfCheckProblem,
         check,
-        device_problem,
         find_lab,
         jax_version_warning,
         self_check_namespace,
