@@ -79,8 +79,12 @@ class _GraderPlugin:
     def pytest_collection_finish(self, session):
         """Set up, now, what the kept checks will time (their lab's ``SET_UP_AHEAD``): while the kernel
         starts and runs its first cells, not after the notebook, where the measurement waits for it."""
+        try:
+            set_up_ahead = getattr(self._submission.lab.reference, "SET_UP_AHEAD", {})
+        except Exception:  # no reference module, or a broken one: the graders' collection reports it
+            return
         tasks = {_task_of(item) for item in session.items}
-        for task, calls in _set_up_ahead(self._submission.lab).items():
+        for task, calls in set_up_ahead.items():
             if task not in tasks:
                 continue
             for call in calls:  # a call that fails, the task's checks make again, and report its failure
@@ -108,14 +112,6 @@ class _GraderPlugin:
             self.results.append(_result(item, call.excinfo))
             if self._on_check is not None:
                 self._on_check(list(self.results))
-
-
-def _set_up_ahead(lab: Lab) -> dict:
-    """task -> the calls its checks' measurements need set up, from the lab's ``reference.py``."""
-    try:
-        return getattr(lab.reference, "SET_UP_AHEAD", {})
-    except Exception:  # no reference module, or a broken one: the graders' collection reports it
-        return {}
 
 
 def _task_of(item) -> str | None:
