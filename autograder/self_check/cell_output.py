@@ -81,20 +81,19 @@ class SelfCheckReport:
 
 def _task_html(result: TaskSelfCheck) -> str:
     task = escape_with_code(result.task)
-    if not result.attempted:
-        names = ", ".join(f"`{name}`" for name in result.undefined)
-        body = (
-            f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NOT_ATTEMPTED}</span></h2>"
-            f"<p>{escape_with_code(f'None of {names} is defined yet: run the task’s cells, then check again.')}</p>"
-            "</section>"
-        )
-    elif not result.checks:
-        body = (
-            f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{NO_PUBLIC_CHECKS}</span>"
-            "</h2><p>This task is checked only when your notebook is graded.</p></section>"
-        )
-    else:
+    if result.attempted and result.checks:
         body = task_section(TaskResult(result.task, result.points, result.checks))
+    else:  # nothing checked: the verdict says why, and the line below it what to do
+        names = ", ".join(f"`{name}`" for name in result.undefined)
+        why = (
+            f"None of {names} is defined yet: run the task’s cells, then check again."
+            if result.undefined
+            else "This task is checked only when your notebook is graded."
+        )
+        body = (
+            f"<section class='task'><h2><span>Task {task}</span><span class='todo'>{result.verdict}</span></h2>"
+            f"<p>{escape_with_code(why)}</p></section>"
+        )
     return f"<div data-task='{task}' data-verdict='{escape(result.verdict)}'>{body}</div>"
 
 
