@@ -213,7 +213,7 @@ class CachedReference:
             except OSError as exc:
                 log.warning("could not store %s%s in %s: %s", self.function.__qualname__, args, ref.path, exc)
         # Return what a later process will read: the same types (numpy, not JAX, arrays), read-only.
-        return decode(description, [_read_only(a) for a in arrays])
+        return decode(description, arrays)
 
     def _load(self, ref: Reference, args: tuple, said: bool = False) -> Any:
         """The stored value, or _MISSING where there is none or it cannot be trusted (logged unless
@@ -237,12 +237,6 @@ class CachedReference:
         """Forget the results memoised in this process (the disk entries stay)."""
         with self._lock:
             self._memo.clear()
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, copy=True)
-    array.setflags(write=False)
-    return array
 
 
 cached_reference = CachedReference

@@ -23,7 +23,8 @@ class EntryError(ValueError):
 
 
 def encode(value: Any) -> tuple[Any, list[np.ndarray]]:
-    """A JSON-able description of ``value`` and its arrays, in the order the description numbers them."""
+    """A JSON-able description of ``value`` and its arrays (read-only copies), in the order the description
+    numbers them."""
     arrays: list[np.ndarray] = []
 
     def walk(item: Any, where: str) -> Any:
@@ -41,9 +42,10 @@ def encode(value: Any) -> tuple[Any, list[np.ndarray]]:
                 raise TypeError(f"{where}: a cached dict needs string keys, found {sorted(map(repr, item))[:3]}")
             return {"dict": [[k, walk(v, f"{where}[{k!r}]")] for k, v in item.items()]}
         if isinstance(item, np.generic) or (hasattr(item, "__array__") and hasattr(item, "dtype")):
-            array = np.asarray(item)
+            array = np.array(item, copy=True)
             if array.dtype.hasobject or array.dtype.fields is not None:
                 raise TypeError(f"{where}: an array of dtype {array.dtype} cannot be cached (objects or fields)")
+            array.setflags(write=False)
             arrays.append(array)
             return {"scalar" if isinstance(item, np.generic) else "array": len(arrays) - 1}
         raise TypeError(
