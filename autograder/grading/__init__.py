@@ -33,7 +33,6 @@ if TYPE_CHECKING:
         grader_versions,
         tested_range,
         version_problem,
-        versions_line,
     )
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
