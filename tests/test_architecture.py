@@ -150,9 +150,9 @@ def test_other_stages_take_the_names_a_door_exports_not_its_modules():
 
 def test_the_code_copied_into_the_kernel_imports_nothing_of_the_harness():
     """The kernel package (its modules import each other and nothing else of the harness) and each lab's
-    kernel probe run in the student's kernel; the network filter and Landlock's launcher run before it, from
-    copies of their own."""
-    launchers = ["autograder.run.sandbox.network_filter", "autograder.run.sandbox.landlock"]
+    kernel probe run in the student's kernel; the launcher of the network filter and Landlock runs before it,
+    from a copy of its own."""
+    launchers = ["autograder.run.sandbox.confinement"]
     package = [m for m in MODULES if stage_of(m) == "autograder.kernel"]
     in_kernel = launchers + package + [m for m in MODULES if m.endswith(".kernel_probe")]
     assert len(package) >= 6

@@ -20,7 +20,7 @@ from autograder.authoring.known_grades import make_submission, solved
 from autograder.course.gradebook import GRADE_FILE
 from autograder.lab import load_lab
 from autograder.run.sandbox.bubblewrap import readable_by_others
-from autograder.run.sandbox.network_filter import filter_problem
+from autograder.run.sandbox.confinement import filter_problem
 
 LAB = load_lab("lab4_collectives")  # the quickest lab to run
 T1, T2 = (int(task.points) for task in LAB.tasks if task.id in ("t1", "t2"))

@@ -28,8 +28,7 @@ from autograder.course.gradescope_run import find_notebook
 from autograder.course.gradescope_zip import build_autograder_zip
 from autograder.lab import load_lab
 from autograder.run.sandbox.bubblewrap import sandbox_problem
-from autograder.run.sandbox.landlock import landlock_problem
-from autograder.run.sandbox.network_filter import filter_problem
+from autograder.run.sandbox.confinement import filter_problem, landlock_problem
 
 LAB = load_lab("lab4_collectives")
 MEASURED_VERDICT = "t5: `collective_faster`"  # the Gradescope test of lab 4's verdict on the grader's own timing

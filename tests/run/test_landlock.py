@@ -16,7 +16,7 @@ from autograder.run.execute import execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import kernel_allowlist, sandbox_level, without
-from autograder.run.sandbox.landlock import (
+from autograder.run.sandbox.confinement import (
     IOCTL_DEV,
     NET_BIND_TCP,
     NET_CONNECT_TCP,
@@ -24,11 +24,12 @@ from autograder.run.sandbox.landlock import (
     SCOPE_ABSTRACT_UNIX_SOCKET,
     SCOPE_SIGNAL,
     TRUNCATE,
+    confined_command,
+    filter_problem,
     handled_rights,
     parse,
 )
 from autograder.run.sandbox.limits import Limits
-from autograder.run.sandbox.network_filter import filter_problem
 
 
 def test_each_abi_version_handles_the_rights_it_brought_and_no_later_ones():
@@ -43,12 +44,17 @@ def test_each_abi_version_handles_the_rights_it_brought_and_no_later_ones():
 
 
 def test_the_launcher_reads_its_allow_list_then_the_command():
-    assert parse(["--read", "/usr", "--write", "/w", "--list", "/v", "--read", "/etc", "--", "python", "--read"]) == (
-        ["/usr", "/etc"],
-        ["/w"],
-        ["/v"],
-        ["python", "--read"],
-    )
+    args = ["--landlock", "--read", "/usr", "--write", "/w", "--list", "/v", "--read", "/etc", "--", "python", "--read"]
+    assert parse(args) == (False, (["/usr", "/etc"], ["/w"], ["/v"]), ["python", "--read"])
+    assert parse(["--seccomp", "--", "python"]) == (True, None, ["python"])
+    assert parse(["--", "python", "--seccomp"]) == (False, None, ["python", "--seccomp"])
+
+
+def test_the_launcher_reads_what_its_command_was_given():
+    allowlist = ([Path("/usr")], [Path("/w")], [])
+    command = confined_command(["python", "--landlock"], seccomp=True, allowlist=allowlist)
+    assert parse(command[4:]) == (True, (["/usr"], ["/w"], []), ["python", "--landlock"])
+    assert parse(confined_command(["python"])[4:]) == (False, None, ["python"])
 
 
 def test_a_folder_is_allowed_without_the_package_inside_it(tmp_path):

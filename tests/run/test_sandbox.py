@@ -27,9 +27,15 @@ from autograder.run.sandbox.bubblewrap import (
     sandbox_problem,
     uid_command,
 )
-from autograder.run.sandbox.landlock import abi_version, landlock_command, landlock_problem
+from autograder.run.sandbox.confinement import (
+    ConfinementUnavailable,
+    abi_version,
+    confined_command,
+    filter_problem,
+    filter_program,
+    landlock_problem,
+)
 from autograder.run.sandbox.limits import ResourceLimits
-from autograder.run.sandbox.network_filter import FilterUnavailable, filter_command, filter_problem, filter_program
 from autograder.run.sandbox.uid_lease import SandboxUnavailable, UidLease, lease_uid, make_private
 
 needs_bwrap = pytest.mark.skipif(sandbox_problem() is not None, reason=f"no sandbox here: {sandbox_problem()}")
@@ -192,9 +198,9 @@ def run_as_uid(scratch, code, limits=ResourceLimits(), network_filter=False, lan
         base = {**KERNEL_MALLOC_ENV, "XLA_FLAGS": "x", "GRADER_SECRET": "hunter2"}  # as kernel_environment() gives
         env = sandbox_environment(env or base, str(home))
         argv = [sys.executable, "-c", textwrap.dedent(code)]
-        if landlock:
-            argv = landlock_command(argv, *kernel_allowlist(home, []), directory=home)
-        command = uid_command(filter_command(argv, home) if network_filter else argv, env, limits, lease.uid)
+        if landlock or network_filter:
+            argv = confined_command(argv, home, network_filter, kernel_allowlist(home, []) if landlock else None)
+        command = uid_command(argv, env, limits, lease.uid)
         done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=home)
     finally:
         lease.release()
@@ -390,7 +396,7 @@ def test_uid_level_behind_landlock_alone_connects_to_no_tcp_port(uid_scratch):
 
 def test_the_filter_refuses_a_machine_it_has_no_table_for():
     assert len(filter_program("x86_64")) % 8 == 0 and len(filter_program("aarch64")) % 8 == 0
-    with pytest.raises(FilterUnavailable, match="riscv64"):
+    with pytest.raises(ConfinementUnavailable, match="riscv64"):
         filter_program("riscv64")
 
 

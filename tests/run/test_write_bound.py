@@ -23,8 +23,8 @@ from autograder.run.execute import execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
+from autograder.run.sandbox.confinement import confined_command, filter_problem
 from autograder.run.sandbox.limits import Limits, ResourceLimits
-from autograder.run.sandbox.network_filter import filter_command, filter_problem
 from autograder.run.sandbox.write_bound import MIB, WriteWatch, explain_write_error, remove_owned, unbind_root
 
 BOUND = 32 * MIB
@@ -201,7 +201,11 @@ print(os.fstat(fd).st_size, os.fstat(fd).st_blocks * 512 < 2**21)
 def test_behind_the_filter_fallocate_takes_no_disk_past_the_per_file_limit(tmp_path):
     """One fallocate call with FALLOC_FL_KEEP_SIZE would take a gigabyte before a watch could look."""
     done = subprocess.run(
-        filter_command([sys.executable, "-c", FALLOCATE]), cwd=tmp_path, capture_output=True, text=True, timeout=60
+        confined_command([sys.executable, "-c", FALLOCATE], seccomp=True),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.stdout.split() == ["-1", str(errno.EOPNOTSUPP), str(2**20), "True"], done.stderr
 

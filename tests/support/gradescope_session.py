@@ -12,8 +12,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.course.gradescope_zip import build_autograder_zip
-from autograder.run.sandbox.landlock import landlock_problem
-from autograder.run.sandbox.network_filter import filter_problem
+from autograder.run.sandbox.confinement import filter_problem, landlock_problem
 
 GRADESCOPE_LAB = "lab2_three_ways"  # the lab of the container's tests and of the image's; the heaviest in memory
 # The level run_autograder grades at without bubblewrap on this machine.

@@ -20,7 +20,7 @@ from searchable_python import python_searchable_by_all, restore_modes
 import autograder.run.sandbox.bubblewrap
 from autograder.lab import Lab
 from autograder.paths import COURSE_FILE, PACKAGE_DIR
-from autograder.run.sandbox.landlock import landlock_problem
+from autograder.run.sandbox.confinement import landlock_problem
 
 
 def skip_without_the_uid_level() -> None:

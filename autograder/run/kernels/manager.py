@@ -24,10 +24,9 @@ from autograder.run.sandbox import (
     ResourceLimits,
     SandboxUnavailable,
     bwrap_command,
-    filter_command,
+    confined_command,
     filter_problem,
     kernel_allowlist,
-    landlock_command,
     launcher_process,
     lease_uid,
     make_private,
@@ -78,10 +77,11 @@ class HarnessKernelManager(AsyncKernelManager):
             "--HistoryManager.hist_file=:memory:",
         ]
         if sandbox is not None:
-            if self.level in LANDLOCK_LEVELS:  # the uid level's files: an allow-list (bubblewrap.py)
-                argv = landlock_command(argv, *kernel_allowlist(workdir, readonly), directory=workdir)
-            if filter_problem() is None:  # one code path: under bubblewrap too, where it closes nothing more
-                argv = filter_command(argv, workdir)
+            # the uid level's files: an allow-list (bubblewrap.py); the filter under bubblewrap too, where it
+            # closes nothing more: one code path
+            allowlist = kernel_allowlist(workdir, readonly) if self.level in LANDLOCK_LEVELS else None
+            if allowlist is not None or filter_problem() is None:
+                argv = confined_command(argv, workdir, filter_problem() is None, allowlist)
             self.transport = "ipc"
             self.ip = str(workdir / ".kernel")
             self.connection_file = str(workdir / ".connection.json")

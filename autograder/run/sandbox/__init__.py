@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         try_bubblewrap_in_background,
         uid_command,
     )
+    from autograder.run.sandbox.confinement import confined_command, filter_problem
     from autograder.run.sandbox.container_memory import (
         CGROUP_ROOT,
         OUT_OF_MEMORY,
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
         oom_kills,
         out_of_memory_words,
     )
-    from autograder.run.sandbox.landlock import landlock_command
     from autograder.run.sandbox.leftovers import launcher_process, process_tree, run_processes, stop_leftover_processes
     from autograder.run.sandbox.limits import (
         BUBBLEWRAP,
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
         Limits,
         ResourceLimits,
     )
-    from autograder.run.sandbox.network_filter import filter_command, filter_problem
     from autograder.run.sandbox.stale_roots import claim, disown, sweep_once
     from autograder.run.sandbox.uid_lease import SandboxUnavailable, lease_uid, make_private
     from autograder.run.sandbox.write_bound import (

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.paths import PACKAGE_DIR, CourseFileError, bundled_root, current_course
-from autograder.run.sandbox.landlock import landlock_problem
+from autograder.run.sandbox.confinement import filter_problem, landlock_problem
 from autograder.run.sandbox.limits import (
     BUBBLEWRAP,
     UID,
@@ -25,7 +25,6 @@ from autograder.run.sandbox.limits import (
     UID_SECCOMP_LANDLOCK,
     ResourceLimits,
 )
-from autograder.run.sandbox.network_filter import filter_problem
 from autograder.run.sandbox.uid_lease import (
     SandboxUnavailable,
     UidLease,
