@@ -89,7 +89,7 @@ class _Run:
         if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
             shutil.copyfile(submission, kernel.workdir / submission.name)
 
-    async def run_steps(self) -> tuple[str, str | None, str | None]:
+    async def run_steps(self) -> None:
         async with self.client.async_setup_kernel():
             with student_code_running():
                 self.kernel.turn.running = True
@@ -105,12 +105,10 @@ class _Run:
                                 await self.timed_turn.acquire(step.label, self.kernel.turn.movable)
                             with self.phases.timed(TURN_WAIT):
                                 await self.until_idle(step.label, str(step.task))
-                        timed_out = await self.run_cell(step, timed)
-                        if timed_out and not await self.responsive():
-                            return RunStatus.TIMEOUT, _did_not_stop(step.label, self.limits), step.label
+                        if await self.run_cell(step, timed):  # interrupted: does it answer again?
+                            await self.run_or_hang("pass", 15, step.label)
                 finally:
                     self.kernel.turn.running = False
-        return RunStatus.COMPLETED, None, None
 
     @property
     def waited(self) -> float:
@@ -195,13 +193,6 @@ class _Run:
             await self.kernel.run_code(REAP_CHILDREN_CODE, 30)
         return stopped
 
-    async def responsive(self) -> bool:
-        try:
-            await self.kernel.run_code("pass", 15)
-            return True
-        except TimeoutError:
-            return False
-
     async def capture(self, task: str) -> None:
         with self.phases.timed(CAPTURE):
             capture, out = self.captures.get(task, TaskCapture(task)), self.facts_dir / task
@@ -257,7 +248,8 @@ async def execute_plan_async(
         if kernel is not None:
             await kernel.close()
         raise
-    status, reason, ended_at = RunStatus.KERNEL_FAILED_TO_START, "the run stopped unexpectedly", None
+    status, ended_at = RunStatus.KERNEL_FAILED_TO_START, None
+    reason: str | None = "the run stopped unexpectedly"
     start = None
     kills_before = oom_kills()
     try:
@@ -268,7 +260,8 @@ async def execute_plan_async(
             reason = start.reason
         else:
             run.attach(start.kernel)
-            status, reason, ended_at = await _within_deadline(run, limits.total_timeout)
+            await _within_deadline(run, limits.total_timeout)
+            status, reason = RunStatus.COMPLETED, None
     except _Hung as hung:
         status, ended_at = RunStatus.TIMEOUT, str(hung)
         reason = _did_not_stop(ended_at, limits)
@@ -325,16 +318,14 @@ async def _within_deadline(run: _Run, total_timeout: float):
     for other gradings' timed tasks nor the time other work took from its kernel."""
     task = asyncio.ensure_future(run.run_steps())
     clock = LoadClock(run.km.cpu_seconds, time.monotonic, run.km.thread_times)
-    while True:
-        remaining = clock.remaining(total_timeout) + run.waited
-        done, _ = await asyncio.wait({task}, timeout=max(remaining, 0.0))
+    while (remaining := clock.remaining(total_timeout) + run.waited) > 0:
+        done, _ = await asyncio.wait({task}, timeout=remaining)
         if done:
             return task.result()
-        if clock.remaining(total_timeout) + run.waited <= 0:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-            raise TimeoutError
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    raise TimeoutError
 
 
 def execute_plan(request: RunRequest, live: LiveExecution | None = None) -> Execution:
