@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -44,24 +44,27 @@ log = logging.getLogger("autograder.kernel_start")
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """What a kernel is made for: a pool's spare kernel serves a request whose spec it ``fits``."""
+    """What a kernel is made for: a pool's spare kernel serves a request whose spec it ``fits``, the lab
+    probe's compared by content."""
 
     limits: Limits
-    lab_probe: Path | None = None
+    lab_probe: Path | None = field(default=None, compare=False)
     compiled: CompiledPrograms | None = None
+    lab_probe_digest: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "limits", memory_decided(self.limits))
+        if self.lab_probe is not None:
+            object.__setattr__(self, "lab_probe_digest", hashlib.sha256(self.lab_probe.read_bytes()).hexdigest())
 
 
 class StartedKernel:
     """A fresh sandboxed kernel in a root directory of its own, for one submission."""
 
     def __init__(self, spec: KernelSpec):
-        limits, lab_probe, compiled = spec.limits, spec.lab_probe, spec.compiled
-        self.limits, self.with_lab_probe = limits, lab_probe is not None
-        self.lab_probe_digest = _digest(lab_probe)
-        self.compiled = compiled
+        self.spec = spec
+        limits = self.limits = spec.limits
+        self.with_lab_probe = spec.lab_probe is not None
         self.ended_well = False  # set once the run of its notebook completed: a filling kernel's to keep
         sweep_once()  # the roots a killed grader left behind (stale_roots.py)
         self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
@@ -76,7 +79,7 @@ class StartedKernel:
             self.facts_dir = self.workdir / ".facts"
             for d in (self.workdir, self.modules_dir, self.facts_dir):
                 d.mkdir()
-            copy_kernel_package(self.modules_dir, lab_probe)
+            copy_kernel_package(self.modules_dir, spec.lab_probe)
             scratch = self.root / SCRATCH  # bubblewrap's /tmp and /dev/shm, in the root: bounded with it
             self.km = HarnessKernelManager(
                 self.workdir, self.root / "kernel.log", limits.sandbox, [self.modules_dir], scratch=scratch
@@ -113,15 +116,7 @@ class StartedKernel:
         )
 
     def fits(self, spec: KernelSpec) -> bool:
-        return (
-            spec.limits == self.limits
-            and _digest(spec.lab_probe) == self.lab_probe_digest
-            and spec.compiled == self.compiled
-        )
-
-    @property
-    def fills(self) -> bool:
-        return self.compiled is not None and self.compiled.fill
+        return spec == self.spec
 
     async def start(self, cores: tuple[int, ...] | None = None) -> None:
         """The harness's processes are noted once it has started: any other found later is student code's."""
@@ -162,11 +157,19 @@ class StartedKernel:
         shared = [] if self.km.level == BUBBLEWRAP else [SHARED_MEMORY]
         self.write_watch = WriteWatch(self.root, shared, self.km.uid, sandbox.write_bytes, self.km.stop_all_processes)
 
+    async def problem(self) -> str | None:
+        """Why this started kernel cannot run a notebook, or None."""
+        if self.failure is not None:
+            return f"the device setup failed: {self.failure}"
+        if self.state != "started" or self.client.kc is None:
+            return "the kernel's client did not start"
+        if not await self.km.is_alive():
+            return "the kernel died after it had started, before the first cell"
+        return None
+
     async def ready(self, timeout: float = 15) -> bool:
-        if self.state != "started" or self.failure is not None or self.client.kc is None:
-            return False
         try:
-            return await self.km.is_alive() and cell_error(await self.run_code("pass", timeout)) is None
+            return await self.problem() is None and cell_error(await self.run_code("pass", timeout)) is None
         except Exception:  # it died, or does not answer
             return False
 
@@ -189,11 +192,12 @@ class StartedKernel:
         return cell
 
     def _compilation_settings(self) -> str:
-        if self.compiled is None:
+        compiled = self.spec.compiled
+        if compiled is None:
             return ""
-        if self.fills:
+        if compiled.fill:
             return settings_code(self.workdir / KERNEL_DIR, writes=True)
-        if copy_for_kernel(self.compiled.folder, self.workdir):
+        if copy_for_kernel(compiled.folder, self.workdir):
             return settings_code(self.workdir / KERNEL_DIR, writes=False)
         return ""
 
@@ -213,9 +217,9 @@ class StartedKernel:
             self.client.kc.stop_channels()
         # and no warm-up was compiling when it stopped (it could have left an entry cut short)
         warm_up_ended = not self.with_lab_probe or (self.facts_dir / WARM_UP_ENDED).exists()
-        if self.fills and self.ended_well and warm_up_ended:
-            assert self.compiled is not None
-            await asyncio.to_thread(leave, self.workdir, self.compiled.folder)
+        compiled = self.spec.compiled
+        if compiled is not None and compiled.fill and self.ended_well and warm_up_ended:
+            await asyncio.to_thread(leave, self.workdir, compiled.folder)
         if os.environ.get("AUTOGRADER_KEEP_RUNS"):
             # to the process's own stderr: the graders, still checking in another thread, may hold
             # sys.stdout redirected into their log
@@ -271,23 +275,13 @@ async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
             cores = await pass_the_gate()  # not where another grading times code; no timeout counts a wait
             # each step of a start has its own timeout; this bounds the whole of it
             await asyncio.wait_for(kernel.start(cores), 3 * limits.startup_timeout)
-        if kernel.failure is not None:
-            return f"the device setup failed: {kernel.failure}"
-        if kernel.state != "started" or kernel.client.kc is None:
-            return "the kernel's client did not start"
-        if not await kernel.km.is_alive():
-            return "the kernel died after it had started, before the first cell"
+        return await kernel.problem()
     except TimeoutError:
         return f"the kernel did not start within {3 * limits.startup_timeout:g} s"
     except Exception as exc:  # jupyter_client's RuntimeErrors, ZeroMQ's errors, a dead kernel's
         return f"{type(exc).__name__}: {exc}"
-    return None
 
 
 def _remove(root: Path) -> None:
     unbind_root(root)
     shutil.rmtree(root, ignore_errors=True)
-
-
-def _digest(path: Path | None) -> str | None:
-    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
