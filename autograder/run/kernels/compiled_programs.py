@@ -108,7 +108,7 @@ def _copy(entries: list[Path], target: Path, mode: int) -> None:
 
 
 def _entries(folder: Path) -> list[Path]:
-    return [p for p in sorted(folder.iterdir()) if p.name.endswith(ENTRY_SUFFIX) and _is_regular(p)]
+    return [p for p in sorted(folder.iterdir()) if p.name.endswith(ENTRY_SUFFIX) and p.is_file() and not p.is_symlink()]
 
 
 def _is_ours(folder: Path) -> bool:
@@ -122,13 +122,6 @@ def _owned(directory: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
 
 
 def _version(name: str) -> str | None:

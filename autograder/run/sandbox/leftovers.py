@@ -69,10 +69,17 @@ def stop_leftover_processes(launcher: psutil.Process | None, keep: frozenset[int
     return running
 
 
-def _suspend(process: psutil.Process) -> int:
+def _state(process: psutil.Process) -> str:
     try:
-        if process.status() == psutil.STATUS_ZOMBIE:
-            return 0
+        return process.status()
+    except psutil.Error:  # gone
+        return psutil.STATUS_DEAD
+
+
+def _suspend(process: psutil.Process) -> int:
+    if _state(process) in GONE:
+        return 0
+    try:
         process.suspend()
     except psutil.Error:
         return 0
@@ -89,13 +96,6 @@ def _wait_until(processes, states: frozenset[str]) -> None:
     deadline = time.monotonic() + SETTLE_SECONDS
     pending = list(processes)
     while pending and time.monotonic() < deadline:
-        still = []
-        for process in pending:
-            try:
-                if process.status() not in states:
-                    still.append(process)
-            except psutil.Error:
-                pass
-        pending = still
+        pending = [process for process in pending if _state(process) not in states]
         if pending:
             time.sleep(0.01)
