@@ -57,10 +57,6 @@ def _readonly_roots() -> list[Path]:
     return sorted(roots)
 
 
-def _parents(path: Path) -> list[Path]:
-    return [p for p in reversed(path.parents) if p != Path("/")]
-
-
 def bwrap_command(
     argv: list[str],
     workdir: Path,
@@ -83,17 +79,14 @@ def bwrap_command(
     command += ["--dev", "/dev", "--proc", "/proc"]
     for place, folder in zip(("/tmp", "/dev/shm"), tmp_and_shm or (None, None)):
         command += ["--perms", "01777", "--tmpfs", place] if folder is None else ["--bind", str(folder), place]
-    made: set[Path] = set()
-    for path in [*_readonly_roots(), *readonly, workdir]:
-        for parent in _parents(path):
-            if parent not in made and str(parent) not in ("/usr", "/etc", "/tmp"):
-                command += ["--perms", "0755", "--dir", str(parent)]  # traversable by the kernel's user
-                made.add(parent)
-    for path in _readonly_roots():
+    roots = _readonly_roots()
+    parents = [parent for path in [*roots, *readonly, workdir] for parent in reversed(path.parents)]
+    for parent in dict.fromkeys(p for p in parents if str(p) not in ("/", "/usr", "/etc", "/tmp")):
+        command += ["--perms", "0755", "--dir", str(parent)]  # traversable by the kernel's user
+    for path in roots:
         command += ["--ro-bind", str(path), str(path)]
-    package = PACKAGE_DIR
-    if any(package.is_relative_to(root) for root in _readonly_roots()):
-        command += ["--tmpfs", str(package)]  # an installed copy holds the graders: hide it
+    if any(PACKAGE_DIR.is_relative_to(root) for root in roots):
+        command += ["--tmpfs", str(PACKAGE_DIR)]  # an installed copy holds the graders: hide it
     for path in readonly:
         command += ["--ro-bind", str(path), str(path)]
     command += ["--bind", str(workdir), str(workdir)]
