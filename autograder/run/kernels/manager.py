@@ -121,26 +121,25 @@ class HarnessKernelManager(AsyncKernelManager):
         env = kernel_environment() if self.sandbox is None else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab") as log:
             await self.start_kernel(env=env, cwd=str(self.workdir), stdout=log, stderr=log)
+        self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
 
     def note_harness_processes(self) -> None:
-        self._launcher = launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
         self._harness_pids = process_tree(self._launcher)
+
+    def _processes(self) -> list[psutil.Process]:
+        """The launcher and the run's processes, reparented ones too: what the notebook sets loose is its load."""
+        launcher = self._launcher
+        return [] if launcher is None else [launcher, *run_processes(launcher, self.leftovers_uid)]
 
     def process_ids(self) -> list[int]:
         """The processes ``cpu_seconds`` reads, to be moved between cores (cell_turns.py)."""
-        launcher = self._launcher or launcher_process(getattr(getattr(self.provisioner, "process", None), "pid", None))
-        if launcher is None:
-            return []
-        return sorted({launcher.pid, *(process.pid for process in run_processes(launcher, self.leftovers_uid))})
+        return sorted({process.pid for process in self._processes()})
 
     def cpu_seconds(self) -> float | None:
-        """CPU seconds of the run's processes, reparented ones too: what the notebook sets loose is its load."""
-        return process_cpu_seconds(self._launcher, run_processes(self._launcher, self.leftovers_uid))
+        return process_cpu_seconds(self._launcher, self._processes())
 
     def thread_times(self) -> ThreadTimes | None:
-        if self._launcher is None:
-            return None
-        return thread_times([self._launcher, *run_processes(self._launcher, self.leftovers_uid)])
+        return thread_times(self._processes())  # None where there are none
 
     def stop_all_processes(self) -> int:
         """The kernel too: it wrote past its bound (write_bound.py)."""
@@ -164,7 +163,7 @@ class HarnessKernelManager(AsyncKernelManager):
             await super().shutdown_kernel(now=now, restart=restart)
         finally:
             if not restart:
-                stop_leftover_processes(self._launcher, frozenset(), self.leftovers_uid)
+                self.stop_all_processes()
                 if self.leftovers_uid is not None:  # what it left in the machine's /dev/shm, before the
                     remove_owned(SHARED_MEMORY, self.leftovers_uid)  # uid serves another kernel
                 if self.uid_lease is not None:
