@@ -22,8 +22,8 @@ import sys
 
 from autograder.facts.capture import TaskCapture
 from autograder.run import execute_plan
+from autograder.run.execute import RunRequest
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.limits import Limits
 
 LOOP = "while True:\n    pass"

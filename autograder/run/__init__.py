@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.run.execute import execute_plan
+    from autograder.run.execute import Executor, RunRequest, execute_plan
     from autograder.run.execution import CellOutcome, CellStatus, Execution, LiveExecution, RunStatus, timed_cells_share
     from autograder.run.kernel_pool import worker_pool
     from autograder.run.kernels import (
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     )
     from autograder.run.phase_clock import CHECKS, GRADER_PHASES, MEASURE, TURN_WAIT, rounded_phases
     from autograder.run.plan import SELF_CHECK_MODULE, RunCell, build_plan, has_code
-    from autograder.run.run_request import Executor, RunRequest
     from autograder.run.sandbox import (
         CGROUP_ROOT,
         GIB,

@@ -1,5 +1,6 @@
-"""Headless execution of a submission's plan in a fresh kernel, each task's facts taken out of the kernel's
-reach at once. Imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts."""
+"""What one run is asked to do (``RunRequest``), and its headless execution in a fresh kernel, each task's facts
+taken out of the kernel's reach at once; whether the kernel saves memory is decided here, on the machine that
+runs it. Imports no JAX: a grade starts its kernel first, then imports JAX while the kernel starts."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from nbclient.exceptions import DeadKernelError
 
@@ -29,16 +32,19 @@ from autograder.run.kernels import (
     REAP_CHILDREN_CODE,
     TIMEOUT_ENAME,
     WARM_UP_WAIT,
+    CompiledPrograms,
+    KernelSpec,
     StartedKernel,
     before_timed_cell_code,
     cell_error,
+    memory_decided,
     recorder_code,
     start_kernel,
 )
 from autograder.run.phase_clock import CAPTURE, CELLS, KERNEL_START, TURN_WAIT, PhaseClock
-from autograder.run.plan import CaptureTask, RunCell
-from autograder.run.run_request import Captures, RunRequest
+from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox import (
+    BOUND_WORDS,
     MIB,
     Limits,
     claim,
@@ -47,6 +53,36 @@ from autograder.run.sandbox import (
     oom_kills,
     out_of_memory_words,
 )
+
+Captures = Mapping[str, TaskCapture] | Callable[[], Mapping[str, TaskCapture]]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """``captures`` may be a function returning them, called once the kernel is starting; a copy of
+    ``submission`` is put in the kernel's working directory."""
+
+    plan: Plan
+    captures: Captures
+    limits: Limits
+    seed: int
+    lab_probe: Path | None = None
+    submission: Path | None = None
+    compiled: CompiledPrograms | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limits", memory_decided(self.limits))
+
+    @property
+    def kernel(self) -> KernelSpec:
+        return KernelSpec(self.limits, self.lab_probe, self.compiled)
+
+
+class Executor(Protocol):
+    """``execute_plan``, or a batch worker's ``KernelPool.execute``; with ``live``, a grader follows the run."""
+
+    def __call__(self, request: RunRequest, live: LiveExecution | None = None) -> Execution: ...
+
 
 # What the kernel's log says when it died, and the reason a result gives, first match first.
 DEATH_SIGNS = (
@@ -84,7 +120,6 @@ class _Run:
     def attach(self, kernel: StartedKernel) -> None:
         self.kernel: StartedKernel = kernel
         self.km, self.client, self.facts_dir = kernel.km, kernel.client, kernel.facts_dir
-        kernel.turn.owner = id(self)
         submission = self.submission
         if submission is not None and not (kernel.workdir / submission.name).exists():  # not a harness file
             shutil.copyfile(submission, kernel.workdir / submission.name)
@@ -207,10 +242,7 @@ class _Run:
     def died_reason(self) -> str:
         watch = self.kernel.write_watch
         if watch is not None and watch.passed:
-            return (
-                f"the kernel was stopped: it wrote more than {watch.bound / MIB:g} MiB (its working directory, "
-                "TMPDIR and /dev/shm together; set by --write-mib, write_bytes in autograder/run/sandbox/limits.py)"
-            )
+            return f"the kernel was stopped: it wrote more than {watch.bound / MIB:g} MiB ({BOUND_WORDS})"
         log = self.km.log_tail()
         signs = (words for signs, words in DEATH_SIGNS if any(sign in log for sign in signs))
         return next(signs, "the kernel died (it exited or was killed)")
@@ -262,16 +294,15 @@ async def execute_plan_async(
             run.attach(start.kernel)
             await _within_deadline(run, limits.total_timeout)
             status, reason = RunStatus.COMPLETED, None
-    except _Hung as hung:
-        status, ended_at = RunStatus.TIMEOUT, str(hung)
-        reason = _did_not_stop(ended_at, limits)
     except TimeoutError:
         status, ended_at = RunStatus.TIMEOUT, _current_label(run)
         reason = f"the notebook ran longer than {limits.total_timeout:g} s in total"
-    except DeadKernelError:
-        if run.interrupted:  # it died of the interrupt, or stopped answering after it
-            status, ended_at = RunStatus.TIMEOUT, run.interrupted
-            reason = _did_not_stop(run.interrupted, limits)
+    except (_Hung, DeadKernelError) as exc:
+        # hung; or dead after an interrupt: it died of it, or stopped answering after it
+        hung = str(exc) if isinstance(exc, _Hung) else run.interrupted
+        if hung:
+            status, ended_at = RunStatus.TIMEOUT, hung
+            reason = f"{hung} did not stop when interrupted after {limits.cell_timeout:g} s"
         else:
             status, reason, ended_at = RunStatus.KERNEL_DIED, run.died_reason(), _current_label(run)
             if kills_before is not None and (oom_kills() or 0) > kills_before:  # the container's limit
@@ -307,10 +338,6 @@ async def execute_plan_async(
         failures,
         run.phases.read(),
     )
-
-
-def _did_not_stop(label: str, limits: Limits) -> str:
-    return f"{label} did not stop when interrupted after {limits.cell_timeout:g} s"
 
 
 async def _within_deadline(run: _Run, total_timeout: float):

@@ -13,10 +13,9 @@ import time
 from dataclasses import replace
 
 from autograder.fairness import pass_the_gate
-from autograder.run.execute import execute_plan_async
+from autograder.run.execute import Executor, RunRequest, execute_plan_async
 from autograder.run.execution import Execution, LiveExecution
-from autograder.run.kernels import StartedKernel
-from autograder.run.run_request import Executor, KernelSpec, RunRequest
+from autograder.run.kernels import KernelSpec, StartedKernel
 
 CLOSE_TIMEOUT = 120.0
 

@@ -115,9 +115,8 @@ def test_no_requirement_passes_without_shard_map_and_a_forged_record_is_refused(
 
 
 def test_through_the_sandboxed_kernel_a_psum_is_told_from_a_plain_sum(tmp_path):
-    from autograder.run.execute import execute_plan
+    from autograder.run.execute import RunRequest, execute_plan
     from autograder.run.plan import CaptureTask, Plan, RunCell
-    from autograder.run.run_request import RunRequest
     from autograder.run.sandbox.bubblewrap import sandbox_problem
     from autograder.run.sandbox.limits import Limits
 

@@ -17,11 +17,10 @@ from uid_level import at_the_uid_level
 from autograder.grading import pipeline
 from autograder.grading.pipeline import compiled_programs
 from autograder.lab import load_lab
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.kernels import compiled_programs as programs
 from autograder.run.kernels.compiled_programs import CompiledPrograms, compiled_programs_folder, copy_for_kernel, leave
 from autograder.run.plan import Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_level
 from autograder.run.sandbox.limits import Limits
 

@@ -14,9 +14,8 @@ import pytest
 from autograder.checks import measurement
 from autograder.facts.capture import TaskCapture
 from autograder.run import KERNEL_MALLOC_ENV, kernel_environment
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_environment, sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

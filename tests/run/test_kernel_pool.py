@@ -16,9 +16,9 @@ from process_ended import ended
 from autograder.facts.fact_reader import PARSER_LOCK
 from autograder.facts.taken_facts import TakenFacts
 from autograder.run import kernel_pool
-from autograder.run.execute import execute_plan_async
+from autograder.run.execute import RunRequest, execute_plan_async
+from autograder.run.kernels import KernelSpec
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.sandbox.limits import Limits
 
 LIMITS = Limits(cell_timeout=30, total_timeout=120)

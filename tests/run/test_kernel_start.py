@@ -15,11 +15,11 @@ import autograder.run.kernels.lifecycle as kernel_start
 from autograder.facts.capture import TaskCapture
 from autograder.grading.pipeline import execution_notes
 from autograder.grading.results import GradeStatus
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.execution import RunStatus
+from autograder.run.kernels import KernelSpec
 from autograder.run.kernels.lifecycle import START_ATTEMPTS
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

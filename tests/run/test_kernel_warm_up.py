@@ -9,11 +9,11 @@ import pytest
 from autograder.facts.capture import TaskCapture
 from autograder.fairness import timed_turns
 from autograder.kernel import LAB_PROBE_MODULE
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
+from autograder.run.kernels import KernelSpec
 from autograder.run.kernels.harness_code import WARM_UP_ENDED
 from autograder.run.kernels.lifecycle import StartedKernel
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import KernelSpec, RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

@@ -12,9 +12,8 @@ from uid_level import at_the_uid_level
 
 from autograder.facts.capture import TaskCapture
 from autograder.paths import PACKAGE_DIR
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import kernel_allowlist, sandbox_level, without
 from autograder.run.sandbox.confinement import (
     IOCTL_DEV,

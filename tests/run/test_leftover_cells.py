@@ -4,9 +4,8 @@ sandboxed kernel, whatever the machine's speed (the leftovers sleep far longer t
 import pytest
 
 from autograder.facts.capture import TaskCapture
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

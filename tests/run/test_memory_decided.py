@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
+from autograder.run.kernels import KernelSpec
 from autograder.run.kernels import malloc as kernel_malloc
 from autograder.run.kernels.malloc import KEPT_BLOCKS_ROOM, available_bytes, memory_decided, room_per_kernel
-from autograder.run.run_request import KernelSpec
 from autograder.run.sandbox.limits import GIB, MIB, Limits, ResourceLimits
 
 ROOMY = 24 * GIB

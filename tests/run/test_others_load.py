@@ -18,8 +18,8 @@ from autograder.facts.capture import TaskCapture
 from autograder.fairness import others_load
 from autograder.fairness.others_load import CpuQuota, container_cpu_quota
 from autograder.run import execute
+from autograder.run.execute import RunRequest
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

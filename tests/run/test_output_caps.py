@@ -5,10 +5,9 @@ in total, or the transport, whose message size cap drops the connection without 
 import pytest
 
 from autograder.facts.capture import TaskCapture
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.kernels.harness_code import KERNEL_PACKAGE
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.limits import Limits
 

@@ -10,8 +10,8 @@ import time
 
 import psutil
 
+from autograder.run.kernels import KernelSpec
 from autograder.run.kernels.lifecycle import StartedKernel
-from autograder.run.run_request import KernelSpec
 from autograder.run.sandbox.limits import Limits
 from autograder.run.sandbox.stale_roots import OWNER_FILE, claim, disown, sweep
 

@@ -19,9 +19,8 @@ from uid_level import at_the_uid_level
 import autograder.run.kernels.lifecycle
 import autograder.run.sandbox.write_bound
 from autograder.facts.capture import TaskCapture
-from autograder.run.execute import execute_plan
+from autograder.run.execute import RunRequest, execute_plan
 from autograder.run.plan import CaptureTask, Plan, RunCell
-from autograder.run.run_request import RunRequest
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.confinement import confined_command, filter_problem
 from autograder.run.sandbox.limits import Limits, ResourceLimits

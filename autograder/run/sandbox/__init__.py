@@ -16,30 +16,29 @@ if TYPE_CHECKING:
         uid_command,
     )
     from autograder.run.sandbox.confinement import confined_command, filter_problem
-    from autograder.run.sandbox.container_memory import (
+    from autograder.run.sandbox.leftovers import launcher_process, process_tree, run_processes, stop_leftover_processes
+    from autograder.run.sandbox.limits import (
+        BUBBLEWRAP,
         CGROUP_ROOT,
+        GIB,
+        LANDLOCK_LEVELS,
+        LEVEL_DESCRIPTIONS,
+        MIB,
+        NO_SANDBOX,
         OUT_OF_MEMORY,
+        TRUSTED_LIMITS,
+        Limits,
+        ResourceLimits,
         megabytes,
         memory_limit_bytes,
         oom_first,
         oom_kills,
         out_of_memory_words,
     )
-    from autograder.run.sandbox.leftovers import launcher_process, process_tree, run_processes, stop_leftover_processes
-    from autograder.run.sandbox.limits import (
-        BUBBLEWRAP,
-        GIB,
-        LANDLOCK_LEVELS,
-        LEVEL_DESCRIPTIONS,
-        MIB,
-        NO_SANDBOX,
-        TRUSTED_LIMITS,
-        Limits,
-        ResourceLimits,
-    )
     from autograder.run.sandbox.stale_roots import claim, disown, sweep_once
     from autograder.run.sandbox.uid_lease import SandboxUnavailable, lease_uid, make_private
     from autograder.run.sandbox.write_bound import (
+        BOUND_WORDS,
         SCRATCH,
         SHARED_MEMORY,
         WriteWatch,

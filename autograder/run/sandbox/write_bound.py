@@ -12,8 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from autograder.run.sandbox.container_memory import memory_limit_bytes
-from autograder.run.sandbox.limits import MIB
+from autograder.run.sandbox.limits import MIB, memory_limit_bytes
 
 INODES_PER_MIB = 64  # files and folders the tmpfs holds: 16384 for 256 MiB, each some 1 KiB of memory
 MNT_DETACH = 2
@@ -22,6 +21,10 @@ SCRATCH = "scratch"  # in the root: bubblewrap's /tmp and /dev/shm, on the bound
 ENOSPC_SIGN = "[Errno 28]"
 POLL_SECONDS = 0.1
 SHARED_MEMORY = Path("/dev/shm")  # the uid level's, the machine's: multiprocessing's semaphores
+BOUND_WORDS = (  # what the bound holds, and where it is set
+    "its working directory, TMPDIR and /dev/shm together; set by --write-mib, write_bytes in "
+    "autograder/run/sandbox/limits.py"
+)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -53,10 +56,7 @@ def unbind_root(root: Path) -> None:
 def explain_write_error(error: str | None, write_bytes: int | None) -> str | None:
     if error is None or write_bytes is None or ENOSPC_SIGN not in error:
         return error
-    return (
-        f"{error} (the kernel may write {write_bytes / MIB:g} MiB in all: its working directory, TMPDIR and "
-        "/dev/shm together; set by --write-mib, write_bytes in autograder/run/sandbox/limits.py)"
-    )
+    return f"{error} (the kernel may write {write_bytes / MIB:g} MiB in all: {BOUND_WORDS})"
 
 
 class WriteWatch:
