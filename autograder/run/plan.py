@@ -11,6 +11,7 @@ import nbformat
 SELF_CHECK_MODULE = "autograder.self_check"  # what the self-check cells import
 EARLIER_MODULE = "autograder.notebook"  # the same module, as notebooks assigned before the rename import it
 SELF_CHECK_MODULES = (SELF_CHECK_MODULE, EARLIER_MODULE)
+CHECK_FUNCTIONS = tuple(f"{module}.check" for module in SELF_CHECK_MODULES)
 
 
 def is_self_check_cell(cell) -> bool:
@@ -27,22 +28,16 @@ def is_self_check_code(source: str) -> bool:
         return False
     modules, functions = {"ag"}, set()
     for statement in statements:
-        if isinstance(statement, ast.Import) and all(
-            a.name in SELF_CHECK_MODULES and a.asname for a in statement.names
-        ):
-            modules |= {a.asname for a in statement.names if a.asname}
-        elif (
-            isinstance(statement, ast.ImportFrom)
-            and statement.module == "autograder"
-            and all(f"autograder.{a.name}" in SELF_CHECK_MODULES for a in statement.names)
-        ):
-            modules |= {a.asname or a.name for a in statement.names}
-        elif (
-            isinstance(statement, ast.ImportFrom)
-            and statement.module in SELF_CHECK_MODULES
-            and all(a.name == "check" for a in statement.names)
-        ):
-            functions |= {a.asname or a.name for a in statement.names}
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            prefix = "" if isinstance(statement, ast.Import) else f"{statement.module}."
+            for alias in statement.names:  # what it imports, by its full name, and the name it binds
+                imported = prefix + alias.name
+                if imported in SELF_CHECK_MODULES and (alias.asname or prefix):
+                    modules.add(alias.asname or alias.name)
+                elif imported in CHECK_FUNCTIONS and prefix:
+                    functions.add(alias.asname or alias.name)
+                else:
+                    return False
         elif not (isinstance(statement, ast.Expr) and _is_self_check_call(statement.value, modules, functions)):
             return False
     return bool(statements)
