@@ -174,8 +174,8 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-def restrict(read: list[str], write: list[str], listed: list[str]) -> int:
-    """Restrict this process and all it starts; the ABI version used."""
+def restrict(read: list[str], write: list[str], listed: list[str]) -> None:
+    """Restrict this process and all it starts."""
     abi = abi_version()
     libc = _libc()
     _no_new_privs(libc)
@@ -192,7 +192,6 @@ def restrict(read: list[str], write: list[str], listed: list[str]) -> int:
             raise _failure("landlock_restrict_self")
     finally:
         os.close(ruleset)
-    return abi
 
 
 def parse(args: list[str]) -> tuple[bool, tuple[list[str], list[str], list[str]] | None, list[str]]:
