@@ -24,7 +24,7 @@ from autograder.run.plan import CaptureTask, Plan, RunCell
 from autograder.run.sandbox.bubblewrap import sandbox_problem
 from autograder.run.sandbox.confinement import confined_command, filter_problem
 from autograder.run.sandbox.limits import Limits, ResourceLimits
-from autograder.run.sandbox.write_bound import MIB, WriteWatch, explain_write_error, remove_owned, unbind_root
+from autograder.run.sandbox.write_bound import MIB, WriteWatch, explain_write_error, remove_owned, remove_root
 
 BOUND = 32 * MIB
 
@@ -80,7 +80,7 @@ def private_tmp(monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     yield folder
     for root in folder.iterdir():
-        unbind_root(root)  # a test that failed may have left one mounted
+        remove_root(root)  # a test that failed may have left one mounted
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -8,7 +8,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -32,8 +31,8 @@ from autograder.run.sandbox import (
     claim,
     disown,
     oom_kills,
+    remove_root,
     sweep_once,
-    unbind_root,
 )
 
 START_ATTEMPTS = 3
@@ -85,7 +84,7 @@ class StartedKernel:
                 self.workdir, self.root / "kernel.log", limits.sandbox, [self.modules_dir], scratch=scratch
             )
         except BaseException:
-            _remove(self.root)
+            remove_root(self.root)
             raise
         if self.km.uid is not None:
             os.chown(self.facts_dir, self.km.uid, self.km.uid)
@@ -226,7 +225,7 @@ class StartedKernel:
             print(f"kept {self.root}", file=sys.__stderr__, flush=True)
             disown(self.root)
         else:
-            _remove(self.root)
+            remove_root(self.root)
 
 
 @dataclass(frozen=True)
@@ -280,8 +279,3 @@ async def _start_once(kernel: StartedKernel, limits: Limits) -> str | None:
         return f"the kernel did not start within {3 * limits.startup_timeout:g} s"
     except Exception as exc:  # jupyter_client's RuntimeErrors, ZeroMQ's errors, a dead kernel's
         return f"{type(exc).__name__}: {exc}"
-
-
-def _remove(root: Path) -> None:
-    unbind_root(root)
-    shutil.rmtree(root, ignore_errors=True)

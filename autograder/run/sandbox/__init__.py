@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         bound_root,
         explain_write_error,
         remove_owned,
-        unbind_root,
+        remove_root,
     )
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

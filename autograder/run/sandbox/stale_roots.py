@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import stat
 import tempfile
 from pathlib import Path
 
-from autograder.run.sandbox.write_bound import unbind_root
+from autograder.run.sandbox.write_bound import remove_root
 
 OWNER_FILE = ".autograder-owner"
 PREFIX = "autograder-"
@@ -59,8 +58,7 @@ def sweep(directory: Path) -> list[Path]:
         if len(owner) != 3 or owner[0] != namespace or not owner[1].isdigit():
             continue
         if _identity(int(owner[1])) != " ".join(owner):
-            unbind_root(folder)  # a kernel's root is a tmpfs where it could be (write_bound.py)
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_root(folder)  # a kernel's root is a tmpfs where it could be (write_bound.py)
             removed.append(folder)
     return removed
 

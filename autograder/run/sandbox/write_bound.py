@@ -47,10 +47,11 @@ def bound_root(root: Path, write_bytes: int) -> str | None:
     return None
 
 
-def unbind_root(root: Path) -> None:
-    """Unmount ``bound_root``'s tmpfs, if any, lazily: a process still in it lets go later."""
+def remove_root(root: Path) -> None:
+    """Remove ``root`` and unmount ``bound_root``'s tmpfs, if any, lazily: a process still in it lets go later."""
     if os.path.ismount(root):
         _libc.umount2(os.fsencode(root), MNT_DETACH)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def explain_write_error(error: str | None, write_bytes: int | None) -> str | None:
