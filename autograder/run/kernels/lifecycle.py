@@ -63,7 +63,6 @@ class StartedKernel:
     def __init__(self, spec: KernelSpec):
         self.spec = spec
         limits = self.limits = spec.limits
-        self.with_lab_probe = spec.lab_probe is not None
         self.ended_well = False  # set once the run of its notebook completed: a filling kernel's to keep
         sweep_once()  # the roots a killed grader left behind (stale_roots.py)
         self.root = Path(tempfile.mkdtemp(prefix="autograder-"))
@@ -126,10 +125,10 @@ class StartedKernel:
                 kernel_not_moved()
             await self.client.async_start_new_kernel_client()
             self.client.watch_output_channel()
-            ended = self.facts_dir / WARM_UP_ENDED if self.with_lab_probe else None
+            ended = self.facts_dir / WARM_UP_ENDED if self.spec.lab_probe is not None else None
             startup = startup_code(
                 str(self.modules_dir),
-                self.with_lab_probe,
+                ended is not None,  # with the lab's probe
                 self.limits.output_bytes_total,
                 str(ended) if ended else None,
                 self._compilation_settings(),
@@ -215,7 +214,7 @@ class StartedKernel:
             self.client.stop_watching_output_channel()
             self.client.kc.stop_channels()
         # and no warm-up was compiling when it stopped (it could have left an entry cut short)
-        warm_up_ended = not self.with_lab_probe or (self.facts_dir / WARM_UP_ENDED).exists()
+        warm_up_ended = self.spec.lab_probe is None or (self.facts_dir / WARM_UP_ENDED).exists()
         compiled = self.spec.compiled
         if compiled is not None and compiled.fill and self.ended_well and warm_up_ended:
             await asyncio.to_thread(leave, self.workdir, compiled.folder)
