@@ -45,9 +45,8 @@ def memory_decided(limits: Limits) -> Limits:
     if limits.saves_memory is not None:
         return limits
     room = room_per_kernel(memory_limit_bytes(), available_bytes(), len(process_cores()))
-    sandboxed = limits.sandbox.memory_bytes if limits.sandbox is not None else None
-    if sandboxed is not None:
-        room = min(room, sandboxed) if room is not None else None
+    if room is not None and limits.sandbox is not None:
+        room = min(room, limits.sandbox.memory_bytes)
     return replace(limits, saves_memory=room is None or room < KEPT_BLOCKS_ROOM)
 
 
