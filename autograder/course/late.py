@@ -6,6 +6,7 @@ the grading machine's local time.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -123,25 +124,16 @@ def load_policy(out: Path) -> LatePolicy | None:
         raise LatePolicyError(f"{path} cannot be read ({exc}); give the policy again with --due") from None
 
 
-def metadata_time(value) -> datetime | None:
-    """Gradescope's ``:created_at`` (a YAML timestamp or a string) as an aware datetime, or None."""
-    if isinstance(value, str):
-        try:  # Python 3.11's reads Gradescope's nanoseconds, a space before the offset and ``Z``
-            value = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    if not isinstance(value, datetime):
-        return None
-    return value if value.tzinfo else value.astimezone()
-
-
 def submission_time(
     path: Path | None, created_at=None, lms_note: str | None = None
 ) -> tuple[datetime | None, str | None]:
-    """When a student submitted, and from where: Gradescope's metadata, the file's mtime, or an LMS's note."""
-    moment = metadata_time(created_at)
-    if moment is not None:
-        return moment, FROM_METADATA
+    """When a student submitted, and from where: Gradescope's metadata (``:created_at``, a YAML timestamp or a
+    string), the file's mtime, or an LMS's note."""
+    if isinstance(created_at, str):
+        with contextlib.suppress(ValueError):  # 3.11's reads Gradescope's nanoseconds, " +0000" and ``Z``
+            created_at = datetime.fromisoformat(created_at.strip())
+    if isinstance(created_at, datetime):
+        return created_at if created_at.tzinfo else created_at.astimezone(), FROM_METADATA
     if lms_note is not None:
         return None, lms_note
     if path is not None and path.exists():
