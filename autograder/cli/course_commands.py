@@ -264,16 +264,16 @@ def cmd_gradescope(args) -> int:
     print(f"{out} written: upload it as the autograder of a Gradescope programming assignment")
     print(f"{wheel} written: give it to the students (their in-notebook checks; no solution, no hidden check)")
     if args.try_submission:
-        from autograder.course import tried_summary, try_zip
+        from autograder.course import try_zip
 
         print(
             f"trying {out} on {args.try_submission} (setup.sh and run_autograder in a scratch folder) ...", flush=True
         )
         try:
-            tried = try_zip(out, Path(args.try_submission))
+            summary = try_zip(out, Path(args.try_submission))
         except GradescopeError as exc:
             return options.stopped(exc)
-        print(tried_summary(tried))
+        print(summary)
     return 0
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         GradescopeError,
     )
     from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
-    from autograder.course.gradescope_zip import build_autograder_zip, tried_summary, try_zip
+    from autograder.course.gradescope_zip import build_autograder_zip, try_zip
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.lms_submissions import LmsError
     from autograder.course.overrides import OverrideError

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -231,14 +230,6 @@ KEEP_VARIABLE = "AUTOGRADER_KEEP_RUNS"
 NOT_PASSED_ON = ("PYTHONPATH", "AUTOGRADER_ROOT", "AUTOGRADER_COURSE", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")
 
 
-@dataclass(frozen=True)
-class TriedZip:
-    """results.json as Gradescope would read it, and the scratch folder if kept."""
-
-    results: dict
-    kept: Path | None
-
-
 def _environment(**settings: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in NOT_PASSED_ON}, **settings}
 
@@ -251,9 +242,9 @@ def _unpack(archive_path: Path, source: Path) -> None:
             os.chmod(source / info.filename, info.external_attr >> 16 & 0o777)
 
 
-def try_zip(archive_path: Path, submission: Path) -> TriedZip:
-    """Grade ``submission`` (a notebook, or a folder as uploaded) with the zip as Gradescope would; raises
-    ``GradescopeError`` when setup.sh fails."""
+def try_zip(archive_path: Path, submission: Path) -> str:
+    """Grade ``submission`` (a notebook, or a folder as uploaded) with the zip as Gradescope would; what the try
+    shows: the score, each test's points, the output a student reads. ``GradescopeError`` when setup.sh fails."""
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-try-"))
     os.chmod(scratch, 0o755)  # searchable by the kernels' uids, as /autograder is (the venv's Python is here)
     keep = bool(os.environ.get(KEEP_VARIABLE))  # as a kernel's run is kept (run/kernels/lifecycle.py)
@@ -287,15 +278,9 @@ def try_zip(archive_path: Path, submission: Path) -> TriedZip:
         )
         subprocess.run([str(source / "run_autograder")], env=grading, cwd=root, capture_output=True)
         results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
-        return TriedZip(results, scratch if keep else None)
     finally:
         if not keep:
             shutil.rmtree(scratch, ignore_errors=True)
-
-
-def tried_summary(tried: TriedZip) -> str:
-    """What the try shows: the score, each test's points, and the output a student reads."""
-    results = tried.results
     extra = results.get("extra_data", {})
     lines = [f"score: {results.get('score', 0):g} / {extra.get('max_score', 0):g} (sandbox: {extra.get('sandbox')})"]
     for test in results.get("tests", []):
@@ -304,6 +289,6 @@ def tried_summary(tried: TriedZip) -> str:
             f" ({test.get('visibility', 'visible')})"
         )
     lines.append(results.get("output", ""))
-    if tried.kept is not None:
-        lines.append(f"kept {tried.kept} (results.json in autograder/results/)")
+    if keep:
+        lines.append(f"kept {scratch} (results.json in autograder/results/)")
     return "\n".join(lines)
