@@ -77,10 +77,6 @@ class SimilarityReport:
         return sum(len(t.pairs) for t in self.tasks)
 
 
-def _without_magics(source: str) -> str:
-    return "\n".join("" if _MAGIC.match(line) else line for line in source.splitlines())
-
-
 def _names_in(tokens: list[tokenize.TokenInfo]) -> tuple[set[str], set[str]]:
     """The names imported without an alias (``jax``) and the attributes assigned (``self.w1 = ...``)."""
     imported, attributes = set(), set()
@@ -113,7 +109,8 @@ def _names_in(tokens: list[tokenize.TokenInfo]) -> tuple[set[str], set[str]]:
 
 
 def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
-    """Python tokens of ``source`` but comments and layout; line by line when broken code does not tokenize."""
+    """Python tokens of ``source`` but magics, comments and layout; line by line when broken code does not tokenize."""
+    source = "\n".join("" if _MAGIC.match(line) else line for line in source.splitlines())
     try:
         return [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type not in _DROPPED]
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -130,7 +127,7 @@ def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
 
 def normalise(source: str, library: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
     """``source`` as normalised tokens, each with its line; ``library``: more names kept as they are."""
-    tokens = _raw_tokens(_without_magics(source))
+    tokens = _raw_tokens(source)
     imported, attributes = _names_in(tokens)
     keep = _KEEP | library | imported
     out: list[tuple[str, int]] = []
@@ -188,25 +185,22 @@ def shingles(cells: list[str], library: frozenset[str] = frozenset()) -> dict[in
     return found
 
 
-def answer_sources(template: nbformat.NotebookNode, submission: nbformat.NotebookNode) -> dict[str, list[str]]:
-    """task -> the student's code cells for it, as the plan runs them (answer cells and cells they added)."""
-    cells: dict[str, list[str]] = {}
-    for step in build_plan(template, submission).steps:
-        if isinstance(step, RunCell) and step.origin == "student" and step.task and has_code(step.source):
-            cells.setdefault(step.task, []).append(step.source[:MAX_CELL_CHARS].strip("\n"))
-    return cells
-
-
 def read_answers(
     template: nbformat.NotebookNode, paths: dict[str, Path]
 ) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
-    """student -> task -> code, and the students whose file is not a notebook."""
+    """student -> task -> their code cells for it, as the plan runs them (answer cells and cells they added),
+    and the students whose file is not a notebook."""
     answers, unreadable = {}, []
     for student, path in sorted(paths.items()):
+        cells: dict[str, list[str]] = {}
         try:
-            answers[student] = answer_sources(template, read_submission(path))
+            for step in build_plan(template, read_submission(path)).steps:
+                if isinstance(step, RunCell) and step.origin == "student" and step.task and has_code(step.source):
+                    cells.setdefault(step.task, []).append(step.source[:MAX_CELL_CHARS].strip("\n"))
         except Exception:  # NotANotebook, or a malformed notebook the plan cannot align: not compared
             unreadable.append(student)
+        else:
+            answers[student] = cells
     return answers, unreadable
 
 
@@ -254,7 +248,7 @@ def find_similar(template: nbformat.NotebookNode, paths: dict[str, Path]) -> Sim
     answers, unreadable = read_answers(template, paths)
     code = [cell.source for cell in template.cells if cell.cell_type == "code"]  # starter code included
     # The names the lab's code imports without an alias are kept as they are in every answer.
-    library = frozenset().union(*(_names_in(_raw_tokens(_without_magics(source)))[0] for source in code))
+    library = frozenset().union(*(_names_in(_raw_tokens(source))[0] for source in code))
     excluded = set().union(*(shingles([source], library) for source in code))
     task_ids = [t["id"] for t in template.metadata.get("autograder", {}).get("tasks", [])]
     tasks = []
