@@ -34,12 +34,10 @@ class Adjustments:
     extensions: dict[str, Extension] = field(default_factory=dict)  # student -> a later due date
 
     @classmethod
-    def load(
-        cls, out: Path, task_points: dict[str, float], students: set[str], policy: LatePolicy | None = None
-    ) -> Adjustments:
+    def load(cls, out: Path, task_points: dict[str, float], students: set[str]) -> Adjustments:
         """Raises ``OverrideError`` or ``LatePolicyError`` with what is wrong in OUT's files."""
         overrides = load_overrides(out, students, task_points)
-        return cls(dict(task_points), overrides, policy or load_policy(out), read_extensions(out, students))
+        return cls(dict(task_points), overrides, load_policy(out), read_extensions(out, students))
 
     def apply(self, student: str, result: GradeResult) -> GradeResult:
         """The student's result as published: automatic points, then overrides, then the late penalty."""

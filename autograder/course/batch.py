@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,11 +116,9 @@ def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission])
     _save_lms_roster(options, lab.id, submissions)
     saved = load_results(options.out)
     task_points = {t.id: t.points for t in lab.tasks}
-    adjustments = Adjustments.load(options.out, task_points, set(by_student) | set(saved), options.late_policy)
     if options.late_policy is not None or options.drop_late_policy:
         save_policy(options.out, options.late_policy)
-        if options.drop_late_policy:
-            adjustments = replace(adjustments, policy=None)
+    adjustments = Adjustments.load(options.out, task_points, set(by_student) | set(saved))
     for student, result in saved.items():  # results saved before submission times were kept
         if student in by_student and result.submitted_at is None:
             submission = by_student[student]
