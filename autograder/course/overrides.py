@@ -137,20 +137,15 @@ def _manual(row: Override) -> ManualScore:
 
 def append_override(out: Path, row: Override, students: set[str], task_points: dict[str, float]) -> None:
     """Add ``row`` to ``OUT/overrides.csv`` once it and every row there are checked."""
+    load_overrides(out, students, task_points)
+    validate_overrides([row], students, task_points)
     path = out / OVERRIDES_FILE
     existing = path.read_text(encoding="utf-8") if path.is_file() else ""
-    rows = parse_overrides(existing, str(path))
-    validate_overrides(rows, students, task_points, str(path))
-    validate_overrides([row], students, task_points)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    columns: tuple[str, ...] = COLUMNS
     if not existing.strip():
-        writer.writerow(COLUMNS)
-        existing = ""
-    else:
-        columns = tuple(name.strip() for name in next(csv.reader(io.StringIO(existing))))
-        existing += "" if existing.endswith("\n") else "\n"
+        existing = ",".join(COLUMNS)
+    existing += "" if existing.endswith("\n") else "\n"
+    buffer = io.StringIO()
     values = asdict(row) | {"points": AUTO if row.points is None else f"{row.points:g}", "time": row.time or ""}
-    writer.writerow([values.get(name, "") for name in columns])
+    columns = next(csv.reader(io.StringIO(existing)))  # the file's own, in its order
+    csv.writer(buffer, lineterminator="\n").writerow([values.get(name.strip(), "") for name in columns])
     write_atomically(path, existing + buffer.getvalue())
