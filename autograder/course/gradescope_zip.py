@@ -22,10 +22,11 @@ from importlib import metadata
 from pathlib import Path
 
 from autograder.course.gradescope_config import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
-from autograder.course.wheel_build import WheelBuildError, build_wheel_of, stage_harness
+from autograder.course.wheel_build import WheelBuildError, build_wheel_of, installed_project, stage_package
 from autograder.paths import COURSE_FILE
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+GRADER_PACKAGE_DATA = {"autograder.authoring": ["templates/**/*.j2"], "autograder.labs": ["*/requirements.toml"]}
 
 
 SETUP_SH = """\
@@ -209,8 +210,10 @@ def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None
         raise GradescopeError(f"{lab.assignment_path} is missing: run `autograder assign` first")
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "source"
         try:
-            wheel = build_wheel_of(stage_harness(Path(tmp)), Path(tmp) / "dist")
+            stage_package(source, installed_project(), {"autograder": "autograder.cli:program"}, GRADER_PACKAGE_DATA)
+            wheel = build_wheel_of(source, Path(tmp) / "dist")
         except WheelBuildError as failure:
             raise GradescopeError(f"building the harness's wheel failed: {failure}") from failure
         files = {

@@ -25,7 +25,6 @@ from autograder.course.wheel_build import (
     WheelBuildError,
     build_wheel_of,
     installed_project,
-    pyproject_text,
     requirement_name,
     stage_package,
 )
@@ -216,8 +215,12 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
     from autograder.lab import load_lab
     from autograder.run import kernel_environment
 
+    project = installed_project()  # the grader's, renamed, without its command and the grader's own dependencies
+    kept = [d for d in project["dependencies"] if requirement_name(d) not in GRADER_ONLY_DEPENDENCIES]
+    description = "The students' side of the lab harness: ag.check and each lab's public checks."
+    students = {**project, "name": STUDENT_DISTRIBUTION, "dependencies": kept, "description": description}
     source = staging / "source"
-    package = stage_package(source, LEFT_OUT)
+    package = stage_package(source, students, {}, {"*": ["reference_results.npz"]}, LEFT_OUT)
     for lab_dir in (package / "labs").iterdir():
         if lab_dir.is_dir() and lab_dir.name not in lab_ids:
             shutil.rmtree(lab_dir)
@@ -259,7 +262,6 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
     )
     if done.returncode != 0:
         raise StudentPackageError(f"computing the references' results failed: {done.stderr.strip()[-2000:]}")
-    _write_pyproject(source / "pyproject.toml")
     return source
 
 
@@ -270,15 +272,6 @@ def _with_course(environment: dict[str, str]) -> dict[str, str]:
 
     course = course_in_view()
     return {**environment, COURSE_ENVIRONMENT: str(course.root)} if course else environment
-
-
-def _write_pyproject(out: Path) -> None:
-    """The grader's project, renamed, without its command and the grader's own dependencies."""
-    project = installed_project()
-    kept = [d for d in project["dependencies"] if requirement_name(d) not in GRADER_ONLY_DEPENDENCIES]
-    description = "The students' side of the lab harness: ag.check and each lab's public checks."
-    students = {**project, "name": STUDENT_DISTRIBUTION, "dependencies": kept, "description": description}
-    out.write_text(pyproject_text(students, {}, {"*": ["reference_results.npz"]}))
 
 
 def build_student_wheel(lab_ids: list[str] | None, out: Path) -> Path:

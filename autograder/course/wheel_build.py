@@ -57,18 +57,16 @@ def requirement_name(requirement: str) -> str:
     return re.split(r"[\[<>=!~; (]", requirement, maxsplit=1)[0].strip().lower()
 
 
-def stage_package(target: Path, left_out: tuple[str, ...] = ()) -> Path:
-    """``target/autograder``: this package without caches, ``left_out`` or the bundled course's notebooks."""
-    package = target / "autograder"
+def stage_package(
+    source: Path, project: dict, scripts: dict[str, str], package_data: dict[str, list[str]], left_out: tuple = ()
+) -> Path:
+    """``source/autograder``: this package without caches, ``left_out`` or the bundled course's notebooks; and
+    ``source/pyproject.toml`` building it as ``project`` (as ``installed_project`` gives it)."""
+    package = source / "autograder"
     shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in (*left_out, BUNDLED_COPY):
         path = package / name
         shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-    return package
-
-
-def pyproject_text(project: dict, scripts: dict[str, str], package_data: dict[str, list[str]]) -> str:
-    """A ``pyproject.toml`` building ``project`` (as ``installed_project`` gives it) from a staged package."""
     dependencies = "".join(f"    {json.dumps(d)},\n" for d in project["dependencies"])
     lines = [
         "[build-system]",
@@ -87,17 +85,5 @@ def pyproject_text(project: dict, scripts: dict[str, str], package_data: dict[st
         lines += ["[project.scripts]", *(f"{name} = {json.dumps(target)}" for name, target in scripts.items()), ""]
     lines += ["[tool.setuptools.packages.find]", 'include = ["autograder*"]', "", "[tool.setuptools.package-data]"]
     lines += [f"{json.dumps(name)} = {json.dumps(globs)}" for name, globs in package_data.items()]
-    return "\n".join([*lines, ""])
-
-
-GRADER_PACKAGE_DATA = {"autograder.authoring": ["templates/**/*.j2"], "autograder.labs": ["*/requirements.toml"]}
-
-
-def stage_harness(target: Path) -> Path:
-    """The grader's source tree in ``target/source``: the package and its ``pyproject.toml``."""
-    source = target / "source"
-    source.mkdir(parents=True)
-    stage_package(source)
-    scripts = {"autograder": "autograder.cli:program"}
-    (source / "pyproject.toml").write_text(pyproject_text(installed_project(), scripts, GRADER_PACKAGE_DATA))
-    return source
+    (source / "pyproject.toml").write_text("\n".join([*lines, ""]))
+    return package
