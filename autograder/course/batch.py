@@ -8,8 +8,8 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from autograder.course.adjustments import Adjustments, publish_student, publish_summaries, refresh
 from autograder.course.collect import CollectedSubmission, collect_submissions
 from autograder.course.dask_cluster import (
     GradingProgress,
@@ -23,11 +23,11 @@ from autograder.course.dask_cluster import (
     start_warming,
 )
 from autograder.course.gradebook import is_done, load_results, log_grading
+from autograder.course.late import LatePolicy, save_policy, with_submission_time
+from autograder.course.lms_gradebook import lms_csv
+from autograder.course.lms_submissions import LmsError, LmsRoster, load_roster, save_roster
 from autograder.grading import GradeResult, GradeStatus, write_atomically
 from autograder.run import Limits
-
-if TYPE_CHECKING:
-    from autograder.course.late import LatePolicy
 
 MAX_SUBMISSION_BYTES = 50 * 2**20
 TIMING_FILE = "batch-timing.json"
@@ -104,9 +104,6 @@ def _ungraded(submission: CollectedSubmission, lab, status: GradeStatus, reason:
 
 def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission]):
     """(adjustments, saved results brought up to date with them, submissions to grade)."""
-    from autograder.course.adjustments import Adjustments, refresh
-    from autograder.course.late import save_policy, with_submission_time
-
     by_student = {s.student: s for s in submissions}
     unknown = sorted(set(options.regrade) - set(by_student))
     if unknown:
@@ -135,9 +132,6 @@ def _lms_note(submission: CollectedSubmission) -> str | None:
 
 def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[CollectedSubmission]) -> None:
     """Keep in OUT who each student is in the LMS and which LMS's grade import to write (``LmsError``)."""
-    from autograder.course.lms_gradebook import lms_csv
-    from autograder.course.lms_submissions import LmsError, LmsRoster, load_roster, save_roster
-
     previous = load_roster(options.out) or LmsRoster()
     gradebook = options.gradebook or previous.gradebook
     if options.lms_template is not None and gradebook is None:
@@ -162,7 +156,6 @@ def _save_lms_roster(options: BatchOptions, lab: str, submissions: list[Collecte
 
 def _write_similarity(options: BatchOptions, lab, submissions: list[CollectedSubmission]) -> None:
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
-    from autograder.grading import write_atomically
 
     report = find_similar(lab.template, {s.student: s.path for s in submissions if s.path is not None})
     write_atomically(options.out / SIMILARITY_FILE, similarity_html(report, lab.id))
@@ -172,8 +165,6 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     """Grade the submissions under ``source`` not graded yet (or to regrade) into ``options.out``; the results."""
     from dask.distributed import as_completed
 
-    from autograder.course.adjustments import Adjustments, publish_student, publish_summaries, refresh
-    from autograder.course.late import with_submission_time
     from autograder.fairness import process_cores
     from autograder.lab import load_lab
 
