@@ -11,7 +11,7 @@ import pytest
 
 from autograder.cli import LIMIT_FLAGS, add_limit_options, build_parser, limits_from_args
 from autograder.course import GRADESCOPE_LIMITS, BatchOptions, GradescopeConfig
-from autograder.course.gradescope_config import GradescopeError, read_config
+from autograder.course.gradescope_run import GradescopeError, read_config
 from autograder.mutation import MutantGradingOptions
 from autograder.run import GIB, TRUSTED_LIMITS, Limits, ResourceLimits
 

@@ -18,13 +18,15 @@ if TYPE_CHECKING:
         last_gradings,
         warm_references,
     )
-    from autograder.course.gradescope_config import (
+    from autograder.course.gradescope_run import (
+        DEFAULT_ROOT,
         GRADESCOPE_LIMITS,
         HIDDEN_VISIBILITIES,
+        ROOT_VARIABLE,
         GradescopeConfig,
         GradescopeError,
+        run_gradescope,
     )
-    from autograder.course.gradescope_run import DEFAULT_ROOT, ROOT_VARIABLE, run_gradescope
     from autograder.course.gradescope_zip import build_autograder_zip, try_zip
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.lms_submissions import LmsError

@@ -21,7 +21,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from autograder.course.gradescope_config import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
+from autograder.course.gradescope_run import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
 from autograder.course.wheel_build import WheelBuildError, build_wheel_of, installed_project, stage_package
 from autograder.paths import COURSE_FILE
 

@@ -269,7 +269,7 @@ def test_find_notebook_names_what_is_wrong(tmp_path):
 
 
 def test_a_wrong_hidden_visibility_is_refused():
-    from autograder.course.gradescope_config import GradescopeConfig, GradescopeError
+    from autograder.course.gradescope_run import GradescopeConfig, GradescopeError
 
     with pytest.raises(GradescopeError, match="hidden_visibility must be one of"):
         GradescopeConfig(LAB.id, hidden_visibility="never")
