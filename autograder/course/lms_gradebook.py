@@ -54,10 +54,8 @@ MOODLE_COLUMNS = [
 MOODLE_NEEDED = ("Identifier", "Full name", "Grade", "Maximum grade", "Last modified (grade)")  # the import reads these
 
 
-def lms_gradebook_csv(roster: LmsRoster, lab: str, results: dict[str, GradeResult]) -> str | None:
-    """The import CSV of ``roster``'s LMS for the students it knows, or None when no LMS's CSV is asked for."""
-    if roster.gradebook is None or not results:
-        return None
+def lms_gradebook_csv(roster: LmsRoster, lab: str, results: dict[str, GradeResult]) -> str:
+    """The import CSV of ``roster``'s LMS for the students it knows (``results`` are some)."""
     max_score = max(result.max_score for result in results.values())
     grades = [
         (roster.students[student], None if result.status in GRADING_FAULTS else result.score)
@@ -76,9 +74,8 @@ def lms_csv(gradebook: str | None, lab: str, max_score: float, grades: Grades, t
 
 def publish_lms_gradebook(out: Path, lab: str, results: dict[str, GradeResult]) -> None:
     roster = load_roster(out)
-    text = None if roster is None else lms_gradebook_csv(roster, lab, results)
-    if roster is not None and roster.gradebook is not None and text is not None:
-        write_atomically(out / LMS_FILES[roster.gradebook], text)
+    if roster is not None and roster.gradebook is not None and results:
+        write_atomically(out / LMS_FILES[roster.gradebook], lms_gradebook_csv(roster, lab, results))
 
 
 def grade_cell(score: float) -> str:
