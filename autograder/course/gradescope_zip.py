@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 
 from autograder.course.gradescope_run import CONFIG_FILE, LAB_DIR, GradescopeConfig, GradescopeError
-from autograder.course.wheel_build import WheelBuildError, build_wheel_of, installed_project, stage_package
+from autograder.course.student_package import WheelBuildError, build_wheel_of, installed_project, stage_package
 from autograder.paths import COURSE_FILE
 
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)

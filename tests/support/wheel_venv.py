@@ -10,7 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from autograder.course.wheel_build import build_wheel_of
+from autograder.course.student_package import build_wheel_of
 from autograder.paths import PACKAGE_DIR
 
 CHECKOUT = PACKAGE_DIR.parent
