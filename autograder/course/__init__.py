@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from autograder.doors import lazy_exports
 
 if TYPE_CHECKING:
-    from autograder.course.adjustments import record_override
+    from autograder.course.adjustments import OverrideError, record_override
     from autograder.course.batch import BatchError, BatchOptions, run_batch
     from autograder.course.collect import CollectError, collect_submissions
     from autograder.course.dask_cluster import (
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from autograder.course.gradescope_zip import build_autograder_zip, try_zip
     from autograder.course.late import LatePolicyError, build_policy
     from autograder.course.lms_submissions import LmsError
-    from autograder.course.overrides import OverrideError
     from autograder.course.similarity import SIMILARITY_FILE, find_similar, similarity_html
     from autograder.course.student_package import StudentPackageError, build_student_wheel
 

@@ -17,7 +17,7 @@ import yaml
 from synthetic_results import TASK_POINTS, lab2_result
 
 from autograder.cli import main
-from autograder.course.adjustments import Adjustments, publish_student, publish_summaries
+from autograder.course.adjustments import Adjustments, Override, publish_student, publish_summaries
 from autograder.course.collect import collect_submissions
 from autograder.course.gradebook import gradebook_csv, load_results
 from autograder.course.late import (
@@ -35,7 +35,6 @@ from autograder.course.late import (
     save_policy,
     submission_time,
 )
-from autograder.course.overrides import Override
 from autograder.grading.feedback import feedback_html
 
 DUE = datetime(2026, 12, 1, 23, 59, tzinfo=UTC)

@@ -13,18 +13,19 @@ from synthetic_results import LAB_ID, TASK_POINTS, lab2_result
 
 from autograder.authoring.known_grades import make_submission
 from autograder.cli import main
-from autograder.course.adjustments import Adjustments, record_override
-from autograder.course.batch import BatchOptions, run_batch
-from autograder.course.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FILE, load_results
-from autograder.course.overrides import (
+from autograder.course.adjustments import (
     OVERRIDES_FILE,
+    Adjustments,
     Override,
     OverrideError,
     apply_overrides,
     current_overrides,
     parse_overrides,
+    record_override,
     validate_overrides,
 )
+from autograder.course.batch import BatchOptions, run_batch
+from autograder.course.gradebook import FEEDBACK_FILE, GRADE_FILE, LOG_FILE, RESULTS_FILE, load_results
 from autograder.grading.results import GradeResult
 from autograder.lab import load_lab
 

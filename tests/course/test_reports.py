@@ -128,8 +128,8 @@ def _term_class():
 
     from synthetic_results import TASK_POINTS, lab2_result
 
+    from autograder.course.adjustments import Override, apply_overrides
     from autograder.course.late import apply_late, build_policy
-    from autograder.course.overrides import Override, apply_overrides
 
     policy = build_policy("2026-12-01T23:59+00:00", "10%/day", "50%")
     results = {f"s{i}": lab2_result({f"t{j}" for j in range(1, i + 2)}, seconds=10.0 + 5 * i) for i in range(5)}
