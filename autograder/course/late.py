@@ -20,7 +20,6 @@ from autograder.grading import GradeResult, LatePenalty, write_atomically
 
 POLICY_FILE = "late_policy.json"  # in OUT: the policy every later write applies, until replaced
 EXTENSIONS_FILE = "extensions.csv"  # in OUT: student, due, comment — a later due date for some students
-UNITS = {"day": 86400.0, "hour": 3600.0}
 DURATION_UNITS = {
     "s": 1,
     "sec": 1,
@@ -160,7 +159,7 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
     if late <= policy.grace_seconds:
         grace = format_duration(policy.grace_seconds)
         return penalty(0.0, 0.0, f"{format_duration(late)} late, within the {grace} grace period: no penalty; {when}")
-    units = math.ceil(late / UNITS[policy.unit])
+    units = math.ceil(late / DURATION_UNITS[policy.unit])
     if not policy.percent:
         return penalty(0.0, 0.0, f"{format_duration(late)} late (no penalty: 0% per {policy.unit}); {when}")
     percent = min(policy.cap, units * policy.percent)
@@ -178,7 +177,6 @@ def late_penalty(policy: LatePolicy, submitted_at: datetime | None, source: str 
 class Extension:
     """A later due date for one student."""
 
-    student: str
     due: datetime
     comment: str
 
@@ -206,7 +204,7 @@ def read_extensions(out: Path, students: set[str]) -> dict[str, Extension]:
         if row["student"] not in students:
             problems.append(f"{where}: unknown student {row['student']!r} (no submission of that name)")
             continue
-        extensions[row["student"]] = Extension(row["student"], due, row.get("comment", ""))
+        extensions[row["student"]] = Extension(due, row.get("comment", ""))
     if problems:
         raise LatePolicyError("\n".join(problems))
     return extensions
