@@ -84,9 +84,6 @@ class BatchTiming:
             "longest_wait": self.longest_wait,
         }
 
-    def write(self, out: Path) -> None:
-        write_atomically(out / TIMING_FILE, json.dumps(self.to_dict(), indent=2) + "\n")
-
 
 class BatchError(ValueError):
     """Options that do not fit the class (a student to regrade who has no submission)."""
@@ -234,7 +231,7 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 future.cancel()
             close_client(client, cluster)
             if todo:
-                timing.write(options.out)
+                write_atomically(options.out / TIMING_FILE, json.dumps(timing.to_dict(), indent=2) + "\n")
     # overrides recorded while this run graded (``autograder override`` in another shell) apply now
     students = {s.student for s in submissions} | set(saved)
     refresh(options.out, Adjustments.load(options.out, adjustments.task_points, students), saved)
