@@ -228,7 +228,6 @@ def build_autograder_zip(lab_id: str, out: Path, config: GradescopeConfig | None
     return out
 
 
-KEEP_VARIABLE = "AUTOGRADER_KEEP_RUNS"
 # What would point the zip's Python at this checkout or at this machine's caches instead of its own.
 NOT_PASSED_ON = ("PYTHONPATH", "AUTOGRADER_ROOT", "AUTOGRADER_COURSE", "VIRTUAL_ENV", "AUTOGRADER_CACHE_DIR")
 
@@ -250,7 +249,7 @@ def try_zip(archive_path: Path, submission: Path) -> str:
     shows: the score, each test's points, the output a student reads. ``GradescopeError`` when setup.sh fails."""
     scratch = Path(tempfile.mkdtemp(prefix="autograder-gradescope-try-"))
     os.chmod(scratch, 0o755)  # searchable by the kernels' uids, as /autograder is (the venv's Python is here)
-    keep = bool(os.environ.get(KEEP_VARIABLE))  # as a kernel's run is kept (run/kernels/lifecycle.py)
+    keep = bool(os.environ.get("AUTOGRADER_KEEP_RUNS"))  # as a kernel's run is kept (run/kernels/lifecycle.py)
     try:
         root = scratch / "autograder"
         source = root / "source"
