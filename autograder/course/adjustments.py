@@ -190,13 +190,14 @@ def publish_summaries(out: Path, lab: str, task_ids: list[str], results: dict[st
     publish_lms_gradebook(out, lab, results)
 
 
-def refresh(out: Path, adjustments: Adjustments, results: dict[str, GradeResult]) -> None:
-    """Rewrite the students whose outputs ``adjustments`` change (``results`` updated in place)."""
+def refresh(out: Path, lab: str, adjustments: Adjustments, results: dict[str, GradeResult]) -> None:
+    """Rewrite the students whose outputs ``adjustments`` change (``results`` updated in place), then the summaries."""
     for student in sorted(results):
         adjusted = adjustments.apply(student, results[student])
         if adjusted != results[student]:
             publish_student(out, student, adjusted)
             results[student] = adjusted
+    publish_summaries(out, lab, list(adjustments.task_points), results)
 
 
 def record_override(
@@ -217,9 +218,6 @@ def record_override(
         raise OverrideError(f"the override: {exc}") from None
     when = datetime.now(UTC).isoformat(timespec="seconds")
     append_override(out, Override(student, task, value, comment, grader, when), set(results), task_points)
-    adjustments = Adjustments.load(out, task_points, set(results))
     before = results[student]
-    results[student] = adjustments.apply(student, before)
-    publish_student(out, student, results[student])
-    publish_summaries(out, lab.id, list(task_points), results)
+    refresh(out, lab.id, Adjustments.load(out, task_points, set(results)), results)
     return before, results[student]

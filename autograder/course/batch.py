@@ -117,7 +117,7 @@ def _prepare(options: BatchOptions, lab, submissions: list[CollectedSubmission])
         if student in by_student and result.submitted_at is None:
             submission = by_student[student]
             saved[student] = with_submission_time(result, submission.path, submission.created_at, _lms_note(submission))
-    refresh(options.out, adjustments, saved)
+    refresh(options.out, options.lab, adjustments, saved)
     regrade = set(by_student) if options.regrade_all else set(options.regrade)
     todo = [s for s in submissions if s.student in regrade or not is_done(saved.get(s.student))]
     return adjustments, saved, todo
@@ -170,7 +170,6 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
     options.out.mkdir(parents=True, exist_ok=True)
     submissions = collect_submissions(source, options.lab)
     adjustments, saved, todo = _prepare(options, lab, submissions)
-    publish_summaries(options.out, options.lab, task_ids, saved)
     limits = options.limits.to_dict()
     timing = BatchTiming(None if options.scheduler else options.workers or default_workers())
 
@@ -234,6 +233,5 @@ def run_batch(source: Path, options: BatchOptions) -> dict[str, GradeResult]:
                 write_atomically(options.out / TIMING_FILE, json.dumps(timing.to_dict(), indent=2) + "\n")
     # overrides recorded while this run graded (``autograder override`` in another shell) apply now
     students = {s.student for s in submissions} | set(saved)
-    refresh(options.out, Adjustments.load(options.out, adjustments.task_points, students), saved)
-    publish_summaries(options.out, options.lab, task_ids, saved)
+    refresh(options.out, options.lab, Adjustments.load(options.out, adjustments.task_points, students), saved)
     return saved
