@@ -27,6 +27,9 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from autograder.authoring import STUDENT_DISTRIBUTION
 from autograder.grading import DISTRIBUTION
 from autograder.paths import BUNDLED_COPY, PACKAGE_DIR
@@ -64,11 +67,6 @@ def installed_project() -> dict:
         "requires-python": found.json.get("requires_python") or ">=3.11",
         "dependencies": [r for r in requires if not re.search(r";.*\bextra\s*==", r)],
     }
-
-
-def requirement_name(requirement: str) -> str:
-    """The distribution a requirement names: ``jax`` of ``jax>=0.10.2,<0.13``."""
-    return re.split(r"[\[<>=!~; (]", requirement, maxsplit=1)[0].strip().lower()
 
 
 def stage_package(
@@ -290,7 +288,9 @@ def stage(lab_ids: list[str], staging: Path) -> Path:
     from autograder.run import kernel_environment
 
     project = installed_project()  # the grader's, renamed, without its command and the grader's own dependencies
-    kept = [d for d in project["dependencies"] if requirement_name(d) not in GRADER_ONLY_DEPENDENCIES]
+    kept = [
+        d for d in project["dependencies"] if canonicalize_name(Requirement(d).name) not in GRADER_ONLY_DEPENDENCIES
+    ]
     description = "The students' side of the lab harness: ag.check and each lab's public checks."
     students = {**project, "name": STUDENT_DISTRIBUTION, "dependencies": kept, "description": description}
     source = staging / "source"
